@@ -1,0 +1,56 @@
+"""The Caseway domain: plain async Python over a database session.
+
+Verbs take keyword-only arguments, raise ``DomainError`` with a code, and never commit: the
+caller owns the transaction (one unit of work per mutation). Nothing here imports the API layer.
+"""
+
+from engine.actors import SYSTEM, Actor
+from engine.assignment import pick_list, reassign
+from engine.cases import execute, get_enabled_actions, get_user_actions, start_case
+from engine.errors import DomainError, DomainErrors, ErrorCode
+from engine.items import assign_workflow_item, create_workflow_item, update_workflow_item
+from engine.ordering import reorder
+from engine.resources import (
+    UNSET,
+    BudgetInput,
+    assign_project,
+    assign_subproject,
+    close_project,
+    close_subproject,
+    create_project,
+    create_subproject,
+    update_project,
+    update_subproject,
+)
+from engine.workflows import define_workflow, latest_workflow, sync_spec_files
+
+__all__ = [
+    "SYSTEM",
+    "UNSET",
+    "Actor",
+    "BudgetInput",
+    "DomainError",
+    "DomainErrors",
+    "ErrorCode",
+    "assign_project",
+    "assign_subproject",
+    "assign_workflow_item",
+    "close_project",
+    "close_subproject",
+    "create_project",
+    "create_subproject",
+    "create_workflow_item",
+    "define_workflow",
+    "execute",
+    "get_enabled_actions",
+    "get_user_actions",
+    "latest_workflow",
+    "pick_list",
+    "reassign",
+    "reorder",
+    "start_case",
+    "sync_spec_files",
+    "update_project",
+    "update_subproject",
+    "update_workflow_item",
+]

@@ -1,0 +1,22 @@
+"""Who is acting: a user with the parties they stand for."""
+
+from dataclasses import dataclass, field
+
+SYSTEM_ID = "system"
+
+
+@dataclass(frozen=True, slots=True)
+class Actor:
+    """The user behind a request. ``party_ids`` is the user id plus every group they are in,
+    so a grant or role held by a group is checked with one set intersection."""
+
+    user_id: str
+    login: str
+    is_admin: bool = False
+    party_ids: frozenset[str] = field(default_factory=frozenset)
+
+    def is_any(self, parties: "set[str] | frozenset[str] | list[str]") -> bool:
+        return not self.party_ids.isdisjoint(parties)
+
+
+SYSTEM = Actor(user_id=SYSTEM_ID, login="system", is_admin=True, party_ids=frozenset({SYSTEM_ID}))

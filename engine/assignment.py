@@ -1,0 +1,178 @@
+"""Who plays which role in a case: lazy default assignment, reassignment and pick lists (seed 004)."""
+
+from collections import Counter
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from engine import activity, permissions
+from engine.actors import Actor
+from engine.context import CaseContext, load_case
+from engine.errors import DomainError, ErrorCode
+from engine.registry import assignee_callbacks, register_assignee
+from engine.resources import check_party
+from engine.specs import RoleSpec
+from models import CaseRoleParty, GroupMember, Workflow
+from models import Case as CaseRow
+
+REASSIGN_MODES = ("REPLACE", "ADD", "REMOVE")
+
+
+@register_assignee("creation_user")
+async def creation_user(ctx: CaseContext, role: RoleSpec) -> list[str]:
+    return [ctx.item.created_by]
+
+
+@register_assignee("item_assignee")
+async def item_assignee(ctx: CaseContext, role: RoleSpec) -> list[str]:
+    return [ctx.item.assignee_id] if ctx.item.assignee_id else []
+
+
+@register_assignee("subproject_assignee")
+async def subproject_assignee(ctx: CaseContext, role: RoleSpec) -> list[str]:
+    return [ctx.subproject.assignee_id] if ctx.subproject.assignee_id else []
+
+
+@register_assignee("subproject_validator")
+async def subproject_validator(ctx: CaseContext, role: RoleSpec) -> list[str]:
+    return [ctx.subproject.validator_id] if ctx.subproject.validator_id else []
+
+
+@register_assignee("static")
+async def static(ctx: CaseContext, role: RoleSpec) -> list[str]:
+    return list(role.static_parties)
+
+
+async def set_role_parties(ctx: CaseContext, role: str, parties: list[str]) -> None:
+    current = ctx.roles.get(role, set())
+    wanted = list(dict.fromkeys(parties))
+    removed = current - set(wanted)
+    if removed:
+        await ctx.session.execute(delete(CaseRoleParty).where(
+            CaseRoleParty.case_id == ctx.case.id, CaseRoleParty.role == role,
+            CaseRoleParty.party_id.in_(removed)))
+    for party in wanted:
+        if party not in current:
+            ctx.session.add(CaseRoleParty(case_id=ctx.case.id, role=role, party_id=party))
+    ctx.roles[role] = set(wanted)
+    await ctx.session.flush()
+
+
+async def assign_defaults(ctx: CaseContext, role_name: str) -> None:
+    """Give an empty role its default assignees: the first callback with a non-empty answer wins.
+    Lazy on purpose: it runs when an action of the role first becomes enabled, so the answer
+    can depend on what happened earlier in the case."""
+    if ctx.roles.get(role_name):
+        return
+    role = ctx.spec.roles[role_name]
+    callbacks = assignee_callbacks()
+    for name in role.callbacks or (("static",) if role.static_parties else ()):
+        parties = [p for p in await callbacks[name](ctx, role) if p]
+        if parties:
+            await set_role_parties(ctx, role_name, parties)
+            await activity.record(
+                ctx.session, kind="role_assigned", actor_id=None, chain=ctx.item.id,
+                project_id=ctx.item.project_id, subproject_id=ctx.item.subproject_id,
+                workflow_item_id=ctx.item.id, case_id=ctx.case.id,
+                data={"role": role_name, "partyIds": parties, "by": name},
+            )
+            return
+
+
+async def _allowed(ctx: CaseContext, role: RoleSpec, party_ids: list[str]) -> None:
+    """A role that lists allowed_parties accepts those parties and users in those groups."""
+    if not role.allowed_parties:
+        return
+    allowed = set(role.allowed_parties)
+    members = set((await ctx.session.scalars(
+        select(GroupMember.user_id).where(GroupMember.group_id.in_(allowed))
+    )).all())
+    for i, party in enumerate(party_ids):
+        if party not in allowed and party not in members:
+            raise DomainError(ErrorCode.PARTY_NOT_ALLOWED,
+                              f"{party!r} may not be given the role {role.short_name!r}.", ["partyIds", str(i)])
+
+
+async def check_assignment(ctx: CaseContext, role_name: str, party_ids: list[str], field: str) -> RoleSpec:
+    role = ctx.spec.roles.get(role_name)
+    if role is None:
+        raise DomainError(ErrorCode.UNKNOWN_ROLE, f"The workflow has no role {role_name!r}.", [field])
+    for i, party in enumerate(party_ids):
+        await check_party(ctx.session, party, f"partyIds.{i}")
+    await _allowed(ctx, role, party_ids)
+    return role
+
+
+async def reassign(
+    session: AsyncSession, *, actor: Actor, case_id: str | None = None, workflow_item_id: str | None = None,
+    role: str, party_ids: list[str], mode: str = "REPLACE",
+) -> CaseRow:
+    """Change who plays a role. Needs workflowItem.assign, or playing a role the spec lets
+    reassign this one (``assignable_by``)."""
+    ctx = await load_case(session, case_id=case_id, workflow_item_id=workflow_item_id, lock=True)
+    spec_role = ctx.spec.roles.get(role)
+    if mode not in REASSIGN_MODES:
+        raise DomainError(ErrorCode.INVALID_INPUT, "mode is REPLACE, ADD or REMOVE.", ["mode"])
+    played = ctx.roles_of(actor.party_ids)
+    may_view = bool(played) or await permissions.has_intent(
+        session, actor=actor, resource_id=ctx.item.id, intent="workflowItem.view")
+    if spec_role is not None and played.intersection(spec_role.assignable_by):
+        pass
+    else:
+        await permissions.require(session, actor=actor, resource_id=ctx.item.id, intent="workflowItem.assign",
+                                  what="workflow item", field="workflowItemId", visible=may_view)
+    await check_assignment(ctx, role, party_ids if mode != "REMOVE" else [], "role")
+    before = sorted(ctx.roles.get(role, set()))
+    if mode == "REPLACE":
+        after = list(dict.fromkeys(party_ids))
+    elif mode == "ADD":
+        after = before + [p for p in dict.fromkeys(party_ids) if p not in before]
+    else:
+        after = [p for p in before if p not in party_ids]
+    if sorted(after) == before:
+        return ctx.case
+    await set_role_parties(ctx, role, after)
+    ctx.case.version += 1
+    await activity.record(
+        session, kind="role_reassigned", actor_id=actor.user_id, chain=ctx.item.id,
+        project_id=ctx.item.project_id, subproject_id=ctx.item.subproject_id,
+        workflow_item_id=ctx.item.id, case_id=ctx.case.id,
+        data={"role": role, "mode": mode, "before": before, "after": sorted(after)},
+    )
+    return ctx.case
+
+
+async def pick_list(session: AsyncSession, *, case: CaseRow, role: str, limit: int = 20) -> list[str]:
+    """Likely assignees: parties playing this role in other cases of the same workflow (most
+    frequent first), then the role's allowed parties."""
+    workflow = await session.get(Workflow, case.workflow_id)
+    assert workflow is not None
+    rows = (await session.execute(
+        select(CaseRoleParty.party_id, func.count())
+        .join(CaseRow, CaseRow.id == CaseRoleParty.case_id)
+        .join(Workflow, Workflow.id == CaseRow.workflow_id)
+        .where(Workflow.short_name == workflow.short_name, CaseRoleParty.role == role,
+               CaseRoleParty.case_id != case.id)
+        .group_by(CaseRoleParty.party_id)
+        .order_by(func.count().desc(), CaseRoleParty.party_id)
+        .limit(limit)
+    )).all()
+    counts = Counter({party: n for party, n in rows})
+    from engine.workflows import spec_of
+
+    spec_role = spec_of(workflow).roles.get(role)
+    result = [p for p, _ in counts.most_common()]
+    for party in spec_role.allowed_parties if spec_role else ():
+        if party not in result:
+            result.append(party)
+    return result[:limit]
+
+
+async def item_ids_with_role(session: AsyncSession, party_ids: frozenset[str]) -> list[str]:
+    return list((await session.scalars(
+        select(CaseRow.object_id).join(CaseRoleParty, CaseRoleParty.case_id == CaseRow.id)
+        .where(CaseRoleParty.party_id.in_(party_ids)).distinct()
+    )).all())
+
+
+

@@ -1,0 +1,318 @@
+"""Cases: start, list enabled actions, execute (DESIGN §3, seed 004 verbs).
+
+Every verb runs inside the caller's transaction and never commits; ``execute`` locks the
+case row first, so concurrent executions on one case are serialized and re-checked.
+"""
+
+import hashlib
+import json
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from engine import activity, assignment, ordering, permissions
+from engine.actors import SYSTEM, Actor
+from engine.context import CaseContext, load_case
+from engine.errors import DomainError, ErrorCode, not_found
+from engine.registry import side_effects
+from engine.side_effects import Execution
+from engine.specs import ActionSpec, WorkflowSpec
+from models import Activity, Case, CaseState, EnabledAction, Idempotency, Workflow, WorkflowItem, new_id, utcnow
+
+EXECUTABLE_STATUSES = ("ACTIVE", "COMPLETED")  # a completed case can still be reopened
+MAX_AUTOMATIC_STEPS = 100
+
+
+@dataclass
+class ExecutionResult:
+    case: Case
+    activity: Activity | None
+    replayed: bool = False
+
+
+@dataclass
+class _Recomputed:
+    enabled: list[EnabledAction] = field(default_factory=list)
+    canceled: list[EnabledAction] = field(default_factory=list)
+
+
+async def start_case(
+    session: AsyncSession, *, actor: Actor, item: WorkflowItem, workflow: Workflow,
+    assignments: dict[str, list[str]] | None = None, now: datetime | None = None,
+) -> Case:
+    """Create the case of a new workflow item and run its INIT action."""
+    now = now or utcnow()
+    case = Case(id=new_id("case"), workflow_id=workflow.id, object_id=item.id, created_by=actor.user_id, created_at=now)
+    session.add(case)
+    await session.flush()
+    ctx = await load_case(session, case_id=case.id)
+    for role, parties in (assignments or {}).items():
+        await assignment.check_assignment(ctx, role, parties, "assignments")
+        await assignment.set_role_parties(ctx, role, parties)
+    init = ctx.spec.init_action()
+    state = ctx.spec.initial_state()
+    session.add(CaseState(case_id=case.id, scope="", state=state))
+    ctx.states[""] = state
+    await activity.record(
+        session, kind="action_executed", actor_id=actor.user_id, chain=item.id, **_scope(ctx),
+        action=init.short_name if init else None, data={"from": None, "to": state}, at=now,
+    )
+    recomputed = await _recompute(ctx, "", now)
+    await _after_enable(ctx, recomputed, now)
+    _set_status_for_state(ctx)
+    return case
+
+
+def _scope(ctx: CaseContext) -> dict[str, str]:
+    return {"project_id": ctx.item.project_id, "subproject_id": ctx.item.subproject_id,
+            "workflow_item_id": ctx.item.id, "case_id": ctx.case.id}
+
+
+async def enabled_instances(session: AsyncSession, *, case_id: str) -> list[EnabledAction]:
+    rows = await session.scalars(
+        select(EnabledAction).where(EnabledAction.case_id == case_id, EnabledAction.status == "ENABLED")
+        .order_by(EnabledAction.enabled_at, EnabledAction.id)
+    )
+    return list(rows)
+
+
+async def get_enabled_actions(session: AsyncSession, *, case_id: str) -> list[EnabledAction]:
+    """The USER-triggered instances enabled now (a multiset: one action may have several)."""
+    return [ea for ea in await enabled_instances(session, case_id=case_id) if ea.trigger == "user"]
+
+
+async def get_user_actions(session: AsyncSession, *, case_id: str, actor: Actor) -> list[EnabledAction]:
+    """The enabled actions this actor may execute now."""
+    ctx = await load_case(session, case_id=case_id)
+    held = await permissions.held_intents(session, actor=actor, resource_id=ctx.item.id)
+    return [ea for ea in await get_enabled_actions(session, case_id=case_id)
+            if may_perform(ctx.spec, ctx.roles, ea, actor, held)]
+
+
+def may_perform(
+    spec: WorkflowSpec, roles: Mapping[str, Collection[str]], instance: EnabledAction, actor: Actor,
+    held_intents: Collection[str],
+) -> bool:
+    """DESIGN §3: assigned to it, plays its assigned or an allowed role, holds one of its
+    privileges on the item, or is an admin. ``roles`` maps role -> parties in this case."""
+    if actor.is_admin:
+        return True
+    if instance.assignee_party_id is not None and instance.assignee_party_id in actor.party_ids:
+        return True
+    action = spec.actions[instance.action]
+    played = {role for role, parties in roles.items() if not actor.party_ids.isdisjoint(parties)}
+    if action.assigned_role in played or played.intersection(action.allowed_roles):
+        return True
+    return any(p in held_intents for p in action.privileges)
+
+
+def request_hash(payload: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
+
+
+async def _claim_idempotency_key(
+    session: AsyncSession, *, actor: Actor, operation: str, key: str, req_hash: str
+) -> Idempotency | None:
+    """Claim the key, or return the earlier use of it. On PostgreSQL a concurrent claimer waits
+    on the unique key until the first transaction commits (then sees its row) or rolls back."""
+    insert = postgresql.insert if session.bind.dialect.name == "postgresql" else sqlite.insert
+    claimed = await session.execute(
+        insert(Idempotency).values(actor_id=actor.user_id, operation=operation, key=key,
+                                   request_hash=req_hash, response={}, created_at=utcnow())
+        .on_conflict_do_nothing().returning(Idempotency.key)
+    )
+    if claimed.first() is not None:
+        return None
+    previous = await session.get(Idempotency, (actor.user_id, operation, key), populate_existing=True)
+    assert previous is not None
+    if previous.request_hash != req_hash:
+        raise DomainError(ErrorCode.IDEMPOTENCY_KEY_REUSED,
+                          "This idempotency key was already used for a different request.", ["idempotencyKey"])
+    return previous
+
+
+async def execute(
+    session: AsyncSession, *, actor: Actor, action: str, case_id: str | None = None,
+    workflow_item_id: str | None = None, enabled_action_id: str | None = None, comment: str | None = None,
+    data: dict[str, Any] | None = None, idempotency_key: str | None = None,
+    expected_version: int | None = None, now: datetime | None = None,
+) -> ExecutionResult:
+    """Execute a USER action on a case as ``actor`` (seed 004 ``case::action::execute``)."""
+    now = now or utcnow()
+    data = data or {}
+    if idempotency_key is not None:
+        req = request_hash({"case": case_id, "item": workflow_item_id, "action": action, "instance": enabled_action_id,
+                            "comment": comment, "data": data, "expectedVersion": expected_version})
+        previous = await _claim_idempotency_key(session, actor=actor, operation="executeAction",
+                                                key=idempotency_key, req_hash=req)
+        if previous is not None:
+            case = await session.get(Case, previous.response["caseId"], populate_existing=True)
+            entry = await session.scalar(select(Activity).where(Activity.id == previous.response["activityId"]))
+            assert case is not None
+            return ExecutionResult(case=case, activity=entry, replayed=True)
+    ctx = await load_case(session, case_id=case_id, workflow_item_id=workflow_item_id, lock=True)
+    held = await permissions.held_intents(session, actor=actor, resource_id=ctx.item.id)
+    if not ctx.roles_of(actor.party_ids) and "workflowItem.view" not in held:
+        # Invisible cases do not exist for this actor.
+        raise not_found("case", case_id, "caseId") if case_id else not_found(
+            "workflow item", workflow_item_id or "", "workflowItemId")
+    if ctx.case.status not in EXECUTABLE_STATUSES:
+        raise DomainError(ErrorCode.CASE_NOT_ACTIVE, f"The case is {ctx.case.status.lower()}; no action can run.")
+    if expected_version is not None and expected_version != ctx.case.version:
+        raise DomainError(ErrorCode.VERSION_CONFLICT,
+                          f"The case is at version {ctx.case.version}, not {expected_version}; reload and retry.",
+                          ["expectedVersion"])
+    spec_action = ctx.spec.actions.get(action)
+    instance = await _find_instance(ctx, action, enabled_action_id)
+    if spec_action is None or spec_action.trigger != "user" or instance is None:
+        raise DomainError(ErrorCode.ACTION_NOT_ENABLED, f"{action!r} is not enabled in this case now.", ["action"])
+    if not may_perform(ctx.spec, ctx.roles, instance, actor, held):
+        raise DomainError(ErrorCode.NOT_ALLOWED, f"You may not {spec_action.pretty_name.lower()} this case.", ["action"])
+    entry = await _fire(ctx, instance, spec_action, actor=actor, comment=comment, values=data, now=now)
+    await _run_automatic(ctx, now)
+    if idempotency_key is not None:
+        record = await session.get(Idempotency, (actor.user_id, "executeAction", idempotency_key))
+        assert record is not None
+        record.response = {"caseId": ctx.case.id, "activityId": entry.id}
+    await session.flush()
+    return ExecutionResult(case=ctx.case, activity=entry)
+
+
+async def _find_instance(ctx: CaseContext, action: str, enabled_action_id: str | None) -> EnabledAction | None:
+    query = select(EnabledAction).where(
+        EnabledAction.case_id == ctx.case.id, EnabledAction.action == action, EnabledAction.status == "ENABLED"
+    ).order_by(EnabledAction.enabled_at, EnabledAction.id).limit(1)
+    if enabled_action_id is not None:
+        query = query.where(EnabledAction.id == enabled_action_id)
+    return await ctx.session.scalar(query)
+
+
+async def _fire(
+    ctx: CaseContext, instance: EnabledAction, spec_action: ActionSpec, *, actor: Actor,
+    comment: str | None, values: dict[str, Any], now: datetime,
+) -> Activity:
+    """Complete one instance: change its scope's state, log it, run side effects, re-enable."""
+    scope = instance.scope
+    from_state = ctx.states[scope]
+    to_state = spec_action.new_state or from_state
+    if scope == "" and ctx.spec.states[to_state].terminal and not ctx.spec.states[from_state].terminal:
+        await ordering.require_previous_items_closed(ctx.session, item=ctx.item, subproject=ctx.subproject)
+    instance.status, instance.completed_at = "COMPLETED", now
+    if to_state != from_state:
+        state_row = await ctx.session.get(CaseState, (ctx.case.id, scope))
+        assert state_row is not None
+        state_row.state = to_state
+        ctx.states[scope] = to_state
+    ctx.case.version += 1
+    recomputed = await _recompute(ctx, scope, now)
+    execution = Execution(ctx=ctx, action=spec_action, actor=actor, values=values,
+                          log_data={"from": from_state, "to": to_state})
+    if values:
+        execution.log_data["values"] = values
+    registry = side_effects()
+    for name in (*spec_action.side_effects, *ctx.spec.side_effects):
+        await registry[name](execution)
+    if recomputed.canceled:
+        execution.log_data["canceled"] = sorted({ea.action for ea in recomputed.canceled})
+    entry = await activity.record(
+        ctx.session, kind="action_executed", actor_id=actor.user_id, chain=ctx.item.id, **_scope(ctx),
+        action=spec_action.short_name, comment=comment, data=execution.log_data, at=now,
+    )
+    old_status = ctx.case.status
+    _set_status_for_state(ctx)
+    if ctx.case.status != old_status:
+        await activity.record(
+            ctx.session, kind="case_completed" if ctx.case.status == "COMPLETED" else "case_reopened",
+            actor_id=actor.user_id, chain=ctx.item.id, **_scope(ctx), data={"state": to_state}, at=now,
+        )
+    await _after_enable(ctx, recomputed, now)
+    return entry
+
+
+def _set_status_for_state(ctx: CaseContext) -> None:
+    terminal = ctx.spec.states[ctx.states[""]].terminal
+    if terminal and ctx.case.status == "ACTIVE":
+        ctx.case.status = "COMPLETED"
+    elif not terminal and ctx.case.status == "COMPLETED":
+        ctx.case.status = "ACTIVE"
+
+
+async def _recompute(ctx: CaseContext, scope: str, now: datetime) -> _Recomputed:
+    """Bring the scope's enabled instances in line with its state: cancel what is no longer
+    enabled, keep what still is (its timer keeps running), enable what newly is."""
+    parent = None if scope == "" else (await ctx.session.get(EnabledAction, scope)).action  # type: ignore[union-attr]
+    state = ctx.states[scope]
+    wanted = {a.short_name: a for a in ctx.spec.scope_actions(parent)
+              if a.trigger != "init" and a.is_enabled_in(state) and await _gates_open(ctx, a)}
+    result = _Recomputed()
+    existing = await ctx.session.scalars(select(EnabledAction).where(
+        EnabledAction.case_id == ctx.case.id, EnabledAction.scope == scope, EnabledAction.status == "ENABLED"))
+    seen: set[str] = set()
+    for instance in existing:
+        spec_action = wanted.get(instance.action)
+        if spec_action is None:
+            instance.status, instance.completed_at = "CANCELED", now
+            result.canceled.append(instance)
+            continue
+        seen.add(instance.action)
+        instance.assigned_role = spec_action.assigned_role if spec_action.is_assigned_in(state) else None
+    for name, spec_action in wanted.items():
+        if name in seen:
+            continue
+        instance = EnabledAction(
+            id=new_id("ea"), case_id=ctx.case.id, action=name, scope=scope, trigger=spec_action.trigger,
+            assigned_role=spec_action.assigned_role if spec_action.is_assigned_in(state) else None,
+            fire_at=None if spec_action.timeout_seconds is None else now + timedelta(seconds=spec_action.timeout_seconds),
+            enabled_at=now,
+        )
+        ctx.session.add(instance)
+        result.enabled.append(instance)
+    await ctx.session.flush()
+    return result
+
+
+async def _gates_open(ctx: CaseContext, action: ActionSpec) -> bool:
+    """Gating (seed 003): each dependency completed at least min and at most max times."""
+    if not action.depends_on:
+        return True
+    for dep, lo, hi in action.depends_on:
+        done = len((await ctx.session.scalars(select(EnabledAction.id).where(
+            EnabledAction.case_id == ctx.case.id, EnabledAction.action == dep,
+            EnabledAction.status == "COMPLETED"))).all())
+        if done < lo or (hi is not None and done > hi):
+            return False
+    return True
+
+
+async def _after_enable(ctx: CaseContext, recomputed: _Recomputed, now: datetime) -> None:
+    """Lazy default assignment for roles that newly have work."""
+    for instance in recomputed.enabled:
+        if instance.assigned_role:
+            await assignment.assign_defaults(ctx, instance.assigned_role)
+
+
+async def _run_automatic(ctx: CaseContext, now: datetime) -> None:
+    """Fire enabled AUTO actions (and timeouts of 0) one at a time until none is left."""
+    for _ in range(MAX_AUTOMATIC_STEPS):
+        due = await ctx.session.scalar(
+            select(EnabledAction).where(
+                EnabledAction.case_id == ctx.case.id, EnabledAction.status == "ENABLED",
+                (EnabledAction.trigger == "auto") | (EnabledAction.fire_at <= now),
+            ).order_by(EnabledAction.enabled_at, EnabledAction.id).limit(1)
+        )
+        if due is None:
+            return
+        await _fire(ctx, due, ctx.spec.actions[due.action], actor=SYSTEM, comment=None, values={}, now=now)
+    raise DomainError(ErrorCode.WORKFLOW_LOOP,
+                      f"Automatic actions fired {MAX_AUTOMATIC_STEPS} times in a row; the workflow loops.")
+
+
+async def preview(session: AsyncSession, *, case_id: str) -> tuple[Case, str, list[EnabledAction]]:
+    """The case, its top-level state and its enabled USER actions, as they stand in this session."""
+    ctx = await load_case(session, case_id=case_id)
+    return ctx.case, ctx.states[""], await get_enabled_actions(session, case_id=case_id)

@@ -1,0 +1,47 @@
+"""Typed domain errors. The API layer turns each into one ``userErrors`` entry."""
+
+from enum import StrEnum
+
+
+class ErrorCode(StrEnum):
+    INVALID_INPUT = "INVALID_INPUT"
+    NOT_FOUND = "NOT_FOUND"
+    NOT_ALLOWED = "NOT_ALLOWED"
+    INVALID_CREDENTIALS = "INVALID_CREDENTIALS"
+    ALREADY_EXISTS = "ALREADY_EXISTS"
+    RESOURCE_CLOSED = "RESOURCE_CLOSED"
+    OPEN_CHILDREN = "OPEN_CHILDREN"
+    UNKNOWN_ITEM = "UNKNOWN_ITEM"
+    LAST_GRANT_HOLDER = "LAST_GRANT_HOLDER"
+    INVALID_SPEC = "INVALID_SPEC"
+    ACTION_NOT_ENABLED = "ACTION_NOT_ENABLED"
+    CASE_NOT_ACTIVE = "CASE_NOT_ACTIVE"
+    VERSION_CONFLICT = "VERSION_CONFLICT"
+    PREVIOUS_ITEMS_OPEN = "PREVIOUS_ITEMS_OPEN"
+    IDEMPOTENCY_KEY_REUSED = "IDEMPOTENCY_KEY_REUSED"
+    PARTY_NOT_ALLOWED = "PARTY_NOT_ALLOWED"
+    UNKNOWN_ROLE = "UNKNOWN_ROLE"
+    WORKFLOW_LOOP = "WORKFLOW_LOOP"
+
+
+class DomainError(Exception):
+    """A business rule said no. ``field`` is the input path the error is about."""
+
+    def __init__(self, code: ErrorCode, message: str, field: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.field = field
+
+
+class DomainErrors(DomainError):
+    """Several independent problems with one input, reported together."""
+
+    def __init__(self, errors: list[DomainError]) -> None:
+        super().__init__(errors[0].code, errors[0].message, errors[0].field)
+        self.errors = errors
+
+
+def not_found(what: str, id_: str, field: str = "id") -> DomainError:
+    # Missing and invisible are deliberately the same answer (DESIGN §4).
+    return DomainError(ErrorCode.NOT_FOUND, f"No {what} with id {id_!r} exists.", [field])

@@ -1,0 +1,190 @@
+"""Users, groups, passwords and bearer tokens."""
+
+import base64
+import hashlib
+import hmac
+import os
+import secrets
+from datetime import datetime, timedelta
+
+from sqlalchemy import delete, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from engine import permissions
+from engine.actors import Actor
+from engine.errors import DomainError, ErrorCode, not_found
+from engine.validation import require_text
+from models import ApiToken, Group, GroupMember, User, new_id, utcnow
+
+# scrypt cost: 2**14 x 8 x 1 is the interactive-login setting recommended by its author.
+_SCRYPT_N, _SCRYPT_R, _SCRYPT_P = 2**14, 8, 1
+# Granted to every new user so a fresh account can start a project of its own.
+DEFAULT_USER_INTENTS = ("global.createProject",)
+
+
+def hash_password(password: str) -> str:
+    salt = os.urandom(16)
+    digest = hashlib.scrypt(password.encode(), salt=salt, n=_SCRYPT_N, r=_SCRYPT_R, p=_SCRYPT_P)
+    b64 = base64.b64encode
+    return f"scrypt${_SCRYPT_N}${_SCRYPT_R}${_SCRYPT_P}${b64(salt).decode()}${b64(digest).decode()}"
+
+
+def verify_password(password: str, stored: str) -> bool:
+    try:
+        _, n, r, p, salt, digest = stored.split("$")
+        expected = base64.b64decode(digest)
+        actual = hashlib.scrypt(
+            password.encode(), salt=base64.b64decode(salt), n=int(n), r=int(r), p=int(p)
+        )
+    except (ValueError, TypeError):
+        return False
+    return hmac.compare_digest(expected, actual)
+
+
+def _token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+async def create_user(
+    session: AsyncSession,
+    *,
+    actor: Actor | None,
+    login: str,
+    password: str,
+    display_name: str | None = None,
+    organization: str = "",
+    admin: bool = False,
+) -> User:
+    """Create a user. ``actor=None`` is the operator (CLI); otherwise global.createUser is needed,
+    and only an admin may create another admin."""
+    if actor is not None:
+        await permissions.require_global(session, actor=actor, intent="global.createUser")
+        if admin and not actor.is_admin:
+            raise DomainError(ErrorCode.NOT_ALLOWED, "Only an admin may create an admin.", ["admin"])
+    login = require_text(login, "login", max_len=64)
+    if len(password) < 8:
+        raise DomainError(ErrorCode.INVALID_INPUT, "A password has at least 8 characters.", ["password"])
+    if await session.scalar(select(User.id).where(User.login == login)):
+        raise DomainError(ErrorCode.ALREADY_EXISTS, f"The login {login!r} is taken.", ["login"])
+    user = User(
+        id=new_id("usr"),
+        login=login,
+        display_name=require_text(display_name or login, "displayName"),
+        organization=organization or "",
+        password_hash=hash_password(password),
+        is_admin=admin,
+    )
+    session.add(user)
+    await session.flush()
+    for intent in DEFAULT_USER_INTENTS:
+        await permissions.grant_raw(session, resource_id=permissions.GLOBAL, intent=intent, party_id=user.id)
+    return user
+
+
+async def create_group(
+    session: AsyncSession, *, actor: Actor, name: str, display_name: str | None = None
+) -> Group:
+    await permissions.require_global(session, actor=actor, intent="global.createGroup")
+    name = require_text(name, "name", max_len=64)
+    if await session.scalar(select(Group.id).where(Group.name == name)):
+        raise DomainError(ErrorCode.ALREADY_EXISTS, f"The group name {name!r} is taken.", ["name"])
+    group = Group(id=new_id("grp"), name=name, display_name=require_text(display_name or name, "displayName"))
+    session.add(group)
+    await session.flush()
+    return group
+
+
+async def _get_group_for_change(session: AsyncSession, actor: Actor, group_id: str) -> Group:
+    await permissions.require_global(session, actor=actor, intent="global.createGroup")
+    group = await session.get(Group, group_id)
+    if group is None:
+        raise not_found("group", group_id, "groupId")
+    return group
+
+
+async def add_group_member(session: AsyncSession, *, actor: Actor, group_id: str, user_id: str) -> Group:
+    group = await _get_group_for_change(session, actor, group_id)
+    if await session.get(User, user_id) is None:
+        raise not_found("user", user_id, "userId")
+    if await session.get(GroupMember, (group_id, user_id)) is None:
+        session.add(GroupMember(group_id=group_id, user_id=user_id))
+        try:
+            await session.flush()
+        except IntegrityError:  # a concurrent add won; membership is what was asked for
+            pass
+    return group
+
+
+async def remove_group_member(session: AsyncSession, *, actor: Actor, group_id: str, user_id: str) -> Group:
+    group = await _get_group_for_change(session, actor, group_id)
+    await session.execute(
+        delete(GroupMember).where(GroupMember.group_id == group_id, GroupMember.user_id == user_id)
+    )
+    return group
+
+
+async def login(session: AsyncSession, *, login: str, password: str, ttl_seconds: int) -> tuple[str, User]:
+    """Check the password and issue a new bearer token; only its hash is stored."""
+    user = await session.scalar(select(User).where(User.login == login))
+    # Verify against a dummy hash for unknown logins so timing does not reveal which exist.
+    ok = verify_password(password, user.password_hash if user else _DUMMY_HASH)
+    if user is None or not ok or user.disabled:
+        raise DomainError(ErrorCode.INVALID_CREDENTIALS, "Login or password is wrong.", ["login"])
+    token = issue_token_value()
+    session.add(
+        ApiToken(
+            id=new_id("tok"),
+            user_id=user.id,
+            token_hash=_token_hash(token),
+            expires_at=utcnow() + timedelta(seconds=ttl_seconds),
+        )
+    )
+    await session.flush()
+    return token, user
+
+
+def issue_token_value() -> str:
+    return "cw_" + secrets.token_urlsafe(32)
+
+
+async def authenticate(session: AsyncSession, token: str, *, now: datetime | None = None) -> Actor | None:
+    """The actor a bearer token stands for, or None if it is unknown, revoked or expired."""
+    now = now or utcnow()
+    row = (
+        await session.execute(
+            select(User.id, User.login, User.is_admin, ApiToken.expires_at)
+            .join(ApiToken, ApiToken.user_id == User.id)
+            .where(ApiToken.token_hash == _token_hash(token), ApiToken.revoked.is_(False))
+            .where(User.disabled.is_(False))
+        )
+    ).first()
+    if row is None or row.expires_at <= now:
+        return None
+    return await actor_for(session, user_id=row.id, login=row.login, is_admin=row.is_admin)
+
+
+async def actor_for(session: AsyncSession, *, user_id: str, login: str, is_admin: bool) -> Actor:
+    group_ids = (await session.scalars(select(GroupMember.group_id).where(GroupMember.user_id == user_id))).all()
+    return Actor(user_id=user_id, login=login, is_admin=is_admin, party_ids=frozenset([user_id, *group_ids]))
+
+
+async def actor_by_login(session: AsyncSession, login: str) -> Actor:
+    user = await session.scalar(select(User).where(User.login == login))
+    if user is None:
+        raise DomainError(ErrorCode.NOT_FOUND, f"No user with login {login!r}.", ["login"])
+    return await actor_for(session, user_id=user.id, login=user.login, is_admin=user.is_admin)
+
+
+async def create_token(session: AsyncSession, *, user_id: str, ttl_seconds: int) -> str:
+    """Issue a token without a password (operator use: the demo token printed by `make serve`)."""
+    token = issue_token_value()
+    session.add(
+        ApiToken(id=new_id("tok"), user_id=user_id, token_hash=_token_hash(token),
+                 expires_at=utcnow() + timedelta(seconds=ttl_seconds))
+    )
+    await session.flush()
+    return token
+
+
+_DUMMY_HASH = hash_password("not a real password")

@@ -1,0 +1,203 @@
+"""Intents (DESIGN §5): who may do what to which resource.
+
+Grants are rows (resource_id, intent, party_id); a party is a user or a group, and the actor's
+``party_ids`` already include their groups. Admins pass every check.
+"""
+
+from collections import defaultdict
+
+from sqlalchemy import ColumnElement, delete, func, select, true
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from engine.actors import Actor
+from engine.errors import DomainError, ErrorCode, not_found
+from models import Group, Permission, User, kind_of
+
+GLOBAL = "global"
+GLOBAL_INTENTS = ("global.createProject", "global.createUser", "global.createGroup", "global.defineWorkflow")
+_RESOURCE_SUFFIXES = (
+    "view", "viewHistory", "update", "assign", "close",
+    "intent.listPermissions", "intent.grantPermission", "intent.revokePermission",
+)
+PROJECT_INTENTS = tuple(f"project.{s}" for s in (*_RESOURCE_SUFFIXES, "createSubproject"))
+SUBPROJECT_INTENTS = tuple(
+    f"subproject.{s}" for s in (*_RESOURCE_SUFFIXES, "createWorkflowItem", "reorderWorkflowItems")
+)
+WORKFLOW_ITEM_INTENTS = tuple(f"workflowItem.{s}" for s in _RESOURCE_SUFFIXES if s != "close")
+_INTENTS_BY_KIND = {
+    "Project": PROJECT_INTENTS,
+    "Subproject": SUBPROJECT_INTENTS,
+    "WorkflowItem": WORKFLOW_ITEM_INTENTS,
+}
+_PREFIX_BY_KIND = {"Project": "project", "Subproject": "subproject", "WorkflowItem": "workflowItem"}
+
+
+def intents_for(resource_id: str) -> tuple[str, ...]:
+    if resource_id == GLOBAL:
+        return GLOBAL_INTENTS
+    return _INTENTS_BY_KIND.get(kind_of(resource_id) or "", ())
+
+
+def intent_prefix(resource_id: str) -> str:
+    return _PREFIX_BY_KIND[kind_of(resource_id) or ""]
+
+
+async def held_intents(session: AsyncSession, *, actor: Actor, resource_id: str) -> set[str]:
+    if actor.is_admin:
+        return set(intents_for(resource_id))
+    rows = await session.scalars(
+        select(Permission.intent).where(
+            Permission.resource_id == resource_id, Permission.party_id.in_(actor.party_ids)
+        )
+    )
+    return set(rows)
+
+
+async def has_intent(session: AsyncSession, *, actor: Actor, resource_id: str, intent: str) -> bool:
+    if actor.is_admin:
+        return True
+    found = await session.scalar(
+        select(Permission.intent).where(
+            Permission.resource_id == resource_id,
+            Permission.intent == intent,
+            Permission.party_id.in_(actor.party_ids),
+        ).limit(1)
+    )
+    return found is not None
+
+
+async def require(
+    session: AsyncSession, *, actor: Actor, resource_id: str, intent: str, what: str, field: str = "id",
+    visible: bool | None = None,
+) -> None:
+    """Raise unless the actor holds ``intent``. Someone who cannot even view the resource is told
+    it does not exist (NOT_FOUND), exactly as for an unknown id."""
+    held = await held_intents(session, actor=actor, resource_id=resource_id)
+    if intent in held:
+        return
+    can_view = visible if visible is not None else f"{intent_prefix(resource_id)}.view" in held
+    if not can_view:
+        raise not_found(what, resource_id, field)
+    raise DomainError(ErrorCode.NOT_ALLOWED, f"You may not do {intent} on this {what}.", [field])
+
+
+async def require_global(session: AsyncSession, *, actor: Actor, intent: str) -> None:
+    if not await has_intent(session, actor=actor, resource_id=GLOBAL, intent=intent):
+        raise DomainError(ErrorCode.NOT_ALLOWED, f"You need the {intent} permission.")
+
+
+def visible_ids(intent: str, actor: Actor) -> ColumnElement[bool] | None:
+    """A subquery of the resource ids the actor holds ``intent`` on (None: admin sees all)."""
+    if actor.is_admin:
+        return None
+    return (
+        select(Permission.resource_id)
+        .where(Permission.intent == intent, Permission.party_id.in_(actor.party_ids))
+        .scalar_subquery()
+    )
+
+
+def visible_filter(column: ColumnElement[str], intent: str, actor: Actor) -> ColumnElement[bool]:
+    ids = visible_ids(intent, actor)
+    return true() if ids is None else column.in_(ids)
+
+
+async def grant_raw(session: AsyncSession, *, resource_id: str, intent: str, party_id: str) -> None:
+    """Insert a grant unless it exists (a concurrent equal grant is harmless)."""
+    dialect = session.bind.dialect.name
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    await session.execute(
+        insert(Permission)
+        .values(resource_id=resource_id, intent=intent, party_id=party_id)
+        .on_conflict_do_nothing()
+    )
+
+
+async def grant_all(session: AsyncSession, *, resource_id: str, party_id: str) -> None:
+    for intent in intents_for(resource_id):
+        await grant_raw(session, resource_id=resource_id, intent=intent, party_id=party_id)
+
+
+async def copy_grants(session: AsyncSession, *, source_id: str, target_id: str) -> None:
+    """Give a new child resource its parent's grants, mapped intent by intent
+    (project.view -> subproject.view); intents the child does not have are skipped."""
+    source_prefix, target_prefix = intent_prefix(source_id), intent_prefix(target_id)
+    target_intents = set(intents_for(target_id))
+    rows = (await session.execute(
+        select(Permission.intent, Permission.party_id).where(Permission.resource_id == source_id)
+    )).all()
+    for intent, party_id in rows:
+        mapped = target_prefix + intent.removeprefix(source_prefix)
+        if mapped in target_intents:
+            await grant_raw(session, resource_id=target_id, intent=mapped, party_id=party_id)
+
+
+async def grants_of(session: AsyncSession, resource_id: str) -> dict[str, list[str]]:
+    rows = (await session.execute(
+        select(Permission.intent, Permission.party_id)
+        .where(Permission.resource_id == resource_id)
+        .order_by(Permission.intent, Permission.party_id)
+    )).all()
+    result: dict[str, list[str]] = defaultdict(list)
+    for intent, party_id in rows:
+        result[intent].append(party_id)
+    return dict(result)
+
+
+async def _check_party(session: AsyncSession, party_id: str) -> None:
+    kind = kind_of(party_id)
+    model = User if kind == "User" else Group if kind == "Group" else None
+    if model is None or await session.get(model, party_id) is None:
+        raise not_found("user or group", party_id, "partyId")
+
+
+async def _resource_exists(session: AsyncSession, resource_id: str) -> None:
+    from models import Project, Subproject, WorkflowItem
+
+    model = {"Project": Project, "Subproject": Subproject, "WorkflowItem": WorkflowItem}.get(
+        kind_of(resource_id) or ""
+    )
+    if model is None or await session.get(model, resource_id) is None:
+        raise not_found("resource", resource_id, "resourceId")
+
+
+async def grant(session: AsyncSession, *, actor: Actor, resource_id: str, intent: str, party_id: str) -> None:
+    await _check_change(session, actor=actor, resource_id=resource_id, intent=intent, verb="grantPermission")
+    await _check_party(session, party_id)
+    await grant_raw(session, resource_id=resource_id, intent=intent, party_id=party_id)
+
+
+async def revoke(session: AsyncSession, *, actor: Actor, resource_id: str, intent: str, party_id: str) -> None:
+    await _check_change(session, actor=actor, resource_id=resource_id, intent=intent, verb="revokePermission")
+    if intent.endswith(".intent.grantPermission"):
+        holders = await session.scalar(
+            select(func.count()).select_from(Permission).where(
+                Permission.resource_id == resource_id, Permission.intent == intent
+            )
+        )
+        holds = await session.get(Permission, (resource_id, intent, party_id))
+        if holds is not None and holders == 1:
+            raise DomainError(
+                ErrorCode.LAST_GRANT_HOLDER,
+                "This is the last party that may grant permissions here; grant another one first.",
+                ["partyId"],
+            )
+    await session.execute(
+        delete(Permission).where(
+            Permission.resource_id == resource_id, Permission.intent == intent, Permission.party_id == party_id
+        )
+    )
+
+
+async def _check_change(session: AsyncSession, *, actor: Actor, resource_id: str, intent: str, verb: str) -> None:
+    if resource_id == GLOBAL:
+        if not actor.is_admin:
+            raise DomainError(ErrorCode.NOT_ALLOWED, "Only an admin may change global permissions.", ["resourceId"])
+    else:
+        await _resource_exists(session, resource_id)
+        prefix = intent_prefix(resource_id)
+        await require(session, actor=actor, resource_id=resource_id, intent=f"{prefix}.intent.{verb}",
+                      what="resource", field="resourceId")
+    if intent not in intents_for(resource_id):
+        raise DomainError(ErrorCode.INVALID_INPUT, f"{intent!r} is not an intent of this resource.", ["intent"])

@@ -1,0 +1,340 @@
+"""Workflow specs: the seed-004 "array style" definition, validated into an immutable model.
+
+The stored spec is the *normalized* input (keys in the given order, defaults omitted), so
+exporting a workflow returns what was defined and define(export(w)) clones it exactly.
+"""
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.errors import DomainError, DomainErrors, ErrorCode
+
+TRIGGERS = ("user", "auto", "init", "time", "workflow", "parallel", "dynamic")
+PARENT_TRIGGERS = ("workflow", "parallel", "dynamic")
+_ROLE_KEYS = {"pretty_name", "callbacks", "allowed_parties", "static_parties", "assignable_by"}
+_STATE_KEYS = {"pretty_name", "terminal", "hidden_fields"}
+_ACTION_KEYS = {
+    "pretty_name", "pretty_past_tense", "trigger", "assigned_role", "allowed_roles", "privileges",
+    "enabled_states", "assigned_states", "always_enabled", "new_state", "timeout_seconds",
+    "side_effects", "depends_on", "outputs", "children", "states",
+}
+_TOP_KEYS = {"short_name", "pretty_name", "description", "roles", "states", "actions", "side_effects"}
+_OPTIONAL_COLLECTIONS = {
+    "callbacks", "allowed_parties", "static_parties", "assignable_by", "hidden_fields", "allowed_roles",
+    "privileges", "enabled_states", "assigned_states", "side_effects", "depends_on", "outputs",
+}
+# Values that mean "not set"; normalization drops them so exports stay minimal.
+_DEFAULTS: dict[str, Any] = {
+    "trigger": "user", "always_enabled": False, "terminal": False, "timeout_seconds": None,
+    "assigned_role": None, "new_state": None,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class RoleSpec:
+    short_name: str
+    pretty_name: str
+    callbacks: tuple[str, ...] = ()
+    allowed_parties: tuple[str, ...] = ()
+    static_parties: tuple[str, ...] = ()
+    assignable_by: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class StateSpec:
+    short_name: str
+    pretty_name: str
+    terminal: bool = False
+    hidden_fields: tuple[str, ...] = ()
+    scope: str | None = None  # the parent action of a child workflow's states
+
+
+@dataclass(frozen=True, slots=True)
+class ActionSpec:
+    short_name: str
+    pretty_name: str
+    pretty_past_tense: str
+    trigger: str = "user"
+    assigned_role: str | None = None
+    allowed_roles: tuple[str, ...] = ()
+    privileges: tuple[str, ...] = ()
+    enabled_states: tuple[str, ...] = ()
+    assigned_states: tuple[str, ...] = ()
+    always_enabled: bool = False
+    new_state: str | None = None
+    timeout_seconds: int | None = None
+    side_effects: tuple[str, ...] = ()
+    depends_on: tuple[tuple[str, int, int | None], ...] = ()
+    outputs: tuple[tuple[str, str], ...] = ()
+    parent: str | None = None
+    children: tuple[str, ...] = ()
+
+    def is_enabled_in(self, state: str) -> bool:
+        return self.always_enabled or state in self.enabled_states or state in self.assigned_states
+
+    def is_assigned_in(self, state: str) -> bool:
+        return self.assigned_role is not None and state in self.assigned_states
+
+
+@dataclass(frozen=True, slots=True)
+class WorkflowSpec:
+    short_name: str
+    pretty_name: str
+    roles: dict[str, RoleSpec]
+    states: dict[str, StateSpec]
+    actions: dict[str, ActionSpec]
+    side_effects: tuple[str, ...]
+    normalized: dict[str, Any] = field(repr=False)
+
+    def scope_actions(self, parent: str | None) -> list[ActionSpec]:
+        return [a for a in self.actions.values() if a.parent == parent]
+
+    def scope_states(self, parent: str | None) -> list[StateSpec]:
+        return [s for s in self.states.values() if s.scope == parent]
+
+    def init_action(self, parent: str | None = None) -> ActionSpec | None:
+        return next((a for a in self.scope_actions(parent) if a.trigger == "init"), None)
+
+    def initial_state(self, parent: str | None = None) -> str:
+        init = self.init_action(parent)
+        if init is not None and init.new_state:
+            return init.new_state
+        return self.scope_states(parent)[0].short_name
+
+
+class _Checker:
+    def __init__(self, known_callbacks: set[str], known_side_effects: set[str]) -> None:
+        self.errors: list[DomainError] = []
+        self.known_callbacks = known_callbacks
+        self.known_side_effects = known_side_effects
+
+    def fail(self, path: list[str], message: str) -> None:
+        self.errors.append(DomainError(ErrorCode.INVALID_SPEC, message, ["spec", *path]))
+
+    def mapping(self, value: Any, path: list[str]) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            self.fail(path, f"{'.'.join(path) or 'spec'} must be an object.")
+            return {}
+        return value
+
+    def names(self, value: Any, path: list[str]) -> tuple[str, ...]:
+        if value is None:
+            return ()
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            self.fail(path, f"{'.'.join(path)} must be a list of names.")
+            return ()
+        return tuple(value)
+
+    def text(self, value: Any, path: list[str], default: str) -> str:
+        if value is None:
+            return default
+        if not isinstance(value, str) or not value.strip():
+            self.fail(path, f"{'.'.join(path)} must be a non-empty string.")
+            return default
+        return value
+
+    def unknown_keys(self, obj: dict[str, Any], allowed: set[str], path: list[str]) -> None:
+        for key in obj:
+            if key not in allowed:
+                self.fail([*path, key], f"Unknown key {key!r} in {'.'.join(path) or 'spec'}.")
+
+
+def parse(raw: Any, *, known_callbacks: set[str], known_side_effects: set[str]) -> WorkflowSpec:
+    """Validate a spec; raises DomainErrors listing every problem found (code INVALID_SPEC)."""
+    c = _Checker(known_callbacks, known_side_effects)
+    top = c.mapping(raw, [])
+    if c.errors:
+        raise DomainErrors(c.errors)
+    c.unknown_keys(top, _TOP_KEYS, [])
+    short_name = top.get("short_name")
+    if not isinstance(short_name, str) or not short_name.strip() or not short_name.replace("_", "").replace("-", "").isalnum():
+        c.fail(["short_name"], "short_name is required: letters, digits, '-' and '_'.")
+        short_name = "invalid"
+    pretty_name = c.text(top.get("pretty_name"), ["pretty_name"], short_name)
+
+    roles: dict[str, RoleSpec] = {}
+    for name, body in c.mapping(top.get("roles", {}), ["roles"]).items():
+        path = ["roles", name]
+        body = c.mapping(body or {}, path)
+        c.unknown_keys(body, _ROLE_KEYS, path)
+        callbacks = c.names(body.get("callbacks"), [*path, "callbacks"])
+        for cb in callbacks:
+            if cb not in known_callbacks:
+                c.fail([*path, "callbacks"], f"Role {name!r} names unknown assignee callback {cb!r}.")
+        roles[name] = RoleSpec(
+            short_name=name, pretty_name=c.text(body.get("pretty_name"), [*path, "pretty_name"], name),
+            callbacks=callbacks,
+            allowed_parties=c.names(body.get("allowed_parties"), [*path, "allowed_parties"]),
+            static_parties=c.names(body.get("static_parties"), [*path, "static_parties"]),
+            assignable_by=c.names(body.get("assignable_by"), [*path, "assignable_by"]),
+        )
+    for role in roles.values():
+        for other in role.assignable_by:
+            if other not in roles:
+                c.fail(["roles", role.short_name, "assignable_by"], f"Role {role.short_name!r} names unknown role {other!r}.")
+
+    states: dict[str, StateSpec] = {}
+    actions: dict[str, ActionSpec] = {}
+    _scope(c, top, [], None, roles, states, actions)
+
+    workflow_effects = c.names(top.get("side_effects"), ["side_effects"])
+    for name in workflow_effects:
+        if name not in known_side_effects:
+            c.fail(["side_effects"], f"Unknown side effect {name!r}.")
+    if c.errors:
+        raise DomainErrors(c.errors)
+    return WorkflowSpec(
+        short_name=short_name, pretty_name=pretty_name, roles=roles, states=states, actions=actions,
+        side_effects=workflow_effects, normalized=normalize(top),
+    )
+
+
+def _scope(
+    c: _Checker, body: dict[str, Any], path: list[str], parent: str | None,
+    roles: dict[str, RoleSpec], states: dict[str, StateSpec], actions: dict[str, ActionSpec],
+) -> None:
+    """Validate one FSM scope: the top level, or the child workflow of a parent action."""
+    scope_states: list[str] = []
+    for name, state in c.mapping(body.get("states", {}), [*path, "states"]).items():
+        spath = [*path, "states", name]
+        state = c.mapping(state or {}, spath)
+        c.unknown_keys(state, _STATE_KEYS, spath)
+        if name in states:
+            c.fail(spath, f"State {name!r} is defined twice.")
+            continue
+        terminal = state.get("terminal", False)
+        if not isinstance(terminal, bool):
+            c.fail([*spath, "terminal"], "terminal is true or false.")
+            terminal = False
+        states[name] = StateSpec(
+            short_name=name, pretty_name=c.text(state.get("pretty_name"), [*spath, "pretty_name"], name),
+            terminal=terminal, hidden_fields=c.names(state.get("hidden_fields"), [*spath, "hidden_fields"]),
+            scope=parent,
+        )
+        scope_states.append(name)
+    needs_states = parent is None or body.get("trigger", "user") == "workflow"
+    if needs_states and not scope_states:
+        c.fail([*path, "states"], "A workflow needs at least one state." if parent is None
+               else f"Child workflow {parent!r} needs at least one state.")
+
+    raw_actions = c.mapping(body.get("actions" if parent is None else "children", {}),
+                            [*path, "actions" if parent is None else "children"])
+    pending: list[tuple[list[str], str, dict[str, Any]]] = []
+    inits = 0
+    for name, action in raw_actions.items():
+        apath = [*path, "actions" if parent is None else "children", name]
+        action = c.mapping(action or {}, apath)
+        c.unknown_keys(action, _ACTION_KEYS, apath)
+        if name in actions or any(name == p[1] for p in pending):
+            c.fail(apath, f"Action {name!r} is defined twice.")
+            continue
+        if action.get("trigger", "user") == "init":
+            inits += 1
+        pending.append((apath, name, action))
+        actions[name] = ActionSpec(short_name=name, pretty_name=name, pretty_past_tense=name)  # placeholder
+    if inits > 1:
+        c.fail([*path, "actions" if parent is None else "children"], "A workflow scope has at most one INIT action.")
+
+    for apath, name, action in pending:
+        actions[name] = _action(c, apath, name, action, parent, roles, scope_states)
+        if action.get("trigger") in PARENT_TRIGGERS:
+            _scope(c, action, apath, name, roles, states, actions)
+            actions[name] = _with_children(actions[name], action)
+    for apath, name, _ in pending:
+        for dep, _, _ in actions[name].depends_on:
+            if dep not in actions:
+                c.fail([*apath, "depends_on"], f"Action {name!r} depends on unknown action {dep!r}.")
+
+
+def _with_children(action: ActionSpec, body: dict[str, Any]) -> ActionSpec:
+    from dataclasses import replace
+
+    return replace(action, children=tuple(body.get("children", {}) or {}))
+
+
+def _action(
+    c: _Checker, path: list[str], name: str, body: dict[str, Any], parent: str | None,
+    roles: dict[str, RoleSpec], scope_states: list[str],
+) -> ActionSpec:
+    trigger = body.get("trigger", "user")
+    if trigger not in TRIGGERS:
+        c.fail([*path, "trigger"], f"Action {name!r} has unknown trigger {trigger!r}; one of {', '.join(TRIGGERS)}.")
+        trigger = "user"
+    role_names = c.names(body.get("allowed_roles"), [*path, "allowed_roles"])
+    assigned_role = body.get("assigned_role")
+    for role in [*role_names, *([assigned_role] if assigned_role is not None else [])]:
+        if role not in roles:
+            c.fail([*path, "assigned_role" if role == assigned_role else "allowed_roles"],
+                   f"Action {name!r} names unknown role {role!r}.")
+
+    def state_list(key: str) -> tuple[str, ...]:
+        values = c.names(body.get(key), [*path, key])
+        for state in values:
+            if state not in scope_states:
+                c.fail([*path, key], f"Action {name!r} names unknown state {state!r}.")
+        return values
+
+    enabled_states, assigned_states = state_list("enabled_states"), state_list("assigned_states")
+    if assigned_states and assigned_role is None:
+        c.fail([*path, "assigned_states"], f"Action {name!r} has assigned_states but no assigned_role.")
+    new_state = body.get("new_state")
+    if new_state is not None and new_state not in scope_states:
+        c.fail([*path, "new_state"], f"Action {name!r} names unknown state {new_state!r}.")
+    if trigger == "init" and new_state is None:
+        c.fail([*path, "new_state"], f"INIT action {name!r} must name its new_state.")
+    always = body.get("always_enabled", False)
+    if not isinstance(always, bool):
+        c.fail([*path, "always_enabled"], "always_enabled is true or false.")
+        always = False
+    timeout = body.get("timeout_seconds")
+    if timeout is not None and (not isinstance(timeout, int) or isinstance(timeout, bool) or timeout < 0):
+        c.fail([*path, "timeout_seconds"], "timeout_seconds is a whole number of seconds, 0 or more.")
+        timeout = None
+    if trigger == "time" and timeout is None:
+        c.fail([*path, "timeout_seconds"], f"TIME action {name!r} needs timeout_seconds.")
+    effects = c.names(body.get("side_effects"), [*path, "side_effects"])
+    for effect in effects:
+        if effect not in c.known_side_effects:
+            c.fail([*path, "side_effects"], f"Action {name!r} names unknown side effect {effect!r}.")
+    depends: list[tuple[str, int, int | None]] = []
+    for dep, limits in c.mapping(body.get("depends_on", {}), [*path, "depends_on"]).items():
+        limits = limits or {}
+        lo, hi = limits.get("min", 1), limits.get("max")
+        if not isinstance(lo, int) or (hi is not None and (not isinstance(hi, int) or hi < lo)):
+            c.fail([*path, "depends_on", dep], "depends_on takes {min, max} with max >= min.")
+            continue
+        depends.append((dep, lo, hi))
+    outputs: list[tuple[str, str]] = []
+    for output, state in c.mapping(body.get("outputs", {}), [*path, "outputs"]).items():
+        if state not in scope_states:
+            c.fail([*path, "outputs", output], f"Output {output!r} of {name!r} names unknown state {state!r}.")
+        outputs.append((output, state))
+    if trigger not in PARENT_TRIGGERS and ("children" in body or "states" in body):
+        c.fail([*path, "children"], f"Only workflow, parallel and dynamic actions have children ({name!r}).")
+    pretty = c.text(body.get("pretty_name"), [*path, "pretty_name"], name)
+    return ActionSpec(
+        short_name=name, pretty_name=pretty,
+        pretty_past_tense=c.text(body.get("pretty_past_tense"), [*path, "pretty_past_tense"], pretty),
+        trigger=trigger, assigned_role=assigned_role, allowed_roles=role_names,
+        privileges=c.names(body.get("privileges"), [*path, "privileges"]),
+        enabled_states=enabled_states, assigned_states=assigned_states, always_enabled=always,
+        new_state=new_state, timeout_seconds=timeout, side_effects=effects,
+        depends_on=tuple(depends), outputs=tuple(outputs), parent=parent,
+    )
+
+
+def normalize(value: Any) -> Any:
+    """Drop keys set to their default (and empty lists/objects), recursively, keeping key order."""
+    if isinstance(value, dict):
+        result = {}
+        for key, item in value.items():
+            item = normalize(item)
+            if key in _DEFAULTS and item == _DEFAULTS[key]:
+                continue
+            if item in ([], {}) and key in _OPTIONAL_COLLECTIONS:
+                continue
+            result[key] = item
+        return result
+    if isinstance(value, list):
+        return [normalize(v) for v in value]
+    return value

@@ -1,0 +1,112 @@
+"""Workflow definitions: define (versioned), look up, and load from spec files."""
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from engine import permissions, specs
+from engine.actors import Actor
+from engine.errors import DomainError, ErrorCode
+from engine.registry import assignee_callbacks, side_effects
+from engine.specs import WorkflowSpec
+from models import Workflow, new_id
+
+BUILTIN_DIR = Path(__file__).parent / "builtin_workflows"
+_spec_cache: dict[str, WorkflowSpec] = {}
+
+
+def parse_spec(raw: Any) -> WorkflowSpec:
+    return specs.parse(raw, known_callbacks=set(assignee_callbacks()), known_side_effects=set(side_effects()))
+
+
+def spec_of(workflow: Workflow) -> WorkflowSpec:
+    """The parsed spec of a stored definition; definitions never change, so this caches forever."""
+    cached = _spec_cache.get(workflow.id)
+    if cached is None:
+        cached = _spec_cache[workflow.id] = parse_spec(workflow.spec)
+    return cached
+
+
+async def define_workflow(session: AsyncSession, *, actor: Actor | None, spec: Any) -> Workflow:
+    """Store a new definition; a short name defined before gets the next version, and cases
+    already running stay on the version they started with."""
+    if actor is not None:
+        await permissions.require_global(session, actor=actor, intent="global.defineWorkflow")
+    parsed = parse_spec(spec)
+    latest = await session.scalar(
+        select(func.max(Workflow.version)).where(Workflow.short_name == parsed.short_name)
+    )
+    workflow = Workflow(
+        id=new_id("wf"), short_name=parsed.short_name, pretty_name=parsed.pretty_name,
+        version=(latest or 0) + 1, spec=parsed.normalized,
+    )
+    session.add(workflow)
+    await session.flush()
+    _spec_cache[workflow.id] = parsed
+    return workflow
+
+
+async def latest_workflow(session: AsyncSession, *, short_name: str, field: str = "workflow") -> Workflow:
+    workflow = await session.scalar(
+        select(Workflow).where(Workflow.short_name == short_name).order_by(Workflow.version.desc()).limit(1)
+    )
+    if workflow is None:
+        raise DomainError(ErrorCode.NOT_FOUND, f"No workflow named {short_name!r} is defined.", [field])
+    return workflow
+
+
+async def get_workflow(session: AsyncSession, workflow_id: str) -> Workflow:
+    workflow = await session.get(Workflow, workflow_id)
+    if workflow is None:
+        raise DomainError(ErrorCode.NOT_FOUND, f"No workflow with id {workflow_id!r}.", ["workflowId"])
+    return workflow
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML loader that rejects duplicate keys instead of silently keeping the last."""
+
+
+def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    mapping: dict[Any, Any] = {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node)
+        if key in mapping:
+            raise DomainError(ErrorCode.INVALID_SPEC, f"Duplicate key {key!r} (line {key_node.start_mark.line + 1}).", ["spec"])
+        mapping[key] = loader.construct_object(value_node, deep=True)
+    return mapping
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise DomainError(ErrorCode.INVALID_SPEC, f"Duplicate key {key!r}.", ["spec"])
+        result[key] = value
+    return result
+
+
+def load_spec_file(path: Path) -> Any:
+    text = path.read_text()
+    if path.suffix == ".json":
+        return json.loads(text, object_pairs_hook=_reject_duplicates)
+    return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+
+
+async def sync_spec_files(session: AsyncSession, directory: Path) -> list[Workflow]:
+    """Define each spec file whose content differs from the latest stored version."""
+    defined = []
+    for path in sorted([*directory.glob("*.yaml"), *directory.glob("*.yml"), *directory.glob("*.json")]):
+        parsed = parse_spec(load_spec_file(path))
+        latest = await session.scalar(
+            select(Workflow).where(Workflow.short_name == parsed.short_name).order_by(Workflow.version.desc()).limit(1)
+        )
+        if latest is None or latest.spec != parsed.normalized:
+            defined.append(await define_workflow(session, actor=None, spec=parsed.normalized))
+    return defined

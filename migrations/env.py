@@ -1,0 +1,43 @@
+"""Alembic environment: runs migrations over the async engine of the configured database."""
+
+import asyncio
+
+from alembic import context
+from sqlalchemy.engine import Connection
+from sqlmodel import SQLModel
+
+import models  # noqa: F401 - registers every table on SQLModel.metadata
+from models.db import Database
+
+target_metadata = SQLModel.metadata
+
+
+def _run(connection: Connection) -> None:
+    context.configure(connection=connection, target_metadata=target_metadata,
+                      render_as_batch=connection.dialect.name == "sqlite", compare_type=True)
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+async def _main(url: str) -> None:
+    db = Database(url)
+    async with db.engine.connect() as connection:
+        await connection.run_sync(_run)
+        await connection.commit()
+    await db.dispose()
+
+
+def _url() -> str:
+    url = context.config.attributes.get("database_url")
+    if url:
+        return url
+    from server.settings import Settings
+
+    return Settings().database_url
+
+
+connection = context.config.attributes.get("connection")
+if connection is not None:
+    _run(connection)
+else:
+    asyncio.run(_main(_url()))

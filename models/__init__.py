@@ -1,0 +1,34 @@
+"""SQLModel tables and the database handle. No business rules live here."""
+
+from models.activity import Activity
+from models.db import Database, normalize_url
+from models.identity import ApiToken, Group, GroupMember, User
+from models.ids import kind_of, new_id
+from models.resources import Document, Permission, Project, ProjectedBudget, Subproject, WorkflowItem
+from models.types import utcnow
+from models.workflow import Case, CaseRoleParty, CaseState, EnabledAction, Idempotency, Workflow
+
+__all__ = [
+    "Activity",
+    "ApiToken",
+    "Case",
+    "CaseRoleParty",
+    "CaseState",
+    "Database",
+    "Document",
+    "EnabledAction",
+    "Group",
+    "GroupMember",
+    "Idempotency",
+    "Permission",
+    "Project",
+    "ProjectedBudget",
+    "Subproject",
+    "User",
+    "Workflow",
+    "WorkflowItem",
+    "kind_of",
+    "new_id",
+    "normalize_url",
+    "utcnow",
+]

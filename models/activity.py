@@ -1,0 +1,44 @@
+"""The append-only activity log shared by every resource."""
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import BigInteger, Column, Index, Integer
+from sqlmodel import Field, SQLModel
+
+from models.types import JSONType, UTCDateTime, utcnow
+
+# SQLite only auto-increments a column declared exactly INTEGER PRIMARY KEY.
+SeqType = BigInteger().with_variant(Integer(), "sqlite")
+
+
+class Activity(SQLModel, table=True):
+    """One log entry. ``seq`` is the global cursor; ``chain`` names the resource whose hash
+    chain the entry extends (``prev_hash`` -> ``hash``), so tampering with history shows."""
+
+    __tablename__ = "activity"
+    __table_args__ = (
+        Index("ix_activity_project_seq", "project_id", "seq"),
+        Index("ix_activity_subproject_seq", "subproject_id", "seq"),
+        Index("ix_activity_item_seq", "workflow_item_id", "seq"),
+        Index("ix_activity_case_seq", "case_id", "seq"),
+        Index("ix_activity_chain_seq", "chain", "seq"),
+    )
+
+    seq: int | None = Field(
+        default=None, sa_column=Column(SeqType, primary_key=True, autoincrement=True)
+    )
+    id: str = Field(unique=True)
+    project_id: str | None = None
+    subproject_id: str | None = None
+    workflow_item_id: str | None = None
+    case_id: str | None = None
+    kind: str
+    action: str | None = None
+    actor_id: str | None = None
+    at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
+    comment: str | None = None
+    data: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSONType, nullable=False))
+    chain: str
+    prev_hash: str | None = None
+    hash: str

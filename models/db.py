@@ -1,0 +1,66 @@
+"""The database handle: engine, sessions and the one way to open a write transaction."""
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+
+
+def normalize_url(url: str) -> str:
+    """Accept the plain URLs people type and pick the async driver for them."""
+    if url.startswith("postgres://"):
+        url = "postgresql://" + url.removeprefix("postgres://")
+    if url.startswith("postgresql://"):
+        return "postgresql+asyncpg://" + url.removeprefix("postgresql://")
+    if url.startswith("sqlite://") and not url.startswith("sqlite+"):
+        return "sqlite+aiosqlite://" + url.removeprefix("sqlite://")
+    return url
+
+
+class Database:
+    """Owns the engine. Writes go through :meth:`transaction`; on SQLite they are also
+    serialized in-process, because SQLite has one writer and a deferred transaction that
+    reads before it writes would otherwise fail with "database is locked"."""
+
+    def __init__(self, url: str, *, echo: bool = False, pool_size: int = 10) -> None:
+        self.url = normalize_url(url)
+        self.is_sqlite = self.url.startswith("sqlite")
+        kwargs: dict[str, Any] = {"echo": echo}
+        if not self.is_sqlite:
+            kwargs.update(pool_size=pool_size, max_overflow=pool_size * 2, pool_pre_ping=False)
+        else:
+            kwargs.update(pool_size=pool_size, max_overflow=pool_size * 4)
+        self.engine: AsyncEngine = create_async_engine(self.url, **kwargs)
+        if self.is_sqlite:
+            event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
+        self.sessionmaker = async_sessionmaker(self.engine, expire_on_commit=False)
+        self._write_lock = asyncio.Lock() if self.is_sqlite else None
+
+    def session(self) -> AsyncSession:
+        """A session for reads; the caller closes it."""
+        return self.sessionmaker()
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[AsyncSession]:
+        """One unit of work: commits when the block ends, rolls back if it raises."""
+        if self._write_lock is not None:
+            async with self._write_lock, self.sessionmaker() as session, session.begin():
+                yield session
+        else:
+            async with self.sessionmaker() as session, session.begin():
+                yield session
+
+    async def dispose(self) -> None:
+        await self.engine.dispose()
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.close()

@@ -1,0 +1,49 @@
+"""Users, groups, membership and API tokens."""
+
+from datetime import datetime
+
+from sqlalchemy import Column, Index
+from sqlmodel import Field, SQLModel
+
+from models.types import UTCDateTime, utcnow
+
+
+class User(SQLModel, table=True):
+    __tablename__ = "user"
+
+    id: str = Field(primary_key=True)
+    login: str = Field(unique=True, index=True)
+    display_name: str
+    organization: str = ""
+    password_hash: str
+    is_admin: bool = False
+    disabled: bool = False
+    created_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
+
+
+class Group(SQLModel, table=True):
+    __tablename__ = "group"
+
+    id: str = Field(primary_key=True)
+    name: str = Field(unique=True, index=True)
+    display_name: str
+    created_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
+
+
+class GroupMember(SQLModel, table=True):
+    __tablename__ = "group_member"
+    __table_args__ = (Index("ix_group_member_user", "user_id"),)
+
+    group_id: str = Field(primary_key=True, foreign_key="group.id")
+    user_id: str = Field(primary_key=True, foreign_key="user.id")
+
+
+class ApiToken(SQLModel, table=True):
+    __tablename__ = "api_token"
+
+    id: str = Field(primary_key=True)
+    user_id: str = Field(foreign_key="user.id", index=True)
+    token_hash: str = Field(unique=True, index=True)
+    expires_at: datetime = Field(sa_column=Column(UTCDateTime, nullable=False))
+    revoked: bool = False
+    created_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))

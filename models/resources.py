@@ -1,0 +1,102 @@
+"""Projects, subprojects, workflow items, budgets, documents and permission grants (seed 001)."""
+
+from datetime import date, datetime
+from typing import Any
+
+from sqlalchemy import Column, Index
+from sqlmodel import Field, SQLModel
+
+from models.types import JSONType, UTCDateTime, utcnow
+
+
+class Project(SQLModel, table=True):
+    __tablename__ = "project"
+
+    id: str = Field(primary_key=True)
+    display_name: str
+    description: str = ""
+    status: str = "OPEN"
+    assignee_id: str | None = None
+    created_by: str
+    created_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
+    tags: list[str] = Field(default_factory=list, sa_column=Column(JSONType, nullable=False))
+    additional_data: dict[str, Any] = Field(
+        default_factory=dict, sa_column=Column(JSONType, nullable=False)
+    )
+
+
+class ProjectedBudget(SQLModel, table=True):
+    __tablename__ = "projected_budget"
+
+    resource_id: str = Field(primary_key=True)
+    organization: str = Field(primary_key=True)
+    currency: str = Field(primary_key=True)
+    value: str
+
+
+class Subproject(SQLModel, table=True):
+    __tablename__ = "subproject"
+
+    id: str = Field(primary_key=True)
+    project_id: str = Field(foreign_key="project.id", index=True)
+    display_name: str
+    description: str = ""
+    status: str = "OPEN"
+    assignee_id: str | None = None
+    created_by: str
+    created_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
+    tags: list[str] = Field(default_factory=list, sa_column=Column(JSONType, nullable=False))
+    additional_data: dict[str, Any] = Field(
+        default_factory=dict, sa_column=Column(JSONType, nullable=False)
+    )
+    currency: str
+    validator_id: str | None = None
+    workflow_mode: str = "UNORDERED"
+    workflow_id: str = Field(foreign_key="workflow.id")
+    workflow_item_ordering: list[str] = Field(
+        default_factory=list, sa_column=Column(JSONType, nullable=False)
+    )
+
+
+class WorkflowItem(SQLModel, table=True):
+    __tablename__ = "workflow_item"
+    __table_args__ = (Index("ix_workflow_item_subproject_created", "subproject_id", "id"),)
+
+    id: str = Field(primary_key=True)
+    subproject_id: str = Field(foreign_key="subproject.id")
+    project_id: str = Field(foreign_key="project.id", index=True)
+    display_name: str
+    description: str = ""
+    created_by: str
+    created_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
+    due_date: date | None = None
+    assignee_id: str | None = None
+    amount_type: str = "N/A"
+    amount: str | None = None
+    currency: str | None = None
+    exchange_rate: str | None = None
+    billing_date: date | None = None
+    reject_reason: str | None = None
+    tags: list[str] = Field(default_factory=list, sa_column=Column(JSONType, nullable=False))
+    additional_data: dict[str, Any] = Field(
+        default_factory=dict, sa_column=Column(JSONType, nullable=False)
+    )
+
+
+class Document(SQLModel, table=True):
+    __tablename__ = "document"
+
+    id: str = Field(primary_key=True)
+    workflow_item_id: str = Field(foreign_key="workflow_item.id", index=True)
+    file_name: str
+    sha256: str
+    link: str | None = None
+
+
+class Permission(SQLModel, table=True):
+    __tablename__ = "permission"
+    __table_args__ = (Index("ix_permission_party_intent", "party_id", "intent"),)
+
+    resource_id: str = Field(primary_key=True)
+    intent: str = Field(primary_key=True)
+    party_id: str = Field(primary_key=True)

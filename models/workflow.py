@@ -1,0 +1,93 @@
+"""Workflow definitions and the running state of cases (seed 004, 003).
+
+A definition is stored as its validated spec JSON and loaded into an in-memory model by
+``engine.specs``; cases refer to states, roles and actions by their short names.
+"""
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Column, Index, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+from models.types import JSONType, UTCDateTime, utcnow
+
+
+class Workflow(SQLModel, table=True):
+    __tablename__ = "workflow"
+    __table_args__ = (UniqueConstraint("short_name", "version"),)
+
+    id: str = Field(primary_key=True)
+    short_name: str = Field(index=True)
+    pretty_name: str
+    version: int
+    spec: dict[str, Any] = Field(sa_column=Column(JSONType, nullable=False))
+    created_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
+
+
+class Case(SQLModel, table=True):
+    __tablename__ = "workflow_case"
+
+    id: str = Field(primary_key=True)
+    workflow_id: str = Field(foreign_key="workflow.id", index=True)
+    object_id: str = Field(unique=True)
+    status: str = "ACTIVE"
+    suspended_until: datetime | None = Field(default=None, sa_column=Column(UTCDateTime))
+    version: int = 0
+    created_by: str
+    created_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
+
+
+class CaseState(SQLModel, table=True):
+    """The current state of one FSM scope: '' is the top level, else the enabled-action id
+    of the running child workflow."""
+
+    __tablename__ = "case_state"
+
+    case_id: str = Field(primary_key=True, foreign_key="workflow_case.id")
+    scope: str = Field(default="", primary_key=True)
+    state: str
+
+
+class CaseRoleParty(SQLModel, table=True):
+    __tablename__ = "case_role_party"
+    __table_args__ = (Index("ix_case_role_party_party", "party_id"),)
+
+    case_id: str = Field(primary_key=True, foreign_key="workflow_case.id")
+    role: str = Field(primary_key=True)
+    party_id: str = Field(primary_key=True)
+
+
+class EnabledAction(SQLModel, table=True):
+    """One instance of an enabled action; kept after completion for history and gating."""
+
+    __tablename__ = "enabled_action"
+    __table_args__ = (
+        Index("ix_enabled_action_case_status", "case_id", "status"),
+        Index("ix_enabled_action_fire_at", "status", "fire_at"),
+    )
+
+    id: str = Field(primary_key=True)
+    case_id: str = Field(foreign_key="workflow_case.id")
+    action: str
+    scope: str = ""
+    parent_id: str | None = None
+    trigger: str = "user"
+    # The role expected to act (set only when enabled in one of the action's assigned states).
+    assigned_role: str | None = None
+    assignee_party_id: str | None = None
+    status: str = "ENABLED"
+    fire_at: datetime | None = Field(default=None, sa_column=Column(UTCDateTime))
+    enabled_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
+    completed_at: datetime | None = Field(default=None, sa_column=Column(UTCDateTime))
+
+
+class Idempotency(SQLModel, table=True):
+    __tablename__ = "idempotency"
+
+    actor_id: str = Field(primary_key=True)
+    operation: str = Field(primary_key=True)
+    key: str = Field(primary_key=True)
+    request_hash: str
+    response: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSONType, nullable=False))
+    created_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))

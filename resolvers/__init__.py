@@ -1,0 +1,1 @@
+"""Thin adapters between the schema and the engine: context, loaders, reads, mutation runner."""

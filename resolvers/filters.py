@@ -1,0 +1,54 @@
+"""Filter inputs as hashable keys (so loaders can batch by them) and their SQL."""
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from models import Activity, Case, WorkflowItem
+from resolvers.visibility import has_tag, name_contains
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceFilterKey:
+    status: str | None = None
+    tag: str | None = None
+    search: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryFilterKey:
+    kind: str | None = None
+    actor_id: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    after_seq: int | None = None
+    limit: int = 20
+
+
+def apply_resource_filter(query: Any, model: Any, filt: ResourceFilterKey) -> Any:
+    if filt.status:
+        if model is WorkflowItem:
+            # An item's status is its case's: OPEN = active or suspended, CLOSED = the rest.
+            statuses = ("ACTIVE", "SUSPENDED") if filt.status == "OPEN" else ("COMPLETED", "CANCELED")
+            query = query.join(Case, Case.object_id == WorkflowItem.id).where(Case.status.in_(statuses))
+        else:
+            query = query.where(model.status == filt.status)
+    if filt.tag:
+        query = query.where(has_tag(model.tags, filt.tag))
+    if filt.search:
+        query = query.where(name_contains(model.display_name, filt.search))
+    return query
+
+
+def apply_history_filter(query: Any, filt: HistoryFilterKey, *, with_cursor: bool) -> Any:
+    if filt.kind:
+        query = query.where(Activity.kind == filt.kind)
+    if filt.actor_id:
+        query = query.where(Activity.actor_id == filt.actor_id)
+    if filt.since:
+        query = query.where(Activity.at >= filt.since)
+    if filt.until:
+        query = query.where(Activity.at <= filt.until)
+    if with_cursor and filt.after_seq is not None:
+        query = query.where(Activity.seq > filt.after_seq)
+    return query

@@ -1,0 +1,41 @@
+"""The one way a mutation runs: one transaction, domain errors become userErrors."""
+
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from engine.activity import NEW_ACTIVITIES
+from engine.actors import Actor
+from engine.errors import DomainError
+from resolvers.context import Context
+from resolvers.errors import user_errors
+
+T = TypeVar("T")
+
+
+async def run(
+    ctx: Context, operation: Callable[[AsyncSession, Actor], Awaitable[T]], *, rollback: bool = False,
+) -> tuple[T | None, list[DomainError]]:
+    """Run ``operation`` as the viewer in its own transaction. On a DomainError everything is
+    rolled back and the error is returned; ``rollback`` always rolls back (dry runs)."""
+    actor = ctx.viewer
+    try:
+        async with ctx.db.transaction() as session:
+            result = await operation(session, actor)
+            activities = list(session.info.get(NEW_ACTIVITIES, []))
+            if rollback:
+                raise _DryRun(result)
+    except _DryRun as dry:
+        return dry.result, []
+    except DomainError as error:
+        return None, user_errors(error)
+    await ctx.refresh()
+    await ctx.published(activities)
+    return result, []
+
+
+class _DryRun(Exception):
+    def __init__(self, result: Any) -> None:
+        super().__init__("dry run")
+        self.result = result

@@ -1,0 +1,55 @@
+"""Relay-style slicing shared by every connection: `first` defaults to 20, at most 100."""
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from graphql import GraphQLError
+
+T = TypeVar("T")
+DEFAULT_FIRST = 20
+MAX_FIRST = 100
+
+
+def check_first(first: int | None) -> int:
+    if first is None:
+        return DEFAULT_FIRST
+    if first < 0 or first > MAX_FIRST:
+        raise GraphQLError(f"first must be between 0 and {MAX_FIRST}.", extensions={"code": "BAD_USER_INPUT"})
+    return first
+
+
+@dataclass(slots=True)
+class Page(Generic[T]):
+    """One page of nodes with their cursors; the schema's Connection types read it as is."""
+
+    nodes: list[T]
+    cursors: list[str]
+    has_next_page: bool
+    total_count: int
+
+
+def slice_page(rows: Sequence[T], *, first: int | None, after: str | None, cursor: Callable[[T], str]) -> Page[T]:
+    """Page over rows already in order; `after` is the cursor of the last row seen."""
+    limit = check_first(first)
+    start = 0
+    if after is not None:
+        cursors = [cursor(r) for r in rows]
+        start = cursors.index(after) + 1 if after in cursors else _position_after(rows, after, cursor)
+    chunk = list(rows[start:start + limit])
+    return Page(nodes=chunk, cursors=[cursor(r) for r in chunk],
+                has_next_page=start + limit < len(rows), total_count=len(rows))
+
+
+def _position_after(rows: Sequence[Any], after: str, cursor: Callable[[Any], str]) -> int:
+    # A cursor whose row vanished (or was filtered out): continue with the first row after it.
+    for index, row in enumerate(rows):
+        if cursor(row) > after:
+            return index
+    return len(rows)
+
+
+def keyset_page(rows: list[T], *, limit: int, total: int, cursor: Callable[[T], str]) -> Page[T]:
+    """Rows fetched with LIMIT limit+1 past a cursor: the extra row only says there is more."""
+    chunk = rows[:limit]
+    return Page(nodes=chunk, cursors=[cursor(r) for r in chunk], has_next_page=len(rows) > limit, total_count=total)

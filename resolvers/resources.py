@@ -1,0 +1,52 @@
+"""Fields every resource has: the viewer's intents, the grants, the history."""
+
+from datetime import datetime
+from typing import Any
+
+from graphql import GraphQLError
+
+from engine.permissions import intent_prefix
+from resolvers.context import Context
+from resolvers.filters import HistoryFilterKey
+from resolvers.pagination import Page, check_first, keyset_page
+
+HISTORY_COLUMN = {"project": "project_id", "subproject": "subproject_id", "workflowItem": "workflow_item_id"}
+
+
+async def allowed_intents(ctx: Context, resource_id: str) -> list[str]:
+    return sorted(await ctx.loaders.intents_by_resource.load(resource_id))
+
+
+async def grants(ctx: Context, resource_id: str) -> dict[str, list[str]] | None:
+    """All grants on the resource, or None when the viewer may not list them."""
+    held = await ctx.loaders.intents_by_resource.load(resource_id)
+    if f"{intent_prefix(resource_id)}.intent.listPermissions" not in held:
+        return None
+    return await ctx.loaders.grants_by_resource.load(resource_id)
+
+
+def parse_seq_cursor(after: str | None) -> int | None:
+    if after is None:
+        return None
+    try:
+        return int(after)
+    except ValueError:
+        raise GraphQLError("after is not a history cursor.", extensions={"code": "BAD_USER_INPUT"}) from None
+
+
+async def history(
+    ctx: Context, resource_id: str, *, first: int | None, after: str | None, kind: str | None = None,
+    actor_id: str | None = None, since: datetime | None = None, until: datetime | None = None,
+    check_intent: bool = True,
+) -> Page[Any]:
+    """A page of the resource's log, oldest first; the cursor is the entry's ``seq``. Without
+    the viewHistory intent the log reads as empty (``check_intent=False``: the caller has
+    already established the viewer may read it, as for a case's own players)."""
+    limit = check_first(first)
+    prefix = intent_prefix(resource_id)
+    if check_intent and f"{prefix}.viewHistory" not in await ctx.loaders.intents_by_resource.load(resource_id):
+        return Page(nodes=[], cursors=[], has_next_page=False, total_count=0)
+    key = HistoryFilterKey(kind=kind, actor_id=actor_id, since=since, until=until,
+                           after_seq=parse_seq_cursor(after), limit=limit)
+    rows, total = await ctx.loaders.history_by_resource.load((HISTORY_COLUMN[prefix], resource_id, key))
+    return keyset_page(rows, limit=limit, total=total, cursor=lambda r: str(r.seq))

@@ -1,0 +1,81 @@
+"""The GraphQL schema: Query, Mutation (and later Subscription) composed from the domain slices."""
+
+import strawberry
+from strawberry.extensions import MaskErrors, QueryDepthLimiter
+
+from resolvers import cases as case_reads
+from resolvers import queries
+from resolvers.errors import is_client_error
+from schema import case_mutations, identity, item_mutations, project_mutations
+from schema.activity import Activity
+from schema.base import AppInfo, Connection, Node, connection
+from schema.case import Case, EnabledAction
+from schema.identity import Group, User
+from schema.item import WorkflowItem
+from schema.project import Project, ProjectFilter, Subproject, filter_key
+from schema.workflow import Workflow
+
+__all__ = ["schema"]
+
+
+@strawberry.type
+class Query:
+    @strawberry.field(description="Any object by its global id; null if it does not exist or is not yours to see.")
+    async def node(self, info: AppInfo, id: strawberry.ID) -> Node | None:
+        return await queries.node(info.context, id)
+
+    @strawberry.field(description="The signed-in user.")
+    async def viewer(self, info: AppInfo) -> User:
+        return await identity.viewer(info)
+
+    @strawberry.field(description="Projects you may view, oldest first.")
+    async def projects(self, info: AppInfo, first: int | None = None, after: str | None = None,
+                       filter: ProjectFilter | None = None) -> Connection[Project]:
+        return connection(await queries.projects(info.context, first=first, after=after, filt=filter_key(filter)))
+
+    @strawberry.field(description="Every version of every workflow definition.")
+    async def workflows(self, info: AppInfo, first: int | None = None, after: str | None = None) -> Connection[Workflow]:
+        return connection(await queries.workflows(info.context, first=first, after=after))
+
+    @strawberry.field(description="Enabled actions assigned to you (directly or through a role), oldest first.")
+    async def my_tasks(self, info: AppInfo, first: int | None = None, after: str | None = None) -> Connection[EnabledAction]:
+        return connection(await case_reads.my_tasks(info.context, first=first, after=after))
+
+    users = strawberry.field(resolver=identity.users, description="All users.")
+
+
+@strawberry.type
+class Mutation:
+    login = strawberry.mutation(resolver=identity.login, description="Exchange a login and password for a bearer token.")
+    create_user = strawberry.mutation(resolver=identity.create_user)
+    create_group = strawberry.mutation(resolver=identity.create_group)
+    add_group_member = strawberry.mutation(resolver=identity.add_group_member)
+    remove_group_member = strawberry.mutation(resolver=identity.remove_group_member)
+    create_project = strawberry.mutation(resolver=project_mutations.create_project)
+    update_project = strawberry.mutation(resolver=project_mutations.update_project)
+    assign_project = strawberry.mutation(resolver=project_mutations.assign_project)
+    close_project = strawberry.mutation(resolver=project_mutations.close_project)
+    create_subproject = strawberry.mutation(resolver=project_mutations.create_subproject)
+    update_subproject = strawberry.mutation(resolver=project_mutations.update_subproject)
+    assign_subproject = strawberry.mutation(resolver=project_mutations.assign_subproject)
+    close_subproject = strawberry.mutation(resolver=project_mutations.close_subproject)
+    create_workflow_item = strawberry.mutation(resolver=item_mutations.create_workflow_item)
+    update_workflow_item = strawberry.mutation(resolver=item_mutations.update_workflow_item)
+    assign_workflow_item = strawberry.mutation(resolver=item_mutations.assign_workflow_item)
+    grant_permission = strawberry.mutation(resolver=project_mutations.grant_permission)
+    revoke_permission = strawberry.mutation(resolver=project_mutations.revoke_permission)
+    reorder_workflow_items = strawberry.mutation(resolver=project_mutations.reorder_workflow_items)
+    define_workflow = strawberry.mutation(resolver=case_mutations.define_workflow)
+    execute_action = strawberry.mutation(resolver=case_mutations.execute_action)
+    reassign_role = strawberry.mutation(resolver=case_mutations.reassign_role)
+
+
+schema = strawberry.Schema(
+    query=Query,
+    mutation=Mutation,
+    types=[Project, Subproject, WorkflowItem, Case, Workflow, Activity, User, Group],
+    extensions=[
+        lambda: QueryDepthLimiter(max_depth=15),
+        lambda: MaskErrors(should_mask_error=lambda error: not is_client_error(error)),
+    ],
+)

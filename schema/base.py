@@ -1,0 +1,73 @@
+"""Shared GraphQL building blocks: Node, UserError, connections, JSON.
+
+Object types here are resolved from plain model rows, not from instances of the strawberry
+classes: a type declares ``is_type_of`` for its row class, and leaf fields read the row's
+attributes directly. That keeps the read path free of per-object copying.
+"""
+
+from typing import Any, Generic, TypeVar
+
+import strawberry
+from strawberry.scalars import JSON
+from strawberry.types import Info
+
+from engine.errors import DomainError, ErrorCode
+from models import kind_of
+from resolvers.context import Context
+from resolvers.pagination import Page
+
+T = TypeVar("T")
+UserErrorCode = strawberry.enum(ErrorCode, name="UserErrorCode", description="Why a mutation was refused.")
+AppInfo = Info[Context, None]
+
+__all__ = ["JSON", "AppInfo", "Connection", "Node", "PageInfo", "UserError", "connection", "row_type"]
+
+
+def row_type(model: type) -> Any:
+    """An ``is_type_of`` that accepts rows of ``model`` (see the module docstring)."""
+    return classmethod(lambda cls, obj, info: isinstance(obj, model))
+
+
+@strawberry.interface(description="An object with a global id; `node(id:)` finds any of them.")
+class Node:
+    id: strawberry.ID
+
+    @classmethod
+    def resolve_type(cls, obj: Any, info: Any, abstract_type: Any) -> str | None:
+        return kind_of(obj.id)
+
+
+@strawberry.type(description="A business rule refused the input; nothing was changed.")
+class UserError:
+    code: UserErrorCode
+    message: str
+    field: list[str] | None = None
+
+    is_type_of = row_type(DomainError)
+
+
+@strawberry.type
+class PageInfo:
+    has_next_page: bool
+    end_cursor: str | None
+
+
+@strawberry.type
+class Edge(Generic[T]):
+    cursor: str
+    node: T
+
+
+@strawberry.type(description="A Relay connection: `first` defaults to 20 and is at most 100.")
+class Connection(Generic[T]):
+    edges: list[Edge[T]]
+    page_info: PageInfo
+    total_count: int
+
+
+def connection(page: Page[Any]) -> Any:
+    return Connection(
+        edges=[Edge(cursor=c, node=n) for c, n in zip(page.cursors, page.nodes, strict=True)],
+        page_info=PageInfo(has_next_page=page.has_next_page, end_cursor=page.cursors[-1] if page.cursors else None),
+        total_count=page.total_count,
+    )

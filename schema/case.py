@@ -1,0 +1,123 @@
+"""Cases, enabled actions and roles as clients read them."""
+
+from datetime import datetime
+from enum import Enum
+from typing import TYPE_CHECKING, Annotated, Any
+
+import strawberry
+
+from engine.assignment import pick_list
+from engine.specs import RoleSpec
+from models import Case as CaseRow
+from models import EnabledAction as EnabledActionRow
+from resolvers import cases as case_reads
+from resolvers import resources
+from schema.activity import Activity
+from schema.base import AppInfo, Connection, Node, connection, row_type
+from schema.identity import Party
+from schema.workflow import Action, Role, State, Workflow
+
+if TYPE_CHECKING:
+    from schema.item import WorkflowItem
+
+
+@strawberry.enum(description="COMPLETED cases can still be reopened by an action that leaves the terminal state.")
+class CaseStatus(Enum):
+    ACTIVE = "ACTIVE"
+    COMPLETED = "COMPLETED"
+    CANCELED = "CANCELED"
+    SUSPENDED = "SUSPENDED"
+
+
+@strawberry.type(description="One enabled instance of an action (DYNAMIC children make several of one action).")
+class EnabledAction:
+    id: strawberry.ID
+    fire_at: datetime | None = strawberry.field(description="When a timer fires this instance, if it has one.")
+    enabled_at: datetime
+
+    is_type_of = row_type(EnabledActionRow)
+
+    @strawberry.field
+    async def action(self, info: AppInfo) -> Action:
+        case = await info.context.loaders.case_by_id.load(self.case_id)  # type: ignore[attr-defined]
+        return (await case_reads.spec_for_case(info.context, case)).actions[self.action]  # type: ignore[return-value, index]
+
+    @strawberry.field(description="Who is expected to act: the instance's assignee, or its assigned role's players.")
+    async def assignees(self, info: AppInfo) -> list[Party]:
+        return await case_reads.assignees(info.context, self)  # type: ignore[arg-type]
+
+    @strawberry.field
+    async def parent(self, info: AppInfo) -> "EnabledAction | None":
+        pid = self.parent_id  # type: ignore[attr-defined]
+        return await info.context.loaders.enabled_action_by_id.load(pid) if pid else None
+
+    @strawberry.field(name="case")
+    async def case_(self, info: AppInfo) -> Annotated["Case", strawberry.lazy("schema.case")]:
+        return await info.context.loaders.case_by_id.load(self.case_id)  # type: ignore[attr-defined]
+
+
+@strawberry.type
+class CaseRole:
+    role: Role
+
+    @strawberry.field
+    async def assignees(self, info: AppInfo) -> list[Party]:
+        found = await info.context.loaders.party_by_id.load_many(self.party_ids)  # type: ignore[attr-defined]
+        return [p for p in found if p is not None]
+
+    @strawberry.field(description="Likely assignees: players of this role in other cases, then allowed parties.")
+    async def pick_list(self, info: AppInfo) -> list[Party]:
+        ids = await pick_list(info.context.session, case=self.case, role=self.role.short_name)  # type: ignore[attr-defined]
+        return [p for p in await info.context.loaders.party_by_id.load_many(ids) if p is not None]
+
+
+def _case_role(role: RoleSpec, party_ids: list[str], case: Any) -> CaseRole:
+    result = CaseRole(role=role)  # type: ignore[arg-type]
+    result.party_ids = party_ids  # type: ignore[attr-defined]
+    result.case = case  # type: ignore[attr-defined]
+    return result
+
+
+@strawberry.type(description="A workflow in action for one workflow item.")
+class Case(Node):
+    status: CaseStatus
+    version: int = strawberry.field(description="Grows by one with every change; pass it as expectedVersion.")
+    suspended_until: datetime | None
+    created_at: datetime
+
+    is_type_of = row_type(CaseRow)
+
+    @strawberry.field
+    async def workflow(self, info: AppInfo) -> Workflow:
+        return await info.context.loaders.workflow_by_id.load(self.workflow_id)  # type: ignore[attr-defined]
+
+    @strawberry.field
+    async def workflow_item(self, info: AppInfo) -> Annotated["WorkflowItem", strawberry.lazy("schema.item")] | None:
+        return await info.context.loaders.item_by_id.load(self.object_id)  # type: ignore[attr-defined]
+
+    @strawberry.field(description="The top-level state.")
+    async def state(self, info: AppInfo) -> State:
+        return (await case_reads.states(info.context, self))[0]  # type: ignore[arg-type, return-value]
+
+    @strawberry.field(description="The top-level state, then one per running child workflow.")
+    async def states(self, info: AppInfo) -> list[State]:
+        return await case_reads.states(info.context, self)  # type: ignore[arg-type, return-value]
+
+    @strawberry.field(description="USER actions enabled now, whoever may perform them.")
+    async def enabled_actions(self, info: AppInfo) -> list[EnabledAction]:
+        return await case_reads.enabled_actions(info.context, self)  # type: ignore[arg-type, return-value]
+
+    @strawberry.field(description="The enabled actions you may perform now.")
+    async def my_actions(self, info: AppInfo) -> list[EnabledAction]:
+        return await case_reads.my_actions(info.context, self)  # type: ignore[arg-type, return-value]
+
+    @strawberry.field(description="Every role of the workflow with who plays it in this case.")
+    async def roles(self, info: AppInfo) -> list[CaseRole]:
+        spec = await case_reads.spec_for_case(info.context, self)  # type: ignore[arg-type]
+        played = await info.context.loaders.roles_by_case.load(self.id)
+        return [_case_role(role, played.get(name, []), self) for name, role in spec.roles.items()]
+
+    @strawberry.field(description="The log of this case, oldest first.")
+    async def log(self, info: AppInfo, first: int | None = None, after: str | None = None) -> Connection[Activity]:
+        return connection(await resources.history(
+            info.context, self.object_id, first=first, after=after, check_intent=False))  # type: ignore[attr-defined]

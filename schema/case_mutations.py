@@ -1,0 +1,126 @@
+"""Mutations that move cases: executeAction, reassignRole, defineWorkflow."""
+
+from enum import Enum
+from typing import Any
+
+import strawberry
+
+import engine
+from engine import cases
+from engine.workflows import spec_of
+from models import Workflow as WorkflowRow
+from resolvers.mutations import run
+from schema.activity import Activity
+from schema.base import JSON, AppInfo, UserError
+from schema.case import Case, CaseStatus
+from schema.workflow import Action, State, Workflow
+
+
+@strawberry.input(description="Name the case by caseId or by its workflowItemId.")
+class ExecuteActionInput:
+    action: str
+    workflow_item_id: strawberry.ID | None = None
+    case_id: strawberry.ID | None = None
+    enabled_action_id: strawberry.ID | None = strawberry.field(
+        default=None, description="Which instance, when the action is enabled more than once.")
+    comment: str | None = None
+    data: JSON | None = strawberry.field(default=None, description="Key/value data stored in the log entry.")
+    idempotency_key: str | None = strawberry.field(
+        default=None, description="Replaying a request with the same key returns the first result.")
+    expected_version: int | None = strawberry.field(
+        default=None, description="Refuse with VERSION_CONFLICT unless the case is at this version.")
+    dry_run: bool = strawberry.field(default=False, description="Report what would happen; change nothing.")
+
+
+@strawberry.type(description="What a case would look like after a dry run of an action.")
+class CasePreview:
+    state: State
+    status: CaseStatus
+    version: int
+    enabled_actions: list[Action]
+
+
+@strawberry.type
+class ExecuteActionPayload:
+    case: Case | None = None
+    activity: Activity | None = None
+    preview: CasePreview | None = None
+    replayed: bool = strawberry.field(default=False, description="True when an idempotency key replayed a result.")
+    user_errors: list[UserError] = strawberry.field(default_factory=list)
+
+
+@strawberry.enum
+class ReassignMode(Enum):
+    REPLACE = "REPLACE"
+    ADD = "ADD"
+    REMOVE = "REMOVE"
+
+
+@strawberry.input
+class ReassignRoleInput:
+    role: str
+    party_ids: list[strawberry.ID]
+    mode: ReassignMode = ReassignMode.REPLACE
+    workflow_item_id: strawberry.ID | None = None
+    case_id: strawberry.ID | None = None
+
+
+@strawberry.type
+class CasePayload:
+    case: Case | None = None
+    user_errors: list[UserError] = strawberry.field(default_factory=list)
+
+
+@strawberry.input
+class DefineWorkflowInput:
+    spec: JSON = strawberry.field(description="The seed-004 spec: roles, states, actions keyed by short name.")
+
+
+@strawberry.type
+class WorkflowPayload:
+    workflow: Workflow | None = None
+    user_errors: list[UserError] = strawberry.field(default_factory=list)
+
+
+def _target(case_id: str | None, item_id: str | None) -> dict[str, Any]:
+    if (case_id is None) == (item_id is None):
+        raise engine.DomainError(engine.ErrorCode.INVALID_INPUT, "Give exactly one of caseId and workflowItemId.",
+                                 ["caseId"])
+    return {"case_id": case_id} if case_id else {"workflow_item_id": item_id}
+
+
+async def execute_action(info: AppInfo, input: ExecuteActionInput) -> ExecuteActionPayload:
+    async def operation(session: Any, actor: Any) -> Any:
+        result = await engine.execute(
+            session, actor=actor, action=input.action, **_target(input.case_id, input.workflow_item_id),
+            enabled_action_id=input.enabled_action_id, comment=input.comment, data=input.data,
+            idempotency_key=input.idempotency_key, expected_version=input.expected_version)
+        if not input.dry_run:
+            return result, None
+        case, state, enabled = await cases.preview(session, case_id=result.case.id)
+        workflow = await session.get(WorkflowRow, case.workflow_id)
+        spec = spec_of(workflow)
+        preview = CasePreview(state=spec.states[state], status=CaseStatus(case.status), version=case.version,  # type: ignore[arg-type]
+                              enabled_actions=[spec.actions[ea.action] for ea in enabled])  # type: ignore[misc]
+        return result, preview
+
+    outcome, errors = await run(info.context, operation, rollback=input.dry_run)
+    if outcome is None:
+        return ExecuteActionPayload(user_errors=errors)
+    result, preview = outcome
+    if preview is not None:  # nothing happened: show the case as it still is
+        case = await info.context.loaders.case_by_id.load(result.case.id)
+        return ExecuteActionPayload(case=case, preview=preview)
+    return ExecuteActionPayload(case=result.case, activity=result.activity, replayed=result.replayed)
+
+
+async def reassign_role(info: AppInfo, input: ReassignRoleInput) -> CasePayload:
+    case, errors = await run(info.context, lambda s, a: engine.reassign(
+        s, actor=a, role=input.role, party_ids=list(input.party_ids), mode=input.mode.value,
+        **_target(input.case_id, input.workflow_item_id)))
+    return CasePayload(case=case, user_errors=errors)
+
+
+async def define_workflow(info: AppInfo, input: DefineWorkflowInput) -> WorkflowPayload:
+    workflow, errors = await run(info.context, lambda s, a: engine.define_workflow(s, actor=a, spec=input.spec))
+    return WorkflowPayload(workflow=workflow, user_errors=errors)

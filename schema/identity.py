@@ -1,0 +1,141 @@
+"""Users, groups and login."""
+
+from typing import Annotated
+
+import strawberry
+
+from engine import identity
+from models import Group as GroupRow
+from models import User as UserRow
+from resolvers.mutations import run
+from resolvers.pagination import check_first, keyset_page
+from schema.base import AppInfo, Connection, Node, UserError, connection, row_type
+
+
+@strawberry.type(description="A person who signs in.")
+class User(Node):
+    login: str
+    display_name: str
+    organization: str
+    is_admin: bool = strawberry.field(name="admin")
+
+    is_type_of = row_type(UserRow)
+
+
+@strawberry.type(description="A named set of users; grants and roles given to a group reach its members.")
+class Group(Node):
+    name: str
+    display_name: str
+
+    is_type_of = row_type(GroupRow)
+
+    @strawberry.field
+    async def members(self, info: AppInfo) -> list[User]:
+        return await info.context.loaders.members_by_group.load(self.id)
+
+
+Party = Annotated[User | Group, strawberry.union("Party", description="A user or a group.")]
+
+
+@strawberry.input
+class LoginInput:
+    login: str
+    password: str
+
+
+@strawberry.type
+class LoginPayload:
+    token: str | None = None
+    user: User | None = None
+    user_errors: list[UserError] = strawberry.field(default_factory=list)
+
+
+@strawberry.input
+class CreateUserInput:
+    login: str
+    password: str
+    display_name: str | None = None
+    organization: str | None = None
+    admin: bool = False
+
+
+@strawberry.type
+class UserPayload:
+    user: User | None = None
+    user_errors: list[UserError] = strawberry.field(default_factory=list)
+
+
+@strawberry.input
+class CreateGroupInput:
+    name: str
+    display_name: str | None = None
+
+
+@strawberry.input
+class GroupMemberInput:
+    group_id: strawberry.ID
+    user_id: strawberry.ID
+
+
+@strawberry.type
+class GroupPayload:
+    group: Group | None = None
+    user_errors: list[UserError] = strawberry.field(default_factory=list)
+
+
+async def login(info: AppInfo, input: LoginInput) -> LoginPayload:
+    ctx = info.context
+    from engine.errors import DomainError
+    from resolvers.errors import user_errors
+
+    try:
+        async with ctx.db.transaction() as session:
+            token, user = await identity.login(session, login=input.login, password=input.password,
+                                               ttl_seconds=ctx.settings.token_ttl)
+    except DomainError as error:
+        return LoginPayload(user_errors=user_errors(error))
+    return LoginPayload(token=token, user=user)
+
+
+async def create_user(info: AppInfo, input: CreateUserInput) -> UserPayload:
+    user, errors = await run(info.context, lambda s, a: identity.create_user(
+        s, actor=a, login=input.login, password=input.password, display_name=input.display_name,
+        organization=input.organization or "", admin=input.admin))
+    return UserPayload(user=user, user_errors=errors)
+
+
+async def create_group(info: AppInfo, input: CreateGroupInput) -> GroupPayload:
+    group, errors = await run(info.context, lambda s, a: identity.create_group(
+        s, actor=a, name=input.name, display_name=input.display_name))
+    return GroupPayload(group=group, user_errors=errors)
+
+
+async def add_group_member(info: AppInfo, input: GroupMemberInput) -> GroupPayload:
+    group, errors = await run(info.context, lambda s, a: identity.add_group_member(
+        s, actor=a, group_id=input.group_id, user_id=input.user_id))
+    return GroupPayload(group=group, user_errors=errors)
+
+
+async def remove_group_member(info: AppInfo, input: GroupMemberInput) -> GroupPayload:
+    group, errors = await run(info.context, lambda s, a: identity.remove_group_member(
+        s, actor=a, group_id=input.group_id, user_id=input.user_id))
+    return GroupPayload(group=group, user_errors=errors)
+
+
+async def viewer(info: AppInfo) -> User:
+    user = await info.context.loaders.party_by_id.load(info.context.viewer.user_id)
+    return user
+
+
+async def users(info: AppInfo, first: int | None = None, after: str | None = None) -> Connection[User]:
+    from sqlalchemy import func, select
+
+    limit = check_first(first)
+    session = info.context.session
+    info.context.viewer  # noqa: B018 - authentication check
+    query = select(UserRow).order_by(UserRow.id).limit(limit + 1)
+    if after:
+        query = query.where(UserRow.id > after)
+    rows = list((await session.scalars(query)).all())
+    total = await session.scalar(select(func.count()).select_from(UserRow)) or 0
+    return connection(keyset_page(rows, limit=limit, total=total, cursor=lambda r: r.id))

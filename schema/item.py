@@ -1,0 +1,58 @@
+"""Workflow items as clients read them."""
+
+from datetime import date, datetime
+from typing import TYPE_CHECKING, Annotated
+
+import strawberry
+
+from models import Document as DocumentRow
+from models import WorkflowItem as WorkflowItemRow
+from schema.base import JSON, AppInfo, Node, row_type
+from schema.project import ResourceFields, ResourceStatus, Subproject
+
+if TYPE_CHECKING:
+    from schema.case import Case
+
+
+@strawberry.type(description="A file attached to a workflow item: its name, hash and where it lives.")
+class Document(Node):
+    file_name: str
+    sha256: str
+    link: str | None
+
+    is_type_of = row_type(DocumentRow)
+
+
+@strawberry.type(description="One case of work (and money) in a subproject, moving through its workflow.")
+class WorkflowItem(ResourceFields, Node):
+    display_name: str
+    description: str
+    created_at: datetime
+    due_date: date | None
+    amount_type: str = strawberry.field(description="N/A, ALLOCATED or DISBURSED.")
+    amount: str | None = strawberry.field(description="A decimal written as a string.")
+    currency: str | None
+    exchange_rate: str | None
+    billing_date: date | None
+    reject_reason: str | None
+    tags: list[str]
+    additional_data: JSON
+
+    is_type_of = row_type(WorkflowItemRow)
+
+    @strawberry.field(description="OPEN while the case is active or suspended, CLOSED once it completed or was canceled.")
+    async def status(self, info: AppInfo) -> ResourceStatus:
+        case = await info.context.loaders.case_by_item.load(self.id)
+        return ResourceStatus.OPEN if case is None or case.status in ("ACTIVE", "SUSPENDED") else ResourceStatus.CLOSED
+
+    @strawberry.field
+    async def subproject(self, info: AppInfo) -> Subproject | None:
+        return await info.context.loaders.subproject_by_id.load(self.subproject_id)  # type: ignore[attr-defined]
+
+    @strawberry.field
+    async def documents(self, info: AppInfo) -> list[Document]:
+        return await info.context.loaders.documents_by_item.load(self.id)
+
+    @strawberry.field(name="case", description="The workflow case of this item.")
+    async def case_(self, info: AppInfo) -> Annotated["Case", strawberry.lazy("schema.case")]:
+        return await info.context.loaders.case_by_item.load(self.id)

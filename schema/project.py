@@ -1,0 +1,171 @@
+"""Projects and subprojects as clients read them."""
+
+from datetime import datetime
+from enum import Enum
+from typing import TYPE_CHECKING, Annotated
+
+import strawberry
+
+from engine.ordering import ordered
+from models import ProjectedBudget as BudgetRow
+from models import Project as ProjectRow
+from models import Subproject as SubprojectRow
+from resolvers import resources
+from resolvers.filters import ResourceFilterKey
+from resolvers.pagination import slice_page
+from schema.activity import Activity, HistoryFilter
+from schema.base import JSON, AppInfo, Connection, Node, connection, row_type
+from schema.identity import Party
+
+if TYPE_CHECKING:
+    from schema.item import WorkflowItem
+    from schema.workflow import Workflow
+
+
+@strawberry.enum
+class ResourceStatus(Enum):
+    OPEN = "OPEN"
+    CLOSED = "CLOSED"
+
+
+@strawberry.enum(description="ORDERED: an item may not close while an item before it is open.")
+class WorkflowMode(Enum):
+    ORDERED = "ORDERED"
+    UNORDERED = "UNORDERED"
+
+
+@strawberry.input
+class ProjectFilter:
+    status: ResourceStatus | None = None
+    tag: str | None = None
+    search: str | None = strawberry.field(default=None, description="Text the display name contains.")
+
+    def key(self) -> ResourceFilterKey:
+        return ResourceFilterKey(status=self.status.value if self.status else None, tag=self.tag, search=self.search)
+
+
+def filter_key(filter: "ProjectFilter | None") -> ResourceFilterKey:
+    return filter.key() if filter else ResourceFilterKey()
+
+
+@strawberry.type(description="Planned money per organization and currency.")
+class ProjectedBudget:
+    organization: str
+    currency: str
+    value: str
+
+    is_type_of = row_type(BudgetRow)
+
+
+@strawberry.type(description="The parties holding one intent on a resource.")
+class PermissionGrant:
+    intent: str
+
+    @strawberry.field
+    async def parties(self, info: AppInfo) -> list[Party]:
+        found = await info.context.loaders.party_by_id.load_many(self.party_ids)  # type: ignore[attr-defined]
+        return [p for p in found if p is not None]
+
+
+def grant_list(grants: dict[str, list[str]] | None) -> list[PermissionGrant] | None:
+    if grants is None:
+        return None
+    result = []
+    for intent, parties in grants.items():
+        grant = PermissionGrant(intent=intent)
+        grant.party_ids = parties  # type: ignore[attr-defined]
+        result.append(grant)
+    return result
+
+
+async def history_connection(info: AppInfo, resource_id: str, first: int | None, after: str | None,
+                             filter: HistoryFilter | None) -> Connection[Activity]:
+    f = filter or HistoryFilter()
+    return connection(await resources.history(
+        info.context, resource_id, first=first, after=after, kind=f.kind, actor_id=f.actor, since=f.from_, until=f.to))
+
+
+@strawberry.type
+class ResourceFields:
+    """Fields every project, subproject and workflow item has (mixed into each type)."""
+
+    @strawberry.field(description="The intents you hold on this resource.")
+    async def allowed_intents(self, info: AppInfo) -> list[str]:
+        return await resources.allowed_intents(info.context, self.id)  # type: ignore[attr-defined]
+
+    @strawberry.field(description="Every grant on this resource; null without the listPermissions intent.")
+    async def permissions(self, info: AppInfo) -> list[PermissionGrant] | None:
+        return grant_list(await resources.grants(info.context, self.id))  # type: ignore[attr-defined]
+
+    @strawberry.field(description="The log of this resource and everything inside it, oldest first.")
+    async def history(self, info: AppInfo, first: int | None = None, after: str | None = None,
+                      filter: HistoryFilter | None = None) -> Connection[Activity]:
+        return await history_connection(info, self.id, first, after, filter)  # type: ignore[attr-defined]
+
+    @strawberry.field
+    async def assignee(self, info: AppInfo) -> Party | None:
+        aid = self.assignee_id  # type: ignore[attr-defined]
+        return await info.context.loaders.party_by_id.load(aid) if aid else None
+
+
+@strawberry.type(description="The root of the resource tree: holds subprojects.")
+class Project(ResourceFields, Node):
+    display_name: str
+    description: str
+    status: ResourceStatus
+    created_at: datetime
+    tags: list[str]
+    additional_data: JSON
+
+    is_type_of = row_type(ProjectRow)
+
+    @strawberry.field
+    async def projected_budgets(self, info: AppInfo) -> list[ProjectedBudget]:
+        return await info.context.loaders.budgets_by_resource.load(self.id)
+
+    @strawberry.field
+    async def subprojects(self, info: AppInfo, first: int | None = None, after: str | None = None,
+                          filter: ProjectFilter | None = None) -> Connection["Subproject"]:
+        rows = await info.context.loaders.subprojects_by_project.load((self.id, filter_key(filter)))
+        return connection(slice_page(rows, first=first, after=after, cursor=lambda r: r.id))
+
+
+@strawberry.type(description="A part of a project with its own currency, workflow and workflow items.")
+class Subproject(ResourceFields, Node):
+    display_name: str
+    description: str
+    status: ResourceStatus
+    created_at: datetime
+    currency: str
+    workflow_mode: WorkflowMode
+    workflow_item_ordering: list[strawberry.ID]
+    tags: list[str]
+    additional_data: JSON
+
+    is_type_of = row_type(SubprojectRow)
+
+    @strawberry.field
+    async def project(self, info: AppInfo) -> Project | None:
+        return await info.context.loaders.project_by_id.load(self.project_id)  # type: ignore[attr-defined]
+
+    @strawberry.field
+    async def validator(self, info: AppInfo) -> Party | None:
+        vid = self.validator_id  # type: ignore[attr-defined]
+        return await info.context.loaders.party_by_id.load(vid) if vid else None
+
+    @strawberry.field(description="The workflow (and version) this subproject's items follow.")
+    async def workflow(self, info: AppInfo) -> Annotated["Workflow", strawberry.lazy("schema.workflow")]:
+        return await info.context.loaders.workflow_by_id.load(self.workflow_id)  # type: ignore[attr-defined]
+
+    @strawberry.field
+    async def projected_budgets(self, info: AppInfo) -> list[ProjectedBudget]:
+        return await info.context.loaders.budgets_by_resource.load(self.id)
+
+    @strawberry.field(description="Items in the subproject's ordering, then the rest by creation time.")
+    async def workflow_items(
+        self, info: AppInfo, first: int | None = None, after: str | None = None, filter: ProjectFilter | None = None,
+    ) -> Connection[Annotated["WorkflowItem", strawberry.lazy("schema.item")]]:
+        rows = await info.context.loaders.items_by_subproject.load((self.id, filter_key(filter)))
+        by_id = {r.id: r for r in rows}
+        in_order = [by_id[i] for i in ordered(by_id, self.workflow_item_ordering)]
+        return connection(slice_page(in_order, first=first, after=after, cursor=lambda r: r.id))

@@ -1,0 +1,1 @@
+"""Wiring: the Starlette app, settings and the `caseway` command."""

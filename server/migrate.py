@@ -1,0 +1,19 @@
+"""Applying Alembic migrations from code (the CLI, `serve` and the tests share this)."""
+
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def alembic_config(database_url: str) -> Config:
+    config = Config(str(ROOT / "alembic.ini"))
+    config.set_main_option("script_location", str(ROOT / "migrations"))
+    config.attributes["database_url"] = database_url
+    return config
+
+
+def upgrade(database_url: str) -> None:
+    command.upgrade(alembic_config(database_url), "head")

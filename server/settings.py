@@ -1,0 +1,19 @@
+"""Settings, read from CASEWAY_* environment variables by every command alike."""
+
+from pathlib import Path
+
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="CASEWAY_")
+
+    database_url: str = "sqlite:///./caseway.db"
+    host: str = "127.0.0.1"
+    port: int = 8000
+    workers: int = 1
+    token_ttl: int = 30 * 24 * 3600  # seconds a login token stays valid
+    workflows_dir: Path | None = None  # extra workflow spec files defined at startup
+    graphiql: bool = True
+    max_query_depth: int = 15
+    db_pool_size: int = 10
