@@ -1,12 +1,24 @@
 """Turning failures into what clients see."""
 
+from dataclasses import dataclass
+
 from graphql import GraphQLError
 
-from engine.errors import DomainError, DomainErrors
+from engine.errors import DomainError, DomainErrors, ErrorCode
 
 
-def user_errors(error: DomainError) -> list[DomainError]:
-    return list(error.errors) if isinstance(error, DomainErrors) else [error]
+@dataclass(frozen=True, slots=True)
+class UserErrorRow:
+    """A DomainError as data: graphql-core treats an exception object in a list as raised."""
+
+    code: ErrorCode
+    message: str
+    field: list[str] | None
+
+
+def user_errors(error: DomainError) -> list[UserErrorRow]:
+    errors = error.errors if isinstance(error, DomainErrors) else [error]
+    return [UserErrorRow(e.code, e.message, e.field) for e in errors]
 
 
 def unauthenticated() -> GraphQLError:

@@ -9,14 +9,14 @@ from engine.activity import NEW_ACTIVITIES
 from engine.actors import Actor
 from engine.errors import DomainError
 from resolvers.context import Context
-from resolvers.errors import user_errors
+from resolvers.errors import UserErrorRow, user_errors
 
 T = TypeVar("T")
 
 
 async def run(
     ctx: Context, operation: Callable[[AsyncSession, Actor], Awaitable[T]], *, rollback: bool = False,
-) -> tuple[T | None, list[DomainError]]:
+) -> tuple[T | None, list[UserErrorRow]]:
     """Run ``operation`` as the viewer in its own transaction. On a DomainError everything is
     rolled back and the error is returned; ``rollback`` always rolls back (dry runs)."""
     actor = ctx.viewer

@@ -11,9 +11,10 @@ import strawberry
 from strawberry.scalars import JSON
 from strawberry.types import Info
 
-from engine.errors import DomainError, ErrorCode
+from engine.errors import ErrorCode
 from models import kind_of
 from resolvers.context import Context
+from resolvers.errors import UserErrorRow
 from resolvers.pagination import Page
 
 T = TypeVar("T")
@@ -43,7 +44,7 @@ class UserError:
     message: str
     field: list[str] | None = None
 
-    is_type_of = row_type(DomainError)
+    is_type_of = row_type(UserErrorRow)
 
 
 @strawberry.type

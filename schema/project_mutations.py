@@ -109,7 +109,7 @@ class ReorderWorkflowItemsInput:
 def _updates(input: UpdateResourceInput) -> dict[str, Any]:
     return {"display_name": given(input.display_name), "description": given(input.description),
             "tags": given(input.tags), "additional_data": given(input.additional_data),
-            "projected_budgets": budgets(given(input.projected_budgets) or None)}
+            "projected_budgets": budgets(input.projected_budgets)}
 
 
 async def create_project(info: AppInfo, input: CreateProjectInput) -> ProjectPayload:
