@@ -1,0 +1,186 @@
+"""The engine driven directly (no HTTP): the seed-004 bug tracker and the execution rules."""
+
+import pytest
+from sqlalchemy import func, select
+
+import engine
+from engine.errors import DomainError, DomainErrors
+from models import Activity, Case
+
+
+async def bug_case(db, owner, assignee, *, workflow="bug", mode="UNORDERED", items=1):
+    async with db.transaction() as s:
+        project = await engine.create_project(s, actor=owner, display_name="P")
+        sub = await engine.create_subproject(s, actor=owner, project_id=project.id, display_name="S", currency="EUR",
+                                             workflow=workflow, assignee_id=assignee.user_id, workflow_mode=mode)
+        made = [await engine.create_workflow_item(s, actor=owner, subproject_id=sub.id, display_name=f"Bug {i}",
+                                                  assignee_id=assignee.user_id)
+                for i in range(items)]
+    return sub, [case for _, case in made]
+
+
+async def enabled(db, case_id):
+    async with db.session() as s:
+        return sorted(ea.action for ea in await engine.get_enabled_actions(s, case_id=case_id))
+
+
+async def state_of(db, case_id):
+    from engine.context import load_case
+
+    async with db.session() as s:
+        ctx = await load_case(s, case_id=case_id)
+        return ctx.states[""], ctx.case.status, ctx.case.version
+
+
+async def run(db, actor, case_id, action, **kwargs):
+    async with db.transaction() as s:
+        return await engine.execute(s, actor=actor, case_id=case_id, action=action, **kwargs)
+
+
+async def test_bug_workflow_end_to_end(db, make_actor):
+    submitter, dev = await make_actor("sam"), await make_actor("dev")
+    _, (case,) = await bug_case(db, submitter, dev)
+    assert (await state_of(db, case.id))[:2] == ("open", "ACTIVE")
+    assert await enabled(db, case.id) == ["comment", "edit", "resolve"]
+    await run(db, dev, case.id, "resolve", comment="fixed in 1.2", data={"resolution": "fixed"})
+    assert (await state_of(db, case.id))[0] == "resolved"
+    assert await enabled(db, case.id) == ["close", "comment", "edit", "reopen", "resolve"]
+    await run(db, submitter, case.id, "close")
+    assert (await state_of(db, case.id))[:2] == ("closed", "COMPLETED")
+    assert await enabled(db, case.id) == ["comment", "edit", "reopen"]
+    await run(db, submitter, case.id, "reopen")
+    assert (await state_of(db, case.id))[:2] == ("open", "ACTIVE")
+    assert await enabled(db, case.id) == ["comment", "edit", "resolve"]
+    async with db.session() as s:
+        log = (await s.scalars(select(Activity).where(Activity.case_id == case.id).order_by(Activity.seq))).all()
+    executed = [(a.action, a.data.get("to")) for a in log if a.kind == "action_executed"]
+    assert executed == [("open", "open"), ("resolve", "resolved"), ("close", "closed"), ("reopen", "open")]
+    resolve = next(a for a in log if a.action == "resolve")
+    assert resolve.comment == "fixed in 1.2" and resolve.data["resolution"] == "fixed"
+    assert [a.kind for a in log if a.kind.startswith("case_")] == ["case_completed", "case_reopened"]
+
+
+async def test_enabled_versus_assigned_and_default_assignment(db, make_actor):
+    submitter, dev, stranger = await make_actor("sam"), await make_actor("dev"), await make_actor("eve")
+    _, (case,) = await bug_case(db, submitter, dev)
+    async with db.session() as s:
+        from engine.context import load_case
+
+        ctx = await load_case(s, case_id=case.id)
+        # submitter is assigned lazily only when "close" first becomes enabled; assignee at once.
+        assert ctx.roles == {"assignee": {dev.user_id}}
+        dev_actions = sorted(ea.action for ea in await engine.get_user_actions(s, case_id=case.id, actor=dev))
+        assert dev_actions == ["comment", "edit", "resolve"]
+        assert await engine.get_user_actions(s, case_id=case.id, actor=stranger) == []
+        resolve = next(ea for ea in await engine.get_enabled_actions(s, case_id=case.id) if ea.action == "resolve")
+        assert resolve.assigned_role == "assignee"  # assigned in "open"
+    with pytest.raises(DomainError) as refused:
+        await run(db, submitter, case.id, "resolve")  # submitter has no role yet
+    assert refused.value.code == "NOT_ALLOWED"  # the creator sees the item (grants) but plays no role yet
+    await run(db, dev, case.id, "resolve")
+    async with db.session() as s:
+        ctx = await load_case(s, case_id=case.id)
+        assert ctx.roles["submitter"] == {submitter.user_id}  # creation_user, on first need
+        resolve = next(ea for ea in await engine.get_enabled_actions(s, case_id=case.id) if ea.action == "resolve")
+        assert resolve.assigned_role is None  # merely enabled in "resolved": nobody is expected to act
+
+
+async def test_failures_change_nothing(db, make_actor):
+    submitter, dev, stranger = await make_actor("sam"), await make_actor("dev"), await make_actor("eve")
+    _, (case,) = await bug_case(db, submitter, dev)
+    before = await state_of(db, case.id)
+    async with db.session() as s:
+        log_before = await s.scalar(select(func.count()).select_from(Activity))
+    attempts = [
+        (dev, "close", {}, "ACTION_NOT_ENABLED"),
+        (dev, "fly", {}, "ACTION_NOT_ENABLED"),
+        (dev, "resolve", {"expected_version": 99}, "VERSION_CONFLICT"),
+        (stranger, "resolve", {}, "NOT_FOUND"),
+        (dev, "resolve", {"data": {"resolution": 42}}, "INVALID_INPUT"),
+    ]
+    for actor, action, kwargs, code in attempts:
+        with pytest.raises(DomainError) as error:
+            await run(db, actor, case.id, action, **kwargs)
+        assert error.value.code == code, (action, kwargs)
+    assert await state_of(db, case.id) == before
+    async with db.session() as s:
+        assert await s.scalar(select(func.count()).select_from(Activity)) == log_before
+
+
+async def test_ordered_subproject(db, make_actor):
+    owner = await make_actor("owner")
+    _, (first, second) = await bug_case(db, owner, owner, workflow="simple", mode="ORDERED", items=2)
+    with pytest.raises(DomainError) as error:
+        await run(db, owner, second.id, "close")
+    assert error.value.code == "PREVIOUS_ITEMS_OPEN"
+    await run(db, owner, first.id, "close")
+    await run(db, owner, second.id, "close")
+    assert (await state_of(db, second.id))[1] == "COMPLETED"
+
+
+async def test_reassignment_with_allowed_parties(db, make_actor):
+    owner, dev, other = await make_actor("owner"), await make_actor("dev"), await make_actor("other")
+    spec = {"short_name": "triage", "roles": {"fixer": {"allowed_parties": [dev.user_id]}},
+            "states": {"new": {}, "done": {"terminal": True}},
+            "actions": {"fix": {"assigned_role": "fixer", "assigned_states": ["new"], "new_state": "done"}}}
+    async with db.transaction() as s:
+        await engine.define_workflow(s, actor=None, spec=spec)
+    _, (case,) = await bug_case(db, owner, owner, workflow="triage")
+    async with db.transaction() as s:
+        with pytest.raises(DomainError) as error:
+            await engine.reassign(s, actor=owner, case_id=case.id, role="fixer", party_ids=[other.user_id])
+        assert error.value.code == "PARTY_NOT_ALLOWED"
+    async with db.transaction() as s:
+        updated = await engine.reassign(s, actor=owner, case_id=case.id, role="fixer", party_ids=[dev.user_id])
+        assert updated.version == 1
+    async with db.transaction() as s:
+        with pytest.raises(DomainError) as error:  # dev plays no role that may reassign, holds no grant
+            await engine.reassign(s, actor=other, case_id=case.id, role="fixer", party_ids=[dev.user_id])
+        assert error.value.code == "NOT_FOUND"
+    await run(db, dev, case.id, "fix")
+    assert (await state_of(db, case.id))[1] == "COMPLETED"
+
+
+async def test_spec_validation_reports_every_problem(db):
+    spec = {"short_name": "broken", "roles": {"r": {"callbacks": ["nope"]}},
+            "states": {"a": {}},
+            "actions": {"i1": {"trigger": "init", "new_state": "a"}, "i2": {"trigger": "init"},
+                        "go": {"enabled_states": ["zzz"], "assigned_role": "ghost", "new_state": "b"}}}
+    async with db.transaction() as s:
+        with pytest.raises(DomainErrors) as error:
+            await engine.define_workflow(s, actor=None, spec=spec)
+    fields = {tuple(e.field or []) for e in error.value.errors}
+    assert ("spec", "roles", "r", "callbacks") in fields
+    assert ("spec", "actions") in fields  # two INIT actions
+    assert ("spec", "actions", "i2", "new_state") in fields  # INIT without new state
+    assert ("spec", "actions", "go", "enabled_states") in fields
+    assert ("spec", "actions", "go", "assigned_role") in fields
+    assert ("spec", "actions", "go", "new_state") in fields
+    assert {e.code for e in error.value.errors} == {"INVALID_SPEC"}
+
+
+async def test_define_export_round_trip_and_versions(db, make_actor):
+    async with db.transaction() as s:
+        bug = await engine.latest_workflow(s, short_name="bug")
+        clone_spec = {**bug.spec, "short_name": "bug2"}
+        clone = await engine.define_workflow(s, actor=None, spec=clone_spec)
+        assert clone.spec == clone_spec and clone.version == 1
+        again = await engine.define_workflow(s, actor=None, spec={**clone_spec, "pretty_name": "Bug v2"})
+        assert again.version == 2
+        explicit = await engine.define_workflow(s, actor=None, spec={**clone_spec, "actions": {
+            **clone_spec["actions"], "comment": {**clone_spec["actions"]["comment"], "trigger": "user"}}})
+        assert explicit.spec == clone_spec  # defaults are omitted from the export
+
+
+async def test_running_cases_stay_on_their_version(db, make_actor):
+    owner = await make_actor("owner")
+    _, (case,) = await bug_case(db, owner, owner)
+    async with db.transaction() as s:
+        bug = await engine.latest_workflow(s, short_name="bug")
+        spec = dict(bug.spec)
+        spec["actions"] = {k: v for k, v in spec["actions"].items() if k != "edit"}
+        v2 = await engine.define_workflow(s, actor=None, spec=spec)
+        assert v2.version == bug.version + 1
+    assert "edit" in await enabled(db, case.id)
+    async with db.session() as s:
+        assert (await s.get(Case, case.id)).workflow_id == bug.id
