@@ -1,5 +1,6 @@
 """The per-request context: database, viewer and loaders."""
 
+import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -9,6 +10,35 @@ from engine.actors import Actor
 from models import Database
 from resolvers.errors import unauthenticated
 from resolvers.loaders import Loaders
+
+
+class ReadSession:
+    """The request's read session, one statement at a time: GraphQL resolves sibling fields
+    concurrently, and an AsyncSession must never run two statements at once."""
+
+    def __init__(self, session: AsyncSession) -> None:
+        self._session = session
+        self._lock = asyncio.Lock()
+
+    async def execute(self, *args: Any, **kwargs: Any) -> Any:
+        async with self._lock:
+            return await self._session.execute(*args, **kwargs)
+
+    async def scalars(self, *args: Any, **kwargs: Any) -> Any:
+        async with self._lock:
+            return await self._session.scalars(*args, **kwargs)
+
+    async def scalar(self, *args: Any, **kwargs: Any) -> Any:
+        async with self._lock:
+            return await self._session.scalar(*args, **kwargs)
+
+    async def get(self, *args: Any, **kwargs: Any) -> Any:
+        async with self._lock:
+            return await self._session.get(*args, **kwargs)
+
+    async def close(self) -> None:
+        async with self._lock:
+            await self._session.close()
 
 
 @dataclass
@@ -23,13 +53,13 @@ class Context:
     actor: Actor | None = None
     request: Any = None
     response: Any = None
-    _session: AsyncSession | None = None
+    _session: ReadSession | None = None
     _loaders: Loaders | None = field(default=None, repr=False)
 
     @property
-    def session(self) -> AsyncSession:
+    def session(self) -> ReadSession:
         if self._session is None:
-            self._session = self.db.session()
+            self._session = ReadSession(self.db.session())
         return self._session
 
     @property

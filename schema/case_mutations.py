@@ -96,20 +96,21 @@ async def execute_action(info: AppInfo, input: ExecuteActionInput) -> ExecuteAct
             enabled_action_id=input.enabled_action_id, comment=input.comment, data=input.data,
             idempotency_key=input.idempotency_key, expected_version=input.expected_version)
         if not input.dry_run:
-            return result, None
+            return result, None, None
         case, state, enabled = await cases.preview(session, case_id=result.case.id)
         workflow = await session.get(WorkflowRow, case.workflow_id)
         spec = spec_of(workflow)
         preview = CasePreview(state=spec.states[state], status=CaseStatus(case.status), version=case.version,  # type: ignore[arg-type]
                               enabled_actions=[spec.actions[ea.action] for ea in enabled])  # type: ignore[misc]
-        return result, preview
+        # A rollback expires ORM rows: keep the id, the preview is plain data.
+        return None, preview, case.id
 
     outcome, errors = await run(info.context, operation, rollback=input.dry_run)
     if outcome is None:
         return ExecuteActionPayload(user_errors=errors)
-    result, preview = outcome
+    result, preview, dry_case_id = outcome
     if preview is not None:  # nothing happened: show the case as it still is
-        case = await info.context.loaders.case_by_id.load(result.case.id)
+        case = await info.context.loaders.case_by_id.load(dry_case_id)
         return ExecuteActionPayload(case=case, preview=preview)
     return ExecuteActionPayload(case=result.case, activity=result.activity, replayed=result.replayed)
 
