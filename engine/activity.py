@@ -20,9 +20,22 @@ NEW_ACTIVITIES = "caseway.new_activities"
 
 def entry_hash(prev_hash: str | None, entry: Activity) -> str:
     payload = json.dumps(
-        [prev_hash, entry.id, entry.kind, entry.actor_id, entry.at.isoformat(), entry.action,
-         entry.comment, entry.data, entry.project_id, entry.subproject_id, entry.workflow_item_id],
-        sort_keys=True, separators=(",", ":"), default=str,
+        [
+            prev_hash,
+            entry.id,
+            entry.kind,
+            entry.actor_id,
+            entry.at.isoformat(),
+            entry.action,
+            entry.comment,
+            entry.data,
+            entry.project_id,
+            entry.subproject_id,
+            entry.workflow_item_id,
+        ],
+        sort_keys=True,
+        separators=(",", ":"),
+        default=str,
     )
     return hashlib.sha256(payload.encode()).hexdigest()
 
@@ -46,10 +59,20 @@ async def record(
         select(Activity.hash).where(Activity.chain == chain).order_by(Activity.seq.desc()).limit(1)
     )
     entry = Activity(
-        id=new_id("act"), kind=kind, actor_id=actor_id, chain=chain,
-        project_id=project_id, subproject_id=subproject_id, workflow_item_id=workflow_item_id,
-        case_id=case_id, action=action, comment=comment, data=data or {}, at=at or utcnow(),
-        prev_hash=prev_hash, hash="",
+        id=new_id("act"),
+        kind=kind,
+        actor_id=actor_id,
+        chain=chain,
+        project_id=project_id,
+        subproject_id=subproject_id,
+        workflow_item_id=workflow_item_id,
+        case_id=case_id,
+        action=action,
+        comment=comment,
+        data=data or {},
+        at=at or utcnow(),
+        prev_hash=prev_hash,
+        hash="",
     )
     entry.hash = entry_hash(prev_hash, entry)
     session.add(entry)

@@ -12,8 +12,8 @@ from engine.errors import DomainError, ErrorCode
 from engine.registry import assignee_callbacks, register_assignee
 from engine.resources import check_party
 from engine.specs import RoleSpec
-from models import CaseRoleParty, GroupMember, Workflow
 from models import Case as CaseRow
+from models import CaseRoleParty, GroupMember, Workflow
 
 REASSIGN_MODES = ("REPLACE", "ADD", "REMOVE")
 
@@ -48,9 +48,11 @@ async def set_role_parties(ctx: CaseContext, role: str, parties: list[str]) -> N
     wanted = list(dict.fromkeys(parties))
     removed = current - set(wanted)
     if removed:
-        await ctx.session.execute(delete(CaseRoleParty).where(
-            CaseRoleParty.case_id == ctx.case.id, CaseRoleParty.role == role,
-            CaseRoleParty.party_id.in_(removed)))
+        await ctx.session.execute(
+            delete(CaseRoleParty).where(
+                CaseRoleParty.case_id == ctx.case.id, CaseRoleParty.role == role, CaseRoleParty.party_id.in_(removed)
+            )
+        )
     for party in wanted:
         if party not in current:
             ctx.session.add(CaseRoleParty(case_id=ctx.case.id, role=role, party_id=party))
@@ -71,9 +73,14 @@ async def assign_defaults(ctx: CaseContext, role_name: str) -> None:
         if parties:
             await set_role_parties(ctx, role_name, parties)
             await activity.record(
-                ctx.session, kind="role_assigned", actor_id=None, chain=ctx.item.id,
-                project_id=ctx.item.project_id, subproject_id=ctx.item.subproject_id,
-                workflow_item_id=ctx.item.id, case_id=ctx.case.id,
+                ctx.session,
+                kind="role_assigned",
+                actor_id=None,
+                chain=ctx.item.id,
+                project_id=ctx.item.project_id,
+                subproject_id=ctx.item.subproject_id,
+                workflow_item_id=ctx.item.id,
+                case_id=ctx.case.id,
                 data={"role": role_name, "partyIds": parties, "by": name},
             )
             return
@@ -84,13 +91,16 @@ async def _allowed(ctx: CaseContext, role: RoleSpec, party_ids: list[str]) -> No
     if not role.allowed_parties:
         return
     allowed = set(role.allowed_parties)
-    members = set((await ctx.session.scalars(
-        select(GroupMember.user_id).where(GroupMember.group_id.in_(allowed))
-    )).all())
+    members = set(
+        (await ctx.session.scalars(select(GroupMember.user_id).where(GroupMember.group_id.in_(allowed)))).all()
+    )
     for i, party in enumerate(party_ids):
         if party not in allowed and party not in members:
-            raise DomainError(ErrorCode.PARTY_NOT_ALLOWED,
-                              f"{party!r} may not be given the role {role.short_name!r}.", ["partyIds", str(i)])
+            raise DomainError(
+                ErrorCode.PARTY_NOT_ALLOWED,
+                f"{party!r} may not be given the role {role.short_name!r}.",
+                ["partyIds", str(i)],
+            )
 
 
 async def check_assignment(ctx: CaseContext, role_name: str, party_ids: list[str], field: str) -> RoleSpec:
@@ -104,8 +114,14 @@ async def check_assignment(ctx: CaseContext, role_name: str, party_ids: list[str
 
 
 async def reassign(
-    session: AsyncSession, *, actor: Actor, case_id: str | None = None, workflow_item_id: str | None = None,
-    role: str, party_ids: list[str], mode: str = "REPLACE",
+    session: AsyncSession,
+    *,
+    actor: Actor,
+    case_id: str | None = None,
+    workflow_item_id: str | None = None,
+    role: str,
+    party_ids: list[str],
+    mode: str = "REPLACE",
 ) -> CaseRow:
     """Change who plays a role. Needs workflowItem.assign, or playing a role the spec lets
     reassign this one (``assignable_by``)."""
@@ -115,12 +131,20 @@ async def reassign(
         raise DomainError(ErrorCode.INVALID_INPUT, "mode is REPLACE, ADD or REMOVE.", ["mode"])
     played = ctx.roles_of(actor.party_ids)
     may_view = bool(played) or await permissions.has_intent(
-        session, actor=actor, resource_id=ctx.item.id, intent="workflowItem.view")
+        session, actor=actor, resource_id=ctx.item.id, intent="workflowItem.view"
+    )
     if spec_role is not None and played.intersection(spec_role.assignable_by):
         pass
     else:
-        await permissions.require(session, actor=actor, resource_id=ctx.item.id, intent="workflowItem.assign",
-                                  what="workflow item", field="workflowItemId", visible=may_view)
+        await permissions.require(
+            session,
+            actor=actor,
+            resource_id=ctx.item.id,
+            intent="workflowItem.assign",
+            what="workflow item",
+            field="workflowItemId",
+            visible=may_view,
+        )
     await check_assignment(ctx, role, party_ids if mode != "REMOVE" else [], "role")
     before = sorted(ctx.roles.get(role, set()))
     if mode == "REPLACE":
@@ -134,9 +158,14 @@ async def reassign(
     await set_role_parties(ctx, role, after)
     ctx.case.version += 1
     await activity.record(
-        session, kind="role_reassigned", actor_id=actor.user_id, chain=ctx.item.id,
-        project_id=ctx.item.project_id, subproject_id=ctx.item.subproject_id,
-        workflow_item_id=ctx.item.id, case_id=ctx.case.id,
+        session,
+        kind="role_reassigned",
+        actor_id=actor.user_id,
+        chain=ctx.item.id,
+        project_id=ctx.item.project_id,
+        subproject_id=ctx.item.subproject_id,
+        workflow_item_id=ctx.item.id,
+        case_id=ctx.case.id,
         data={"role": role, "mode": mode, "before": before, "after": sorted(after)},
     )
     return ctx.case
@@ -147,16 +176,19 @@ async def pick_list(session: AsyncSession, *, case: CaseRow, role: str, limit: i
     frequent first), then the role's allowed parties."""
     workflow = await session.get(Workflow, case.workflow_id)
     assert workflow is not None
-    rows = (await session.execute(
-        select(CaseRoleParty.party_id, func.count())
-        .join(CaseRow, CaseRow.id == CaseRoleParty.case_id)
-        .join(Workflow, Workflow.id == CaseRow.workflow_id)
-        .where(Workflow.short_name == workflow.short_name, CaseRoleParty.role == role,
-               CaseRoleParty.case_id != case.id)
-        .group_by(CaseRoleParty.party_id)
-        .order_by(func.count().desc(), CaseRoleParty.party_id)
-        .limit(limit)
-    )).all()
+    rows = (
+        await session.execute(
+            select(CaseRoleParty.party_id, func.count())
+            .join(CaseRow, CaseRow.id == CaseRoleParty.case_id)
+            .join(Workflow, Workflow.id == CaseRow.workflow_id)
+            .where(
+                Workflow.short_name == workflow.short_name, CaseRoleParty.role == role, CaseRoleParty.case_id != case.id
+            )
+            .group_by(CaseRoleParty.party_id)
+            .order_by(func.count().desc(), CaseRoleParty.party_id)
+            .limit(limit)
+        )
+    ).all()
     counts = Counter({party: n for party, n in rows})
     from engine.workflows import spec_of
 
@@ -169,10 +201,13 @@ async def pick_list(session: AsyncSession, *, case: CaseRow, role: str, limit: i
 
 
 async def item_ids_with_role(session: AsyncSession, party_ids: frozenset[str]) -> list[str]:
-    return list((await session.scalars(
-        select(CaseRow.object_id).join(CaseRoleParty, CaseRoleParty.case_id == CaseRow.id)
-        .where(CaseRoleParty.party_id.in_(party_ids)).distinct()
-    )).all())
-
-
-
+    return list(
+        (
+            await session.scalars(
+                select(CaseRow.object_id)
+                .join(CaseRoleParty, CaseRoleParty.case_id == CaseRow.id)
+                .where(CaseRoleParty.party_id.in_(party_ids))
+                .distinct()
+            )
+        ).all()
+    )

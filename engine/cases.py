@@ -22,7 +22,17 @@ from engine.errors import DomainError, ErrorCode, not_found
 from engine.registry import side_effects
 from engine.side_effects import Execution
 from engine.specs import ActionSpec, WorkflowSpec
-from models import Activity, Case, CaseState, EnabledAction, Idempotency, Workflow, WorkflowItem, new_id, utcnow
+from models import (
+    Activity,
+    Case,
+    CaseState,
+    EnabledAction,
+    Idempotency,
+    Workflow,
+    WorkflowItem,
+    new_id,
+    utcnow,
+)
 
 EXECUTABLE_STATUSES = ("ACTIVE", "COMPLETED")  # a completed case can still be reopened
 MAX_AUTOMATIC_STEPS = 100
@@ -42,8 +52,13 @@ class _Recomputed:
 
 
 async def start_case(
-    session: AsyncSession, *, actor: Actor, item: WorkflowItem, workflow: Workflow,
-    assignments: dict[str, list[str]] | None = None, now: datetime | None = None,
+    session: AsyncSession,
+    *,
+    actor: Actor,
+    item: WorkflowItem,
+    workflow: Workflow,
+    assignments: dict[str, list[str]] | None = None,
+    now: datetime | None = None,
 ) -> Case:
     """Create the case of a new workflow item and run its INIT action."""
     now = now or utcnow()
@@ -59,8 +74,14 @@ async def start_case(
     session.add(CaseState(case_id=case.id, scope="", state=state))
     ctx.states[""] = state
     await activity.record(
-        session, kind="action_executed", actor_id=actor.user_id, chain=item.id, **_scope(ctx),
-        action=init.short_name if init else None, data={"from": None, "to": state}, at=now,
+        session,
+        kind="action_executed",
+        actor_id=actor.user_id,
+        chain=item.id,
+        **_scope(ctx),
+        action=init.short_name if init else None,
+        data={"from": None, "to": state},
+        at=now,
     )
     recomputed = await _recompute(ctx, "", now)
     await _after_enable(ctx, recomputed, now)
@@ -69,13 +90,18 @@ async def start_case(
 
 
 def _scope(ctx: CaseContext) -> dict[str, str]:
-    return {"project_id": ctx.item.project_id, "subproject_id": ctx.item.subproject_id,
-            "workflow_item_id": ctx.item.id, "case_id": ctx.case.id}
+    return {
+        "project_id": ctx.item.project_id,
+        "subproject_id": ctx.item.subproject_id,
+        "workflow_item_id": ctx.item.id,
+        "case_id": ctx.case.id,
+    }
 
 
 async def enabled_instances(session: AsyncSession, *, case_id: str) -> list[EnabledAction]:
     rows = await session.scalars(
-        select(EnabledAction).where(EnabledAction.case_id == case_id, EnabledAction.status == "ENABLED")
+        select(EnabledAction)
+        .where(EnabledAction.case_id == case_id, EnabledAction.status == "ENABLED")
         .order_by(EnabledAction.enabled_at, EnabledAction.id)
     )
     return list(rows)
@@ -90,12 +116,18 @@ async def get_user_actions(session: AsyncSession, *, case_id: str, actor: Actor)
     """The enabled actions this actor may execute now."""
     ctx = await load_case(session, case_id=case_id)
     held = await permissions.held_intents(session, actor=actor, resource_id=ctx.item.id)
-    return [ea for ea in await get_enabled_actions(session, case_id=case_id)
-            if may_perform(ctx.spec, ctx.roles, ea, actor, held)]
+    return [
+        ea
+        for ea in await get_enabled_actions(session, case_id=case_id)
+        if may_perform(ctx.spec, ctx.roles, ea, actor, held)
+    ]
 
 
 def may_perform(
-    spec: WorkflowSpec, roles: Mapping[str, Collection[str]], instance: EnabledAction, actor: Actor,
+    spec: WorkflowSpec,
+    roles: Mapping[str, Collection[str]],
+    instance: EnabledAction,
+    actor: Actor,
     held_intents: Collection[str],
 ) -> bool:
     """DESIGN §3: assigned to it, plays its assigned or an allowed role, holds one of its
@@ -122,34 +154,63 @@ async def _claim_idempotency_key(
     on the unique key until the first transaction commits (then sees its row) or rolls back."""
     insert = postgresql.insert if session.bind.dialect.name == "postgresql" else sqlite.insert
     claimed = await session.execute(
-        insert(Idempotency).values(actor_id=actor.user_id, operation=operation, key=key,
-                                   request_hash=req_hash, response={}, created_at=utcnow())
-        .on_conflict_do_nothing().returning(Idempotency.key)
+        insert(Idempotency)
+        .values(
+            actor_id=actor.user_id,
+            operation=operation,
+            key=key,
+            request_hash=req_hash,
+            response={},
+            created_at=utcnow(),
+        )
+        .on_conflict_do_nothing()
+        .returning(Idempotency.key)
     )
     if claimed.first() is not None:
         return None
     previous = await session.get(Idempotency, (actor.user_id, operation, key), populate_existing=True)
     assert previous is not None
     if previous.request_hash != req_hash:
-        raise DomainError(ErrorCode.IDEMPOTENCY_KEY_REUSED,
-                          "This idempotency key was already used for a different request.", ["idempotencyKey"])
+        raise DomainError(
+            ErrorCode.IDEMPOTENCY_KEY_REUSED,
+            "This idempotency key was already used for a different request.",
+            ["idempotencyKey"],
+        )
     return previous
 
 
 async def execute(
-    session: AsyncSession, *, actor: Actor, action: str, case_id: str | None = None,
-    workflow_item_id: str | None = None, enabled_action_id: str | None = None, comment: str | None = None,
-    data: dict[str, Any] | None = None, idempotency_key: str | None = None,
-    expected_version: int | None = None, now: datetime | None = None,
+    session: AsyncSession,
+    *,
+    actor: Actor,
+    action: str,
+    case_id: str | None = None,
+    workflow_item_id: str | None = None,
+    enabled_action_id: str | None = None,
+    comment: str | None = None,
+    data: dict[str, Any] | None = None,
+    idempotency_key: str | None = None,
+    expected_version: int | None = None,
+    now: datetime | None = None,
 ) -> ExecutionResult:
     """Execute a USER action on a case as ``actor`` (seed 004 ``case::action::execute``)."""
     now = now or utcnow()
     data = data or {}
     if idempotency_key is not None:
-        req = request_hash({"case": case_id, "item": workflow_item_id, "action": action, "instance": enabled_action_id,
-                            "comment": comment, "data": data, "expectedVersion": expected_version})
-        previous = await _claim_idempotency_key(session, actor=actor, operation="executeAction",
-                                                key=idempotency_key, req_hash=req)
+        req = request_hash(
+            {
+                "case": case_id,
+                "item": workflow_item_id,
+                "action": action,
+                "instance": enabled_action_id,
+                "comment": comment,
+                "data": data,
+                "expectedVersion": expected_version,
+            }
+        )
+        previous = await _claim_idempotency_key(
+            session, actor=actor, operation="executeAction", key=idempotency_key, req_hash=req
+        )
         if previous is not None:
             case = await session.get(Case, previous.response["caseId"], populate_existing=True)
             entry = await session.scalar(select(Activity).where(Activity.id == previous.response["activityId"]))
@@ -159,20 +220,27 @@ async def execute(
     held = await permissions.held_intents(session, actor=actor, resource_id=ctx.item.id)
     if not ctx.roles_of(actor.party_ids) and "workflowItem.view" not in held:
         # Invisible cases do not exist for this actor.
-        raise not_found("case", case_id, "caseId") if case_id else not_found(
-            "workflow item", workflow_item_id or "", "workflowItemId")
+        raise (
+            not_found("case", case_id, "caseId")
+            if case_id
+            else not_found("workflow item", workflow_item_id or "", "workflowItemId")
+        )
     if ctx.case.status not in EXECUTABLE_STATUSES:
         raise DomainError(ErrorCode.CASE_NOT_ACTIVE, f"The case is {ctx.case.status.lower()}; no action can run.")
     if expected_version is not None and expected_version != ctx.case.version:
-        raise DomainError(ErrorCode.VERSION_CONFLICT,
-                          f"The case is at version {ctx.case.version}, not {expected_version}; reload and retry.",
-                          ["expectedVersion"])
+        raise DomainError(
+            ErrorCode.VERSION_CONFLICT,
+            f"The case is at version {ctx.case.version}, not {expected_version}; reload and retry.",
+            ["expectedVersion"],
+        )
     spec_action = ctx.spec.actions.get(action)
     instance = await _find_instance(ctx, action, enabled_action_id)
     if spec_action is None or spec_action.trigger != "user" or instance is None:
         raise DomainError(ErrorCode.ACTION_NOT_ENABLED, f"{action!r} is not enabled in this case now.", ["action"])
     if not may_perform(ctx.spec, ctx.roles, instance, actor, held):
-        raise DomainError(ErrorCode.NOT_ALLOWED, f"You may not {spec_action.pretty_name.lower()} this case.", ["action"])
+        raise DomainError(
+            ErrorCode.NOT_ALLOWED, f"You may not {spec_action.pretty_name.lower()} this case.", ["action"]
+        )
     entry = await _fire(ctx, instance, spec_action, actor=actor, comment=comment, values=data, now=now)
     await _run_automatic(ctx, now)
     if idempotency_key is not None:
@@ -184,17 +252,26 @@ async def execute(
 
 
 async def _find_instance(ctx: CaseContext, action: str, enabled_action_id: str | None) -> EnabledAction | None:
-    query = select(EnabledAction).where(
-        EnabledAction.case_id == ctx.case.id, EnabledAction.action == action, EnabledAction.status == "ENABLED"
-    ).order_by(EnabledAction.enabled_at, EnabledAction.id).limit(1)
+    query = (
+        select(EnabledAction)
+        .where(EnabledAction.case_id == ctx.case.id, EnabledAction.action == action, EnabledAction.status == "ENABLED")
+        .order_by(EnabledAction.enabled_at, EnabledAction.id)
+        .limit(1)
+    )
     if enabled_action_id is not None:
         query = query.where(EnabledAction.id == enabled_action_id)
     return await ctx.session.scalar(query)
 
 
 async def _fire(
-    ctx: CaseContext, instance: EnabledAction, spec_action: ActionSpec, *, actor: Actor,
-    comment: str | None, values: dict[str, Any], now: datetime,
+    ctx: CaseContext,
+    instance: EnabledAction,
+    spec_action: ActionSpec,
+    *,
+    actor: Actor,
+    comment: str | None,
+    values: dict[str, Any],
+    now: datetime,
 ) -> Activity:
     """Complete one instance: change its scope's state, log it, run side effects, re-enable."""
     scope = instance.scope
@@ -210,8 +287,9 @@ async def _fire(
         ctx.states[scope] = to_state
     ctx.case.version += 1
     recomputed = await _recompute(ctx, scope, now)
-    execution = Execution(ctx=ctx, action=spec_action, actor=actor, values=values,
-                          log_data={"from": from_state, "to": to_state})
+    execution = Execution(
+        ctx=ctx, action=spec_action, actor=actor, values=values, log_data={"from": from_state, "to": to_state}
+    )
     if values:
         execution.log_data["values"] = values
     registry = side_effects()
@@ -220,15 +298,27 @@ async def _fire(
     if recomputed.canceled:
         execution.log_data["canceled"] = sorted({ea.action for ea in recomputed.canceled})
     entry = await activity.record(
-        ctx.session, kind="action_executed", actor_id=actor.user_id, chain=ctx.item.id, **_scope(ctx),
-        action=spec_action.short_name, comment=comment, data=execution.log_data, at=now,
+        ctx.session,
+        kind="action_executed",
+        actor_id=actor.user_id,
+        chain=ctx.item.id,
+        **_scope(ctx),
+        action=spec_action.short_name,
+        comment=comment,
+        data=execution.log_data,
+        at=now,
     )
     old_status = ctx.case.status
     _set_status_for_state(ctx)
     if ctx.case.status != old_status:
         await activity.record(
-            ctx.session, kind="case_completed" if ctx.case.status == "COMPLETED" else "case_reopened",
-            actor_id=actor.user_id, chain=ctx.item.id, **_scope(ctx), data={"state": to_state}, at=now,
+            ctx.session,
+            kind="case_completed" if ctx.case.status == "COMPLETED" else "case_reopened",
+            actor_id=actor.user_id,
+            chain=ctx.item.id,
+            **_scope(ctx),
+            data={"state": to_state},
+            at=now,
         )
     await _after_enable(ctx, recomputed, now)
     return entry
@@ -247,11 +337,17 @@ async def _recompute(ctx: CaseContext, scope: str, now: datetime) -> _Recomputed
     enabled, keep what still is (its timer keeps running), enable what newly is."""
     parent = None if scope == "" else (await ctx.session.get(EnabledAction, scope)).action  # type: ignore[union-attr]
     state = ctx.states[scope]
-    wanted = {a.short_name: a for a in ctx.spec.scope_actions(parent)
-              if a.trigger != "init" and a.is_enabled_in(state) and await _gates_open(ctx, a)}
+    wanted = {
+        a.short_name: a
+        for a in ctx.spec.scope_actions(parent)
+        if a.trigger != "init" and a.is_enabled_in(state) and await _gates_open(ctx, a)
+    }
     result = _Recomputed()
-    existing = await ctx.session.scalars(select(EnabledAction).where(
-        EnabledAction.case_id == ctx.case.id, EnabledAction.scope == scope, EnabledAction.status == "ENABLED"))
+    existing = await ctx.session.scalars(
+        select(EnabledAction).where(
+            EnabledAction.case_id == ctx.case.id, EnabledAction.scope == scope, EnabledAction.status == "ENABLED"
+        )
+    )
     seen: set[str] = set()
     for instance in existing:
         spec_action = wanted.get(instance.action)
@@ -265,9 +361,15 @@ async def _recompute(ctx: CaseContext, scope: str, now: datetime) -> _Recomputed
         if name in seen:
             continue
         instance = EnabledAction(
-            id=new_id("ea"), case_id=ctx.case.id, action=name, scope=scope, trigger=spec_action.trigger,
+            id=new_id("ea"),
+            case_id=ctx.case.id,
+            action=name,
+            scope=scope,
+            trigger=spec_action.trigger,
             assigned_role=spec_action.assigned_role if spec_action.is_assigned_in(state) else None,
-            fire_at=None if spec_action.timeout_seconds is None else now + timedelta(seconds=spec_action.timeout_seconds),
+            fire_at=None
+            if spec_action.timeout_seconds is None
+            else now + timedelta(seconds=spec_action.timeout_seconds),
             enabled_at=now,
         )
         ctx.session.add(instance)
@@ -281,9 +383,17 @@ async def _gates_open(ctx: CaseContext, action: ActionSpec) -> bool:
     if not action.depends_on:
         return True
     for dep, lo, hi in action.depends_on:
-        done = len((await ctx.session.scalars(select(EnabledAction.id).where(
-            EnabledAction.case_id == ctx.case.id, EnabledAction.action == dep,
-            EnabledAction.status == "COMPLETED"))).all())
+        done = len(
+            (
+                await ctx.session.scalars(
+                    select(EnabledAction.id).where(
+                        EnabledAction.case_id == ctx.case.id,
+                        EnabledAction.action == dep,
+                        EnabledAction.status == "COMPLETED",
+                    )
+                )
+            ).all()
+        )
         if done < lo or (hi is not None and done > hi):
             return False
     return True
@@ -300,16 +410,21 @@ async def _run_automatic(ctx: CaseContext, now: datetime) -> None:
     """Fire enabled AUTO actions (and timeouts of 0) one at a time until none is left."""
     for _ in range(MAX_AUTOMATIC_STEPS):
         due = await ctx.session.scalar(
-            select(EnabledAction).where(
-                EnabledAction.case_id == ctx.case.id, EnabledAction.status == "ENABLED",
+            select(EnabledAction)
+            .where(
+                EnabledAction.case_id == ctx.case.id,
+                EnabledAction.status == "ENABLED",
                 (EnabledAction.trigger == "auto") | (EnabledAction.fire_at <= now),
-            ).order_by(EnabledAction.enabled_at, EnabledAction.id).limit(1)
+            )
+            .order_by(EnabledAction.enabled_at, EnabledAction.id)
+            .limit(1)
         )
         if due is None:
             return
         await _fire(ctx, due, ctx.spec.actions[due.action], actor=SYSTEM, comment=None, values={}, now=now)
-    raise DomainError(ErrorCode.WORKFLOW_LOOP,
-                      f"Automatic actions fired {MAX_AUTOMATIC_STEPS} times in a row; the workflow loops.")
+    raise DomainError(
+        ErrorCode.WORKFLOW_LOOP, f"Automatic actions fired {MAX_AUTOMATIC_STEPS} times in a row; the workflow loops."
+    )
 
 
 async def preview(session: AsyncSession, *, case_id: str) -> tuple[Case, str, list[EnabledAction]]:

@@ -27,7 +27,10 @@ class CaseContext:
 
 
 async def load_case(
-    session: AsyncSession, *, case_id: str | None = None, workflow_item_id: str | None = None,
+    session: AsyncSession,
+    *,
+    case_id: str | None = None,
+    workflow_item_id: str | None = None,
     lock: bool = False,
 ) -> CaseContext:
     """Load a case by its id or its workflow item's; ``lock`` takes the row lock that
@@ -49,14 +52,17 @@ async def load_case(
     assert item is not None and workflow is not None  # foreign keys guarantee both
     subproject = await session.get(Subproject, item.subproject_id)
     assert subproject is not None
-    ctx = CaseContext(session=session, case=case, item=item, subproject=subproject,
-                      workflow=workflow, spec=spec_of(workflow))
-    for scope, state in (await session.execute(
-        select(CaseState.scope, CaseState.state).where(CaseState.case_id == case.id)
-    )).all():
+    ctx = CaseContext(
+        session=session, case=case, item=item, subproject=subproject, workflow=workflow, spec=spec_of(workflow)
+    )
+    for scope, state in (
+        await session.execute(select(CaseState.scope, CaseState.state).where(CaseState.case_id == case.id))
+    ).all():
         ctx.states[scope] = state
-    for role, party in (await session.execute(
-        select(CaseRoleParty.role, CaseRoleParty.party_id).where(CaseRoleParty.case_id == case.id)
-    )).all():
+    for role, party in (
+        await session.execute(
+            select(CaseRoleParty.role, CaseRoleParty.party_id).where(CaseRoleParty.case_id == case.id)
+        )
+    ).all():
         ctx.roles.setdefault(role, set()).add(party)
     return ctx

@@ -34,9 +34,7 @@ def verify_password(password: str, stored: str) -> bool:
     try:
         _, n, r, p, salt, digest = stored.split("$")
         expected = base64.b64decode(digest)
-        actual = hashlib.scrypt(
-            password.encode(), salt=base64.b64decode(salt), n=int(n), r=int(r), p=int(p)
-        )
+        actual = hashlib.scrypt(password.encode(), salt=base64.b64decode(salt), n=int(n), r=int(r), p=int(p))
     except (ValueError, TypeError):
         return False
     return hmac.compare_digest(expected, actual)
@@ -82,9 +80,7 @@ async def create_user(
     return user
 
 
-async def create_group(
-    session: AsyncSession, *, actor: Actor, name: str, display_name: str | None = None
-) -> Group:
+async def create_group(session: AsyncSession, *, actor: Actor, name: str, display_name: str | None = None) -> Group:
     await permissions.require_global(session, actor=actor, intent="global.createGroup")
     name = require_text(name, "name", max_len=64)
     if await session.scalar(select(Group.id).where(Group.name == name)):
@@ -118,9 +114,7 @@ async def add_group_member(session: AsyncSession, *, actor: Actor, group_id: str
 
 async def remove_group_member(session: AsyncSession, *, actor: Actor, group_id: str, user_id: str) -> Group:
     group = await _get_group_for_change(session, actor, group_id)
-    await session.execute(
-        delete(GroupMember).where(GroupMember.group_id == group_id, GroupMember.user_id == user_id)
-    )
+    await session.execute(delete(GroupMember).where(GroupMember.group_id == group_id, GroupMember.user_id == user_id))
     return group
 
 
@@ -180,8 +174,12 @@ async def create_token(session: AsyncSession, *, user_id: str, ttl_seconds: int)
     """Issue a token without a password (operator use: the demo token printed by `make serve`)."""
     token = issue_token_value()
     session.add(
-        ApiToken(id=new_id("tok"), user_id=user_id, token_hash=_token_hash(token),
-                 expires_at=utcnow() + timedelta(seconds=ttl_seconds))
+        ApiToken(
+            id=new_id("tok"),
+            user_id=user_id,
+            token_hash=_token_hash(token),
+            expires_at=utcnow() + timedelta(seconds=ttl_seconds),
+        )
     )
     await session.flush()
     return token

@@ -17,16 +17,24 @@ AMOUNT_TYPES = ("N/A", "ALLOCATED", "DISBURSED")
 
 
 def _budget_fields(
-    amount_type: str, amount: str | None, currency: str | None, exchange_rate: str | None,
-    billing_date: date | None, default_currency: str,
+    amount_type: str,
+    amount: str | None,
+    currency: str | None,
+    exchange_rate: str | None,
+    billing_date: date | None,
+    default_currency: str,
 ) -> dict[str, Any]:
     """N/A forbids every money field; otherwise an amount is required, the currency defaults
     to the subproject's and the exchange rate to "1.0"."""
     if amount_type not in AMOUNT_TYPES:
         raise validation.invalid("amountType is N/A, ALLOCATED or DISBURSED.", "amountType")
     if amount_type == "N/A":
-        for name, value in (("amount", amount), ("currency", currency), ("exchangeRate", exchange_rate),
-                            ("billingDate", billing_date)):
+        for name, value in (
+            ("amount", amount),
+            ("currency", currency),
+            ("exchangeRate", exchange_rate),
+            ("billingDate", billing_date),
+        ):
             if value is not None:
                 raise validation.invalid(f"{name} must be empty when amountType is N/A.", name)
         return {"amount_type": "N/A", "amount": None, "currency": None, "exchange_rate": None, "billing_date": None}
@@ -42,24 +50,45 @@ def _budget_fields(
 
 
 async def create_workflow_item(
-    session: AsyncSession, *, actor: Actor, subproject_id: str, display_name: str,
-    description: str | None = None, assignee_id: str | None = None, due_date: date | None = None,
-    amount_type: str = "N/A", amount: str | None = None, currency: str | None = None,
-    exchange_rate: str | None = None, billing_date: date | None = None, tags: list[str] | None = None,
-    additional_data: dict[str, Any] | None = None, assignments: dict[str, list[str]] | None = None,
+    session: AsyncSession,
+    *,
+    actor: Actor,
+    subproject_id: str,
+    display_name: str,
+    description: str | None = None,
+    assignee_id: str | None = None,
+    due_date: date | None = None,
+    amount_type: str = "N/A",
+    amount: str | None = None,
+    currency: str | None = None,
+    exchange_rate: str | None = None,
+    billing_date: date | None = None,
+    tags: list[str] | None = None,
+    additional_data: dict[str, Any] | None = None,
+    assignments: dict[str, list[str]] | None = None,
 ) -> tuple[WorkflowItem, Case]:
     # Lock the subproject: its hash chain and its ordering must see every new item in order.
     subproject = await lock(session, Subproject, subproject_id, what="subproject", field="subprojectId")
-    await permissions.require(session, actor=actor, resource_id=subproject.id,
-                              intent="subproject.createWorkflowItem", what="subproject", field="subprojectId")
+    await permissions.require(
+        session,
+        actor=actor,
+        resource_id=subproject.id,
+        intent="subproject.createWorkflowItem",
+        what="subproject",
+        field="subprojectId",
+    )
     _require_open(subproject, "subproject")
     item = WorkflowItem(
-        id=new_id("wfi"), subproject_id=subproject.id, project_id=subproject.project_id,
+        id=new_id("wfi"),
+        subproject_id=subproject.id,
+        project_id=subproject.project_id,
         display_name=validation.require_text(display_name, "displayName"),
         description=validation.optional_text(description, "description"),
-        created_by=actor.user_id, due_date=due_date,
+        created_by=actor.user_id,
+        due_date=due_date,
         assignee_id=await check_party(session, assignee_id or actor.user_id, "assigneeId"),
-        tags=validation.tags(tags), additional_data=validation.json_object(additional_data, "additionalData"),
+        tags=validation.tags(tags),
+        additional_data=validation.json_object(additional_data, "additionalData"),
         **_budget_fields(amount_type, amount, currency, exchange_rate, billing_date, subproject.currency),
     )
     session.add(item)
@@ -67,10 +96,20 @@ async def create_workflow_item(
     await permissions.copy_grants(session, source_id=subproject.id, target_id=item.id)
     await permissions.grant_all(session, resource_id=item.id, party_id=actor.user_id)
     await activity.record(
-        session, kind="workflow_item_created", actor_id=actor.user_id, chain=item.id,
-        project_id=item.project_id, subproject_id=item.subproject_id, workflow_item_id=item.id,
-        data={"displayName": item.display_name, "amountType": item.amount_type, "amount": item.amount,
-              "currency": item.currency, "assigneeId": item.assignee_id},
+        session,
+        kind="workflow_item_created",
+        actor_id=actor.user_id,
+        chain=item.id,
+        project_id=item.project_id,
+        subproject_id=item.subproject_id,
+        workflow_item_id=item.id,
+        data={
+            "displayName": item.display_name,
+            "amountType": item.amount_type,
+            "amount": item.amount,
+            "currency": item.currency,
+            "assigneeId": item.assignee_id,
+        },
     )
     workflow = await get_workflow(session, subproject.workflow_id)
     case = await cases.start_case(session, actor=actor, item=item, workflow=workflow, assignments=assignments)
@@ -88,9 +127,20 @@ async def _lock_for_change(session: AsyncSession, actor: Actor, item_id: str, in
 
 
 async def update_workflow_item(
-    session: AsyncSession, *, actor: Actor, id: str, display_name: Any = UNSET, description: Any = UNSET,
-    due_date: Any = UNSET, amount_type: Any = UNSET, amount: Any = UNSET, currency: Any = UNSET,
-    exchange_rate: Any = UNSET, billing_date: Any = UNSET, tags: Any = UNSET, additional_data: Any = UNSET,
+    session: AsyncSession,
+    *,
+    actor: Actor,
+    id: str,
+    display_name: Any = UNSET,
+    description: Any = UNSET,
+    due_date: Any = UNSET,
+    amount_type: Any = UNSET,
+    amount: Any = UNSET,
+    currency: Any = UNSET,
+    exchange_rate: Any = UNSET,
+    billing_date: Any = UNSET,
+    tags: Any = UNSET,
+    additional_data: Any = UNSET,
 ) -> WorkflowItem:
     item = await _lock_for_change(session, actor, id, "workflowItem.update")
     changes: dict[str, Any] = {
@@ -98,10 +148,17 @@ async def update_workflow_item(
         "description": UNSET if description is UNSET else validation.optional_text(description, "description"),
         "due_date": due_date,
         "tags": UNSET if tags is UNSET else validation.tags(tags),
-        "additional_data": UNSET if additional_data is UNSET else validation.json_object(additional_data, "additionalData"),
+        "additional_data": UNSET
+        if additional_data is UNSET
+        else validation.json_object(additional_data, "additionalData"),
     }
-    money = {"amount_type": amount_type, "amount": amount, "currency": currency,
-             "exchange_rate": exchange_rate, "billing_date": billing_date}
+    money = {
+        "amount_type": amount_type,
+        "amount": amount,
+        "currency": currency,
+        "exchange_rate": exchange_rate,
+        "billing_date": billing_date,
+    }
     if any(v is not UNSET for v in money.values()):
         merged = {k: getattr(item, k) if v is UNSET else v for k, v in money.items()}
         if amount_type == "N/A":  # switching to N/A clears the money fields
@@ -115,5 +172,6 @@ async def update_workflow_item(
 async def assign_workflow_item(session: AsyncSession, *, actor: Actor, id: str, assignee_id: str) -> WorkflowItem:
     item = await _lock_for_change(session, actor, id, "workflowItem.assign")
     party = await check_party(session, assignee_id, "assigneeId")
-    return await apply_update(session, actor=actor, resource=item, kind="workflow_item_assigned",
-                              changes={"assignee_id": party})
+    return await apply_update(
+        session, actor=actor, resource=item, kind="workflow_item_assigned", changes={"assignee_id": party}
+    )

@@ -31,22 +31,42 @@ async def reorder(session: AsyncSession, *, actor: Actor, subproject_id: str, or
     from engine.resources import lock
 
     subproject = await lock(session, Subproject, subproject_id, what="subproject", field="subprojectId")
-    await permissions.require(session, actor=actor, resource_id=subproject_id,
-                              intent="subproject.reorderWorkflowItems", what="subproject", field="subprojectId")
+    await permissions.require(
+        session,
+        actor=actor,
+        resource_id=subproject_id,
+        intent="subproject.reorderWorkflowItems",
+        what="subproject",
+        field="subprojectId",
+    )
     if len(set(ordering)) != len(ordering):
         raise DomainError(ErrorCode.INVALID_INPUT, "The ordering names an item twice.", ["ordering"])
-    known = set((await session.scalars(
-        select(WorkflowItem.id).where(WorkflowItem.subproject_id == subproject_id, WorkflowItem.id.in_(ordering))
-    )).all())
+    known = set(
+        (
+            await session.scalars(
+                select(WorkflowItem.id).where(
+                    WorkflowItem.subproject_id == subproject_id, WorkflowItem.id.in_(ordering)
+                )
+            )
+        ).all()
+    )
     for index, item_id in enumerate(ordering):
         if item_id not in known:
-            raise DomainError(ErrorCode.UNKNOWN_ITEM,
-                              f"{item_id!r} is not a workflow item of this subproject.", ["ordering", str(index)])
+            raise DomainError(
+                ErrorCode.UNKNOWN_ITEM,
+                f"{item_id!r} is not a workflow item of this subproject.",
+                ["ordering", str(index)],
+            )
     if subproject.workflow_item_ordering != ordering:
         subproject.workflow_item_ordering = list(ordering)
         await activity.record(
-            session, kind="workflow_items_reordered", actor_id=actor.user_id, chain=subproject.id,
-            project_id=subproject.project_id, subproject_id=subproject.id, data={"ordering": ordering},
+            session,
+            kind="workflow_items_reordered",
+            actor_id=actor.user_id,
+            chain=subproject.id,
+            project_id=subproject.project_id,
+            subproject_id=subproject.id,
+            data={"ordering": ordering},
         )
     return subproject
 
@@ -55,10 +75,13 @@ async def require_previous_items_closed(session: AsyncSession, *, item: Workflow
     """In an ORDERED subproject an item may not close while an item before it is open."""
     if subproject.workflow_mode != "ORDERED":
         return
-    rows = (await session.execute(
-        select(WorkflowItem.id, Case.status).join(Case, Case.object_id == WorkflowItem.id)
-        .where(WorkflowItem.subproject_id == subproject.id)
-    )).all()
+    rows = (
+        await session.execute(
+            select(WorkflowItem.id, Case.status)
+            .join(Case, Case.object_id == WorkflowItem.id)
+            .where(WorkflowItem.subproject_id == subproject.id)
+        )
+    ).all()
     status = dict(rows)
     before: list[str] = []
     for item_id in ordered(status, subproject.workflow_item_ordering):
@@ -67,5 +90,7 @@ async def require_previous_items_closed(session: AsyncSession, *, item: Workflow
         before.append(item_id)
     still_open = [i for i in before if status[i] in OPEN_CASE_STATUSES]
     if still_open:
-        raise DomainError(ErrorCode.PREVIOUS_ITEMS_OPEN,
-                          f"{len(still_open)} workflow item(s) before this one are still open; close them first.")
+        raise DomainError(
+            ErrorCode.PREVIOUS_ITEMS_OPEN,
+            f"{len(still_open)} workflow item(s) before this one are still open; close them first.",
+        )

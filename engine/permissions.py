@@ -17,8 +17,14 @@ from models import Group, Permission, User, kind_of
 GLOBAL = "global"
 GLOBAL_INTENTS = ("global.createProject", "global.createUser", "global.createGroup", "global.defineWorkflow")
 _RESOURCE_SUFFIXES = (
-    "view", "viewHistory", "update", "assign", "close",
-    "intent.listPermissions", "intent.grantPermission", "intent.revokePermission",
+    "view",
+    "viewHistory",
+    "update",
+    "assign",
+    "close",
+    "intent.listPermissions",
+    "intent.grantPermission",
+    "intent.revokePermission",
 )
 PROJECT_INTENTS = tuple(f"project.{s}" for s in (*_RESOURCE_SUFFIXES, "createSubproject"))
 SUBPROJECT_INTENTS = tuple(
@@ -47,9 +53,7 @@ async def held_intents(session: AsyncSession, *, actor: Actor, resource_id: str)
     if actor.is_admin:
         return set(intents_for(resource_id))
     rows = await session.scalars(
-        select(Permission.intent).where(
-            Permission.resource_id == resource_id, Permission.party_id.in_(actor.party_ids)
-        )
+        select(Permission.intent).where(Permission.resource_id == resource_id, Permission.party_id.in_(actor.party_ids))
     )
     return set(rows)
 
@@ -58,17 +62,25 @@ async def has_intent(session: AsyncSession, *, actor: Actor, resource_id: str, i
     if actor.is_admin:
         return True
     found = await session.scalar(
-        select(Permission.intent).where(
+        select(Permission.intent)
+        .where(
             Permission.resource_id == resource_id,
             Permission.intent == intent,
             Permission.party_id.in_(actor.party_ids),
-        ).limit(1)
+        )
+        .limit(1)
     )
     return found is not None
 
 
 async def require(
-    session: AsyncSession, *, actor: Actor, resource_id: str, intent: str, what: str, field: str = "id",
+    session: AsyncSession,
+    *,
+    actor: Actor,
+    resource_id: str,
+    intent: str,
+    what: str,
+    field: str = "id",
     visible: bool | None = None,
 ) -> None:
     """Raise unless the actor holds ``intent``. Someone who cannot even view the resource is told
@@ -108,9 +120,7 @@ async def grant_raw(session: AsyncSession, *, resource_id: str, intent: str, par
     dialect = session.bind.dialect.name
     insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
     await session.execute(
-        insert(Permission)
-        .values(resource_id=resource_id, intent=intent, party_id=party_id)
-        .on_conflict_do_nothing()
+        insert(Permission).values(resource_id=resource_id, intent=intent, party_id=party_id).on_conflict_do_nothing()
     )
 
 
@@ -124,9 +134,9 @@ async def copy_grants(session: AsyncSession, *, source_id: str, target_id: str) 
     (project.view -> subproject.view); intents the child does not have are skipped."""
     source_prefix, target_prefix = intent_prefix(source_id), intent_prefix(target_id)
     target_intents = set(intents_for(target_id))
-    rows = (await session.execute(
-        select(Permission.intent, Permission.party_id).where(Permission.resource_id == source_id)
-    )).all()
+    rows = (
+        await session.execute(select(Permission.intent, Permission.party_id).where(Permission.resource_id == source_id))
+    ).all()
     for intent, party_id in rows:
         mapped = target_prefix + intent.removeprefix(source_prefix)
         if mapped in target_intents:
@@ -134,11 +144,13 @@ async def copy_grants(session: AsyncSession, *, source_id: str, target_id: str) 
 
 
 async def grants_of(session: AsyncSession, resource_id: str) -> dict[str, list[str]]:
-    rows = (await session.execute(
-        select(Permission.intent, Permission.party_id)
-        .where(Permission.resource_id == resource_id)
-        .order_by(Permission.intent, Permission.party_id)
-    )).all()
+    rows = (
+        await session.execute(
+            select(Permission.intent, Permission.party_id)
+            .where(Permission.resource_id == resource_id)
+            .order_by(Permission.intent, Permission.party_id)
+        )
+    ).all()
     result: dict[str, list[str]] = defaultdict(list)
     for intent, party_id in rows:
         result[intent].append(party_id)
@@ -155,9 +167,7 @@ async def _check_party(session: AsyncSession, party_id: str) -> None:
 async def _resource_exists(session: AsyncSession, resource_id: str) -> None:
     from models import Project, Subproject, WorkflowItem
 
-    model = {"Project": Project, "Subproject": Subproject, "WorkflowItem": WorkflowItem}.get(
-        kind_of(resource_id) or ""
-    )
+    model = {"Project": Project, "Subproject": Subproject, "WorkflowItem": WorkflowItem}.get(kind_of(resource_id) or "")
     if model is None or await session.get(model, resource_id) is None:
         raise not_found("resource", resource_id, "resourceId")
 
@@ -172,9 +182,9 @@ async def revoke(session: AsyncSession, *, actor: Actor, resource_id: str, inten
     await _check_change(session, actor=actor, resource_id=resource_id, intent=intent, verb="revokePermission")
     if intent.endswith(".intent.grantPermission"):
         holders = await session.scalar(
-            select(func.count()).select_from(Permission).where(
-                Permission.resource_id == resource_id, Permission.intent == intent
-            )
+            select(func.count())
+            .select_from(Permission)
+            .where(Permission.resource_id == resource_id, Permission.intent == intent)
         )
         holds = await session.get(Permission, (resource_id, intent, party_id))
         if holds is not None and holders == 1:
@@ -197,7 +207,13 @@ async def _check_change(session: AsyncSession, *, actor: Actor, resource_id: str
     else:
         await _resource_exists(session, resource_id)
         prefix = intent_prefix(resource_id)
-        await require(session, actor=actor, resource_id=resource_id, intent=f"{prefix}.intent.{verb}",
-                      what="resource", field="resourceId")
+        await require(
+            session,
+            actor=actor,
+            resource_id=resource_id,
+            intent=f"{prefix}.intent.{verb}",
+            what="resource",
+            field="resourceId",
+        )
     if intent not in intents_for(resource_id):
         raise DomainError(ErrorCode.INVALID_INPUT, f"{intent!r} is not an intent of this resource.", ["intent"])

@@ -20,6 +20,7 @@ def register_assignee(name: str) -> Callable[[AssigneeCallback], AssigneeCallbac
     def decorator(fn: AssigneeCallback) -> AssigneeCallback:
         _assignees[name] = fn
         return fn
+
     return decorator
 
 
@@ -27,6 +28,7 @@ def register_side_effect(name: str) -> Callable[[SideEffect], SideEffect]:
     def decorator(fn: SideEffect) -> SideEffect:
         _side_effects[name] = fn
         return fn
+
     return decorator
 
 
@@ -36,7 +38,7 @@ def _load_plugins() -> None:
         return
     _plugins_loaded = True
     # Importing the built-ins registers them.
-    import engine.assignment  # noqa: F401
+    import engine.assignment
     import engine.side_effects  # noqa: F401
 
     for ep in entry_points(group="caseway.assignees"):

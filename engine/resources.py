@@ -10,7 +10,17 @@ from engine import activity, permissions, validation
 from engine.actors import Actor
 from engine.errors import DomainError, ErrorCode, not_found
 from engine.workflows import latest_workflow
-from models import Case, Group, Project, ProjectedBudget, Subproject, User, WorkflowItem, kind_of, new_id
+from models import (
+    Case,
+    Group,
+    Project,
+    ProjectedBudget,
+    Subproject,
+    User,
+    WorkflowItem,
+    kind_of,
+    new_id,
+)
 
 T = TypeVar("T", Project, Subproject, WorkflowItem)
 
@@ -59,7 +69,9 @@ def _budgets(budgets: list[BudgetInput] | None) -> list[BudgetInput]:
         cur = validation.currency(budget.currency, f"{field}.currency")
         value = validation.decimal_string(budget.value, f"{field}.value")
         if (org, cur) in seen:
-            raise validation.invalid(f"Two budgets for {org} in {cur}; there is one per organization and currency.", field)
+            raise validation.invalid(
+                f"Two budgets for {org} in {cur}; there is one per organization and currency.", field
+            )
         seen.add((org, cur))
         result.append(BudgetInput(org, cur, value))
     return result
@@ -68,7 +80,9 @@ def _budgets(budgets: list[BudgetInput] | None) -> list[BudgetInput]:
 async def _replace_budgets(session: AsyncSession, resource_id: str, budgets: list[BudgetInput]) -> None:
     await session.execute(delete(ProjectedBudget).where(ProjectedBudget.resource_id == resource_id))
     for b in budgets:
-        session.add(ProjectedBudget(resource_id=resource_id, organization=b.organization, currency=b.currency, value=b.value))
+        session.add(
+            ProjectedBudget(resource_id=resource_id, organization=b.organization, currency=b.currency, value=b.value)
+        )
 
 
 def _snapshot_budgets(budgets: list[BudgetInput]) -> list[dict[str, str]]:
@@ -76,9 +90,15 @@ def _snapshot_budgets(budgets: list[BudgetInput]) -> list[dict[str, str]]:
 
 
 async def create_project(
-    session: AsyncSession, *, actor: Actor, display_name: str, description: str | None = None,
-    assignee_id: str | None = None, tags: list[str] | None = None,
-    projected_budgets: list[BudgetInput] | None = None, additional_data: dict[str, Any] | None = None,
+    session: AsyncSession,
+    *,
+    actor: Actor,
+    display_name: str,
+    description: str | None = None,
+    assignee_id: str | None = None,
+    tags: list[str] | None = None,
+    projected_budgets: list[BudgetInput] | None = None,
+    additional_data: dict[str, Any] | None = None,
 ) -> Project:
     await permissions.require_global(session, actor=actor, intent="global.createProject")
     project = Project(
@@ -96,35 +116,62 @@ async def create_project(
     await _replace_budgets(session, project.id, budgets)
     await permissions.grant_all(session, resource_id=project.id, party_id=actor.user_id)
     await activity.record(
-        session, kind="project_created", actor_id=actor.user_id, chain=project.id, project_id=project.id,
-        data={"displayName": project.display_name, "assigneeId": project.assignee_id,
-              "projectedBudgets": _snapshot_budgets(budgets)},
+        session,
+        kind="project_created",
+        actor_id=actor.user_id,
+        chain=project.id,
+        project_id=project.id,
+        data={
+            "displayName": project.display_name,
+            "assigneeId": project.assignee_id,
+            "projectedBudgets": _snapshot_budgets(budgets),
+        },
     )
     return project
 
 
 async def create_subproject(
-    session: AsyncSession, *, actor: Actor, project_id: str, display_name: str, currency: str,
-    description: str | None = None, assignee_id: str | None = None, validator_id: str | None = None,
-    workflow_mode: str = "UNORDERED", workflow: str | None = None, tags: list[str] | None = None,
-    projected_budgets: list[BudgetInput] | None = None, additional_data: dict[str, Any] | None = None,
+    session: AsyncSession,
+    *,
+    actor: Actor,
+    project_id: str,
+    display_name: str,
+    currency: str,
+    description: str | None = None,
+    assignee_id: str | None = None,
+    validator_id: str | None = None,
+    workflow_mode: str = "UNORDERED",
+    workflow: str | None = None,
+    tags: list[str] | None = None,
+    projected_budgets: list[BudgetInput] | None = None,
+    additional_data: dict[str, Any] | None = None,
 ) -> Subproject:
     project = await lock(session, Project, project_id, what="project", field="projectId")
-    await permissions.require(session, actor=actor, resource_id=project.id, intent="project.createSubproject",
-                              what="project", field="projectId")
+    await permissions.require(
+        session,
+        actor=actor,
+        resource_id=project.id,
+        intent="project.createSubproject",
+        what="project",
+        field="projectId",
+    )
     _require_open(project, "project")
     if workflow_mode not in ("ORDERED", "UNORDERED"):
         raise validation.invalid("workflowMode is ORDERED or UNORDERED.", "workflowMode")
     wf = await latest_workflow(session, short_name=workflow or "simple")
     subproject = Subproject(
-        id=new_id("sub"), project_id=project.id,
+        id=new_id("sub"),
+        project_id=project.id,
         display_name=validation.require_text(display_name, "displayName"),
         description=validation.optional_text(description, "description"),
         assignee_id=await check_party(session, assignee_id or actor.user_id, "assigneeId"),
         validator_id=await check_party(session, validator_id, "validatorId"),
-        created_by=actor.user_id, currency=validation.currency(currency),
-        workflow_mode=workflow_mode, workflow_id=wf.id,
-        tags=validation.tags(tags), additional_data=validation.json_object(additional_data, "additionalData"),
+        created_by=actor.user_id,
+        currency=validation.currency(currency),
+        workflow_mode=workflow_mode,
+        workflow_id=wf.id,
+        tags=validation.tags(tags),
+        additional_data=validation.json_object(additional_data, "additionalData"),
     )
     budgets = _budgets(projected_budgets)
     session.add(subproject)
@@ -133,11 +180,19 @@ async def create_subproject(
     await permissions.copy_grants(session, source_id=project.id, target_id=subproject.id)
     await permissions.grant_all(session, resource_id=subproject.id, party_id=actor.user_id)
     await activity.record(
-        session, kind="subproject_created", actor_id=actor.user_id, chain=subproject.id,
-        project_id=project.id, subproject_id=subproject.id,
-        data={"displayName": subproject.display_name, "workflow": wf.short_name,
-              "workflowVersion": wf.version, "workflowMode": workflow_mode,
-              "projectedBudgets": _snapshot_budgets(budgets)},
+        session,
+        kind="subproject_created",
+        actor_id=actor.user_id,
+        chain=subproject.id,
+        project_id=project.id,
+        subproject_id=subproject.id,
+        data={
+            "displayName": subproject.display_name,
+            "workflow": wf.short_name,
+            "workflowVersion": wf.version,
+            "workflowMode": workflow_mode,
+            "projectedBudgets": _snapshot_budgets(budgets),
+        },
     )
     return subproject
 
@@ -152,12 +207,16 @@ def _scope(resource: Project | Subproject | WorkflowItem) -> dict[str, str | Non
         return {"project_id": resource.id}
     if isinstance(resource, Subproject):
         return {"project_id": resource.project_id, "subproject_id": resource.id}
-    return {"project_id": resource.project_id, "subproject_id": resource.subproject_id,
-            "workflow_item_id": resource.id}
+    return {"project_id": resource.project_id, "subproject_id": resource.subproject_id, "workflow_item_id": resource.id}
 
 
 async def apply_update(
-    session: AsyncSession, *, actor: Actor, resource: T, kind: str, changes: dict[str, Any],
+    session: AsyncSession,
+    *,
+    actor: Actor,
+    resource: T,
+    kind: str,
+    changes: dict[str, Any],
     budgets: list[BudgetInput] | None = None,
 ) -> T:
     """Set the changed attributes and log them; an update that changes nothing logs nothing."""
@@ -168,18 +227,24 @@ async def apply_update(
         setattr(resource, attr, value)
         changed[attr] = value
     if budgets is not None:
-        existing = (await session.execute(
-            select(ProjectedBudget.organization, ProjectedBudget.currency, ProjectedBudget.value)
-            .where(ProjectedBudget.resource_id == resource.id)
-            .order_by(ProjectedBudget.organization, ProjectedBudget.currency)
-        )).all()
+        existing = (
+            await session.execute(
+                select(ProjectedBudget.organization, ProjectedBudget.currency, ProjectedBudget.value)
+                .where(ProjectedBudget.resource_id == resource.id)
+                .order_by(ProjectedBudget.organization, ProjectedBudget.currency)
+            )
+        ).all()
         wanted = sorted((b.organization, b.currency, b.value) for b in budgets)
         if [tuple(r) for r in existing] != wanted:
             await _replace_budgets(session, resource.id, budgets)
             changed["projected_budgets"] = _snapshot_budgets(budgets)
     if changed:
         await activity.record(
-            session, kind=kind, actor_id=actor.user_id, chain=resource.id, **_scope(resource),
+            session,
+            kind=kind,
+            actor_id=actor.user_id,
+            chain=resource.id,
+            **_scope(resource),
             data={_camel(k): v for k, v in changed.items()},
         )
     return resource
@@ -191,28 +256,48 @@ def _camel(name: str) -> str:
 
 
 async def update_project(
-    session: AsyncSession, *, actor: Actor, id: str, display_name: Any = UNSET, description: Any = UNSET,
-    tags: Any = UNSET, additional_data: Any = UNSET, projected_budgets: list[BudgetInput] | None = None,
+    session: AsyncSession,
+    *,
+    actor: Actor,
+    id: str,
+    display_name: Any = UNSET,
+    description: Any = UNSET,
+    tags: Any = UNSET,
+    additional_data: Any = UNSET,
+    projected_budgets: list[BudgetInput] | None = None,
 ) -> Project:
     project = await lock(session, Project, id, what="project")
     await permissions.require(session, actor=actor, resource_id=id, intent="project.update", what="project")
     _require_open(project, "project")
     return await apply_update(
-        session, actor=actor, resource=project, kind="project_updated",
+        session,
+        actor=actor,
+        resource=project,
+        kind="project_updated",
         changes=_common_changes(display_name, description, tags, additional_data),
         budgets=None if projected_budgets is None else _budgets(projected_budgets),
     )
 
 
 async def update_subproject(
-    session: AsyncSession, *, actor: Actor, id: str, display_name: Any = UNSET, description: Any = UNSET,
-    tags: Any = UNSET, additional_data: Any = UNSET, projected_budgets: list[BudgetInput] | None = None,
+    session: AsyncSession,
+    *,
+    actor: Actor,
+    id: str,
+    display_name: Any = UNSET,
+    description: Any = UNSET,
+    tags: Any = UNSET,
+    additional_data: Any = UNSET,
+    projected_budgets: list[BudgetInput] | None = None,
 ) -> Subproject:
     subproject = await lock(session, Subproject, id, what="subproject")
     await permissions.require(session, actor=actor, resource_id=id, intent="subproject.update", what="subproject")
     _require_open(subproject, "subproject")
     return await apply_update(
-        session, actor=actor, resource=subproject, kind="subproject_updated",
+        session,
+        actor=actor,
+        resource=subproject,
+        kind="subproject_updated",
         changes=_common_changes(display_name, description, tags, additional_data),
         budgets=None if projected_budgets is None else _budgets(projected_budgets),
     )
@@ -223,7 +308,8 @@ def _common_changes(display_name: Any, description: Any, tags: Any, additional_d
         "display_name": UNSET if display_name is UNSET else validation.require_text(display_name, "displayName"),
         "description": UNSET if description is UNSET else validation.optional_text(description, "description"),
         "tags": UNSET if tags is UNSET else validation.tags(tags),
-        "additional_data": UNSET if additional_data is UNSET
+        "additional_data": UNSET
+        if additional_data is UNSET
         else validation.json_object(additional_data, "additionalData"),
     }
 
@@ -233,8 +319,9 @@ async def assign_project(session: AsyncSession, *, actor: Actor, id: str, assign
     await permissions.require(session, actor=actor, resource_id=id, intent="project.assign", what="project")
     _require_open(project, "project")
     party = await check_party(session, assignee_id, "assigneeId")
-    return await apply_update(session, actor=actor, resource=project, kind="project_assigned",
-                              changes={"assignee_id": party})
+    return await apply_update(
+        session, actor=actor, resource=project, kind="project_assigned", changes={"assignee_id": party}
+    )
 
 
 async def assign_subproject(session: AsyncSession, *, actor: Actor, id: str, assignee_id: str) -> Subproject:
@@ -242,8 +329,9 @@ async def assign_subproject(session: AsyncSession, *, actor: Actor, id: str, ass
     await permissions.require(session, actor=actor, resource_id=id, intent="subproject.assign", what="subproject")
     _require_open(subproject, "subproject")
     party = await check_party(session, assignee_id, "assigneeId")
-    return await apply_update(session, actor=actor, resource=subproject, kind="subproject_assigned",
-                              changes={"assignee_id": party})
+    return await apply_update(
+        session, actor=actor, resource=subproject, kind="subproject_assigned", changes={"assignee_id": party}
+    )
 
 
 async def close_project(session: AsyncSession, *, actor: Actor, id: str) -> Project:
@@ -254,9 +342,12 @@ async def close_project(session: AsyncSession, *, actor: Actor, id: str) -> Proj
         select(func.count()).select_from(Subproject).where(Subproject.project_id == id, Subproject.status == "OPEN")
     )
     if open_children:
-        raise DomainError(ErrorCode.OPEN_CHILDREN, f"The project has {open_children} open subproject(s); close them first.")
-    return await apply_update(session, actor=actor, resource=project, kind="project_closed",
-                              changes={"status": "CLOSED"})
+        raise DomainError(
+            ErrorCode.OPEN_CHILDREN, f"The project has {open_children} open subproject(s); close them first."
+        )
+    return await apply_update(
+        session, actor=actor, resource=project, kind="project_closed", changes={"status": "CLOSED"}
+    )
 
 
 async def close_subproject(session: AsyncSession, *, actor: Actor, id: str) -> Subproject:
@@ -264,11 +355,15 @@ async def close_subproject(session: AsyncSession, *, actor: Actor, id: str) -> S
     await permissions.require(session, actor=actor, resource_id=id, intent="subproject.close", what="subproject")
     _require_open(subproject, "subproject")
     open_items = await session.scalar(
-        select(func.count()).select_from(WorkflowItem)
+        select(func.count())
+        .select_from(WorkflowItem)
         .join(Case, Case.object_id == WorkflowItem.id)
         .where(WorkflowItem.subproject_id == id, Case.status.in_(OPEN_CASE_STATUSES))
     )
     if open_items:
-        raise DomainError(ErrorCode.OPEN_CHILDREN, f"The subproject has {open_items} open workflow item(s); close them first.")
-    return await apply_update(session, actor=actor, resource=subproject, kind="subproject_closed",
-                              changes={"status": "CLOSED"})
+        raise DomainError(
+            ErrorCode.OPEN_CHILDREN, f"The subproject has {open_items} open workflow item(s); close them first."
+        )
+    return await apply_update(
+        session, actor=actor, resource=subproject, kind="subproject_closed", changes={"status": "CLOSED"}
+    )

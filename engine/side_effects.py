@@ -29,5 +29,7 @@ async def capture_resolution(execution: Execution) -> None:
     if code is None:
         return
     if not isinstance(code, str) or not code.strip() or len(code) > 64:
-        raise DomainError(ErrorCode.INVALID_INPUT, "resolution is a short code such as \"fixed\".", ["data", "resolution"])
+        raise DomainError(
+            ErrorCode.INVALID_INPUT, 'resolution is a short code such as "fixed".', ["data", "resolution"]
+        )
     execution.log_data["resolution"] = code.strip()

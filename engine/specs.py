@@ -14,19 +14,46 @@ PARENT_TRIGGERS = ("workflow", "parallel", "dynamic")
 _ROLE_KEYS = {"pretty_name", "callbacks", "allowed_parties", "static_parties", "assignable_by"}
 _STATE_KEYS = {"pretty_name", "terminal", "hidden_fields"}
 _ACTION_KEYS = {
-    "pretty_name", "pretty_past_tense", "trigger", "assigned_role", "allowed_roles", "privileges",
-    "enabled_states", "assigned_states", "always_enabled", "new_state", "timeout_seconds",
-    "side_effects", "depends_on", "outputs", "children", "states",
+    "pretty_name",
+    "pretty_past_tense",
+    "trigger",
+    "assigned_role",
+    "allowed_roles",
+    "privileges",
+    "enabled_states",
+    "assigned_states",
+    "always_enabled",
+    "new_state",
+    "timeout_seconds",
+    "side_effects",
+    "depends_on",
+    "outputs",
+    "children",
+    "states",
 }
 _TOP_KEYS = {"short_name", "pretty_name", "description", "roles", "states", "actions", "side_effects"}
 _OPTIONAL_COLLECTIONS = {
-    "callbacks", "allowed_parties", "static_parties", "assignable_by", "hidden_fields", "allowed_roles",
-    "privileges", "enabled_states", "assigned_states", "side_effects", "depends_on", "outputs",
+    "callbacks",
+    "allowed_parties",
+    "static_parties",
+    "assignable_by",
+    "hidden_fields",
+    "allowed_roles",
+    "privileges",
+    "enabled_states",
+    "assigned_states",
+    "side_effects",
+    "depends_on",
+    "outputs",
 }
 # Values that mean "not set"; normalization drops them so exports stay minimal.
 _DEFAULTS: dict[str, Any] = {
-    "trigger": "user", "always_enabled": False, "terminal": False, "timeout_seconds": None,
-    "assigned_role": None, "new_state": None,
+    "trigger": "user",
+    "always_enabled": False,
+    "terminal": False,
+    "timeout_seconds": None,
+    "assigned_role": None,
+    "new_state": None,
 }
 
 
@@ -147,7 +174,11 @@ def parse(raw: Any, *, known_callbacks: set[str], known_side_effects: set[str]) 
         raise DomainErrors(c.errors)
     c.unknown_keys(top, _TOP_KEYS, [])
     short_name = top.get("short_name")
-    if not isinstance(short_name, str) or not short_name.strip() or not short_name.replace("_", "").replace("-", "").isalnum():
+    if (
+        not isinstance(short_name, str)
+        or not short_name.strip()
+        or not short_name.replace("_", "").replace("-", "").isalnum()
+    ):
         c.fail(["short_name"], "short_name is required: letters, digits, '-' and '_'.")
         short_name = "invalid"
     pretty_name = c.text(top.get("pretty_name"), ["pretty_name"], short_name)
@@ -162,7 +193,8 @@ def parse(raw: Any, *, known_callbacks: set[str], known_side_effects: set[str]) 
             if cb not in known_callbacks:
                 c.fail([*path, "callbacks"], f"Role {name!r} names unknown assignee callback {cb!r}.")
         roles[name] = RoleSpec(
-            short_name=name, pretty_name=c.text(body.get("pretty_name"), [*path, "pretty_name"], name),
+            short_name=name,
+            pretty_name=c.text(body.get("pretty_name"), [*path, "pretty_name"], name),
             callbacks=callbacks,
             allowed_parties=c.names(body.get("allowed_parties"), [*path, "allowed_parties"]),
             static_parties=c.names(body.get("static_parties"), [*path, "static_parties"]),
@@ -171,7 +203,10 @@ def parse(raw: Any, *, known_callbacks: set[str], known_side_effects: set[str]) 
     for role in roles.values():
         for other in role.assignable_by:
             if other not in roles:
-                c.fail(["roles", role.short_name, "assignable_by"], f"Role {role.short_name!r} names unknown role {other!r}.")
+                c.fail(
+                    ["roles", role.short_name, "assignable_by"],
+                    f"Role {role.short_name!r} names unknown role {other!r}.",
+                )
 
     states: dict[str, StateSpec] = {}
     actions: dict[str, ActionSpec] = {}
@@ -184,14 +219,24 @@ def parse(raw: Any, *, known_callbacks: set[str], known_side_effects: set[str]) 
     if c.errors:
         raise DomainErrors(c.errors)
     return WorkflowSpec(
-        short_name=short_name, pretty_name=pretty_name, roles=roles, states=states, actions=actions,
-        side_effects=workflow_effects, normalized=normalize(top),
+        short_name=short_name,
+        pretty_name=pretty_name,
+        roles=roles,
+        states=states,
+        actions=actions,
+        side_effects=workflow_effects,
+        normalized=normalize(top),
     )
 
 
 def _scope(
-    c: _Checker, body: dict[str, Any], path: list[str], parent: str | None,
-    roles: dict[str, RoleSpec], states: dict[str, StateSpec], actions: dict[str, ActionSpec],
+    c: _Checker,
+    body: dict[str, Any],
+    path: list[str],
+    parent: str | None,
+    roles: dict[str, RoleSpec],
+    states: dict[str, StateSpec],
+    actions: dict[str, ActionSpec],
 ) -> None:
     """Validate one FSM scope: the top level, or the child workflow of a parent action."""
     scope_states: list[str] = []
@@ -207,18 +252,25 @@ def _scope(
             c.fail([*spath, "terminal"], "terminal is true or false.")
             terminal = False
         states[name] = StateSpec(
-            short_name=name, pretty_name=c.text(state.get("pretty_name"), [*spath, "pretty_name"], name),
-            terminal=terminal, hidden_fields=c.names(state.get("hidden_fields"), [*spath, "hidden_fields"]),
+            short_name=name,
+            pretty_name=c.text(state.get("pretty_name"), [*spath, "pretty_name"], name),
+            terminal=terminal,
+            hidden_fields=c.names(state.get("hidden_fields"), [*spath, "hidden_fields"]),
             scope=parent,
         )
         scope_states.append(name)
     needs_states = parent is None or body.get("trigger", "user") == "workflow"
     if needs_states and not scope_states:
-        c.fail([*path, "states"], "A workflow needs at least one state." if parent is None
-               else f"Child workflow {parent!r} needs at least one state.")
+        c.fail(
+            [*path, "states"],
+            "A workflow needs at least one state."
+            if parent is None
+            else f"Child workflow {parent!r} needs at least one state.",
+        )
 
-    raw_actions = c.mapping(body.get("actions" if parent is None else "children", {}),
-                            [*path, "actions" if parent is None else "children"])
+    raw_actions = c.mapping(
+        body.get("actions" if parent is None else "children", {}), [*path, "actions" if parent is None else "children"]
+    )
     pending: list[tuple[list[str], str, dict[str, Any]]] = []
     inits = 0
     for name, action in raw_actions.items():
@@ -253,8 +305,13 @@ def _with_children(action: ActionSpec, body: dict[str, Any]) -> ActionSpec:
 
 
 def _action(
-    c: _Checker, path: list[str], name: str, body: dict[str, Any], parent: str | None,
-    roles: dict[str, RoleSpec], scope_states: list[str],
+    c: _Checker,
+    path: list[str],
+    name: str,
+    body: dict[str, Any],
+    parent: str | None,
+    roles: dict[str, RoleSpec],
+    scope_states: list[str],
 ) -> ActionSpec:
     trigger = body.get("trigger", "user")
     if trigger not in TRIGGERS:
@@ -264,8 +321,10 @@ def _action(
     assigned_role = body.get("assigned_role")
     for role in [*role_names, *([assigned_role] if assigned_role is not None else [])]:
         if role not in roles:
-            c.fail([*path, "assigned_role" if role == assigned_role else "allowed_roles"],
-                   f"Action {name!r} names unknown role {role!r}.")
+            c.fail(
+                [*path, "assigned_role" if role == assigned_role else "allowed_roles"],
+                f"Action {name!r} names unknown role {role!r}.",
+            )
 
     def state_list(key: str) -> tuple[str, ...]:
         values = c.names(body.get(key), [*path, key])
@@ -313,13 +372,22 @@ def _action(
         c.fail([*path, "children"], f"Only workflow, parallel and dynamic actions have children ({name!r}).")
     pretty = c.text(body.get("pretty_name"), [*path, "pretty_name"], name)
     return ActionSpec(
-        short_name=name, pretty_name=pretty,
+        short_name=name,
+        pretty_name=pretty,
         pretty_past_tense=c.text(body.get("pretty_past_tense"), [*path, "pretty_past_tense"], pretty),
-        trigger=trigger, assigned_role=assigned_role, allowed_roles=role_names,
+        trigger=trigger,
+        assigned_role=assigned_role,
+        allowed_roles=role_names,
         privileges=c.names(body.get("privileges"), [*path, "privileges"]),
-        enabled_states=enabled_states, assigned_states=assigned_states, always_enabled=always,
-        new_state=new_state, timeout_seconds=timeout, side_effects=effects,
-        depends_on=tuple(depends), outputs=tuple(outputs), parent=parent,
+        enabled_states=enabled_states,
+        assigned_states=assigned_states,
+        always_enabled=always,
+        new_state=new_state,
+        timeout_seconds=timeout,
+        side_effects=effects,
+        depends_on=tuple(depends),
+        outputs=tuple(outputs),
+        parent=parent,
     )
 
 

@@ -55,7 +55,7 @@ def decimal_string(value: str | None, field: str, *, positive: bool = False) -> 
     try:
         number = Decimal(text)
     except InvalidOperation:
-        raise invalid(f"{field} must be a decimal number written as a string, like \"1234.50\".", field) from None
+        raise invalid(f'{field} must be a decimal number written as a string, like "1234.50".', field) from None
     if not number.is_finite() or len(text) > 40:
         raise invalid(f"{field} must be a finite decimal number.", field)
     if positive and number <= 0:

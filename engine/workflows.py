@@ -37,12 +37,13 @@ async def define_workflow(session: AsyncSession, *, actor: Actor | None, spec: A
     if actor is not None:
         await permissions.require_global(session, actor=actor, intent="global.defineWorkflow")
     parsed = parse_spec(spec)
-    latest = await session.scalar(
-        select(func.max(Workflow.version)).where(Workflow.short_name == parsed.short_name)
-    )
+    latest = await session.scalar(select(func.max(Workflow.version)).where(Workflow.short_name == parsed.short_name))
     workflow = Workflow(
-        id=new_id("wf"), short_name=parsed.short_name, pretty_name=parsed.pretty_name,
-        version=(latest or 0) + 1, spec=parsed.normalized,
+        id=new_id("wf"),
+        short_name=parsed.short_name,
+        pretty_name=parsed.pretty_name,
+        version=(latest or 0) + 1,
+        spec=parsed.normalized,
     )
     session.add(workflow)
     await session.flush()
@@ -75,7 +76,9 @@ def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode) -> dict
     for key_node, value_node in node.value:
         key = loader.construct_object(key_node)
         if key in mapping:
-            raise DomainError(ErrorCode.INVALID_SPEC, f"Duplicate key {key!r} (line {key_node.start_mark.line + 1}).", ["spec"])
+            raise DomainError(
+                ErrorCode.INVALID_SPEC, f"Duplicate key {key!r} (line {key_node.start_mark.line + 1}).", ["spec"]
+            )
         mapping[key] = loader.construct_object(value_node, deep=True)
     return mapping
 
@@ -96,13 +99,17 @@ def load_spec_file(path: Path) -> Any:
     text = path.read_text()
     if path.suffix == ".json":
         return json.loads(text, object_pairs_hook=_reject_duplicates)
-    return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    return yaml.load(text, Loader=_UniqueKeyLoader)
+
+
+def _spec_files(directory: Path) -> list[Path]:
+    return sorted([*directory.glob("*.yaml"), *directory.glob("*.yml"), *directory.glob("*.json")])
 
 
 async def sync_spec_files(session: AsyncSession, directory: Path) -> list[Workflow]:
     """Define each spec file whose content differs from the latest stored version."""
     defined = []
-    for path in sorted([*directory.glob("*.yaml"), *directory.glob("*.yml"), *directory.glob("*.json")]):
+    for path in _spec_files(directory):
         parsed = parse_spec(load_spec_file(path))
         latest = await session.scalar(
             select(Workflow).where(Workflow.short_name == parsed.short_name).order_by(Workflow.version.desc()).limit(1)

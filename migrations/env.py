@@ -13,8 +13,12 @@ target_metadata = SQLModel.metadata
 
 
 def _run(connection: Connection) -> None:
-    context.configure(connection=connection, target_metadata=target_metadata,
-                      render_as_batch=connection.dialect.name == "sqlite", compare_type=True)
+    context.configure(
+        connection=connection,
+        target_metadata=target_metadata,
+        render_as_batch=connection.dialect.name == "sqlite",
+        compare_type=True,
+    )
     with context.begin_transaction():
         context.run_migrations()
 

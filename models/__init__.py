@@ -4,7 +4,14 @@ from models.activity import Activity
 from models.db import Database, normalize_url
 from models.identity import ApiToken, Group, GroupMember, User
 from models.ids import kind_of, new_id
-from models.resources import Document, Permission, Project, ProjectedBudget, Subproject, WorkflowItem
+from models.resources import (
+    Document,
+    Permission,
+    Project,
+    ProjectedBudget,
+    Subproject,
+    WorkflowItem,
+)
 from models.types import utcnow
 from models.workflow import Case, CaseRoleParty, CaseState, EnabledAction, Idempotency, Workflow
 

@@ -25,9 +25,7 @@ class Activity(SQLModel, table=True):
         Index("ix_activity_chain_seq", "chain", "seq"),
     )
 
-    seq: int | None = Field(
-        default=None, sa_column=Column(SeqType, primary_key=True, autoincrement=True)
-    )
+    seq: int | None = Field(default=None, sa_column=Column(SeqType, primary_key=True, autoincrement=True))
     id: str = Field(unique=True)
     project_id: str | None = None
     subproject_id: str | None = None

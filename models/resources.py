@@ -20,9 +20,7 @@ class Project(SQLModel, table=True):
     created_by: str
     created_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
     tags: list[str] = Field(default_factory=list, sa_column=Column(JSONType, nullable=False))
-    additional_data: dict[str, Any] = Field(
-        default_factory=dict, sa_column=Column(JSONType, nullable=False)
-    )
+    additional_data: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSONType, nullable=False))
 
 
 class ProjectedBudget(SQLModel, table=True):
@@ -46,16 +44,12 @@ class Subproject(SQLModel, table=True):
     created_by: str
     created_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
     tags: list[str] = Field(default_factory=list, sa_column=Column(JSONType, nullable=False))
-    additional_data: dict[str, Any] = Field(
-        default_factory=dict, sa_column=Column(JSONType, nullable=False)
-    )
+    additional_data: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSONType, nullable=False))
     currency: str
     validator_id: str | None = None
     workflow_mode: str = "UNORDERED"
     workflow_id: str = Field(foreign_key="workflow.id")
-    workflow_item_ordering: list[str] = Field(
-        default_factory=list, sa_column=Column(JSONType, nullable=False)
-    )
+    workflow_item_ordering: list[str] = Field(default_factory=list, sa_column=Column(JSONType, nullable=False))
 
 
 class WorkflowItem(SQLModel, table=True):
@@ -78,9 +72,7 @@ class WorkflowItem(SQLModel, table=True):
     billing_date: date | None = None
     reject_reason: str | None = None
     tags: list[str] = Field(default_factory=list, sa_column=Column(JSONType, nullable=False))
-    additional_data: dict[str, Any] = Field(
-        default_factory=dict, sa_column=Column(JSONType, nullable=False)
-    )
+    additional_data: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSONType, nullable=False))
 
 
 class Document(SQLModel, table=True):

@@ -55,13 +55,17 @@ async def my_tasks(ctx: Context, *, first: int | None, after: str | None) -> Pag
     limit = check_first(first)
     parties = ctx.viewer.party_ids
     through_role = exists().where(
-        CaseRoleParty.case_id == EnabledAction.case_id, CaseRoleParty.role == EnabledAction.assigned_role,
+        CaseRoleParty.case_id == EnabledAction.case_id,
+        CaseRoleParty.role == EnabledAction.assigned_role,
         CaseRoleParty.party_id.in_(parties),
     )
     condition = and_(
-        EnabledAction.status == "ENABLED", EnabledAction.trigger == "user",
-        or_(EnabledAction.assignee_party_id.in_(parties),
-            and_(EnabledAction.assignee_party_id.is_(None), EnabledAction.assigned_role.is_not(None), through_role)),
+        EnabledAction.status == "ENABLED",
+        EnabledAction.trigger == "user",
+        or_(
+            EnabledAction.assignee_party_id.in_(parties),
+            and_(EnabledAction.assignee_party_id.is_(None), EnabledAction.assigned_role.is_not(None), through_role),
+        ),
     )
     total = await ctx.session.scalar(select(func.count()).select_from(EnabledAction).where(condition)) or 0
     query = select(EnabledAction).where(condition).order_by(EnabledAction.id).limit(limit + 1)

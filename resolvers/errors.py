@@ -22,8 +22,9 @@ def user_errors(error: DomainError) -> list[UserErrorRow]:
 
 
 def unauthenticated() -> GraphQLError:
-    return GraphQLError("Authentication required: send Authorization: Bearer <token>.",
-                        extensions={"code": "UNAUTHENTICATED"})
+    return GraphQLError(
+        "Authentication required: send Authorization: Bearer <token>.", extensions={"code": "UNAUTHENTICATED"}
+    )
 
 
 def is_client_error(error: GraphQLError) -> bool:

@@ -28,7 +28,12 @@ from models import (
     kind_of,
 )
 from resolvers import visibility
-from resolvers.filters import HistoryFilterKey, ResourceFilterKey, apply_history_filter, apply_resource_filter
+from resolvers.filters import (
+    HistoryFilterKey,
+    ResourceFilterKey,
+    apply_history_filter,
+    apply_resource_filter,
+)
 
 if TYPE_CHECKING:
     from resolvers.context import Context
@@ -145,7 +150,8 @@ class Loaders:
 
     async def _enabled_by_case(self, ids: list[str]) -> list[list[EnabledAction]]:
         rows = await self._rows(
-            select(EnabledAction).where(EnabledAction.case_id.in_(ids), EnabledAction.status == "ENABLED")
+            select(EnabledAction)
+            .where(EnabledAction.case_id.in_(ids), EnabledAction.status == "ENABLED")
             .order_by(EnabledAction.enabled_at, EnabledAction.id)
         )
         return _many(rows, ids, lambda r: r.case_id)
@@ -154,10 +160,13 @@ class Loaders:
         return _one(await self._rows(select(EnabledAction).where(EnabledAction.id.in_(ids))), ids, lambda r: r.id)
 
     async def _roles_by_case(self, ids: list[str]) -> list[dict[str, list[str]]]:
-        rows = (await self._ctx.session.execute(
-            select(CaseRoleParty.case_id, CaseRoleParty.role, CaseRoleParty.party_id)
-            .where(CaseRoleParty.case_id.in_(ids)).order_by(CaseRoleParty.party_id)
-        )).all()
+        rows = (
+            await self._ctx.session.execute(
+                select(CaseRoleParty.case_id, CaseRoleParty.role, CaseRoleParty.party_id)
+                .where(CaseRoleParty.case_id.in_(ids))
+                .order_by(CaseRoleParty.party_id)
+            )
+        ).all()
         result: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
         for case_id, role, party in rows:
             result[case_id][role].append(party)
@@ -167,8 +176,11 @@ class Loaders:
         return _one(await self._rows(select(Workflow).where(Workflow.id.in_(ids))), ids, lambda r: r.id)
 
     async def _budgets(self, ids: list[str]) -> list[list[ProjectedBudget]]:
-        rows = await self._rows(select(ProjectedBudget).where(ProjectedBudget.resource_id.in_(ids))
-                                .order_by(ProjectedBudget.organization, ProjectedBudget.currency))
+        rows = await self._rows(
+            select(ProjectedBudget)
+            .where(ProjectedBudget.resource_id.in_(ids))
+            .order_by(ProjectedBudget.organization, ProjectedBudget.currency)
+        )
         return _many(rows, ids, lambda r: r.resource_id)
 
     async def _documents(self, ids: list[str]) -> list[list[Document]]:
@@ -176,10 +188,13 @@ class Loaders:
         return _many(rows, ids, lambda r: r.workflow_item_id)
 
     async def _grants(self, ids: list[str]) -> list[dict[str, list[str]]]:
-        rows = (await self._ctx.session.execute(
-            select(Permission.resource_id, Permission.intent, Permission.party_id)
-            .where(Permission.resource_id.in_(ids)).order_by(Permission.intent, Permission.party_id)
-        )).all()
+        rows = (
+            await self._ctx.session.execute(
+                select(Permission.resource_id, Permission.intent, Permission.party_id)
+                .where(Permission.resource_id.in_(ids))
+                .order_by(Permission.intent, Permission.party_id)
+            )
+        ).all()
         result: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
         for resource_id, intent, party in rows:
             result[resource_id][intent].append(party)
@@ -190,10 +205,13 @@ class Loaders:
         actor = self._ctx.viewer
         if actor.is_admin:
             return [frozenset(intents_for(i)) for i in ids]
-        rows = (await self._ctx.session.execute(
-            select(Permission.resource_id, Permission.intent)
-            .where(Permission.resource_id.in_(ids), Permission.party_id.in_(actor.party_ids))
-        )).all()
+        rows = (
+            await self._ctx.session.execute(
+                select(Permission.resource_id, Permission.intent).where(
+                    Permission.resource_id.in_(ids), Permission.party_id.in_(actor.party_ids)
+                )
+            )
+        ).all()
         result: dict[str, set[str]] = defaultdict(set)
         for resource_id, intent in rows:
             result[resource_id].add(intent)
@@ -206,27 +224,39 @@ class Loaders:
         for column_name, filt in {(c, f) for c, _, f in keys}:
             ids = [r for c, r, f in keys if c == column_name and f == filt]
             column = getattr(Activity, column_name)
-            counts = dict((await self._ctx.session.execute(
-                apply_history_filter(select(column, func.count()).where(column.in_(ids)), filt, with_cursor=False)
-                .group_by(column)
-            )).all())
+            counts = dict(
+                (
+                    await self._ctx.session.execute(
+                        apply_history_filter(
+                            select(column, func.count()).where(column.in_(ids)), filt, with_cursor=False
+                        ).group_by(column)
+                    )
+                ).all()
+            )
             ranked = apply_history_filter(
-                select(Activity, func.row_number().over(partition_by=column, order_by=Activity.seq).label("rn"))
-                .where(column.in_(ids)), filt, with_cursor=True,
+                select(Activity, func.row_number().over(partition_by=column, order_by=Activity.seq).label("rn")).where(
+                    column.in_(ids)
+                ),
+                filt,
+                with_cursor=True,
             ).subquery()
             entry = aliased(Activity, ranked)
-            rows = (await self._ctx.session.scalars(
-                select(entry).where(ranked.c.rn <= filt.limit + 1).order_by(entry.seq)
-            )).all()
-            for rid, group in zip(ids, _many(rows, ids, lambda r: getattr(r, column_name)), strict=True):
+            rows = (
+                await self._ctx.session.scalars(select(entry).where(ranked.c.rn <= filt.limit + 1).order_by(entry.seq))
+            ).all()
+            for rid, group in zip(ids, _many(rows, ids, lambda r, c=column_name: getattr(r, c)), strict=True):
                 results[(column_name, rid, filt)] = (group, counts.get(rid, 0))
         return [results[k] for k in keys]
 
     async def _members(self, ids: list[str]) -> list[list[User]]:
-        rows = (await self._ctx.session.execute(
-            select(GroupMember.group_id, User).join(User, User.id == GroupMember.user_id)
-            .where(GroupMember.group_id.in_(ids)).order_by(User.login)
-        )).all()
+        rows = (
+            await self._ctx.session.execute(
+                select(GroupMember.group_id, User)
+                .join(User, User.id == GroupMember.user_id)
+                .where(GroupMember.group_id.in_(ids))
+                .order_by(User.login)
+            )
+        ).all()
         grouped: dict[str, list[User]] = defaultdict(list)
         for group_id, user in rows:
             grouped[group_id].append(user)

@@ -15,7 +15,10 @@ T = TypeVar("T")
 
 
 async def run(
-    ctx: Context, operation: Callable[[AsyncSession, Actor], Awaitable[T]], *, rollback: bool = False,
+    ctx: Context,
+    operation: Callable[[AsyncSession, Actor], Awaitable[T]],
+    *,
+    rollback: bool = False,
 ) -> tuple[T | None, list[UserErrorRow]]:
     """Run ``operation`` as the viewer in its own transaction. On a DomainError everything is
     rolled back and the error is returned; ``rollback`` always rolls back (dry runs)."""

@@ -36,9 +36,10 @@ def slice_page(rows: Sequence[T], *, first: int | None, after: str | None, curso
     if after is not None:
         cursors = [cursor(r) for r in rows]
         start = cursors.index(after) + 1 if after in cursors else _position_after(rows, after, cursor)
-    chunk = list(rows[start:start + limit])
-    return Page(nodes=chunk, cursors=[cursor(r) for r in chunk],
-                has_next_page=start + limit < len(rows), total_count=len(rows))
+    chunk = list(rows[start : start + limit])
+    return Page(
+        nodes=chunk, cursors=[cursor(r) for r in chunk], has_next_page=start + limit < len(rows), total_count=len(rows)
+    )
 
 
 def _position_after(rows: Sequence[Any], after: str, cursor: Callable[[Any], str]) -> int:

@@ -15,8 +15,11 @@ from resolvers.pagination import Page, check_first, keyset_page
 
 async def projects(ctx: Context, *, first: int | None, after: str | None, filt: ResourceFilterKey) -> Page[Project]:
     limit = check_first(first)
-    condition = apply_resource_filter(select(Project.id), Project, filt).where(
-        visibility.project_visible(ctx.viewer)).whereclause
+    condition = (
+        apply_resource_filter(select(Project.id), Project, filt)
+        .where(visibility.project_visible(ctx.viewer))
+        .whereclause
+    )
     total = await ctx.session.scalar(select(func.count()).select_from(Project).where(condition)) or 0
     query = select(Project).where(condition).order_by(Project.id).limit(limit + 1)
     if after:

@@ -35,8 +35,15 @@ def parse_seq_cursor(after: str | None) -> int | None:
 
 
 async def history(
-    ctx: Context, resource_id: str, *, first: int | None, after: str | None, kind: str | None = None,
-    actor_id: str | None = None, since: datetime | None = None, until: datetime | None = None,
+    ctx: Context,
+    resource_id: str,
+    *,
+    first: int | None,
+    after: str | None,
+    kind: str | None = None,
+    actor_id: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
     check_intent: bool = True,
 ) -> Page[Any]:
     """A page of the resource's log, oldest first; the cursor is the entry's ``seq``. Without
@@ -46,7 +53,8 @@ async def history(
     prefix = intent_prefix(resource_id)
     if check_intent and f"{prefix}.viewHistory" not in await ctx.loaders.intents_by_resource.load(resource_id):
         return Page(nodes=[], cursors=[], has_next_page=False, total_count=0)
-    key = HistoryFilterKey(kind=kind, actor_id=actor_id, since=since, until=until,
-                           after_seq=parse_seq_cursor(after), limit=limit)
+    key = HistoryFilterKey(
+        kind=kind, actor_id=actor_id, since=since, until=until, after_seq=parse_seq_cursor(after), limit=limit
+    )
     rows, total = await ctx.loaders.history_by_resource.load((HISTORY_COLUMN[prefix], resource_id, key))
     return keyset_page(rows, limit=limit, total=total, cursor=lambda r: str(r.seq))

@@ -20,8 +20,10 @@ def item_visible(actor: Actor) -> ColumnElement[bool]:
     if actor.is_admin:
         return true()
     in_role = (
-        select(Case.object_id).join(CaseRoleParty, CaseRoleParty.case_id == Case.id)
-        .where(CaseRoleParty.party_id.in_(actor.party_ids)).scalar_subquery()
+        select(Case.object_id)
+        .join(CaseRoleParty, CaseRoleParty.case_id == Case.id)
+        .where(CaseRoleParty.party_id.in_(actor.party_ids))
+        .scalar_subquery()
     )
     return or_(visible_filter(WorkflowItem.id, "workflowItem.view", actor), WorkflowItem.id.in_(in_role))
 

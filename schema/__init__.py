@@ -29,16 +29,21 @@ class Query:
         return await identity.viewer(info)
 
     @strawberry.field(description="Projects you may view, oldest first.")
-    async def projects(self, info: AppInfo, first: int | None = None, after: str | None = None,
-                       filter: ProjectFilter | None = None) -> Connection[Project]:
+    async def projects(
+        self, info: AppInfo, first: int | None = None, after: str | None = None, filter: ProjectFilter | None = None
+    ) -> Connection[Project]:
         return connection(await queries.projects(info.context, first=first, after=after, filt=filter_key(filter)))
 
     @strawberry.field(description="Every version of every workflow definition.")
-    async def workflows(self, info: AppInfo, first: int | None = None, after: str | None = None) -> Connection[Workflow]:
+    async def workflows(
+        self, info: AppInfo, first: int | None = None, after: str | None = None
+    ) -> Connection[Workflow]:
         return connection(await queries.workflows(info.context, first=first, after=after))
 
     @strawberry.field(description="Enabled actions assigned to you (directly or through a role), oldest first.")
-    async def my_tasks(self, info: AppInfo, first: int | None = None, after: str | None = None) -> Connection[EnabledAction]:
+    async def my_tasks(
+        self, info: AppInfo, first: int | None = None, after: str | None = None
+    ) -> Connection[EnabledAction]:
         return connection(await case_reads.my_tasks(info.context, first=first, after=after))
 
     users = strawberry.field(resolver=identity.users, description="All users.")
@@ -46,7 +51,9 @@ class Query:
 
 @strawberry.type
 class Mutation:
-    login = strawberry.mutation(resolver=identity.login, description="Exchange a login and password for a bearer token.")
+    login = strawberry.mutation(
+        resolver=identity.login, description="Exchange a login and password for a bearer token."
+    )
     create_user = strawberry.mutation(resolver=identity.create_user)
     create_group = strawberry.mutation(resolver=identity.create_group)
     add_group_member = strawberry.mutation(resolver=identity.add_group_member)

@@ -119,5 +119,6 @@ class Case(Node):
 
     @strawberry.field(description="The log of this case, oldest first.")
     async def log(self, info: AppInfo, first: int | None = None, after: str | None = None) -> Connection[Activity]:
-        return connection(await resources.history(
-            info.context, self.object_id, first=first, after=after, check_intent=False))  # type: ignore[attr-defined]
+        return connection(
+            await resources.history(info.context, self.object_id, first=first, after=after, check_intent=False)
+        )  # type: ignore[attr-defined]

@@ -22,13 +22,16 @@ class ExecuteActionInput:
     workflow_item_id: strawberry.ID | None = None
     case_id: strawberry.ID | None = None
     enabled_action_id: strawberry.ID | None = strawberry.field(
-        default=None, description="Which instance, when the action is enabled more than once.")
+        default=None, description="Which instance, when the action is enabled more than once."
+    )
     comment: str | None = None
     data: JSON | None = strawberry.field(default=None, description="Key/value data stored in the log entry.")
     idempotency_key: str | None = strawberry.field(
-        default=None, description="Replaying a request with the same key returns the first result.")
+        default=None, description="Replaying a request with the same key returns the first result."
+    )
     expected_version: int | None = strawberry.field(
-        default=None, description="Refuse with VERSION_CONFLICT unless the case is at this version.")
+        default=None, description="Refuse with VERSION_CONFLICT unless the case is at this version."
+    )
     dry_run: bool = strawberry.field(default=False, description="Report what would happen; change nothing.")
 
 
@@ -84,24 +87,36 @@ class WorkflowPayload:
 
 def _target(case_id: str | None, item_id: str | None) -> dict[str, Any]:
     if (case_id is None) == (item_id is None):
-        raise engine.DomainError(engine.ErrorCode.INVALID_INPUT, "Give exactly one of caseId and workflowItemId.",
-                                 ["caseId"])
+        raise engine.DomainError(
+            engine.ErrorCode.INVALID_INPUT, "Give exactly one of caseId and workflowItemId.", ["caseId"]
+        )
     return {"case_id": case_id} if case_id else {"workflow_item_id": item_id}
 
 
 async def execute_action(info: AppInfo, input: ExecuteActionInput) -> ExecuteActionPayload:
     async def operation(session: Any, actor: Any) -> Any:
         result = await engine.execute(
-            session, actor=actor, action=input.action, **_target(input.case_id, input.workflow_item_id),
-            enabled_action_id=input.enabled_action_id, comment=input.comment, data=input.data,
-            idempotency_key=input.idempotency_key, expected_version=input.expected_version)
+            session,
+            actor=actor,
+            action=input.action,
+            **_target(input.case_id, input.workflow_item_id),
+            enabled_action_id=input.enabled_action_id,
+            comment=input.comment,
+            data=input.data,
+            idempotency_key=input.idempotency_key,
+            expected_version=input.expected_version,
+        )
         if not input.dry_run:
             return result, None, None
         case, state, enabled = await cases.preview(session, case_id=result.case.id)
         workflow = await session.get(WorkflowRow, case.workflow_id)
         spec = spec_of(workflow)
-        preview = CasePreview(state=spec.states[state], status=CaseStatus(case.status), version=case.version,  # type: ignore[arg-type]
-                              enabled_actions=[spec.actions[ea.action] for ea in enabled])  # type: ignore[misc]
+        preview = CasePreview(
+            state=spec.states[state],
+            status=CaseStatus(case.status),
+            version=case.version,  # type: ignore[arg-type]
+            enabled_actions=[spec.actions[ea.action] for ea in enabled],
+        )  # type: ignore[misc]
         # A rollback expires ORM rows: keep the id, the preview is plain data.
         return None, preview, case.id
 
@@ -116,9 +131,17 @@ async def execute_action(info: AppInfo, input: ExecuteActionInput) -> ExecuteAct
 
 
 async def reassign_role(info: AppInfo, input: ReassignRoleInput) -> CasePayload:
-    case, errors = await run(info.context, lambda s, a: engine.reassign(
-        s, actor=a, role=input.role, party_ids=list(input.party_ids), mode=input.mode.value,
-        **_target(input.case_id, input.workflow_item_id)))
+    case, errors = await run(
+        info.context,
+        lambda s, a: engine.reassign(
+            s,
+            actor=a,
+            role=input.role,
+            party_ids=list(input.party_ids),
+            mode=input.mode.value,
+            **_target(input.case_id, input.workflow_item_id),
+        ),
+    )
     return CasePayload(case=case, user_errors=errors)
 
 

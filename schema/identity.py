@@ -90,35 +90,49 @@ async def login(info: AppInfo, input: LoginInput) -> LoginPayload:
 
     try:
         async with ctx.db.transaction() as session:
-            token, user = await identity.login(session, login=input.login, password=input.password,
-                                               ttl_seconds=ctx.settings.token_ttl)
+            token, user = await identity.login(
+                session, login=input.login, password=input.password, ttl_seconds=ctx.settings.token_ttl
+            )
     except DomainError as error:
         return LoginPayload(user_errors=user_errors(error))
     return LoginPayload(token=token, user=user)
 
 
 async def create_user(info: AppInfo, input: CreateUserInput) -> UserPayload:
-    user, errors = await run(info.context, lambda s, a: identity.create_user(
-        s, actor=a, login=input.login, password=input.password, display_name=input.display_name,
-        organization=input.organization or "", admin=input.admin))
+    user, errors = await run(
+        info.context,
+        lambda s, a: identity.create_user(
+            s,
+            actor=a,
+            login=input.login,
+            password=input.password,
+            display_name=input.display_name,
+            organization=input.organization or "",
+            admin=input.admin,
+        ),
+    )
     return UserPayload(user=user, user_errors=errors)
 
 
 async def create_group(info: AppInfo, input: CreateGroupInput) -> GroupPayload:
-    group, errors = await run(info.context, lambda s, a: identity.create_group(
-        s, actor=a, name=input.name, display_name=input.display_name))
+    group, errors = await run(
+        info.context, lambda s, a: identity.create_group(s, actor=a, name=input.name, display_name=input.display_name)
+    )
     return GroupPayload(group=group, user_errors=errors)
 
 
 async def add_group_member(info: AppInfo, input: GroupMemberInput) -> GroupPayload:
-    group, errors = await run(info.context, lambda s, a: identity.add_group_member(
-        s, actor=a, group_id=input.group_id, user_id=input.user_id))
+    group, errors = await run(
+        info.context, lambda s, a: identity.add_group_member(s, actor=a, group_id=input.group_id, user_id=input.user_id)
+    )
     return GroupPayload(group=group, user_errors=errors)
 
 
 async def remove_group_member(info: AppInfo, input: GroupMemberInput) -> GroupPayload:
-    group, errors = await run(info.context, lambda s, a: identity.remove_group_member(
-        s, actor=a, group_id=input.group_id, user_id=input.user_id))
+    group, errors = await run(
+        info.context,
+        lambda s, a: identity.remove_group_member(s, actor=a, group_id=input.group_id, user_id=input.user_id),
+    )
     return GroupPayload(group=group, user_errors=errors)
 
 

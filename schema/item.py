@@ -40,7 +40,9 @@ class WorkflowItem(ResourceFields, Node):
 
     is_type_of = row_type(WorkflowItemRow)
 
-    @strawberry.field(description="OPEN while the case is active or suspended, CLOSED once it completed or was canceled.")
+    @strawberry.field(
+        description="OPEN while the case is active or suspended, CLOSED once it completed or was canceled."
+    )
     async def status(self, info: AppInfo) -> ResourceStatus:
         case = await info.context.loaders.case_by_item.load(self.id)
         return ResourceStatus.OPEN if case is None or case.status in ("ACTIVE", "SUSPENDED") else ResourceStatus.CLOSED

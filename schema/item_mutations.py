@@ -57,24 +57,51 @@ class WorkflowItemPayload:
 
 async def create_workflow_item(info: AppInfo, input: CreateWorkflowItemInput) -> WorkflowItemPayload:
     assignments = {a.role: list(a.party_ids) for a in input.assignments or []}
-    result, errors = await run(info.context, lambda s, a: engine.create_workflow_item(
-        s, actor=a, subproject_id=input.subproject_id, display_name=input.display_name,
-        description=input.description, assignee_id=input.assignee_id, due_date=input.due_date,
-        amount_type=input.amount_type, amount=input.amount, currency=input.currency,
-        exchange_rate=input.exchange_rate, billing_date=input.billing_date, tags=input.tags,
-        additional_data=input.additional_data, assignments=assignments))
+    result, errors = await run(
+        info.context,
+        lambda s, a: engine.create_workflow_item(
+            s,
+            actor=a,
+            subproject_id=input.subproject_id,
+            display_name=input.display_name,
+            description=input.description,
+            assignee_id=input.assignee_id,
+            due_date=input.due_date,
+            amount_type=input.amount_type,
+            amount=input.amount,
+            currency=input.currency,
+            exchange_rate=input.exchange_rate,
+            billing_date=input.billing_date,
+            tags=input.tags,
+            additional_data=input.additional_data,
+            assignments=assignments,
+        ),
+    )
     return WorkflowItemPayload(workflow_item=result[0] if result else None, user_errors=errors)
 
 
 async def update_workflow_item(info: AppInfo, input: UpdateWorkflowItemInput) -> WorkflowItemPayload:
-    fields = {name: given(getattr(input, name)) for name in (
-        "display_name", "description", "due_date", "amount_type", "amount", "currency", "exchange_rate",
-        "billing_date", "tags", "additional_data")}
+    fields = {
+        name: given(getattr(input, name))
+        for name in (
+            "display_name",
+            "description",
+            "due_date",
+            "amount_type",
+            "amount",
+            "currency",
+            "exchange_rate",
+            "billing_date",
+            "tags",
+            "additional_data",
+        )
+    }
     item, errors = await run(info.context, lambda s, a: engine.update_workflow_item(s, actor=a, id=input.id, **fields))
     return WorkflowItemPayload(workflow_item=item, user_errors=errors)
 
 
 async def assign_workflow_item(info: AppInfo, input: AssignInput) -> WorkflowItemPayload:
-    item, errors = await run(info.context, lambda s, a: engine.assign_workflow_item(
-        s, actor=a, id=input.id, assignee_id=input.assignee_id))
+    item, errors = await run(
+        info.context, lambda s, a: engine.assign_workflow_item(s, actor=a, id=input.id, assignee_id=input.assignee_id)
+    )
     return WorkflowItemPayload(workflow_item=item, user_errors=errors)

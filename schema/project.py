@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Annotated
 import strawberry
 
 from engine.ordering import ordered
-from models import ProjectedBudget as BudgetRow
 from models import Project as ProjectRow
+from models import ProjectedBudget as BudgetRow
 from models import Subproject as SubprojectRow
 from resolvers import resources
 from resolvers.filters import ResourceFilterKey
@@ -78,11 +78,22 @@ def grant_list(grants: dict[str, list[str]] | None) -> list[PermissionGrant] | N
     return result
 
 
-async def history_connection(info: AppInfo, resource_id: str, first: int | None, after: str | None,
-                             filter: HistoryFilter | None) -> Connection[Activity]:
+async def history_connection(
+    info: AppInfo, resource_id: str, first: int | None, after: str | None, filter: HistoryFilter | None
+) -> Connection[Activity]:
     f = filter or HistoryFilter()
-    return connection(await resources.history(
-        info.context, resource_id, first=first, after=after, kind=f.kind, actor_id=f.actor, since=f.from_, until=f.to))
+    return connection(
+        await resources.history(
+            info.context,
+            resource_id,
+            first=first,
+            after=after,
+            kind=f.kind,
+            actor_id=f.actor,
+            since=f.from_,
+            until=f.to,
+        )
+    )
 
 
 @strawberry.type
@@ -98,8 +109,9 @@ class ResourceFields:
         return grant_list(await resources.grants(info.context, self.id))  # type: ignore[attr-defined]
 
     @strawberry.field(description="The log of this resource and everything inside it, oldest first.")
-    async def history(self, info: AppInfo, first: int | None = None, after: str | None = None,
-                      filter: HistoryFilter | None = None) -> Connection[Activity]:
+    async def history(
+        self, info: AppInfo, first: int | None = None, after: str | None = None, filter: HistoryFilter | None = None
+    ) -> Connection[Activity]:
         return await history_connection(info, self.id, first, after, filter)  # type: ignore[attr-defined]
 
     @strawberry.field
@@ -124,8 +136,9 @@ class Project(ResourceFields, Node):
         return await info.context.loaders.budgets_by_resource.load(self.id)
 
     @strawberry.field
-    async def subprojects(self, info: AppInfo, first: int | None = None, after: str | None = None,
-                          filter: ProjectFilter | None = None) -> Connection["Subproject"]:
+    async def subprojects(
+        self, info: AppInfo, first: int | None = None, after: str | None = None, filter: ProjectFilter | None = None
+    ) -> Connection["Subproject"]:
         rows = await info.context.loaders.subprojects_by_project.load((self.id, filter_key(filter)))
         return connection(slice_page(rows, first=first, after=after, cursor=lambda r: r.id))
 
@@ -163,7 +176,11 @@ class Subproject(ResourceFields, Node):
 
     @strawberry.field(description="Items in the subproject's ordering, then the rest by creation time.")
     async def workflow_items(
-        self, info: AppInfo, first: int | None = None, after: str | None = None, filter: ProjectFilter | None = None,
+        self,
+        info: AppInfo,
+        first: int | None = None,
+        after: str | None = None,
+        filter: ProjectFilter | None = None,
     ) -> Connection[Annotated["WorkflowItem", strawberry.lazy("schema.item")]]:
         rows = await info.context.loaders.items_by_subproject.load((self.id, filter_key(filter)))
         by_id = {r.id: r for r in rows}

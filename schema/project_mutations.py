@@ -107,26 +107,43 @@ class ReorderWorkflowItemsInput:
 
 
 def _updates(input: UpdateResourceInput) -> dict[str, Any]:
-    return {"display_name": given(input.display_name), "description": given(input.description),
-            "tags": given(input.tags), "additional_data": given(input.additional_data),
-            "projected_budgets": budgets(input.projected_budgets)}
+    return {
+        "display_name": given(input.display_name),
+        "description": given(input.description),
+        "tags": given(input.tags),
+        "additional_data": given(input.additional_data),
+        "projected_budgets": budgets(input.projected_budgets),
+    }
 
 
 async def create_project(info: AppInfo, input: CreateProjectInput) -> ProjectPayload:
-    project, errors = await run(info.context, lambda s, a: engine.create_project(
-        s, actor=a, display_name=input.display_name, description=input.description, assignee_id=input.assignee_id,
-        tags=input.tags, projected_budgets=budgets(input.projected_budgets), additional_data=input.additional_data))
+    project, errors = await run(
+        info.context,
+        lambda s, a: engine.create_project(
+            s,
+            actor=a,
+            display_name=input.display_name,
+            description=input.description,
+            assignee_id=input.assignee_id,
+            tags=input.tags,
+            projected_budgets=budgets(input.projected_budgets),
+            additional_data=input.additional_data,
+        ),
+    )
     return ProjectPayload(project=project, user_errors=errors)
 
 
 async def update_project(info: AppInfo, input: UpdateResourceInput) -> ProjectPayload:
-    project, errors = await run(info.context, lambda s, a: engine.update_project(s, actor=a, id=input.id, **_updates(input)))
+    project, errors = await run(
+        info.context, lambda s, a: engine.update_project(s, actor=a, id=input.id, **_updates(input))
+    )
     return ProjectPayload(project=project, user_errors=errors)
 
 
 async def assign_project(info: AppInfo, input: AssignInput) -> ProjectPayload:
-    project, errors = await run(info.context, lambda s, a: engine.assign_project(
-        s, actor=a, id=input.id, assignee_id=input.assignee_id))
+    project, errors = await run(
+        info.context, lambda s, a: engine.assign_project(s, actor=a, id=input.id, assignee_id=input.assignee_id)
+    )
     return ProjectPayload(project=project, user_errors=errors)
 
 
@@ -136,23 +153,38 @@ async def close_project(info: AppInfo, input: CloseInput) -> ProjectPayload:
 
 
 async def create_subproject(info: AppInfo, input: CreateSubprojectInput) -> SubprojectPayload:
-    subproject, errors = await run(info.context, lambda s, a: engine.create_subproject(
-        s, actor=a, project_id=input.project_id, display_name=input.display_name, currency=input.currency,
-        description=input.description, assignee_id=input.assignee_id, validator_id=input.validator_id,
-        workflow_mode=input.workflow_mode.value, workflow=input.workflow, tags=input.tags,
-        projected_budgets=budgets(input.projected_budgets), additional_data=input.additional_data))
+    subproject, errors = await run(
+        info.context,
+        lambda s, a: engine.create_subproject(
+            s,
+            actor=a,
+            project_id=input.project_id,
+            display_name=input.display_name,
+            currency=input.currency,
+            description=input.description,
+            assignee_id=input.assignee_id,
+            validator_id=input.validator_id,
+            workflow_mode=input.workflow_mode.value,
+            workflow=input.workflow,
+            tags=input.tags,
+            projected_budgets=budgets(input.projected_budgets),
+            additional_data=input.additional_data,
+        ),
+    )
     return SubprojectPayload(subproject=subproject, user_errors=errors)
 
 
 async def update_subproject(info: AppInfo, input: UpdateResourceInput) -> SubprojectPayload:
-    subproject, errors = await run(info.context, lambda s, a: engine.update_subproject(
-        s, actor=a, id=input.id, **_updates(input)))
+    subproject, errors = await run(
+        info.context, lambda s, a: engine.update_subproject(s, actor=a, id=input.id, **_updates(input))
+    )
     return SubprojectPayload(subproject=subproject, user_errors=errors)
 
 
 async def assign_subproject(info: AppInfo, input: AssignInput) -> SubprojectPayload:
-    subproject, errors = await run(info.context, lambda s, a: engine.assign_subproject(
-        s, actor=a, id=input.id, assignee_id=input.assignee_id))
+    subproject, errors = await run(
+        info.context, lambda s, a: engine.assign_subproject(s, actor=a, id=input.id, assignee_id=input.assignee_id)
+    )
     return SubprojectPayload(subproject=subproject, user_errors=errors)
 
 
@@ -179,6 +211,8 @@ async def revoke_permission(info: AppInfo, input: PermissionInput) -> Permission
 
 
 async def reorder_workflow_items(info: AppInfo, input: ReorderWorkflowItemsInput) -> SubprojectPayload:
-    subproject, errors = await run(info.context, lambda s, a: engine.reorder(
-        s, actor=a, subproject_id=input.subproject_id, ordering=list(input.ordering)))
+    subproject, errors = await run(
+        info.context,
+        lambda s, a: engine.reorder(s, actor=a, subproject_id=input.subproject_id, ordering=list(input.ordering)),
+    )
     return SubprojectPayload(subproject=subproject, user_errors=errors)

@@ -3,8 +3,7 @@
 from sqlalchemy import func, select
 
 import engine
-from engine import permissions
-from engine import identity, workflows
+from engine import identity, permissions, workflows
 from models import Database, User
 from server.migrate import upgrade
 from server.settings import Settings
@@ -29,32 +28,62 @@ async def load_demo(db: Database) -> bool:
     async with db.transaction() as s:
         if await s.scalar(select(func.count()).select_from(User)):
             return False
-        admin = await identity.create_user(s, actor=None, login="admin", password=DEMO_PASSWORD,
-                                           display_name="Ada Admin", admin=True)
+        admin = await identity.create_user(
+            s, actor=None, login="admin", password=DEMO_PASSWORD, display_name="Ada Admin", admin=True
+        )
         users = {}
         for login, name in (("alice", "Alice Analyst"), ("bob", "Bob Builder"), ("carol", "Carol Controller")):
-            users[login] = await identity.create_user(s, actor=None, login=login, password=DEMO_PASSWORD,
-                                                      display_name=name, organization="Caseway Demo")
+            users[login] = await identity.create_user(
+                s, actor=None, login=login, password=DEMO_PASSWORD, display_name=name, organization="Caseway Demo"
+            )
         a = await identity.actor_for(s, user_id=admin.id, login=admin.login, is_admin=True)
         reviewers = await identity.create_group(s, actor=a, name="reviewers", display_name="Reviewers")
         await identity.add_group_member(s, actor=a, group_id=reviewers.id, user_id=users["carol"].id)
         alice = await identity.actor_for(s, user_id=users["alice"].id, login="alice", is_admin=False)
         school = await engine.create_project(
-            s, actor=alice, display_name="School renovation", description="Roof, windows and a new library.",
-            tags=["education"], projected_budgets=[engine.BudgetInput("City of Springfield", "EUR", "250000")])
-        roof = await engine.create_subproject(s, actor=alice, project_id=school.id, display_name="Roof",
-                                              currency="EUR", validator_id=users["carol"].id, workflow="approval")
+            s,
+            actor=alice,
+            display_name="School renovation",
+            description="Roof, windows and a new library.",
+            tags=["education"],
+            projected_budgets=[engine.BudgetInput("City of Springfield", "EUR", "250000")],
+        )
+        roof = await engine.create_subproject(
+            s,
+            actor=alice,
+            project_id=school.id,
+            display_name="Roof",
+            currency="EUR",
+            validator_id=users["carol"].id,
+            workflow="approval",
+        )
         for name, amount in (("Scaffolding", "12000"), ("Tiles", "48000.50"), ("Labour", "30000")):
-            await engine.create_workflow_item(s, actor=alice, subproject_id=roof.id, display_name=name,
-                                              amount_type="ALLOCATED", amount=amount)
-        windows = await engine.create_subproject(s, actor=alice, project_id=school.id, display_name="Windows",
-                                                 currency="EUR", assignee_id=users["bob"].id, workflow_mode="ORDERED")
+            await engine.create_workflow_item(
+                s, actor=alice, subproject_id=roof.id, display_name=name, amount_type="ALLOCATED", amount=amount
+            )
+        windows = await engine.create_subproject(
+            s,
+            actor=alice,
+            project_id=school.id,
+            display_name="Windows",
+            currency="EUR",
+            assignee_id=users["bob"].id,
+            workflow_mode="ORDERED",
+        )
         for name in ("Measure", "Order", "Install"):
-            await engine.create_workflow_item(s, actor=alice, subproject_id=windows.id, display_name=name,
-                                              assignee_id=users["bob"].id)
+            await engine.create_workflow_item(
+                s, actor=alice, subproject_id=windows.id, display_name=name, assignee_id=users["bob"].id
+            )
         it = await engine.create_project(s, actor=alice, display_name="Intranet", tags=["it"])
-        bugs = await engine.create_subproject(s, actor=alice, project_id=it.id, display_name="Bugs",
-                                              currency="USD", assignee_id=users["bob"].id, workflow="bug")
+        bugs = await engine.create_subproject(
+            s,
+            actor=alice,
+            project_id=it.id,
+            display_name="Bugs",
+            currency="USD",
+            assignee_id=users["bob"].id,
+            workflow="bug",
+        )
         for name in ("Login page is slow", "Typo on the home page"):
             await engine.create_workflow_item(s, actor=alice, subproject_id=bugs.id, display_name=name)
         for resource in (school.id, roof.id, windows.id, it.id, bugs.id):

@@ -2,7 +2,6 @@
 
 import argparse
 import asyncio
-import json
 import sys
 from pathlib import Path
 
@@ -35,8 +34,11 @@ async def _demo(settings: Settings, *, print_token: bool) -> None:
         if print_token:
             token = await demo_token(db, settings)
             url = f"http://{settings.host}:{settings.port}/graphql"
-            print(f"\n  GraphiQL:   {url}\n  Demo token: {token}\n"
-                  f"  In GraphiQL's headers tab: {{\"Authorization\": \"Bearer {token}\"}}\n", flush=True)
+            print(
+                f"\n  GraphiQL:   {url}\n  Demo token: {token}\n"
+                f'  In GraphiQL\'s headers tab: {{"Authorization": "Bearer {token}"}}\n',
+                flush=True,
+            )
     finally:
         await db.dispose()
 
@@ -48,8 +50,14 @@ async def _create_user(settings: Settings, args: argparse.Namespace) -> None:
     db = _db(settings)
     try:
         async with db.transaction() as s:
-            user = await identity.create_user(s, actor=None, login=args.login, password=args.password,
-                                              display_name=args.display_name, admin=args.admin)
+            user = await identity.create_user(
+                s,
+                actor=None,
+                login=args.login,
+                password=args.password,
+                display_name=args.display_name,
+                admin=args.admin,
+            )
         print(f"Created user {user.login} ({user.id}).")
     except DomainError as error:
         raise SystemExit(f"error: {error.message}") from None
@@ -107,8 +115,14 @@ def main(argv: list[str] | None = None) -> None:
 
         # Workers are separate processes: they read the same settings from the environment.
         os.environ.update({"CASEWAY_DATABASE_URL": settings.database_url})
-        uvicorn.run("server.asgi:app", host=settings.host, port=settings.port, workers=settings.workers,
-                    log_level="info", access_log=False)
+        uvicorn.run(
+            "server.asgi:app",
+            host=settings.host,
+            port=settings.port,
+            workers=settings.workers,
+            log_level="info",
+            access_log=False,
+        )
     elif args.command == "migrate":
         asyncio.run(_migrate(settings))
         print("Database is up to date.")

@@ -14,7 +14,6 @@ from alembic import op
 import models.activity
 import models.types
 
-
 revision: str = '0001'
 down_revision: str | None = None
 branch_labels: str | Sequence[str] | None = None

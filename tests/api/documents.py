@@ -20,7 +20,9 @@ CREATE_PROJECT = """mutation($input: CreateProjectInput!) {
 UPDATE_PROJECT = """mutation($input: UpdateResourceInput!) {
   updateProject(input: $input) { project { id displayName description } userErrors { code message field } } }"""
 
-CLOSE_PROJECT = """mutation($id: ID!) { closeProject(input: {id: $id}) { project { status } userErrors { code message } } }"""
+CLOSE_PROJECT = (
+    """mutation($id: ID!) { closeProject(input: {id: $id}) { project { status } userErrors { code message } } }"""
+)
 
 CLOSE_SUBPROJECT = """mutation($id: ID!) {
   closeSubproject(input: {id: $id}) { subproject { status } userErrors { code message } } }"""

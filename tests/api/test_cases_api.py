@@ -8,8 +8,11 @@ from tests.api.test_resource_tree import build_tree
 
 async def bug_item(gql, token, assignee_id):
     _, sub, _ = await build_tree(gql, token, items=0, workflow="bug")
-    item = (await gql(CREATE_ITEM, {"input": {"subprojectId": sub["id"], "displayName": "Crash",
-                                              "assigneeId": assignee_id}}, token=token))
+    item = await gql(
+        CREATE_ITEM,
+        {"input": {"subprojectId": sub["id"], "displayName": "Crash", "assigneeId": assignee_id}},
+        token=token,
+    )
     return item["createWorkflowItem"]["workflowItem"]
 
 
@@ -20,33 +23,61 @@ async def test_execute_dry_run_and_case_fields(gql, make_user):
     case = (await gql(CASE, {"id": item["id"]}, token=sam))["node"]["case"]
     assert case["state"]["shortName"] == "open" and case["version"] == 0
     assert {r["role"]["shortName"]: r["assignees"] for r in case["roles"]} == {
-        "submitter": [], "assignee": [{"login": "dev"}]}
+        "submitter": [],
+        "assignee": [{"login": "dev"}],
+    }
     resolve = next(e for e in case["enabledActions"] if e["action"]["shortName"] == "resolve")
     assert resolve["assignees"] == [{"login": "dev"}]
     assert case["myActions"] == []  # sam plays no role yet
 
-    dry = (await gql(EXECUTE, {"input": {"workflowItemId": item["id"], "action": "resolve", "dryRun": True}},
-                     token=dev))["executeAction"]
+    dry = (
+        await gql(EXECUTE, {"input": {"workflowItemId": item["id"], "action": "resolve", "dryRun": True}}, token=dev)
+    )["executeAction"]
     assert dry["userErrors"] == [] and dry["activity"] is None
     assert dry["preview"]["state"]["shortName"] == "resolved" and dry["preview"]["version"] == 1
-    assert sorted(a["shortName"] for a in dry["preview"]["enabledActions"]) == ["close", "comment", "edit", "reopen", "resolve"]
+    assert sorted(a["shortName"] for a in dry["preview"]["enabledActions"]) == [
+        "close",
+        "comment",
+        "edit",
+        "reopen",
+        "resolve",
+    ]
     assert dry["case"]["version"] == 0 and dry["case"]["state"]["shortName"] == "open"  # nothing changed
 
-    done = (await gql(EXECUTE, {"input": {"workflowItemId": item["id"], "action": "resolve", "comment": "ok",
-                                          "data": {"resolution": "fixed"}, "expectedVersion": 0}}, token=dev))
+    done = await gql(
+        EXECUTE,
+        {
+            "input": {
+                "workflowItemId": item["id"],
+                "action": "resolve",
+                "comment": "ok",
+                "data": {"resolution": "fixed"},
+                "expectedVersion": 0,
+            }
+        },
+        token=dev,
+    )
     result = done["executeAction"]
     assert result["case"]["state"]["shortName"] == "resolved" and result["case"]["version"] == 1
     assert result["activity"]["actor"] == {"login": "dev"} and result["activity"]["data"]["resolution"] == "fixed"
-    stale = (await gql(EXECUTE, {"input": {"workflowItemId": item["id"], "action": "comment", "expectedVersion": 0}},
-                       token=dev))["executeAction"]
+    stale = (
+        await gql(
+            EXECUTE, {"input": {"workflowItemId": item["id"], "action": "comment", "expectedVersion": 0}}, token=dev
+        )
+    )["executeAction"]
     assert stale["userErrors"][0]["code"] == "VERSION_CONFLICT" and stale["case"] is None
     assert [t["node"]["action"]["shortName"] for t in (await gql(MY_TASKS, token=sam))["myTasks"]["edges"]] == ["close"]
-    closed = (await gql(EXECUTE, {"input": {"workflowItemId": item["id"], "action": "close"}}, token=sam))["executeAction"]
+    closed = (await gql(EXECUTE, {"input": {"workflowItemId": item["id"], "action": "close"}}, token=sam))[
+        "executeAction"
+    ]
     assert closed["case"]["status"] == "COMPLETED"
     view = (await gql(CASE, {"id": item["id"]}, token=sam))["node"]
     assert view["status"] == "CLOSED"
     assert [e["node"]["action"] for e in view["case"]["log"]["edges"] if e["node"]["kind"] == "action_executed"] == [
-        "open", "resolve", "close"]
+        "open",
+        "resolve",
+        "close",
+    ]
 
 
 async def test_idempotent_replays_execute_once(gql, make_user):
@@ -83,33 +114,51 @@ async def test_reassign_role_over_graphql(gql, make_user):
     dev_id, dev = await make_user("dev")
     other_id, _ = await make_user("other")
     item = await bug_item(gql, sam, dev_id)
-    result = (await gql(REASSIGN, {"input": {"workflowItemId": item["id"], "role": "assignee", "partyIds": [other_id],
-                                             "mode": "ADD"}}, token=sam))["reassignRole"]
+    result = (
+        await gql(
+            REASSIGN,
+            {"input": {"workflowItemId": item["id"], "role": "assignee", "partyIds": [other_id], "mode": "ADD"}},
+            token=sam,
+        )
+    )["reassignRole"]
     assert result["userErrors"] == []
     roles = {r["role"]["shortName"]: r["assignees"] for r in result["case"]["roles"]}
     assert sorted(u["login"] for u in roles["assignee"]) == ["dev", "other"]
-    refused = (await gql(REASSIGN, {"input": {"workflowItemId": item["id"], "role": "assignee", "partyIds": [sam_id]}},
-                         token=dev))["reassignRole"]
+    refused = (
+        await gql(
+            REASSIGN, {"input": {"workflowItemId": item["id"], "role": "assignee", "partyIds": [sam_id]}}, token=dev
+        )
+    )["reassignRole"]
     assert refused["userErrors"][0]["code"] == "NOT_ALLOWED"  # dev sees the item but may not assign
-    unknown = (await gql(REASSIGN, {"input": {"workflowItemId": item["id"], "role": "boss", "partyIds": [sam_id]}},
-                         token=sam))["reassignRole"]
+    unknown = (
+        await gql(REASSIGN, {"input": {"workflowItemId": item["id"], "role": "boss", "partyIds": [sam_id]}}, token=sam)
+    )["reassignRole"]
     assert unknown["userErrors"][0]["code"] == "UNKNOWN_ROLE"
 
 
 async def test_define_workflow_over_graphql(gql, make_user):
     _, admin = await make_user("root", admin=True)
     _, alice = await make_user("alice")
-    spec = {"short_name": "review", "pretty_name": "Review",
-            "roles": {"author": {"callbacks": ["creation_user"]}},
-            "states": {"draft": {}, "done": {"terminal": True}},
-            "actions": {"finish": {"pretty_name": "Finish", "assigned_role": "author", "assigned_states": ["draft"],
-                                   "new_state": "done"}}}
+    spec = {
+        "short_name": "review",
+        "pretty_name": "Review",
+        "roles": {"author": {"callbacks": ["creation_user"]}},
+        "states": {"draft": {}, "done": {"terminal": True}},
+        "actions": {
+            "finish": {
+                "pretty_name": "Finish",
+                "assigned_role": "author",
+                "assigned_states": ["draft"],
+                "new_state": "done",
+            }
+        },
+    }
     denied = (await gql(DEFINE, {"spec": spec}, token=alice))["defineWorkflow"]
     assert denied["userErrors"][0]["code"] == "NOT_ALLOWED"
     made = (await gql(DEFINE, {"spec": spec}, token=admin))["defineWorkflow"]["workflow"]
     assert made["version"] == 1 and made["spec"] == spec
     cloned = (await gql(DEFINE, {"spec": made["spec"]}, token=admin))["defineWorkflow"]["workflow"]
     assert cloned["version"] == 2 and cloned["spec"] == made["spec"]
-    bad = (await gql(DEFINE, {"spec": {**spec, "actions": {"x": {"new_state": "nowhere"}}}}, token=admin))
+    bad = await gql(DEFINE, {"spec": {**spec, "actions": {"x": {"new_state": "nowhere"}}}}, token=admin)
     error = bad["defineWorkflow"]["userErrors"][0]
     assert error["code"] == "INVALID_SPEC" and error["field"] == ["spec", "actions", "x", "new_state"]

@@ -21,26 +21,38 @@ from tests.api.documents import (
 
 
 async def build_tree(gql, token, *, items=3, workflow=None, mode="UNORDERED"):
-    project = (await gql(CREATE_PROJECT, {"input": {"displayName": "School", "tags": ["edu"], "projectedBudgets": [
-        {"organization": "City", "currency": "EUR", "value": "1000.50"}]}}, token=token))["createProject"]["project"]
+    project = (
+        await gql(
+            CREATE_PROJECT,
+            {
+                "input": {
+                    "displayName": "School",
+                    "tags": ["edu"],
+                    "projectedBudgets": [{"organization": "City", "currency": "EUR", "value": "1000.50"}],
+                }
+            },
+            token=token,
+        )
+    )["createProject"]["project"]
     sub_input = {"projectId": project["id"], "displayName": "Roof", "currency": "EUR", "workflowMode": mode}
     if workflow:
         sub_input["workflow"] = workflow
     sub = (await gql(CREATE_SUBPROJECT, {"input": sub_input}, token=token))["createSubproject"]["subproject"]
     ids = []
     for i in range(items):
-        item = (await gql(CREATE_ITEM, {"input": {"subprojectId": sub["id"], "displayName": f"Item {i}"}},
-                          token=token))["createWorkflowItem"]["workflowItem"]
+        item = (
+            await gql(CREATE_ITEM, {"input": {"subprojectId": sub["id"], "displayName": f"Item {i}"}}, token=token)
+        )["createWorkflowItem"]["workflowItem"]
         ids.append(item["id"])
     return project, sub, ids
 
 
 async def test_walk_through(gql, make_user):
-    admin_id, admin = await make_user("root", admin=True)
-    created = (await gql(CREATE_USER, {"input": {"login": "alice", "password": "alice-secret"}}, token=admin))
+    _, admin = await make_user("root", admin=True)
+    created = await gql(CREATE_USER, {"input": {"login": "alice", "password": "alice-secret"}}, token=admin)
     assert created["createUser"]["userErrors"] == []
     await gql(CREATE_USER, {"input": {"login": "bob", "password": "bob-secret1"}}, token=admin)
-    carol = (await gql(CREATE_USER, {"input": {"login": "carol", "password": "carol-secret"}}, token=admin))
+    carol = await gql(CREATE_USER, {"input": {"login": "carol", "password": "carol-secret"}}, token=admin)
     login = (await gql(LOGIN, {"login": "alice", "password": "alice-secret"}))["login"]
     assert login["userErrors"] == [] and login["user"] == {"login": "alice"}
     alice = login["token"]
@@ -58,8 +70,11 @@ async def test_walk_through(gql, make_user):
     for token in (bob, carol_token):
         assert (await gql(TREE, token=token))["projects"] == {"totalCount": 0, "edges": []}
     # Grant the group project.view on the project, subproject and items.
-    for resource, intent in [(project["id"], "project.view"), (sub["id"], "subproject.view"),
-                             *[(i, "workflowItem.view") for i in items]]:
+    for resource, intent in [
+        (project["id"], "project.view"),
+        (sub["id"], "subproject.view"),
+        *[(i, "workflowItem.view") for i in items],
+    ]:
         granted = await gql(GRANT, {"r": resource, "i": intent, "p": group["id"]}, token=alice)
         assert granted["grantPermission"]["userErrors"] == []
     tree = (await gql(TREE, token=carol_token))["projects"]
@@ -80,7 +95,9 @@ async def test_ordering_seed_000(gql, make_user):
         return [e["node"]["displayName"] for e in edges]
 
     assert await names() == ["Item 0", "Item 1", "Item 2"]  # empty ordering: creation time
-    assert (await gql(REORDER, {"s": sub["id"], "ordering": [c]}, token=alice))["reorderWorkflowItems"]["userErrors"] == []
+    assert (await gql(REORDER, {"s": sub["id"], "ordering": [c]}, token=alice))["reorderWorkflowItems"][
+        "userErrors"
+    ] == []
     assert await names() == ["Item 2", "Item 0", "Item 1"]  # partial ordering, then the rest
     await gql(REORDER, {"s": sub["id"], "ordering": [b, a, c]}, token=alice)
     await gql(CREATE_ITEM, {"input": {"subprojectId": sub["id"], "displayName": "Item 3"}}, token=alice)
@@ -91,8 +108,9 @@ async def test_ordering_seed_000(gql, make_user):
     # Pagination follows the ordering.
     page = (await gql(ITEMS, {"s": sub["id"], "first": 2}, token=alice))["node"]["workflowItems"]
     assert page["pageInfo"]["hasNextPage"] and page["totalCount"] == 4
-    rest = (await gql(ITEMS, {"s": sub["id"], "first": 2, "after": page["pageInfo"]["endCursor"]},
-                      token=alice))["node"]["workflowItems"]
+    rest = (await gql(ITEMS, {"s": sub["id"], "first": 2, "after": page["pageInfo"]["endCursor"]}, token=alice))[
+        "node"
+    ]["workflowItems"]
     assert [e["node"]["displayName"] for e in rest["edges"]] == ["Item 2", "Item 3"]
     assert not rest["pageInfo"]["hasNextPage"]
 
@@ -104,12 +122,20 @@ async def test_close_rules(gql, make_user):
     assert refused["userErrors"][0]["code"] == "OPEN_CHILDREN"
     refused = (await gql(CLOSE_SUBPROJECT, {"id": sub["id"]}, token=alice))["closeSubproject"]
     assert refused["userErrors"][0]["code"] == "OPEN_CHILDREN"
-    closed = await gql("""mutation($i: ID!) { executeAction(input: {workflowItemId: $i, action: "close"}) {
-        case { status } userErrors { code } } }""", {"i": items[0]}, token=alice)
+    closed = await gql(
+        """mutation($i: ID!) { executeAction(input: {workflowItemId: $i, action: "close"}) {
+        case { status } userErrors { code } } }""",
+        {"i": items[0]},
+        token=alice,
+    )
     assert closed["executeAction"]["case"]["status"] == "COMPLETED"
-    assert (await gql(CLOSE_SUBPROJECT, {"id": sub["id"]}, token=alice))["closeSubproject"]["subproject"]["status"] == "CLOSED"
-    assert (await gql(CLOSE_PROJECT, {"id": project["id"]}, token=alice))["closeProject"]["project"]["status"] == "CLOSED"
-    update = (await gql(UPDATE_PROJECT, {"input": {"id": project["id"], "displayName": "New"}}, token=alice))
+    assert (await gql(CLOSE_SUBPROJECT, {"id": sub["id"]}, token=alice))["closeSubproject"]["subproject"][
+        "status"
+    ] == "CLOSED"
+    assert (await gql(CLOSE_PROJECT, {"id": project["id"]}, token=alice))["closeProject"]["project"][
+        "status"
+    ] == "CLOSED"
+    update = await gql(UPDATE_PROJECT, {"input": {"id": project["id"], "displayName": "New"}}, token=alice)
     assert update["updateProject"]["userErrors"][0]["code"] == "RESOURCE_CLOSED"
 
 
@@ -118,9 +144,12 @@ async def test_history_paging_and_no_op_updates(gql, make_user):
     project, _, _ = await build_tree(gql, alice, items=2)
     for name in ("A", "B", "B", "C"):  # the second "B" changes nothing and logs nothing
         await gql(UPDATE_PROJECT, {"input": {"id": project["id"], "displayName": name}}, token=alice)
-    updates = (await gql(HISTORY, {"id": project["id"], "filter": {"kind": "project_updated"}}, token=alice))
+    updates = await gql(HISTORY, {"id": project["id"], "filter": {"kind": "project_updated"}}, token=alice)
     assert [e["node"]["data"] for e in updates["node"]["history"]["edges"]] == [
-        {"displayName": "A"}, {"displayName": "B"}, {"displayName": "C"}]
+        {"displayName": "A"},
+        {"displayName": "B"},
+        {"displayName": "C"},
+    ]
     seen, after = [], None
     while True:
         page = (await gql(HISTORY, {"id": project["id"], "first": 3, "after": after}, token=alice))["node"]["history"]
@@ -129,7 +158,10 @@ async def test_history_paging_and_no_op_updates(gql, make_user):
             break
         after = page["pageInfo"]["endCursor"]
     assert seen == sorted(seen) and len(seen) == page["totalCount"] and len(seen) > 6
-    kinds = [e["node"]["kind"] for e in (await gql(HISTORY, {"id": project["id"], "first": 100}, token=alice))["node"]["history"]["edges"]]
+    kinds = [
+        e["node"]["kind"]
+        for e in (await gql(HISTORY, {"id": project["id"], "first": 100}, token=alice))["node"]["history"]["edges"]
+    ]
     assert kinds[:3] == ["project_created", "subproject_created", "workflow_item_created"]
 
 
@@ -145,19 +177,63 @@ async def test_bad_input_is_a_user_error_and_changes_nothing(gql, make_user):
     _, sub, _ = await build_tree(gql, alice, items=0)
     cases = [
         (CREATE_PROJECT, {"input": {"displayName": "  "}}, "createProject", "INVALID_INPUT"),
-        (CREATE_PROJECT, {"input": {"displayName": "X", "projectedBudgets": [
-            {"organization": "O", "currency": "EUR", "value": "1"}, {"organization": "O", "currency": "EUR", "value": "2"}]}},
-         "createProject", "INVALID_INPUT"),
-        (CREATE_PROJECT, {"input": {"displayName": "X", "projectedBudgets": [
-            {"organization": "O", "currency": "XYZ", "value": "1"}]}}, "createProject", "INVALID_INPUT"),
-        (CREATE_SUBPROJECT, {"input": {"projectId": "prj_UNKNOWN", "displayName": "S", "currency": "EUR"}},
-         "createSubproject", "NOT_FOUND"),
-        (CREATE_ITEM, {"input": {"subprojectId": sub["id"], "displayName": "I", "amountType": "ALLOCATED",
-                                 "amount": "12,5"}}, "createWorkflowItem", "INVALID_INPUT"),
-        (CREATE_ITEM, {"input": {"subprojectId": sub["id"], "displayName": "I", "amount": "10"}},
-         "createWorkflowItem", "INVALID_INPUT"),  # N/A forbids an amount
-        (CREATE_ITEM, {"input": {"subprojectId": sub["id"], "displayName": "I", "amountType": "DISBURSED",
-                                 "amount": "10", "currency": "euro"}}, "createWorkflowItem", "INVALID_INPUT"),
+        (
+            CREATE_PROJECT,
+            {
+                "input": {
+                    "displayName": "X",
+                    "projectedBudgets": [
+                        {"organization": "O", "currency": "EUR", "value": "1"},
+                        {"organization": "O", "currency": "EUR", "value": "2"},
+                    ],
+                }
+            },
+            "createProject",
+            "INVALID_INPUT",
+        ),
+        (
+            CREATE_PROJECT,
+            {
+                "input": {
+                    "displayName": "X",
+                    "projectedBudgets": [{"organization": "O", "currency": "XYZ", "value": "1"}],
+                }
+            },
+            "createProject",
+            "INVALID_INPUT",
+        ),
+        (
+            CREATE_SUBPROJECT,
+            {"input": {"projectId": "prj_UNKNOWN", "displayName": "S", "currency": "EUR"}},
+            "createSubproject",
+            "NOT_FOUND",
+        ),
+        (
+            CREATE_ITEM,
+            {"input": {"subprojectId": sub["id"], "displayName": "I", "amountType": "ALLOCATED", "amount": "12,5"}},
+            "createWorkflowItem",
+            "INVALID_INPUT",
+        ),
+        (
+            CREATE_ITEM,
+            {"input": {"subprojectId": sub["id"], "displayName": "I", "amount": "10"}},
+            "createWorkflowItem",
+            "INVALID_INPUT",
+        ),  # N/A forbids an amount
+        (
+            CREATE_ITEM,
+            {
+                "input": {
+                    "subprojectId": sub["id"],
+                    "displayName": "I",
+                    "amountType": "DISBURSED",
+                    "amount": "10",
+                    "currency": "euro",
+                }
+            },
+            "createWorkflowItem",
+            "INVALID_INPUT",
+        ),
     ]
     for document, variables, field, code in cases:
         result = (await gql(document, variables, token=alice))[field]
@@ -165,8 +241,13 @@ async def test_bad_input_is_a_user_error_and_changes_nothing(gql, make_user):
     items = (await gql(ITEMS, {"s": sub["id"]}, token=alice))["node"]["workflowItems"]
     assert items["totalCount"] == 0
     assert (await gql("{ projects { totalCount } }", token=alice))["projects"]["totalCount"] == 1
-    ok = (await gql(CREATE_ITEM, {"input": {"subprojectId": sub["id"], "displayName": "I", "amountType": "ALLOCATED",
-                                            "amount": "10.25"}}, token=alice))["createWorkflowItem"]["workflowItem"]
+    ok = (
+        await gql(
+            CREATE_ITEM,
+            {"input": {"subprojectId": sub["id"], "displayName": "I", "amountType": "ALLOCATED", "amount": "10.25"}},
+            token=alice,
+        )
+    )["createWorkflowItem"]["workflowItem"]
     assert (ok["amount"], ok["currency"], ok["exchangeRate"]) == ("10.25", "EUR", "1.0")
     # Oversized `first` and wrong types are GraphQL errors, not 500s.
     body = await gql.raw("{ projects(first: 1000) { totalCount } }", token=alice)

@@ -11,11 +11,22 @@ from models import Activity, Case
 async def bug_case(db, owner, assignee, *, workflow="bug", mode="UNORDERED", items=1):
     async with db.transaction() as s:
         project = await engine.create_project(s, actor=owner, display_name="P")
-        sub = await engine.create_subproject(s, actor=owner, project_id=project.id, display_name="S", currency="EUR",
-                                             workflow=workflow, assignee_id=assignee.user_id, workflow_mode=mode)
-        made = [await engine.create_workflow_item(s, actor=owner, subproject_id=sub.id, display_name=f"Bug {i}",
-                                                  assignee_id=assignee.user_id)
-                for i in range(items)]
+        sub = await engine.create_subproject(
+            s,
+            actor=owner,
+            project_id=project.id,
+            display_name="S",
+            currency="EUR",
+            workflow=workflow,
+            assignee_id=assignee.user_id,
+            workflow_mode=mode,
+        )
+        made = [
+            await engine.create_workflow_item(
+                s, actor=owner, subproject_id=sub.id, display_name=f"Bug {i}", assignee_id=assignee.user_id
+            )
+            for i in range(items)
+        ]
     return sub, [case for _, case in made]
 
 
@@ -120,9 +131,12 @@ async def test_ordered_subproject(db, make_actor):
 
 async def test_reassignment_with_allowed_parties(db, make_actor):
     owner, dev, other = await make_actor("owner"), await make_actor("dev"), await make_actor("other")
-    spec = {"short_name": "triage", "roles": {"fixer": {"allowed_parties": [dev.user_id]}},
-            "states": {"new": {}, "done": {"terminal": True}},
-            "actions": {"fix": {"assigned_role": "fixer", "assigned_states": ["new"], "new_state": "done"}}}
+    spec = {
+        "short_name": "triage",
+        "roles": {"fixer": {"allowed_parties": [dev.user_id]}},
+        "states": {"new": {}, "done": {"terminal": True}},
+        "actions": {"fix": {"assigned_role": "fixer", "assigned_states": ["new"], "new_state": "done"}},
+    }
     async with db.transaction() as s:
         await engine.define_workflow(s, actor=None, spec=spec)
     _, (case,) = await bug_case(db, owner, owner, workflow="triage")
@@ -142,10 +156,16 @@ async def test_reassignment_with_allowed_parties(db, make_actor):
 
 
 async def test_spec_validation_reports_every_problem(db):
-    spec = {"short_name": "broken", "roles": {"r": {"callbacks": ["nope"]}},
-            "states": {"a": {}},
-            "actions": {"i1": {"trigger": "init", "new_state": "a"}, "i2": {"trigger": "init"},
-                        "go": {"enabled_states": ["zzz"], "assigned_role": "ghost", "new_state": "b"}}}
+    spec = {
+        "short_name": "broken",
+        "roles": {"r": {"callbacks": ["nope"]}},
+        "states": {"a": {}},
+        "actions": {
+            "i1": {"trigger": "init", "new_state": "a"},
+            "i2": {"trigger": "init"},
+            "go": {"enabled_states": ["zzz"], "assigned_role": "ghost", "new_state": "b"},
+        },
+    }
     async with db.transaction() as s:
         with pytest.raises(DomainErrors) as error:
             await engine.define_workflow(s, actor=None, spec=spec)
@@ -167,8 +187,17 @@ async def test_define_export_round_trip_and_versions(db, make_actor):
         assert clone.spec == clone_spec and clone.version == 1
         again = await engine.define_workflow(s, actor=None, spec={**clone_spec, "pretty_name": "Bug v2"})
         assert again.version == 2
-        explicit = await engine.define_workflow(s, actor=None, spec={**clone_spec, "actions": {
-            **clone_spec["actions"], "comment": {**clone_spec["actions"]["comment"], "trigger": "user"}}})
+        explicit = await engine.define_workflow(
+            s,
+            actor=None,
+            spec={
+                **clone_spec,
+                "actions": {
+                    **clone_spec["actions"],
+                    "comment": {**clone_spec["actions"]["comment"], "trigger": "user"},
+                },
+            },
+        )
         assert explicit.spec == clone_spec  # defaults are omitted from the export
 
 

@@ -1,0 +1,46 @@
+"""SQL statements per request are bounded by the query's depth, never by its breadth."""
+
+from tests.api.documents import CREATE_ITEM, CREATE_PROJECT, CREATE_SUBPROJECT
+
+NESTED = """{ projects(first: 100) { totalCount edges { node { displayName assignee { ... on User { login } }
+  subprojects(first: 100) { edges { node { displayName workflowItems(first: 100) { edges { node {
+    displayName status assignee { ... on User { login } }
+    case { state { shortName } version enabledActions { action { shortName } assignees { ... on User { login } } }
+      roles { role { shortName } assignees { ... on User { login } } } } } } } } } } } } } }"""
+
+
+async def grow(gql, token, projects, subprojects, items):
+    for p in range(projects):
+        project = (await gql(CREATE_PROJECT, {"input": {"displayName": f"P{p}"}}, token=token))["createProject"][
+            "project"
+        ]
+        for s in range(subprojects):
+            sub = await gql(
+                CREATE_SUBPROJECT,
+                {"input": {"projectId": project["id"], "displayName": f"S{s}", "currency": "EUR", "workflow": "bug"}},
+                token=token,
+            )
+            sub_id = sub["createSubproject"]["subproject"]["id"]
+            for i in range(items):
+                await gql(CREATE_ITEM, {"input": {"subprojectId": sub_id, "displayName": f"I{i}"}}, token=token)
+
+
+async def test_nested_read_statement_count_does_not_grow_with_breadth(gql, make_user, count_statements):
+    _, token = await make_user("alice")
+    await grow(gql, token, 1, 1, 1)
+    with count_statements() as small:
+        data = await gql(NESTED, token=token)
+    assert data["projects"]["totalCount"] == 1
+    await grow(gql, token, 1, 2, 5)  # 2 projects, 3 subprojects, 11 items
+    await grow(gql, token, 1, 7, 10)  # 3 projects, 10 subprojects, 81 items: 10x the breadth
+    with count_statements() as large:
+        data = await gql(NESTED, token=token)
+    items = [
+        i
+        for p in data["projects"]["edges"]
+        for s in p["node"]["subprojects"]["edges"]
+        for i in s["node"]["workflowItems"]["edges"]
+    ]
+    assert len(items) == 81 and all(i["node"]["case"]["state"]["shortName"] == "open" for i in items)
+    assert large.count == small.count, large.statements
+    assert large.count <= 20, large.count
