@@ -1,0 +1,41 @@
+"""The `caseway` command against a real SQLite file, as an operator would run it."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+SPEC = {"short_name": "cli_flow", "states": {"a": {}, "b": {"terminal": True}},
+        "actions": {"go": {"allowed_roles": [], "enabled_states": ["a"], "new_state": "b"}}}
+
+
+def caseway(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "server.cli", *args], env=env, capture_output=True, text=True,
+                          timeout=120, cwd=Path(__file__).resolve().parents[2])
+
+
+def test_migrate_define_and_workflows_dir(tmp_path):
+    spec_dir = tmp_path / "specs"
+    spec_dir.mkdir()
+    (spec_dir / "extra.json").write_text(json.dumps({**SPEC, "short_name": "from_dir"}))
+    (tmp_path / "flow.json").write_text(json.dumps(SPEC))
+    env = {**os.environ, "CASEWAY_DATABASE_URL": f"sqlite:///{tmp_path / 'cli.db'}",
+           "CASEWAY_WORKFLOWS_DIR": str(spec_dir)}
+    assert caseway("migrate", env=env).returncode == 0
+    first = caseway("define-workflow", str(tmp_path / "flow.json"), env=env)
+    assert first.returncode == 0 and "cli_flow version 1" in first.stdout
+    second = caseway("define-workflow", str(tmp_path / "flow.json"), env=env)
+    assert "cli_flow version 2" in second.stdout
+    (tmp_path / "bad.json").write_text(json.dumps({**SPEC, "actions": {"go": {"new_state": "zzz"}}}))
+    bad = caseway("define-workflow", str(tmp_path / "bad.json"), env=env)
+    assert bad.returncode != 0 and "unknown state 'zzz'" in bad.stderr
+    created = caseway("create-user", "ada", "--password", "long-enough", "--admin", env=env)
+    assert created.returncode == 0 and "Created user ada" in created.stdout
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "cli.db") as conn:
+        names = {row[0] for row in conn.execute("SELECT short_name FROM workflow")}
+    assert {"simple", "bug", "approval", "from_dir", "cli_flow"} <= names
+    sdl = caseway("export-schema", env=env)
+    assert "type Query" in sdl.stdout
