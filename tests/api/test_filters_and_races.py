@@ -14,7 +14,8 @@ async def test_project_filters(gql, make_user):
         await gql(CREATE_PROJECT, {"input": {"displayName": name, "tags": tags}}, token=token)
 
     async def names(f):
-        return sorted(e["node"]["displayName"] for e in (await gql(FILTERED, {"f": f}, token=token))["projects"]["edges"])
+        edges = (await gql(FILTERED, {"f": f}, token=token))["projects"]["edges"]
+        return sorted(e["node"]["displayName"] for e in edges)
 
     assert await names({"tag": "edu"}) == ["School library", "School roof"]
     assert await names({"tag": "build"}) == ["School roof"]  # "build_2" is another tag, not a prefix match

@@ -55,7 +55,7 @@ async def test_privileges_allow_an_action(db, make_actor):
 
 async def test_pick_list_prefers_players_in_other_cases(db, make_actor):
     owner, dev, dev2 = await make_actor("owner"), await make_actor("dev"), await make_actor("dev2")
-    _, cases = await bug_case(db, owner, dev, items=2)
+    await bug_case(db, owner, dev, items=2)
     _, (other,) = await bug_case(db, owner, dev2)
     async with db.session() as s:
         from models import Case
