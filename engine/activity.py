@@ -1,8 +1,12 @@
 """Appending to the activity log.
 
-Each entry extends the hash chain of the resource it is about (``chain``): its hash covers
-the previous entry's hash, so an edited or deleted entry breaks every hash after it. The
-caller holds the lock on that resource (the row it is changing), which keeps the chain linear.
+Entries are written at the very end of their transaction, under a lock held until commit
+(PostgreSQL: a transaction-scoped advisory lock; SQLite: its single writer). So ``seq`` order
+is commit order: a live reader that reads ``seq > last`` never skips an entry that commits
+late. The lock covers only the insert and the commit, not the work before them.
+
+Each entry extends the hash chain of the resource it is about (``chain``): its hash covers the
+previous entry's hash, so an edited or deleted entry breaks every hash after it.
 """
 
 import hashlib
@@ -10,10 +14,11 @@ import json
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from models import Activity, new_id, utcnow
+from models.db import BEFORE_COMMIT
 
 NEW_ACTIVITIES = "caseway.new_activities"
 

@@ -50,16 +50,27 @@ class Database:
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[AsyncSession]:
-        """One unit of work: commits when the block ends, rolls back if it raises."""
+        """One unit of work: commits when the block ends, rolls back if it raises. Callables
+        queued in ``session.info[BEFORE_COMMIT]`` run last, just before the commit."""
         if self._write_lock is not None:
             async with self._write_lock, self.sessionmaker() as session, session.begin():
                 yield session
+                await _run_before_commit(session)
         else:
             async with self.sessionmaker() as session, session.begin():
                 yield session
+                await _run_before_commit(session)
 
     async def dispose(self) -> None:
         await self.engine.dispose()
+
+
+BEFORE_COMMIT = "caseway.before_commit"
+
+
+async def _run_before_commit(session: AsyncSession) -> None:
+    for hook in session.info.pop(BEFORE_COMMIT, []):
+        await hook(session)
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:

@@ -213,3 +213,19 @@ async def test_running_cases_stay_on_their_version(db, make_actor):
     assert "edit" in await enabled(db, case.id)
     async with db.session() as s:
         assert (await s.get(Case, case.id)).workflow_id == bug.id
+
+
+async def test_log_is_hash_chained(db, make_actor):
+    from engine.activity import verify_chain
+
+    owner, dev = await make_actor("owner"), await make_actor("dev")
+    _, (case,) = await bug_case(db, owner, dev)
+    await run(db, dev, case.id, "resolve")
+    await run(db, owner, case.id, "close")
+    async with db.session() as s:
+        item_id = (await s.get(Case, case.id)).object_id
+        assert await verify_chain(s, item_id)
+        last = await s.scalar(select(Activity).where(Activity.chain == item_id).order_by(Activity.seq.desc()).limit(1))
+        last.comment = "rewritten history"
+        assert not await verify_chain(s, item_id)
+        await s.rollback()
