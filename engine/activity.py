@@ -14,11 +14,10 @@ import json
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select, text
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from models import Activity, new_id, utcnow
-from models.db import BEFORE_COMMIT
 
 NEW_ACTIVITIES = "caseway.new_activities"
 

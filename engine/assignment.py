@@ -5,7 +5,7 @@ from collections import Counter
 from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from engine import activity, permissions
+from engine import activity, notifications, permissions
 from engine.actors import Actor
 from engine.context import CaseContext, load_case
 from engine.errors import DomainError, ErrorCode
@@ -157,7 +157,7 @@ async def reassign(
         return ctx.case
     await set_role_parties(ctx, role, after)
     ctx.case.version += 1
-    await activity.record(
+    entry = await activity.record(
         session,
         kind="role_reassigned",
         actor_id=actor.user_id,
@@ -168,6 +168,7 @@ async def reassign(
         case_id=ctx.case.id,
         data={"role": role, "mode": mode, "before": before, "after": sorted(after)},
     )
+    await notifications.notify(ctx, entry, assigned_parties=set(after) - set(before))
     return ctx.case
 
 

@@ -15,7 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from engine import activity, assignment, ordering, permissions
+from engine import activity, assignment, notifications, ordering, permissions
 from engine.actors import SYSTEM, Actor
 from engine.context import CaseContext, load_case
 from engine.errors import DomainError, ErrorCode, not_found
@@ -73,7 +73,7 @@ async def start_case(
     state = ctx.spec.initial_state()
     session.add(CaseState(case_id=case.id, scope="", state=state))
     ctx.states[""] = state
-    await activity.record(
+    init_entry = await activity.record(
         session,
         kind="action_executed",
         actor_id=actor.user_id,
@@ -86,6 +86,7 @@ async def start_case(
     recomputed = await _recompute(ctx, "", now)
     await _after_enable(ctx, recomputed, now)
     _set_status_for_state(ctx)
+    await notifications.notify(ctx, init_entry, assigned_parties=_assigned_parties(ctx, recomputed))
     return case
 
 
@@ -321,7 +322,19 @@ async def _fire(
             at=now,
         )
     await _after_enable(ctx, recomputed, now)
+    await notifications.notify(ctx, entry, assigned_parties=_assigned_parties(ctx, recomputed))
     return entry
+
+
+def _assigned_parties(ctx: CaseContext, recomputed: _Recomputed) -> set[str]:
+    """Who is expected to act on the instances just enabled."""
+    parties: set[str] = set()
+    for instance in recomputed.enabled:
+        if instance.assignee_party_id:
+            parties.add(instance.assignee_party_id)
+        elif instance.assigned_role:
+            parties |= ctx.roles.get(instance.assigned_role, set())
+    return parties
 
 
 def _set_status_for_state(ctx: CaseContext) -> None:
@@ -400,10 +413,14 @@ async def _gates_open(ctx: CaseContext, action: ActionSpec) -> bool:
 
 
 async def _after_enable(ctx: CaseContext, recomputed: _Recomputed, now: datetime) -> None:
-    """Lazy default assignment for roles that newly have work."""
+    """Lazy default assignment: an empty role gets its defaults when an action naming it (as
+    assigned or allowed role) first becomes enabled, so that e.g. a bug's submitter can comment
+    from the start, while a role needed only later is resolved from the case as it is then."""
     for instance in recomputed.enabled:
-        if instance.assigned_role:
-            await assignment.assign_defaults(ctx, instance.assigned_role)
+        action = ctx.spec.actions[instance.action]
+        for role in (action.assigned_role, *action.allowed_roles):
+            if role is not None:
+                await assignment.assign_defaults(ctx, role)
 
 
 async def _run_automatic(ctx: CaseContext, now: datetime) -> None:

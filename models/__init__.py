@@ -4,6 +4,7 @@ from models.activity import Activity
 from models.db import Database, normalize_url
 from models.identity import ApiToken, Group, GroupMember, User
 from models.ids import kind_of, new_id
+from models.notification import Notification, NotificationSubscription
 from models.resources import (
     Document,
     Permission,
@@ -27,6 +28,8 @@ __all__ = [
     "Group",
     "GroupMember",
     "Idempotency",
+    "Notification",
+    "NotificationSubscription",
     "Permission",
     "Project",
     "ProjectedBudget",

@@ -22,6 +22,7 @@ PREFIXES = {
     "case": "Case",
     "ea": "EnabledAction",
     "act": "Activity",
+    "ntf": "Notification",
 }
 
 _last_ms = 0

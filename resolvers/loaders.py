@@ -82,6 +82,7 @@ class Loaders:
         self.intents_by_resource = loader(self._intents)
         self.history_by_resource = loader(self._history)
         self.members_by_group = loader(self._members)
+        self.activity_by_id = loader(self._activities)
 
     async def _rows(self, query: Any) -> Sequence[Any]:
         return (await self._ctx.session.scalars(query)).all()
@@ -247,6 +248,9 @@ class Loaders:
             for rid, group in zip(ids, _many(rows, ids, lambda r, c=column_name: getattr(r, c)), strict=True):
                 results[(column_name, rid, filt)] = (group, counts.get(rid, 0))
         return [results[k] for k in keys]
+
+    async def _activities(self, ids: list[str]) -> list[Activity | None]:
+        return _one(await self._rows(select(Activity).where(Activity.id.in_(ids))), ids, lambda r: r.id)
 
     async def _members(self, ids: list[str]) -> list[list[User]]:
         rows = (

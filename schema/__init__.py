@@ -6,7 +6,7 @@ from strawberry.extensions import MaskErrors, QueryDepthLimiter
 from resolvers import cases as case_reads
 from resolvers import queries
 from resolvers.errors import is_client_error
-from schema import case_mutations, identity, item_mutations, project_mutations
+from schema import case_mutations, identity, item_mutations, notification, project_mutations
 from schema.activity import Activity
 from schema.base import AppInfo, Connection, Node, connection
 from schema.case import Case, EnabledAction
@@ -47,6 +47,9 @@ class Query:
         return connection(await case_reads.my_tasks(info.context, first=first, after=after))
 
     users = strawberry.field(resolver=identity.users, description="All users.")
+    notifications = strawberry.field(
+        resolver=notification.notifications_query, description="Your notifications, newest first."
+    )
 
 
 @strawberry.type
@@ -75,6 +78,9 @@ class Mutation:
     define_workflow = strawberry.mutation(resolver=case_mutations.define_workflow)
     execute_action = strawberry.mutation(resolver=case_mutations.execute_action)
     reassign_role = strawberry.mutation(resolver=case_mutations.reassign_role)
+    mark_notifications_read = strawberry.mutation(resolver=notification.mark_notifications_read)
+    subscribe_to_notifications = strawberry.mutation(resolver=notification.subscribe_to_notifications)
+    unsubscribe_from_notifications = strawberry.mutation(resolver=notification.unsubscribe_from_notifications)
 
 
 schema = strawberry.Schema(

@@ -27,8 +27,10 @@ async def test_project_filters(gql, make_user):
 async def test_items_created_during_a_reorder_are_never_lost(gql, make_user):
     _, token = await make_user("alice")
     _, sub, ids = await build_tree(gql, token, items=3)
-    creations = [gql(CREATE_ITEM, {"input": {"subprojectId": sub["id"], "displayName": f"new {i}"}}, token=token)
-                 for i in range(8)]
+    creations = [
+        gql(CREATE_ITEM, {"input": {"subprojectId": sub["id"], "displayName": f"new {i}"}}, token=token)
+        for i in range(8)
+    ]
     reorders = [gql(REORDER, {"s": sub["id"], "ordering": list(reversed(ids))}, token=token) for _ in range(4)]
     await asyncio.gather(*creations, *reorders)
     items = (await gql(ITEMS, {"s": sub["id"], "first": 100}, token=token))["node"]["workflowItems"]

@@ -6,13 +6,22 @@ import subprocess
 import sys
 from pathlib import Path
 
-SPEC = {"short_name": "cli_flow", "states": {"a": {}, "b": {"terminal": True}},
-        "actions": {"go": {"allowed_roles": [], "enabled_states": ["a"], "new_state": "b"}}}
+SPEC = {
+    "short_name": "cli_flow",
+    "states": {"a": {}, "b": {"terminal": True}},
+    "actions": {"go": {"allowed_roles": [], "enabled_states": ["a"], "new_state": "b"}},
+}
 
 
 def caseway(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "server.cli", *args], env=env, capture_output=True, text=True,
-                          timeout=120, cwd=Path(__file__).resolve().parents[2])
+    return subprocess.run(
+        [sys.executable, "-m", "server.cli", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[2],
+    )
 
 
 def test_migrate_define_and_workflows_dir(tmp_path):
@@ -20,8 +29,11 @@ def test_migrate_define_and_workflows_dir(tmp_path):
     spec_dir.mkdir()
     (spec_dir / "extra.json").write_text(json.dumps({**SPEC, "short_name": "from_dir"}))
     (tmp_path / "flow.json").write_text(json.dumps(SPEC))
-    env = {**os.environ, "CASEWAY_DATABASE_URL": f"sqlite:///{tmp_path / 'cli.db'}",
-           "CASEWAY_WORKFLOWS_DIR": str(spec_dir)}
+    env = {
+        **os.environ,
+        "CASEWAY_DATABASE_URL": f"sqlite:///{tmp_path / 'cli.db'}",
+        "CASEWAY_WORKFLOWS_DIR": str(spec_dir),
+    }
     assert caseway("migrate", env=env).returncode == 0
     first = caseway("define-workflow", str(tmp_path / "flow.json"), env=env)
     assert first.returncode == 0 and "cli_flow version 1" in first.stdout

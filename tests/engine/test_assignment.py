@@ -15,14 +15,23 @@ async def test_group_plays_a_role_and_privileges_permit(db, make_actor):
         group = await identity.create_group(s, actor=admin, name="reviewers")
         await identity.add_group_member(s, actor=admin, group_id=group.id, user_id=carol.user_id)
         project = await engine.create_project(s, actor=owner, display_name="P")
-        sub = await engine.create_subproject(s, actor=owner, project_id=project.id, display_name="S",
-                                             currency="EUR", workflow="approval", validator_id=group.id)
+        sub = await engine.create_subproject(
+            s,
+            actor=owner,
+            project_id=project.id,
+            display_name="S",
+            currency="EUR",
+            workflow="approval",
+            validator_id=group.id,
+        )
         item, case = await engine.create_workflow_item(s, actor=owner, subproject_id=sub.id, display_name="Buy")
     await run(db, owner, case.id, "submit")
     async with db.session() as s:
         carol_now = await identity.actor_by_login(s, "carol")  # party_ids include the group
         assert [ea.action for ea in await engine.get_user_actions(s, case_id=case.id, actor=carol_now)] == [
-            "comment", "start_review"]
+            "comment",
+            "start_review",
+        ]
     await run(db, carol_now, case.id, "start_review")
     result = await run(db, carol_now, case.id, "reject", data={"resolution": "too_expensive"})
     assert result.case.status == "COMPLETED" and result.activity.data["resolution"] == "too_expensive"
@@ -36,10 +45,14 @@ async def test_group_plays_a_role_and_privileges_permit(db, make_actor):
 
 async def test_privileges_allow_an_action(db, make_actor):
     owner, dave = await make_actor("owner"), await make_actor("dave")
-    spec = {"short_name": "memo", "roles": {"author": {"callbacks": ["creation_user"]}},
-            "states": {"open": {}},
-            "actions": {"annotate": {"allowed_roles": ["author"], "privileges": ["workflowItem.update"],
-                                     "always_enabled": True}}}
+    spec = {
+        "short_name": "memo",
+        "roles": {"author": {"callbacks": ["creation_user"]}},
+        "states": {"open": {}},
+        "actions": {
+            "annotate": {"allowed_roles": ["author"], "privileges": ["workflowItem.update"], "always_enabled": True}
+        },
+    }
     async with db.transaction() as s:
         await engine.define_workflow(s, actor=None, spec=spec)
     _, (case,) = await bug_case(db, owner, owner, workflow="memo")
@@ -70,9 +83,12 @@ async def test_plugin_assignee_callback(db, make_actor):
     async def the_boss(ctx, role):  # what a plugin's entry point would provide
         return [boss.user_id]
 
-    spec = {"short_name": "escalate", "roles": {"approver": {"callbacks": ["the_boss"]}},
-            "states": {"open": {}, "done": {"terminal": True}},
-            "actions": {"approve": {"assigned_role": "approver", "assigned_states": ["open"], "new_state": "done"}}}
+    spec = {
+        "short_name": "escalate",
+        "roles": {"approver": {"callbacks": ["the_boss"]}},
+        "states": {"open": {}, "done": {"terminal": True}},
+        "actions": {"approve": {"assigned_role": "approver", "assigned_states": ["open"], "new_state": "done"}},
+    }
     async with db.transaction() as s:
         await engine.define_workflow(s, actor=None, spec=spec)
     _, (case,) = await bug_case(db, owner, owner, workflow="escalate")

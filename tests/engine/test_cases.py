@@ -30,14 +30,15 @@ async def bug_case(db, owner, assignee, *, workflow="bug", mode="UNORDERED", ite
     return sub, [case for _, case in made]
 
 
+from engine.context import load_case  # noqa: E402
+
+
 async def enabled(db, case_id):
     async with db.session() as s:
         return sorted(ea.action for ea in await engine.get_enabled_actions(s, case_id=case_id))
 
 
 async def state_of(db, case_id):
-    from engine.context import load_case
-
     async with db.session() as s:
         ctx = await load_case(s, case_id=case_id)
         return ctx.states[""], ctx.case.status, ctx.case.version
@@ -71,29 +72,58 @@ async def test_bug_workflow_end_to_end(db, make_actor):
     assert [a.kind for a in log if a.kind.startswith("case_")] == ["case_completed", "case_reopened"]
 
 
-async def test_enabled_versus_assigned_and_default_assignment(db, make_actor):
+async def test_enabled_versus_assigned(db, make_actor):
     submitter, dev, stranger = await make_actor("sam"), await make_actor("dev"), await make_actor("eve")
     _, (case,) = await bug_case(db, submitter, dev)
     async with db.session() as s:
-        from engine.context import load_case
-
-        ctx = await load_case(s, case_id=case.id)
-        # submitter is assigned lazily only when "close" first becomes enabled; assignee at once.
-        assert ctx.roles == {"assignee": {dev.user_id}}
         dev_actions = sorted(ea.action for ea in await engine.get_user_actions(s, case_id=case.id, actor=dev))
         assert dev_actions == ["comment", "edit", "resolve"]
+        assert sorted(ea.action for ea in await engine.get_user_actions(s, case_id=case.id, actor=submitter)) == [
+            "comment",
+            "edit",
+        ]  # resolve is the assignee's
         assert await engine.get_user_actions(s, case_id=case.id, actor=stranger) == []
         resolve = next(ea for ea in await engine.get_enabled_actions(s, case_id=case.id) if ea.action == "resolve")
         assert resolve.assigned_role == "assignee"  # assigned in "open"
     with pytest.raises(DomainError) as refused:
-        await run(db, submitter, case.id, "resolve")  # submitter has no role yet
-    assert refused.value.code == "NOT_ALLOWED"  # the creator sees the item (grants) but plays no role yet
+        await run(db, submitter, case.id, "resolve")
+    assert refused.value.code == "NOT_ALLOWED"
     await run(db, dev, case.id, "resolve")
     async with db.session() as s:
-        ctx = await load_case(s, case_id=case.id)
-        assert ctx.roles["submitter"] == {submitter.user_id}  # creation_user, on first need
         resolve = next(ea for ea in await engine.get_enabled_actions(s, case_id=case.id) if ea.action == "resolve")
         assert resolve.assigned_role is None  # merely enabled in "resolved": nobody is expected to act
+        close = next(ea for ea in await engine.get_enabled_actions(s, case_id=case.id) if ea.action == "close")
+        assert close.assigned_role == "submitter"
+
+
+async def test_default_assignment_is_lazy_and_first_non_empty_callback_wins(db, make_actor):
+    owner, dev, later = await make_actor("owner"), await make_actor("dev"), await make_actor("later")
+    spec = {
+        "short_name": "two_step",
+        "roles": {
+            "worker": {"callbacks": ["subproject_validator", "item_assignee"]},
+            "checker": {"callbacks": ["item_assignee"]},
+        },
+        "states": {"work": {}, "check": {}, "done": {"terminal": True}},
+        "actions": {
+            "finish": {"assigned_role": "worker", "assigned_states": ["work"], "new_state": "check"},
+            "accept": {"assigned_role": "checker", "assigned_states": ["check"], "new_state": "done"},
+        },
+    }
+    async with db.transaction() as s:
+        await engine.define_workflow(s, actor=None, spec=spec)
+    _, (case,) = await bug_case(db, owner, dev, workflow="two_step")
+    async with db.session() as s:
+        ctx = await load_case(s, case_id=case.id)
+        # no validator, so the second callback answered; checker is not needed yet
+        assert ctx.roles == {"worker": {dev.user_id}}
+    async with db.transaction() as s:
+        await engine.assign_workflow_item(s, actor=owner, id=ctx.item.id, assignee_id=later.user_id)
+    await run(db, dev, case.id, "finish")
+    async with db.session() as s:
+        ctx = await load_case(s, case_id=case.id)
+        assert ctx.roles["checker"] == {later.user_id}  # resolved when needed, from the item as it is now
+    await run(db, later, case.id, "accept")
 
 
 async def test_failures_change_nothing(db, make_actor):
