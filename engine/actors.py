@@ -1,6 +1,7 @@
 """Who is acting: a user with the parties they stand for."""
 
 from dataclasses import dataclass, field
+from datetime import datetime
 
 SYSTEM_ID = "system"
 
@@ -14,6 +15,7 @@ class Actor:
     login: str
     is_admin: bool = False
     party_ids: frozenset[str] = field(default_factory=frozenset)
+    expires_at: datetime | None = None  # of the token that authenticated this actor, if any
 
     def is_any(self, parties: "set[str] | frozenset[str] | list[str]") -> bool:
         return not self.party_ids.isdisjoint(parties)

@@ -5,6 +5,7 @@ import hashlib
 import hmac
 import os
 import secrets
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from sqlalchemy import delete, select
@@ -155,7 +156,8 @@ async def authenticate(session: AsyncSession, token: str, *, now: datetime | Non
     ).first()
     if row is None or row.expires_at <= now:
         return None
-    return await actor_for(session, user_id=row.id, login=row.login, is_admin=row.is_admin)
+    actor = await actor_for(session, user_id=row.id, login=row.login, is_admin=row.is_admin)
+    return replace(actor, expires_at=row.expires_at)
 
 
 async def actor_for(session: AsyncSession, *, user_id: str, login: str, is_admin: bool) -> Actor:

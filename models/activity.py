@@ -23,6 +23,8 @@ class Activity(SQLModel, table=True):
         Index("ix_activity_item_seq", "workflow_item_id", "seq"),
         Index("ix_activity_case_seq", "case_id", "seq"),
         Index("ix_activity_chain_seq", "chain", "seq"),
+        # A seq is never handed out twice, even after the newest rows are deleted.
+        {"sqlite_autoincrement": True},
     )
 
     seq: int | None = Field(default=None, sa_column=Column(SeqType, primary_key=True, autoincrement=True))

@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.actors import Actor
-from models import Database
+from models import Database, utcnow
 from resolvers.errors import unauthenticated
 from resolvers.loaders import Loaders
 
@@ -41,6 +41,33 @@ class ReadSession:
             await self._session.close()
 
 
+class EphemeralReadSession:
+    """For long-lived WebSocket connections: every statement gets a fresh session, so no
+    snapshot or pooled connection outlives the event it serves."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        async with self._db.session() as session:
+            return await getattr(session, method)(*args, **kwargs)
+
+    async def execute(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._call("execute", *args, **kwargs)
+
+    async def scalars(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._call("scalars", *args, **kwargs)
+
+    async def scalar(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._call("scalar", *args, **kwargs)
+
+    async def get(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._call("get", *args, **kwargs)
+
+    async def close(self) -> None:
+        return None
+
+
 @dataclass
 class Context:
     """Created once per HTTP request. Reads share one session; each mutation runs in its own
@@ -53,24 +80,27 @@ class Context:
     actor: Actor | None = None
     request: Any = None
     response: Any = None
-    _session: ReadSession | None = None
+    live: bool = False  # a WebSocket connection: nothing read is kept between events
+    connection_params: dict[str, Any] | None = None
+    active_subscriptions: int = 0
+    _session: ReadSession | EphemeralReadSession | None = None
     _loaders: Loaders | None = field(default=None, repr=False)
 
     @property
-    def session(self) -> ReadSession:
+    def session(self) -> ReadSession | EphemeralReadSession:
         if self._session is None:
-            self._session = ReadSession(self.db.session())
+            self._session = EphemeralReadSession(self.db) if self.live else ReadSession(self.db.session())
         return self._session
 
     @property
     def loaders(self) -> Loaders:
         if self._loaders is None:
-            self._loaders = Loaders(self)
+            self._loaders = Loaders(self, cache=not self.live)
         return self._loaders
 
     @property
     def viewer(self) -> Actor:
-        if self.actor is None:
+        if self.actor is None or (self.actor.expires_at is not None and self.actor.expires_at <= utcnow()):
             raise unauthenticated()
         return self.actor
 

@@ -57,11 +57,13 @@ def _many(rows: Sequence[Any], keys: Sequence[K], key: Callable[[Any], K]) -> li
 class Loaders:
     """Named ``<thing>_by_<key>``; every loader sees only what the viewer may see."""
 
-    def __init__(self, ctx: "Context") -> None:
+    def __init__(self, ctx: "Context", *, cache: bool = True) -> None:
+        """``cache=False`` still batches the loads of one tick but remembers nothing: for
+        subscriptions, whose context lives as long as the connection."""
         self._ctx = ctx
 
         def loader(fn: Callable[[list[Any]], Awaitable[list[Any]]]) -> DataLoader[Any, Any]:
-            return DataLoader(load_fn=fn)
+            return DataLoader(load_fn=fn, cache=cache)
 
         self.party_by_id = loader(self._parties)
         self.project_by_id = loader(self._projects)

@@ -13,6 +13,7 @@ from schema.case import Case, EnabledAction
 from schema.identity import Group, User
 from schema.item import WorkflowItem
 from schema.project import Project, ProjectFilter, Subproject, filter_key
+from schema.subscription import Subscription
 from schema.workflow import Workflow
 
 __all__ = ["schema"]
@@ -86,6 +87,7 @@ class Mutation:
 schema = strawberry.Schema(
     query=Query,
     mutation=Mutation,
+    subscription=Subscription,
     types=[Project, Subproject, WorkflowItem, Case, Workflow, Activity, User, Group],
     extensions=[
         lambda: QueryDepthLimiter(max_depth=15),

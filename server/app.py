@@ -2,35 +2,63 @@
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import timedelta
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse
-from starlette.routing import Route
+from starlette.routing import Route, WebSocketRoute
+from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
+from strawberry.exceptions import ConnectionRejectionError
+from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL
 
 from engine import identity
 from models import Database
 from resolvers.context import Context
 from schema import schema
+from server.hub import EventHub, create_hub
 from server.settings import Settings
 
 
 class CasewayGraphQL(GraphQL):
-    """Builds the per-request context: reads the bearer token and resolves the viewer."""
+    """Builds the per-request context: reads the bearer token and resolves the viewer. Over
+    WebSocket the token comes in the connection_init payload; a bad one closes with 4403."""
 
-    def __init__(self, db: Database, settings: Settings) -> None:
-        super().__init__(schema, graphql_ide="graphiql" if settings.graphiql else None)
+    def __init__(self, db: Database, settings: Settings, hub: EventHub) -> None:
+        protocols = [GRAPHQL_TRANSPORT_WS_PROTOCOL] + ([GRAPHQL_WS_PROTOCOL] if settings.legacy_ws else [])
+        super().__init__(
+            schema,
+            graphql_ide="graphiql" if settings.graphiql else None,
+            subscription_protocols=protocols,
+            connection_init_wait_timeout=timedelta(seconds=settings.ws_init_timeout),
+        )
         self.db = db
         self.settings = settings
+        self.hub = hub
 
     async def get_context(self, request: Any, response: Any) -> Context:  # type: ignore[override]
-        ctx = Context(db=self.db, settings=self.settings, request=request, response=response)
+        live = isinstance(request, WebSocket)
+        ctx = Context(db=self.db, settings=self.settings, hub=self.hub, request=request, response=response, live=live)
         header = request.headers.get("authorization", "")
-        if header.lower().startswith("bearer "):
+        if header.lower().startswith("bearer ") and not live:
             ctx.actor = await identity.authenticate(ctx.session, header[7:].strip())
         return ctx
+
+    async def on_ws_connect(self, context: Context) -> None:  # type: ignore[override]
+        origin = context.request.headers.get("origin")
+        allowed = self.settings.allowed_origins
+        if origin and "*" not in allowed and origin not in allowed:
+            raise ConnectionRejectionError()
+        params = context.connection_params if isinstance(context.connection_params, dict) else {}
+        header = str(params.get("authorization") or params.get("Authorization") or "")
+        if not header.lower().startswith("bearer "):
+            raise ConnectionRejectionError()
+        async with self.db.session() as session:
+            context.actor = await identity.authenticate(session, header[7:].strip())
+        if context.actor is None:
+            raise ConnectionRejectionError()
 
     async def execute_operation(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
         context = kwargs.get("context")
@@ -44,12 +72,17 @@ class CasewayGraphQL(GraphQL):
 def create_app(settings: Settings | None = None, *, db: Database | None = None) -> Starlette:
     settings = settings or Settings()
     db = db or Database(settings.database_url, pool_size=settings.db_pool_size)
-    graphql = CasewayGraphQL(db, settings)
+    hub = create_hub(db, poll_interval=settings.hub_poll_interval)
+    graphql = CasewayGraphQL(db, settings, hub)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        yield
-        await db.dispose()
+        await hub.start()
+        try:
+            yield
+        finally:
+            await hub.stop()
+            await db.dispose()
 
     async def health(request: Request) -> JSONResponse:
         return JSONResponse({"status": "ok"})
@@ -58,9 +91,15 @@ def create_app(settings: Settings | None = None, *, db: Database | None = None) 
         return RedirectResponse("/graphql")
 
     app = Starlette(
-        routes=[Route("/", root), Route("/health", health), Route("/graphql", graphql, methods=["GET", "POST"])],
+        routes=[
+            Route("/", root),
+            Route("/health", health),
+            Route("/graphql", graphql, methods=["GET", "POST"]),
+            WebSocketRoute("/graphql", graphql),
+        ],
         lifespan=lifespan,
     )
     app.state.db = db
+    app.state.hub = hub
     app.state.settings = settings
     return app

@@ -17,3 +17,8 @@ class Settings(BaseSettings):
     graphiql: bool = True
     max_query_depth: int = 15
     db_pool_size: int = 10
+    legacy_ws: bool = False  # also accept the old `graphql-ws` subscription protocol
+    ws_init_timeout: float = 10.0  # seconds a WebSocket may take to send connection_init
+    ws_max_subscriptions: int = 100  # per connection
+    allowed_origins: list[str] = ["*"]  # WebSocket Origin values accepted ("*": any)
+    hub_poll_interval: float = 5.0  # seconds between safety-net reads of the log

@@ -1,1 +1,1 @@
-pytest_plugins = ["tests.fixtures.database", "tests.fixtures.api"]
+pytest_plugins = ["tests.fixtures.database", "tests.fixtures.api", "tests.fixtures.live"]

@@ -39,7 +39,8 @@ def upgrade() -> None:
     sa.Column('prev_hash', sqlmodel.sql.sqltypes.AutoString(), nullable=True),
     sa.Column('hash', sqlmodel.sql.sqltypes.AutoString(), nullable=False),
     sa.PrimaryKeyConstraint('seq'),
-    sa.UniqueConstraint('id')
+    sa.UniqueConstraint('id'),
+    sqlite_autoincrement=True,
     )
     with op.batch_alter_table('activity', schema=None) as batch_op:
         batch_op.create_index('ix_activity_case_seq', ['case_id', 'seq'], unique=False)

@@ -1,0 +1,113 @@
+"""Live activity and notifications over WebSocket (graphql-transport-ws)."""
+
+from collections.abc import AsyncGenerator
+
+import strawberry
+from graphql import GraphQLError
+from sqlalchemy import select
+
+from engine.events import audiences
+from models import Activity as ActivityRow
+from resolvers.context import Context
+from resolvers.resources import parse_seq_cursor
+from schema.activity import Activity
+from schema.base import AppInfo
+from schema.notification import Notification
+
+REPLAY_PAGE = 200
+
+
+def _scope_filter(project_id: str | None, subproject_id: str | None, workflow_item_id: str | None):  # type: ignore[no-untyped-def]
+    def matches(entry: ActivityRow) -> bool:
+        return (
+            (project_id is None or entry.project_id == project_id)
+            and (subproject_id is None or entry.subproject_id == subproject_id)
+            and (workflow_item_id is None or entry.workflow_item_id == workflow_item_id)
+        )
+
+    return matches
+
+
+def _open(ctx: Context) -> None:
+    limit = ctx.settings.ws_max_subscriptions
+    if ctx.active_subscriptions >= limit:
+        raise GraphQLError(
+            f"At most {limit} subscriptions per connection.", extensions={"code": "TOO_MANY_SUBSCRIPTIONS"}
+        )
+    if ctx.hub is None:
+        raise GraphQLError("Live events are not available on this server.", extensions={"code": "UNAVAILABLE"})
+    ctx.active_subscriptions += 1
+
+
+@strawberry.type
+class Subscription:
+    @strawberry.subscription(
+        description=(
+            "New log entries in scope that you may see, in seq order. With `after` (a seq cursor), first the "
+            "entries after it, then live: reconnecting with your last cursor gives every entry exactly once."
+        )
+    )
+    async def activity(
+        self,
+        info: AppInfo,
+        project_id: strawberry.ID | None = None,
+        subproject_id: strawberry.ID | None = None,
+        workflow_item_id: strawberry.ID | None = None,
+        after: str | None = None,
+    ) -> AsyncGenerator[Activity, None]:
+        ctx = info.context
+        ctx.viewer  # noqa: B018 - authentication check
+        after_seq = parse_seq_cursor(after)
+        _open(ctx)
+        subscriber = ctx.hub.subscribe()
+        in_scope = _scope_filter(project_id, subproject_id, workflow_item_id)
+        try:
+            last = subscriber.start_seq if after_seq is None else after_seq
+            while last < subscriber.start_seq:  # replay what the hub had already passed
+                async with ctx.db.session() as session:
+                    query = select(ActivityRow).where(ActivityRow.seq > last, ActivityRow.seq <= subscriber.start_seq)
+                    for column, value in (
+                        ("project_id", project_id),
+                        ("subproject_id", subproject_id),
+                        ("workflow_item_id", workflow_item_id),
+                    ):
+                        if value is not None:
+                            query = query.where(getattr(ActivityRow, column) == value)
+                    entries = list((await session.scalars(query.order_by(ActivityRow.seq).limit(REPLAY_PAGE))).all())
+                    audience = await audiences(session, entries)
+                if not entries:
+                    break
+                for entry in entries:
+                    if audience[entry.id].admits(ctx.viewer):
+                        yield entry  # type: ignore[misc]
+                    last = entry.seq or last
+            async for event in subscriber.events():
+                entry = event.entry
+                if entry.seq <= last:
+                    continue
+                last = entry.seq
+                # Checked per event: an expired token ends the stream, a revoked grant hides the entry.
+                if in_scope(entry) and event.audience.admits(ctx.viewer):
+                    yield entry  # type: ignore[misc]
+        finally:
+            ctx.hub.unsubscribe(subscriber)
+            ctx.active_subscriptions -= 1
+
+    @strawberry.subscription(description="Your new notifications, as they are written.")
+    async def notifications(self, info: AppInfo) -> AsyncGenerator[Notification, None]:
+        ctx = info.context
+        user_id = ctx.viewer.user_id
+        _open(ctx)
+        subscriber = ctx.hub.subscribe(notifications_for=user_id)
+        try:
+            async for event in subscriber.events():
+                ctx.viewer  # noqa: B018 - token expiry
+                for note in event.notifications:
+                    if note.recipient_id == user_id:
+                        yield note  # type: ignore[misc]
+        finally:
+            ctx.hub.unsubscribe(subscriber)
+            ctx.active_subscriptions -= 1
+
+
+__all__ = ["Subscription"]

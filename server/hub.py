@@ -1,0 +1,232 @@
+"""The event hub: follows the activity table and fans new entries out to live subscribers.
+
+Publishing only says "look again": subscribers are fed from rows read back by ``seq`` (which
+is commit order, see engine/activity.py), so nothing published can be lost or reordered, a
+rolled-back transaction publishes nothing, and the table refills any gap after a reconnect.
+One read per wake-up serves every subscriber of this process.
+
+- ``EventHub``: one server process (the SQLite default). Wakes on local commits.
+- ``PostgresEventHub``: several processes on one database. Each keeps one LISTEN connection
+  as a wake-up; commits send a NOTIFY afterwards, coalesced so that a burst of commits costs
+  one NOTIFY, never one inside each write transaction.
+"""
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import asyncpg
+from sqlalchemy import func, select
+
+from engine.events import Audience, audiences
+from models import Activity, Database, Notification
+
+log = logging.getLogger("caseway.hub")
+CHANNEL = "caseway_activity"
+
+
+class SubscriberDropped(Exception):
+    """The subscriber fell too far behind; it should reconnect with its last cursor."""
+
+
+@dataclass(eq=False)
+class Subscriber:
+    start_seq: int
+    wants_notifications_for: str | None = None
+    maxsize: int = 10_000
+    queue: asyncio.Queue[Any] = field(init=False)
+    dropped: bool = False
+
+    def __post_init__(self) -> None:
+        self.queue = asyncio.Queue(self.maxsize)
+
+    def offer(self, item: Any) -> None:
+        if self.dropped:
+            return
+        try:
+            self.queue.put_nowait(item)
+        except asyncio.QueueFull:
+            self.dropped = True
+            self.queue = asyncio.Queue(1)
+            self.queue.put_nowait(SubscriberDropped())
+
+    async def events(self) -> AsyncIterator[Any]:
+        while True:
+            item = await self.queue.get()
+            if isinstance(item, SubscriberDropped):
+                raise item
+            yield item
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    entry: Activity
+    audience: Audience
+    notifications: tuple[Notification, ...] = ()
+
+
+class EventHub:
+    def __init__(
+        self, db: Database, *, poll_interval: float = 5.0, batch_size: int = 500, queue_size: int = 10_000
+    ) -> None:
+        self.db = db
+        self.poll_interval = poll_interval
+        self.batch_size = batch_size
+        self.queue_size = queue_size
+        self.last_seq = 0
+        self._subscribers: set[Subscriber] = set()
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._started = asyncio.Event()
+
+    async def start(self) -> None:
+        async with self.db.session() as session:
+            self.last_seq = await session.scalar(select(func.max(Activity.seq))) or 0
+        self._task = asyncio.create_task(self._follow(), name="caseway-hub")
+        self._started.set()
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def publish(self, entries: Sequence[Activity]) -> None:
+        """Called after a commit: look at the table again."""
+        self._wake.set()
+
+    def subscribe(self, *, notifications_for: str | None = None) -> Subscriber:
+        """Register first, then replay up to ``start_seq`` from the table: nothing falls between."""
+        subscriber = Subscriber(
+            start_seq=self.last_seq, wants_notifications_for=notifications_for, maxsize=self.queue_size
+        )
+        self._subscribers.add(subscriber)
+        return subscriber
+
+    def unsubscribe(self, subscriber: Subscriber) -> None:
+        self._subscribers.discard(subscriber)
+
+    @property
+    def subscriber_count(self) -> int:
+        return len(self._subscribers)
+
+    async def _follow(self) -> None:
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self.poll_interval)
+            self._wake.clear()
+            try:
+                await self.catch_up()
+            except Exception:  # a failed read is retried on the next wake-up or poll
+                log.exception("event hub: reading the activity log failed")
+                await asyncio.sleep(0.5)
+
+    async def catch_up(self) -> None:
+        """Read everything past ``last_seq`` and hand it to the subscribers, in seq order."""
+        while True:
+            async with self.db.session() as session:
+                entries = list(
+                    (
+                        await session.scalars(
+                            select(Activity)
+                            .where(Activity.seq > self.last_seq)
+                            .order_by(Activity.seq)
+                            .limit(self.batch_size)
+                        )
+                    ).all()
+                )
+                if not entries:
+                    return
+                if not self._subscribers:
+                    self.last_seq = entries[-1].seq or self.last_seq
+                    continue
+                audience = await audiences(session, entries)
+                notes: dict[str, list[Notification]] = {}
+                if any(s.wants_notifications_for for s in self._subscribers):
+                    for note in await session.scalars(
+                        select(Notification)
+                        .where(Notification.activity_id.in_([e.id for e in entries]))
+                        .order_by(Notification.id)
+                    ):
+                        notes.setdefault(note.activity_id, []).append(note)
+            for entry in entries:
+                event = Event(entry, audience[entry.id], tuple(notes.get(entry.id, ())))
+                for subscriber in list(self._subscribers):
+                    subscriber.offer(event)
+                self.last_seq = entry.seq or self.last_seq
+
+
+class PostgresEventHub(EventHub):
+    def __init__(self, db: Database, *, dsn: str, notify_delay: float = 0.002, **kwargs: Any) -> None:
+        super().__init__(db, **kwargs)
+        self.dsn = dsn
+        self.notify_delay = notify_delay
+        self._conn: asyncpg.Connection | None = None
+        self._notify_scheduled = False
+        self._listener_task: asyncio.Task[None] | None = None
+        self._pending: set[asyncio.Task[None]] = set()
+        self.reconnects = 0
+
+    async def start(self) -> None:
+        await super().start()
+        await self._connect()
+        self._listener_task = asyncio.create_task(self._watch_connection(), name="caseway-hub-listen")
+
+    async def stop(self) -> None:
+        if self._listener_task is not None:
+            self._listener_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._listener_task
+        if self._conn is not None and not self._conn.is_closed():
+            await self._conn.close()
+        await super().stop()
+
+    async def _connect(self) -> None:
+        self._conn = await asyncpg.connect(self.dsn)
+        await self._conn.add_listener(CHANNEL, lambda *_: self._wake.set())
+        self._wake.set()  # refill whatever committed while we were not listening
+
+    async def _watch_connection(self) -> None:
+        """Reconnect the LISTEN connection when it drops, with backoff."""
+        delay = 0.1
+        while True:
+            await asyncio.sleep(0.5)
+            if self._conn is not None and not self._conn.is_closed():
+                delay = 0.1
+                continue
+            try:
+                await self._connect()
+                self.reconnects += 1
+                log.warning("event hub: LISTEN connection re-established")
+            except (OSError, asyncpg.PostgresError):
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 5.0)
+
+    async def publish(self, entries: Sequence[Activity]) -> None:
+        self._wake.set()  # local subscribers need no round trip
+        if not self._notify_scheduled:
+            self._notify_scheduled = True
+            asyncio.get_running_loop().call_later(self.notify_delay, self._send_notify)
+
+    def _send_notify(self) -> None:
+        self._notify_scheduled = False
+        task = asyncio.create_task(self._notify())
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+
+    async def _notify(self) -> None:
+        try:
+            if self._conn is not None and not self._conn.is_closed():
+                await self._conn.execute(f"NOTIFY {CHANNEL}")
+        except (OSError, asyncpg.PostgresError):
+            log.warning("event hub: NOTIFY failed; other processes will catch up on their next poll")
+
+
+def create_hub(db: Database, **kwargs: Any) -> EventHub:
+    if db.is_sqlite:
+        return EventHub(db, **kwargs)
+    dsn = db.url.replace("postgresql+asyncpg://", "postgresql://")
+    return PostgresEventHub(db, dsn=dsn, **kwargs)

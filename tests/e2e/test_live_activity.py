@@ -1,0 +1,132 @@
+"""Subscriptions against a running uvicorn with a real WebSocket client."""
+
+import asyncio
+import json
+
+import pytest
+import websockets
+
+from tests.api.documents import CREATE_ITEM, CREATE_PROJECT, CREATE_SUBPROJECT, EXECUTE
+from tests.fixtures.database import BACKEND
+from tests.fixtures.live import WsClient
+
+ACTIVITY = """subscription($p: ID, $after: String) { activity(projectId: $p, after: $after) {
+  seq kind action comment actor { login } workflowItem { displayName } } }"""
+NOTIFICATIONS = """subscription { notifications { level activity { kind action } } }"""
+COMMENT = {"action": "comment"}
+
+
+async def project_with_item(server, token, assignee_id=None):
+    project = (await server.gql(CREATE_PROJECT, {"input": {"displayName": "Live"}}, token=token))["createProject"]
+    sub = await server.gql(
+        CREATE_SUBPROJECT,
+        {"input": {"projectId": project["project"]["id"], "displayName": "S", "currency": "EUR", "workflow": "bug"}},
+        token=token,
+    )
+    item_input = {"subprojectId": sub["createSubproject"]["subproject"]["id"], "displayName": "Thing"}
+    if assignee_id:
+        item_input["assigneeId"] = assignee_id
+    item = (await server.gql(CREATE_ITEM, {"input": item_input}, token=token))["createWorkflowItem"]["workflowItem"]
+    return project["project"]["id"], item["id"]
+
+
+async def comment(server, token, item_id, text):
+    result = await server.gql(EXECUTE, {"input": {"workflowItemId": item_id, **COMMENT, "comment": text}}, token=token)
+    assert result["executeAction"]["userErrors"] == []
+
+
+async def test_subscribe_receive_and_resume_exactly_once(live_server, db, make_user):
+    _, alice = await make_user("alice")
+    _, outsider = await make_user("outsider")
+    project_id, item_id = await project_with_item(live_server, alice)
+    watcher = await WsClient.connect(live_server.ws, alice)
+    stranger = await WsClient.connect(live_server.ws, outsider)
+    await watcher.subscribe(ACTIVITY, {"p": project_id})
+    await stranger.subscribe(ACTIVITY, {})
+    await asyncio.sleep(0.3)  # let the subscriptions register
+    for text in ("one", "two"):
+        await comment(live_server, alice, item_id, text)
+    got = [e["activity"] for e in await watcher.receive(2)]
+    assert [(e["kind"], e["comment"], e["actor"]["login"]) for e in got] == [
+        ("action_executed", "one", "alice"),
+        ("action_executed", "two", "alice"),
+    ]
+    assert got[0]["workflowItem"] == {"displayName": "Thing"}
+    last_cursor = str(got[-1]["seq"])
+    await watcher.close()
+    for text in ("three", "four"):  # while the dashboard is away
+        await comment(live_server, alice, item_id, text)
+    back = await WsClient.connect(live_server.ws, alice)
+    await back.subscribe(ACTIVITY, {"p": project_id, "after": last_cursor})
+    replayed = [e["activity"]["comment"] for e in await back.receive(2)]
+    assert replayed == ["three", "four"]
+    await comment(live_server, alice, item_id, "five")
+    assert [e["activity"]["comment"] for e in await back.receive(1)] == ["five"]
+    assert await back.quiet(0.5) == []  # no duplicates
+    assert await stranger.quiet(0.5) == []  # the outsider may not view the project: nothing
+    await back.close()
+    await stranger.close()
+
+
+async def test_revoked_access_stops_events(live_server, db, make_user):
+    _, alice = await make_user("alice")
+    bob_id, bob = await make_user("bob")
+    project_id, item_id = await project_with_item(live_server, alice)
+    grant = """mutation($r: ID!, $i: String!, $p: ID!) { %s(input: {resourceId: $r, intent: $i, partyId: $p}) {
+               userErrors { code } } }"""
+    await live_server.gql(
+        grant % "grantPermission", {"r": project_id, "i": "project.viewHistory", "p": bob_id}, token=alice
+    )
+    ws = await WsClient.connect(live_server.ws, bob)
+    await ws.subscribe(ACTIVITY, {"p": project_id})
+    await asyncio.sleep(0.3)
+    await comment(live_server, alice, item_id, "visible")
+    assert [e["activity"]["comment"] for e in await ws.receive(1)] == ["visible"]
+    await live_server.gql(
+        grant % "revokePermission", {"r": project_id, "i": "project.viewHistory", "p": bob_id}, token=alice
+    )
+    await comment(live_server, alice, item_id, "hidden")
+    assert await ws.quiet(0.7) == []
+    await ws.close()
+
+
+async def test_notifications_stream(live_server, db, make_user):
+    _, sam = await make_user("sam")
+    dev_id, dev = await make_user("dev")
+    ws = await WsClient.connect(live_server.ws, dev)
+    await ws.subscribe(NOTIFICATIONS)
+    await asyncio.sleep(0.3)
+    await project_with_item(live_server, sam, assignee_id=dev_id)
+    (note,) = await ws.receive(1)
+    assert note["notifications"] == {"level": "ASSIGNED", "activity": {"kind": "action_executed", "action": "open"}}
+    await ws.close()
+
+
+async def test_bad_token_closes_with_4403(live_server, db):
+    for init in ({"authorization": "Bearer cw_wrong"}, {}):
+        socket = await websockets.connect(live_server.ws, subprotocols=["graphql-transport-ws"])
+        await socket.send(json.dumps({"type": "connection_init", "payload": init}))
+        with pytest.raises(websockets.ConnectionClosed) as closed:
+            await asyncio.wait_for(socket.recv(), 10)
+        assert closed.value.rcvd.code == 4403
+
+
+@pytest.mark.skipif(BACKEND != "postgres", reason="several server processes share one PostgreSQL database")
+async def test_two_processes_deliver_500_activities_in_order(live_server, second_live_server, db, make_user):
+    _, alice = await make_user("alice")
+    project_id, item_id = await project_with_item(second_live_server, alice)
+    ws = await WsClient.connect(live_server.ws, alice)  # subscribed on process A
+    await ws.subscribe(ACTIVITY, {"p": project_id})
+    await asyncio.sleep(0.3)
+
+    async def writer(worker: int) -> None:  # mutations go to process B, 4 at a time
+        for i in range(125):
+            await comment(second_live_server, alice, item_id, f"{worker}-{i}")
+
+    await asyncio.gather(*[writer(w) for w in range(4)])
+    events = [e["activity"] for e in await ws.receive(500, within=60)]
+    seqs = [e["seq"] for e in events]
+    assert seqs == sorted(seqs) and len(set(seqs)) == 500
+    assert sorted(e["comment"] for e in events) == sorted(f"{w}-{i}" for w in range(4) for i in range(125))
+    assert await ws.quiet(0.5) == []
+    await ws.close()
