@@ -1,15 +1,19 @@
-"""Who may see which activity entries: computed once per batch of entries, for every
-subscriber at once, so fan-out costs O(1) queries per batch instead of one per subscriber."""
+"""Live events: who may see which activity entries, and the bounded queue of one subscriber.
 
+Audiences are computed once per batch of entries, for every subscriber at once, so fan-out
+costs O(1) queries per batch instead of one per subscriber."""
+
+import asyncio
 from collections import defaultdict
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.actors import Actor
-from models import Activity, CaseRoleParty, Permission
+from models import Activity, CaseRoleParty, Notification, Permission
 
 _HISTORY_INTENT = {
     "project_id": "project.viewHistory",
@@ -56,3 +60,43 @@ async def audiences(session: AsyncSession, entries: Sequence[Activity]) -> dict[
                 parties |= holders.get((resource, intent), set())
         result[entry.id] = Audience(frozenset(parties))
     return result
+
+
+class SubscriberDropped(Exception):
+    """The subscriber fell too far behind; it should reconnect with its last cursor."""
+
+
+@dataclass(eq=False)
+class Subscriber:
+    start_seq: int
+    wants_notifications_for: str | None = None
+    maxsize: int = 10_000
+    queue: asyncio.Queue[Any] = field(init=False)
+    dropped: bool = False
+
+    def __post_init__(self) -> None:
+        self.queue = asyncio.Queue(self.maxsize)
+
+    def offer(self, item: Any) -> None:
+        if self.dropped:
+            return
+        try:
+            self.queue.put_nowait(item)
+        except asyncio.QueueFull:
+            self.dropped = True
+            self.queue = asyncio.Queue(1)
+            self.queue.put_nowait(SubscriberDropped())
+
+    async def events(self) -> AsyncIterator[Any]:
+        while True:
+            item = await self.queue.get()
+            if isinstance(item, SubscriberDropped):
+                raise item
+            yield item
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    entry: Activity
+    audience: Audience
+    notifications: tuple[Notification, ...] = ()

@@ -1,12 +1,12 @@
 """Live activity and notifications over WebSocket (graphql-transport-ws)."""
 
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 
 import strawberry
 from graphql import GraphQLError
 from sqlalchemy import select
 
-from engine.events import audiences
+from engine.events import Event, Subscriber, SubscriberDropped, audiences
 from models import Activity as ActivityRow
 from resolvers.context import Context
 from resolvers.resources import parse_seq_cursor
@@ -37,6 +37,21 @@ def _open(ctx: Context) -> None:
     if ctx.hub is None:
         raise GraphQLError("Live events are not available on this server.", extensions={"code": "UNAVAILABLE"})
     ctx.active_subscriptions += 1
+
+
+async def _events(ctx: Context, subscriber: Subscriber, cursor: Callable[[], str | None]) -> AsyncIterator[Event]:
+    """The subscriber's events; the viewer's groups are re-read every few seconds, and a
+    subscriber that fell too far behind is told how to resume."""
+    try:
+        async for event in subscriber.events():
+            await ctx.refresh_actor()
+            yield event
+    except SubscriberDropped:
+        resume = f" Reconnect with after: {cursor()!r}." if cursor() else " Reconnect."
+        raise GraphQLError(
+            f"This subscription fell more than {subscriber.maxsize} events behind and was dropped." + resume,
+            extensions={"code": "SLOW_SUBSCRIBER"},
+        ) from None
 
 
 @strawberry.type
@@ -81,7 +96,8 @@ class Subscription:
                     if audience[entry.id].admits(ctx.viewer):
                         yield entry  # type: ignore[misc]
                     last = entry.seq or last
-            async for event in subscriber.events():
+            # late binding on purpose: the resume cursor is the last entry seen when dropped
+            async for event in _events(ctx, subscriber, lambda: str(last)):  # noqa: B023
                 entry = event.entry
                 if entry.seq <= last:
                     continue
@@ -100,7 +116,7 @@ class Subscription:
         _open(ctx)
         subscriber = ctx.hub.subscribe(notifications_for=user_id)
         try:
-            async for event in subscriber.events():
+            async for event in _events(ctx, subscriber, lambda: None):
                 ctx.viewer  # noqa: B018 - token expiry
                 for note in event.notifications:
                     if note.recipient_id == user_id:

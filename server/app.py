@@ -1,5 +1,6 @@
 """The ASGI application: Starlette around Strawberry's GraphQL endpoint."""
 
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
@@ -24,7 +25,8 @@ from server.settings import Settings
 
 class CasewayGraphQL(GraphQL):
     """Builds the per-request context: reads the bearer token and resolves the viewer. Over
-    WebSocket the token comes in the connection_init payload; a bad one closes with 4403."""
+    WebSocket the token comes in the connection_init payload; a bad one closes with 4403.
+    Cross-origin handshakes are refused (HTTP 403) unless the origin is allowed."""
 
     def __init__(self, db: Database, settings: Settings, hub: EventHub) -> None:
         protocols = [GRAPHQL_TRANSPORT_WS_PROTOCOL] + ([GRAPHQL_WS_PROTOCOL] if settings.legacy_ws else [])
@@ -33,6 +35,7 @@ class CasewayGraphQL(GraphQL):
             graphql_ide="graphiql" if settings.graphiql else None,
             subscription_protocols=protocols,
             connection_init_wait_timeout=timedelta(seconds=settings.ws_init_timeout),
+            allowed_origins=settings.allowed_origins,
         )
         self.db = db
         self.settings = settings
@@ -47,16 +50,14 @@ class CasewayGraphQL(GraphQL):
         return ctx
 
     async def on_ws_connect(self, context: Context) -> None:  # type: ignore[override]
-        origin = context.request.headers.get("origin")
-        allowed = self.settings.allowed_origins
-        if origin and "*" not in allowed and origin not in allowed:
-            raise ConnectionRejectionError()
         params = context.connection_params if isinstance(context.connection_params, dict) else {}
         header = str(params.get("authorization") or params.get("Authorization") or "")
         if not header.lower().startswith("bearer "):
             raise ConnectionRejectionError()
+        context.token = header[7:].strip()
         async with self.db.session() as session:
-            context.actor = await identity.authenticate(session, header[7:].strip())
+            context.actor = await identity.authenticate(session, context.token)
+        context.actor_checked_at = time.monotonic()
         if context.actor is None:
             raise ConnectionRejectionError()
 

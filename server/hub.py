@@ -14,58 +14,17 @@ One read per wake-up serves every subscriber of this process.
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
 import asyncpg
 from sqlalchemy import func, select
 
-from engine.events import Audience, audiences
+from engine.events import Event, Subscriber, audiences
 from models import Activity, Database, Notification
 
 log = logging.getLogger("caseway.hub")
 CHANNEL = "caseway_activity"
-
-
-class SubscriberDropped(Exception):
-    """The subscriber fell too far behind; it should reconnect with its last cursor."""
-
-
-@dataclass(eq=False)
-class Subscriber:
-    start_seq: int
-    wants_notifications_for: str | None = None
-    maxsize: int = 10_000
-    queue: asyncio.Queue[Any] = field(init=False)
-    dropped: bool = False
-
-    def __post_init__(self) -> None:
-        self.queue = asyncio.Queue(self.maxsize)
-
-    def offer(self, item: Any) -> None:
-        if self.dropped:
-            return
-        try:
-            self.queue.put_nowait(item)
-        except asyncio.QueueFull:
-            self.dropped = True
-            self.queue = asyncio.Queue(1)
-            self.queue.put_nowait(SubscriberDropped())
-
-    async def events(self) -> AsyncIterator[Any]:
-        while True:
-            item = await self.queue.get()
-            if isinstance(item, SubscriberDropped):
-                raise item
-            yield item
-
-
-@dataclass(frozen=True, slots=True)
-class Event:
-    entry: Activity
-    audience: Audience
-    notifications: tuple[Notification, ...] = ()
 
 
 class EventHub:

@@ -20,5 +20,7 @@ class Settings(BaseSettings):
     legacy_ws: bool = False  # also accept the old `graphql-ws` subscription protocol
     ws_init_timeout: float = 10.0  # seconds a WebSocket may take to send connection_init
     ws_max_subscriptions: int = 100  # per connection
-    allowed_origins: list[str] = ["*"]  # WebSocket Origin values accepted ("*": any)
+    # Other origins whose pages may open a WebSocket (same-origin and non-browser clients always
+    # may); ["*"] allows any.
+    allowed_origins: list[str] = []
     hub_poll_interval: float = 5.0  # seconds between safety-net reads of the log

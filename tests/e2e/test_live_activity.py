@@ -130,3 +130,32 @@ async def test_two_processes_deliver_500_activities_in_order(live_server, second
     assert sorted(e["comment"] for e in events) == sorted(f"{w}-{i}" for w in range(4) for i in range(125))
     assert await ws.quiet(0.5) == []
     await ws.close()
+
+
+async def test_connection_limits(strict_live_server, db, make_user):
+    _, alice = await make_user("alice")
+    with pytest.raises(websockets.InvalidStatus) as refused:  # refused before the handshake completes
+        await websockets.connect(
+            strict_live_server.ws, subprotocols=["graphql-transport-ws"], origin="https://evil.example"
+        )
+    assert refused.value.response.status_code == 403
+    allowed = await websockets.connect(
+        strict_live_server.ws, subprotocols=["graphql-transport-ws"], origin="https://dash.example"
+    )
+    await allowed.send(json.dumps({"type": "connection_init", "payload": {"authorization": f"Bearer {alice}"}}))
+    assert json.loads(await asyncio.wait_for(allowed.recv(), 10))["type"] == "connection_ack"
+    await allowed.close()
+
+    ws = await WsClient.connect(strict_live_server.ws, alice)  # no Origin header: not a browser
+    for _ in range(3):
+        await ws.subscribe(ACTIVITY, {})
+    messages = await ws.quiet(1.0)
+    (refusal,) = [m for m in messages if m["type"] == "next"]  # the third is refused, then completed
+    assert refusal["id"] == "3" and refusal["payload"]["errors"][0]["extensions"]["code"] == "TOO_MANY_SUBSCRIPTIONS"
+    assert {"id": "3", "type": "complete"} in messages
+    await ws.close()
+
+    silent = await websockets.connect(strict_live_server.ws, subprotocols=["graphql-transport-ws"])
+    with pytest.raises(websockets.ConnectionClosed) as closed:  # never sends connection_init
+        await asyncio.wait_for(silent.recv(), 10)
+    assert closed.value.rcvd.code == 4408
