@@ -160,6 +160,38 @@ async def authenticate(session: AsyncSession, token: str, *, now: datetime | Non
     return replace(actor, expires_at=row.expires_at)
 
 
+async def authenticate_many(
+    session: AsyncSession, tokens: list[str], *, now: datetime | None = None
+) -> dict[str, Actor]:
+    """Every still-valid token among ``tokens`` with its actor, in two queries (for re-checking
+    all live connections at once)."""
+    now = now or utcnow()
+    by_hash = {_token_hash(t): t for t in tokens}
+    rows = (
+        await session.execute(
+            select(ApiToken.token_hash, ApiToken.expires_at, User.id, User.login, User.is_admin)
+            .join(User, User.id == ApiToken.user_id)
+            .where(ApiToken.token_hash.in_(by_hash), ApiToken.revoked.is_(False), User.disabled.is_(False))
+        )
+    ).all()
+    rows = [r for r in rows if r.expires_at > now]
+    groups: dict[str, list[str]] = {}
+    for group_id, user_id in await session.execute(
+        select(GroupMember.group_id, GroupMember.user_id).where(GroupMember.user_id.in_({r.id for r in rows}))
+    ):
+        groups.setdefault(user_id, []).append(group_id)
+    return {
+        by_hash[r.token_hash]: Actor(
+            user_id=r.id,
+            login=r.login,
+            is_admin=r.is_admin,
+            expires_at=r.expires_at,
+            party_ids=frozenset([r.id, *groups.get(r.id, [])]),
+        )
+        for r in rows
+    }
+
+
 async def actor_for(session: AsyncSession, *, user_id: str, login: str, is_admin: bool) -> Actor:
     group_ids = (await session.scalars(select(GroupMember.group_id).where(GroupMember.user_id == user_id))).all()
     return Actor(user_id=user_id, login=login, is_admin=is_admin, party_ids=frozenset([user_id, *group_ids]))

@@ -1,13 +1,11 @@
 """The per-request context: database, viewer and loaders."""
 
 import asyncio
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from engine import identity
 from engine.actors import Actor
 from models import Database, utcnow
 from resolvers.errors import unauthenticated
@@ -70,7 +68,7 @@ class EphemeralReadSession:
         return None
 
 
-@dataclass
+@dataclass(eq=False)
 class Context:
     """Created once per HTTP request. Reads share one session; each mutation runs in its own
     transaction, after which the read session and the loaders start afresh so the payload
@@ -83,8 +81,7 @@ class Context:
     request: Any = None
     response: Any = None
     live: bool = False  # a WebSocket connection: nothing read is kept between events
-    token: str | None = None
-    actor_checked_at: float = 0.0
+    token: str | None = None  # of a live connection, re-checked periodically by the server
     connection_params: dict[str, Any] | None = None
     active_subscriptions: int = 0
     _session: ReadSession | EphemeralReadSession | None = None
@@ -107,16 +104,6 @@ class Context:
         if self.actor is None or (self.actor.expires_at is not None and self.actor.expires_at <= utcnow()):
             raise unauthenticated()
         return self.actor
-
-    async def refresh_actor(self, max_age: float = 5.0) -> None:
-        """Re-read the token's user and groups when the last check is older than ``max_age``
-        seconds (long-lived connections: a revoked token or a group change takes effect)."""
-        now = time.monotonic()
-        if self.token is None or now - self.actor_checked_at < max_age:
-            return
-        self.actor_checked_at = now
-        async with self.db.session() as session:
-            self.actor = await identity.authenticate(session, self.token)
 
     async def refresh(self) -> None:
         """Forget everything read so far (called after a mutation commits)."""

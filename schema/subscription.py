@@ -40,11 +40,9 @@ def _open(ctx: Context) -> None:
 
 
 async def _events(ctx: Context, subscriber: Subscriber, cursor: Callable[[], str | None]) -> AsyncIterator[Event]:
-    """The subscriber's events; the viewer's groups are re-read every few seconds, and a
-    subscriber that fell too far behind is told how to resume."""
+    """The subscriber's events; one that fell too far behind is told how to resume."""
     try:
         async for event in subscriber.events():
-            await ctx.refresh_actor()
             yield event
     except SubscriberDropped:
         resume = f" Reconnect with after: {cursor()!r}." if cursor() else " Reconnect."

@@ -1,6 +1,8 @@
 """The ASGI application: Starlette around Strawberry's GraphQL endpoint."""
 
-import time
+import asyncio
+import logging
+import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
@@ -22,6 +24,8 @@ from schema import schema
 from server.hub import EventHub, create_hub
 from server.settings import Settings
 
+log = logging.getLogger("caseway.server")
+
 
 class CasewayGraphQL(GraphQL):
     """Builds the per-request context: reads the bearer token and resolves the viewer. Over
@@ -40,6 +44,24 @@ class CasewayGraphQL(GraphQL):
         self.db = db
         self.settings = settings
         self.hub = hub
+        self.live_contexts: weakref.WeakSet[Context] = weakref.WeakSet()
+
+    async def recheck_live_connections(self) -> None:
+        """Re-read the token and groups of every live connection in two queries, so a revoked
+        token or a group change reaches long-lived subscriptions without delaying any event."""
+        while True:
+            await asyncio.sleep(self.settings.ws_auth_refresh)
+            contexts = [c for c in self.live_contexts if c.token]
+            if not contexts:
+                continue
+            try:
+                async with self.db.session() as session:
+                    actors = await identity.authenticate_many(session, list({c.token for c in contexts}))
+            except Exception:  # retried at the next interval
+                log.exception("re-checking live connections failed")
+                continue
+            for context in contexts:
+                context.actor = actors.get(context.token or "")
 
     async def get_context(self, request: Any, response: Any) -> Context:  # type: ignore[override]
         live = isinstance(request, WebSocket)
@@ -57,7 +79,7 @@ class CasewayGraphQL(GraphQL):
         context.token = header[7:].strip()
         async with self.db.session() as session:
             context.actor = await identity.authenticate(session, context.token)
-        context.actor_checked_at = time.monotonic()
+        self.live_contexts.add(context)
         if context.actor is None:
             raise ConnectionRejectionError()
 
@@ -79,9 +101,11 @@ def create_app(settings: Settings | None = None, *, db: Database | None = None) 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         await hub.start()
+        recheck = asyncio.create_task(graphql.recheck_live_connections())
         try:
             yield
         finally:
+            recheck.cancel()
             await hub.stop()
             await db.dispose()
 

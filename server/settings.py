@@ -24,3 +24,4 @@ class Settings(BaseSettings):
     # may); ["*"] allows any.
     allowed_origins: list[str] = []
     hub_poll_interval: float = 5.0  # seconds between safety-net reads of the log
+    ws_auth_refresh: float = 30.0  # seconds between re-checks of a live connection's token and groups

@@ -5,7 +5,9 @@ import json
 
 import pytest
 import websockets
+from sqlalchemy import update
 
+from models import ApiToken
 from tests.api.documents import CREATE_ITEM, CREATE_PROJECT, CREATE_SUBPROJECT, EXECUTE
 from tests.fixtures.database import BACKEND
 from tests.fixtures.live import WsClient
@@ -159,3 +161,20 @@ async def test_connection_limits(strict_live_server, db, make_user):
     with pytest.raises(websockets.ConnectionClosed) as closed:  # never sends connection_init
         await asyncio.wait_for(silent.recv(), 10)
     assert closed.value.rcvd.code == 4408
+
+
+async def test_revoked_token_ends_the_stream(live_server, db, make_user, make_actor):
+    _, alice = await make_user("alice")
+    _, item_id = await project_with_item(live_server, alice)
+    other_id, other = await make_user("other")
+    ws = await WsClient.connect(live_server.ws, other)
+    await ws.subscribe(ACTIVITY, {})
+    await asyncio.sleep(0.3)
+    async with db.transaction() as s:
+        await s.execute(update(ApiToken).values(revoked=True).where(ApiToken.user_id == other_id))
+    await asyncio.sleep(1.5)  # the server re-checks live tokens every 0.5 s in these tests
+    await comment(live_server, alice, item_id, "after revocation")
+    messages = await ws.quiet(2.0)
+    assert messages[0]["payload"]["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
+    assert messages[1] == {"id": "1", "type": "complete"}
+    await ws.close()

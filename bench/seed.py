@@ -1,0 +1,103 @@
+"""Benchmark data: N projects x M subprojects x K workflow items, each with its case, role
+assignees and history, written through the engine (so the data is exactly what the server
+itself would have written).
+
+    python -m bench.seed --size small|medium|large [--database-url URL]
+
+small = 1 x 10 x 20, medium = 50 x 10 x 20 (10k items), large = 500 x 40 x 50 (1M items,
+PostgreSQL only, several minutes per 100k items on 2 cores).
+"""
+
+import argparse
+import asyncio
+import sys
+import time
+
+from sqlalchemy import func, select
+
+import engine
+from engine import identity, permissions, workflows
+from models import Database, User, WorkflowItem
+from server.migrate import upgrade
+
+SIZES = {"small": (1, 10, 20), "medium": (50, 10, 20), "large": (500, 40, 50)}
+PASSWORD = "bench-password"
+
+
+class Progress:
+    def __init__(self, total: int) -> None:
+        self.total, self.done, self.started = total, 0, time.monotonic()
+
+    def step(self, n: int = 1) -> None:
+        self.done += n
+        elapsed = time.monotonic() - self.started
+        rate = self.done / elapsed if elapsed else 0
+        width = 30
+        filled = int(width * self.done / self.total)
+        sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} items  {rate:,.0f}/s")
+        sys.stderr.flush()
+        if self.done >= self.total:
+            sys.stderr.write("\n")
+
+
+async def seed(url: str, projects: int, subprojects: int, items: int) -> dict[str, str]:
+    """Create the data; returns the logins and ids the load drivers need."""
+    await asyncio.to_thread(upgrade, url)
+    db = Database(url)
+    async with db.transaction() as s:
+        await workflows.sync_spec_files(s, workflows.BUILTIN_DIR)
+        owner = await s.scalar(select(User).where(User.login == "bench"))
+        if owner is None:
+            owner = await identity.create_user(s, actor=None, login="bench", password=PASSWORD, admin=False)
+            dev = await identity.create_user(s, actor=None, login="bench-dev", password=PASSWORD)
+        else:
+            dev = await s.scalar(select(User).where(User.login == "bench-dev"))
+    actor = engine.Actor(user_id=owner.id, login="bench", party_ids=frozenset({owner.id}))
+    progress = Progress(projects * subprojects * items)
+    first_project = None
+    for p in range(projects):
+        async with db.transaction() as s:
+            project = await engine.create_project(s, actor=actor, display_name=f"Project {p}", tags=["bench"])
+            await permissions.grant_raw(s, resource_id=project.id, intent="project.view", party_id=dev.id)
+        first_project = first_project or project.id
+        for m in range(subprojects):
+            async with db.transaction() as s:
+                sub = await engine.create_subproject(
+                    s,
+                    actor=actor,
+                    project_id=project.id,
+                    display_name=f"Subproject {p}.{m}",
+                    currency="EUR",
+                    workflow="bug",
+                    assignee_id=dev.id,
+                )
+                for k in range(items):
+                    await engine.create_workflow_item(
+                        s,
+                        actor=actor,
+                        subproject_id=sub.id,
+                        display_name=f"Item {p}.{m}.{k}",
+                        assignee_id=dev.id,
+                        amount_type="ALLOCATED",
+                        amount=f"{100 + k}.50",
+                    )
+            progress.step(items)
+    async with db.session() as s:
+        total = await s.scalar(select(func.count()).select_from(WorkflowItem))
+    await db.dispose()
+    return {"owner": owner.id, "dev": dev.id, "first_project": first_project or "", "items": str(total)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--size", choices=SIZES, default="small")
+    parser.add_argument("--database-url", default="sqlite:///./bench.db")
+    args = parser.parse_args()
+    if args.size == "large" and args.database_url.startswith("sqlite"):
+        parser.error("the large size is for PostgreSQL")
+    result = asyncio.run(seed(args.database_url, *SIZES[args.size]))
+    print(f"seeded: {result['items']} workflow items in total")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,80 @@
+"""Starting a Caseway server for a benchmark, and fresh databases to run it on."""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import asyncpg
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+PG_ADMIN = os.environ.get("CASEWAY_BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+async def fresh_postgres(prefix: str = "caseway_bench") -> tuple[str, str]:
+    """Create an empty database; returns (its URL, its name)."""
+    name = f"{prefix}_{uuid.uuid4().hex[:8]}"
+    conn = await asyncpg.connect(PG_ADMIN)
+    await conn.execute(f'CREATE DATABASE "{name}"')
+    await conn.close()
+    return PG_ADMIN.rsplit("/", 1)[0] + f"/{name}", name
+
+
+async def drop_postgres(name: str) -> None:
+    conn = await asyncpg.connect(PG_ADMIN)
+    await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    await conn.close()
+
+
+class Server:
+    """`uvicorn server.asgi:app` in a child process, stopped by its PID."""
+
+    def __init__(self, database_url: str, *, workers: int = 1, env: dict[str, str] | None = None) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "server.asgi:app",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--workers",
+                str(workers),
+                "--log-level",
+                "warning",
+
+                "--no-access-log",
+            ],
+            cwd=ROOT,
+            env={**os.environ, "CASEWAY_DATABASE_URL": database_url, **(env or {})},
+        )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{self.url}/health", timeout=1).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        self.stop()
+        raise RuntimeError("the server did not start")
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()

@@ -1,0 +1,124 @@
+"""S1: commit-to-delivery latency of live activity for N WebSocket subscribers.
+
+One server process; N subscribers of `activity(projectId:)` on one client process; then
+mutations one at a time. Latency = time a subscriber receives the entry minus the time the
+mutation's HTTP response arrived (the commit happened before the response, so this slightly
+understates the true figure; the client's own receive loop overstates it at high N).
+"""
+
+import asyncio
+import json
+import statistics
+import time
+from typing import Any
+
+import httpx
+import websockets
+
+from engine import identity
+from models import Database
+
+SUBSCRIPTION = json.dumps(
+    {
+        "id": "1",
+        "type": "subscribe",
+        "payload": {"query": "subscription($p: ID) { activity(projectId: $p) { seq comment } }", "variables": {}},
+    }
+)
+
+
+async def _token(database_url: str, login: str) -> str:
+    db = Database(database_url)
+    async with db.transaction() as s:
+        from sqlalchemy import select
+
+        from models import User
+
+        user = await s.scalar(select(User).where(User.login == login))
+        token = await identity.create_token(s, user_id=user.id, ttl_seconds=3600)
+    await db.dispose()
+    return token
+
+
+async def measure(server_url: str, database_url: str, *, subscribers: int, events: int = 30) -> dict[str, Any]:
+    token = await _token(database_url, "bench")
+    headers = {"Authorization": f"Bearer {token}"}
+    async with httpx.AsyncClient(base_url=server_url, headers=headers, timeout=60) as http:
+
+        async def gql(query: str, variables: dict[str, Any]) -> dict[str, Any]:
+            body = (await http.post("/graphql", json={"query": query, "variables": variables})).json()
+            assert not body.get("errors"), body
+            return body["data"]
+
+        project = await gql('mutation { createProject(input: {displayName: "S1"}) { project { id } } }', {})
+        project_id = project["createProject"]["project"]["id"]
+        sub = await gql(
+            """mutation($p: ID!) { createSubproject(input: {projectId: $p, displayName: "S",
+            currency: "EUR", workflow: "bug"}) { subproject { id } } }""",
+            {"p": project_id},
+        )
+        item = await gql(
+            """mutation($s: ID!) { createWorkflowItem(input: {subprojectId: $s, displayName: "I"}) {
+            workflowItem { id } } }""",
+            {"s": sub["createSubproject"]["subproject"]["id"]},
+        )
+        item_id = item["createWorkflowItem"]["workflowItem"]["id"]
+
+        ws_url = server_url.replace("http://", "ws://") + "/graphql"
+        received: dict[str, list[float]] = {}
+        ready = 0
+        all_ready = asyncio.Event()
+
+        async def subscriber() -> None:
+            nonlocal ready
+            async with websockets.connect(ws_url, subprotocols=["graphql-transport-ws"], max_queue=None) as ws:
+                await ws.send(json.dumps({"type": "connection_init", "payload": {"authorization": f"Bearer {token}"}}))
+                await ws.recv()
+                message = json.loads(SUBSCRIPTION)
+                message["payload"]["variables"] = {"p": project_id}
+                await ws.send(json.dumps(message))
+                ready += 1
+                if ready == subscribers:
+                    all_ready.set()
+                seen = 0
+                while seen < events:
+                    raw = await ws.recv()
+                    now = time.perf_counter()
+                    marker = raw.find('"comment":"e')
+                    if marker >= 0:
+                        key = raw[marker + 11 : raw.index('"', marker + 11)]
+                        received.setdefault(key, []).append(now)
+                        seen += 1
+
+        tasks = []
+        for i in range(subscribers):
+            tasks.append(asyncio.create_task(subscriber()))
+            if i % 50 == 49:
+                await asyncio.sleep(0.05)  # do not stampede the accept queue
+        await all_ready.wait()
+        await asyncio.sleep(1.0)  # every subscription registered with the hub
+
+        committed: dict[str, float] = {}
+        for n in range(events):
+            key = f"e{n}"
+            await gql(
+                """mutation($i: ID!, $c: String!) { executeAction(input: {workflowItemId: $i,
+                action: "comment", comment: $c}) { userErrors { code } } }""",
+                {"i": item_id, "c": key},
+            )
+            committed[key] = time.perf_counter()
+            await asyncio.sleep(0.2)  # one event at a time: measure delivery, not queueing
+        await asyncio.wait_for(asyncio.gather(*tasks), timeout=120)
+
+    latencies = sorted((t - committed[key]) * 1000 for key, times in received.items() for t in times)
+    per_event = {key: statistics.median((t - committed[key]) * 1000 for t in times) for key, times in received.items()}
+    return {
+        "subscribers": subscribers,
+        "events": events,
+        "deliveries": len(latencies),
+        "p50_ms": statistics.median(latencies),
+        "p99_ms": latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))],
+        "max_ms": latencies[-1],
+        "slowest_event_median_ms": max(per_event.values()),
+        "first_event_median_ms": per_event.get("e0"),
+    }
