@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 PG_URL ?= $(or $(CASEWAY_TEST_POSTGRES_URL),postgresql://postgres@127.0.0.1:5432/postgres)
 
-.PHONY: install serve test test-sqlite test-postgres schema clean
+.PHONY: install serve test test-sqlite test-postgres schema clean bench
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -32,3 +32,6 @@ schema: install
 
 clean:
 	rm -rf $(VENV) *.egg-info caseway.db caseway.db-wal caseway.db-shm
+
+bench: install
+	$(BIN)/python -m bench.run

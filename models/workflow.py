@@ -30,7 +30,7 @@ class Case(SQLModel, table=True):
 
     id: str = Field(primary_key=True)
     workflow_id: str = Field(foreign_key="workflow.id", index=True)
-    object_id: str = Field(unique=True)
+    object_id: str = Field(unique=True, foreign_key="workflow_item.id")
     status: str = "ACTIVE"
     suspended_until: datetime | None = Field(default=None, sa_column=Column(UTCDateTime))
     version: int = 0

@@ -42,6 +42,17 @@ K = TypeVar("K")
 V = TypeVar("V")
 
 
+def cached(loader: DataLoader[Any, Any], key: Any) -> Any:
+    """The loader's value for ``key`` if it is already known, else ``MISSING`` (no await)."""
+    future = loader.cache_map.get(key) if loader.cache else None
+    if future is not None and future.done() and not future.cancelled() and future.exception() is None:
+        return future.result()
+    return MISSING
+
+
+MISSING: Any = object()
+
+
 def _one(rows: Sequence[Any], keys: Sequence[K], key: Callable[[Any], K]) -> list[Any]:
     by_key = {key(r): r for r in rows}
     return [by_key.get(k) for k in keys]
@@ -87,31 +98,36 @@ class Loaders:
         self.activity_by_id = loader(self._activities)
 
     async def _rows(self, query: Any) -> Sequence[Any]:
-        return (await self._ctx.session.scalars(query)).all()
+        """Plain Core rows: attribute access like a model, without ORM hydration."""
+        return (await self._ctx.session.execute(query)).all()
 
     async def _parties(self, ids: list[str]) -> list[Any]:
         users = [i for i in ids if kind_of(i) == "User"]
         groups = [i for i in ids if kind_of(i) == "Group"]
         rows: list[Any] = []
         if users:
-            rows += await self._rows(select(User).where(User.id.in_(users)))
+            rows += await self._rows(select(User.__table__).where(User.id.in_(users)))
         if groups:
-            rows += await self._rows(select(Group).where(Group.id.in_(groups)))
+            rows += await self._rows(select(Group.__table__).where(Group.id.in_(groups)))
         return _one(rows, ids, lambda r: r.id)
 
     async def _projects(self, ids: list[str]) -> list[Project | None]:
         actor = self._ctx.viewer
-        rows = await self._rows(select(Project).where(Project.id.in_(ids), visibility.project_visible(actor)))
+        rows = await self._rows(select(Project.__table__).where(Project.id.in_(ids), visibility.project_visible(actor)))
         return _one(rows, ids, lambda r: r.id)
 
     async def _subprojects(self, ids: list[str]) -> list[Subproject | None]:
         actor = self._ctx.viewer
-        rows = await self._rows(select(Subproject).where(Subproject.id.in_(ids), visibility.subproject_visible(actor)))
+        rows = await self._rows(
+            select(Subproject.__table__).where(Subproject.id.in_(ids), visibility.subproject_visible(actor))
+        )
         return _one(rows, ids, lambda r: r.id)
 
     async def _items(self, ids: list[str]) -> list[WorkflowItem | None]:
         actor = self._ctx.viewer
-        rows = await self._rows(select(WorkflowItem).where(WorkflowItem.id.in_(ids), visibility.item_visible(actor)))
+        rows = await self._rows(
+            select(WorkflowItem.__table__).where(WorkflowItem.id.in_(ids), visibility.item_visible(actor))
+        )
         return _one(rows, ids, lambda r: r.id)
 
     async def _subprojects_by_project(self, keys: list[tuple[str, ResourceFilterKey]]) -> list[list[Subproject]]:
@@ -120,47 +136,89 @@ class Loaders:
         results: dict[tuple[str, ResourceFilterKey], list[Subproject]] = {}
         for filt in {f for _, f in keys}:
             parents = [p for p, f in keys if f == filt]
-            query = select(Subproject).where(Subproject.project_id.in_(parents), visibility.subproject_visible(actor))
+            query = select(Subproject.__table__).where(
+                Subproject.project_id.in_(parents), visibility.subproject_visible(actor)
+            )
             rows = await self._rows(apply_resource_filter(query, Subproject, filt).order_by(Subproject.id))
             for parent, group in zip(parents, _many(rows, parents, lambda r: r.project_id), strict=True):
                 results[(parent, filt)] = group
         return [results[k] for k in keys]
 
-    async def _items_by_subproject(self, keys: list[tuple[str, ResourceFilterKey]]) -> list[list[WorkflowItem]]:
-        """Visible items per subproject, unordered: the caller applies the subproject's ordering."""
+    async def _items_by_subproject(
+        self, keys: list[tuple[str, ResourceFilterKey, frozenset[str]]]
+    ) -> list[list[WorkflowItem]]:
+        """Visible items per subproject, unordered: the caller applies the subproject's ordering.
+        The third part of a key says what the selection reads below the items (see lookahead):
+        that is fetched for all of them at once, so nested fields resolve without awaiting."""
         actor = self._ctx.viewer
-        results: dict[tuple[str, ResourceFilterKey], list[WorkflowItem]] = {}
-        for filt in {f for _, f in keys}:
-            parents = [p for p, f in keys if f == filt]
-            query = select(WorkflowItem).where(WorkflowItem.subproject_id.in_(parents), visibility.item_visible(actor))
+        results: dict[tuple[str, ResourceFilterKey, frozenset[str]], list[WorkflowItem]] = {}
+        for filt, wants in {(f, w) for _, f, w in keys}:
+            parents = [p for p, f, w in keys if f == filt and w == wants]
+            query = select(WorkflowItem.__table__).where(
+                WorkflowItem.subproject_id.in_(parents), visibility.item_visible(actor)
+            )
             rows = await self._rows(apply_resource_filter(query, WorkflowItem, filt))
             for parent, group in zip(parents, _many(rows, parents, lambda r: r.subproject_id), strict=True):
-                results[(parent, filt)] = group
+                results[(parent, filt, wants)] = group
+            if wants:
+                await self.prefetch_for_items(rows, wants)
         return [results[k] for k in keys]
 
+    async def prefetch_for_items(self, items: Sequence[Any], wants: frozenset[str]) -> None:
+        """Load what the selection reads below these items, one query per relation, and prime
+        the loaders with it."""
+        item_ids = [i.id for i in items]
+        party_ids = {i.assignee_id for i in items if i.assignee_id} if "parties" in wants else set()
+        if "case" in wants or wants & {"states", "enabled", "roles"}:
+            cases = await self._rows(select(Case.__table__).where(Case.object_id.in_(item_ids)))
+            case_ids = [c.id for c in cases]
+            for case in cases:
+                self.case_by_item.prime(case.object_id, case)
+                self.case_by_id.prime(case.id, case)
+            workflow_ids = [w for w in {c.workflow_id for c in cases} if cached(self.workflow_by_id, w) is MISSING]
+            if workflow_ids:
+                for workflow in await self._workflows(workflow_ids):
+                    self.workflow_by_id.prime(workflow.id, workflow)
+            if "states" in wants:
+                self.states_by_case.prime_many(dict(zip(case_ids, await self._states_by_case(case_ids), strict=True)))
+            if "enabled" in wants:
+                self.enabled_by_case.prime_many(dict(zip(case_ids, await self._enabled_by_case(case_ids), strict=True)))
+            if "roles" in wants or "parties" in wants:
+                roles = await self._roles_by_case(case_ids)
+                self.roles_by_case.prime_many(dict(zip(case_ids, roles, strict=True)))
+                if "parties" in wants:
+                    party_ids |= {p for by_role in roles for parties in by_role.values() for p in parties}
+        if "intents" in wants:
+            self.intents_by_resource.prime_many(dict(zip(item_ids, await self._intents(item_ids), strict=True)))
+        missing = [p for p in party_ids if cached(self.party_by_id, p) is MISSING]
+        if missing:
+            self.party_by_id.prime_many(dict(zip(missing, await self._parties(missing), strict=True)))
+
     async def _cases(self, ids: list[str]) -> list[Case | None]:
-        return _one(await self._rows(select(Case).where(Case.id.in_(ids))), ids, lambda r: r.id)
+        return _one(await self._rows(select(Case.__table__).where(Case.id.in_(ids))), ids, lambda r: r.id)
 
     async def _cases_by_item(self, ids: list[str]) -> list[Case | None]:
-        rows = await self._rows(select(Case).where(Case.object_id.in_(ids)))
+        rows = await self._rows(select(Case.__table__).where(Case.object_id.in_(ids)))
         for case in rows:  # prime the other key, so Case fields reached by id cost nothing
             self.case_by_id.prime(case.id, case)
         return _one(rows, ids, lambda r: r.object_id)
 
     async def _states_by_case(self, ids: list[str]) -> list[list[CaseState]]:
-        rows = await self._rows(select(CaseState).where(CaseState.case_id.in_(ids)).order_by(CaseState.scope))
+        rows = await self._rows(select(CaseState.__table__).where(CaseState.case_id.in_(ids)).order_by(CaseState.scope))
         return _many(rows, ids, lambda r: r.case_id)
 
     async def _enabled_by_case(self, ids: list[str]) -> list[list[EnabledAction]]:
         rows = await self._rows(
-            select(EnabledAction)
+            select(EnabledAction.__table__)
             .where(EnabledAction.case_id.in_(ids), EnabledAction.status == "ENABLED")
             .order_by(EnabledAction.enabled_at, EnabledAction.id)
         )
         return _many(rows, ids, lambda r: r.case_id)
 
     async def _enabled_by_id(self, ids: list[str]) -> list[EnabledAction | None]:
-        return _one(await self._rows(select(EnabledAction).where(EnabledAction.id.in_(ids))), ids, lambda r: r.id)
+        return _one(
+            await self._rows(select(EnabledAction.__table__).where(EnabledAction.id.in_(ids))), ids, lambda r: r.id
+        )
 
     async def _roles_by_case(self, ids: list[str]) -> list[dict[str, list[str]]]:
         rows = (
@@ -176,18 +234,20 @@ class Loaders:
         return [dict(result.get(i, {})) for i in ids]
 
     async def _workflows(self, ids: list[str]) -> list[Workflow | None]:
-        return _one(await self._rows(select(Workflow).where(Workflow.id.in_(ids))), ids, lambda r: r.id)
+        return _one(await self._rows(select(Workflow.__table__).where(Workflow.id.in_(ids))), ids, lambda r: r.id)
 
     async def _budgets(self, ids: list[str]) -> list[list[ProjectedBudget]]:
         rows = await self._rows(
-            select(ProjectedBudget)
+            select(ProjectedBudget.__table__)
             .where(ProjectedBudget.resource_id.in_(ids))
             .order_by(ProjectedBudget.organization, ProjectedBudget.currency)
         )
         return _many(rows, ids, lambda r: r.resource_id)
 
     async def _documents(self, ids: list[str]) -> list[list[Document]]:
-        rows = await self._rows(select(Document).where(Document.workflow_item_id.in_(ids)).order_by(Document.id))
+        rows = await self._rows(
+            select(Document.__table__).where(Document.workflow_item_id.in_(ids)).order_by(Document.id)
+        )
         return _many(rows, ids, lambda r: r.workflow_item_id)
 
     async def _grants(self, ids: list[str]) -> list[dict[str, list[str]]]:
@@ -252,7 +312,7 @@ class Loaders:
         return [results[k] for k in keys]
 
     async def _activities(self, ids: list[str]) -> list[Activity | None]:
-        return _one(await self._rows(select(Activity).where(Activity.id.in_(ids))), ids, lambda r: r.id)
+        return _one(await self._rows(select(Activity.__table__).where(Activity.id.in_(ids))), ids, lambda r: r.id)
 
     async def _members(self, ids: list[str]) -> list[list[User]]:
         rows = (

@@ -21,10 +21,10 @@ async def projects(ctx: Context, *, first: int | None, after: str | None, filt: 
         .whereclause
     )
     total = await ctx.session.scalar(select(func.count()).select_from(Project).where(condition)) or 0
-    query = select(Project).where(condition).order_by(Project.id).limit(limit + 1)
+    query = select(Project.__table__).where(condition).order_by(Project.id).limit(limit + 1)
     if after:
         query = query.where(Project.id > after)
-    rows = list((await ctx.session.scalars(query)).all())
+    rows = list((await ctx.session.execute(query)).all())
     return keyset_page(rows, limit=limit, total=total, cursor=lambda r: r.id)
 
 
@@ -33,10 +33,10 @@ async def workflows(ctx: Context, *, first: int | None, after: str | None) -> Pa
     limit = check_first(first)
     ctx.viewer  # noqa: B018 - authentication check
     total = await ctx.session.scalar(select(func.count()).select_from(Workflow)) or 0
-    query = select(Workflow).order_by(Workflow.id).limit(limit + 1)
+    query = select(Workflow.__table__).order_by(Workflow.id).limit(limit + 1)
     if after:
         query = query.where(Workflow.id > after)
-    rows = list((await ctx.session.scalars(query)).all())
+    rows = list((await ctx.session.execute(query)).all())
     return keyset_page(rows, limit=limit, total=total, cursor=lambda r: r.id)
 
 

@@ -1,7 +1,7 @@
 """The GraphQL schema: Query, Mutation (and later Subscription) composed from the domain slices."""
 
 import strawberry
-from strawberry.extensions import MaskErrors, QueryDepthLimiter
+from strawberry.extensions import MaskErrors, ParserCache, QueryDepthLimiter, ValidationCache
 
 from resolvers import cases as case_reads
 from resolvers import queries
@@ -91,6 +91,9 @@ schema = strawberry.Schema(
     types=[Project, Subproject, WorkflowItem, Case, Workflow, Activity, User, Group],
     extensions=[
         lambda: QueryDepthLimiter(max_depth=15),
+        # Clients send the same documents over and over: parse and validate each once.
+        lambda: ParserCache(maxsize=512),
+        lambda: ValidationCache(maxsize=512),
         lambda: MaskErrors(should_mask_error=lambda error: not is_client_error(error)),
     ],
 )

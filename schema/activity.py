@@ -5,8 +5,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import strawberry
 
-from models import Activity as ActivityRow
-from schema.base import JSON, AppInfo, Node, row_type
+from schema.base import JSON, AppInfo, Node, by_id_prefix
 
 if TYPE_CHECKING:
     from schema.identity import User
@@ -25,7 +24,7 @@ class Activity(Node):
     hash: str = strawberry.field(description="SHA-256 over this entry and the previous entry's hash.")
     prev_hash: str | None
 
-    is_type_of = row_type(ActivityRow)
+    is_type_of = by_id_prefix("Activity")
 
     @strawberry.field(description="Who did it; null for the system (timers, automatic actions).")
     async def actor(self, info: AppInfo) -> Annotated["User", strawberry.lazy("schema.identity")] | None:

@@ -1,8 +1,9 @@
 """Shared GraphQL building blocks: Node, UserError, connections, JSON.
 
-Object types here are resolved from plain model rows, not from instances of the strawberry
-classes: a type declares ``is_type_of`` for its row class, and leaf fields read the row's
-attributes directly. That keeps the read path free of per-object copying.
+Object types are resolved from plain database rows (SQLAlchemy Core rows on reads, model
+instances from mutations), never from instances of the strawberry classes: leaf fields read
+the row's attributes directly, and a type recognizes its rows by their id prefix
+(``by_id_prefix``). That keeps the read path free of ORM hydration and per-object copying.
 """
 
 from typing import Any, Generic, TypeVar
@@ -21,12 +22,17 @@ T = TypeVar("T")
 UserErrorCode = strawberry.enum(ErrorCode, name="UserErrorCode", description="Why a mutation was refused.")
 AppInfo = Info[Context, None]
 
-__all__ = ["JSON", "AppInfo", "Connection", "Node", "PageInfo", "UserError", "connection", "row_type"]
+__all__ = ["JSON", "AppInfo", "Connection", "Node", "PageInfo", "UserError", "by_id_prefix", "connection", "row_type"]
 
 
 def row_type(model: type) -> Any:
-    """An ``is_type_of`` that accepts rows of ``model`` (see the module docstring)."""
+    """An ``is_type_of`` that accepts instances of ``model`` (for rows that have no id)."""
     return classmethod(lambda cls, obj, info: isinstance(obj, model))
+
+
+def by_id_prefix(type_name: str) -> Any:
+    """An ``is_type_of`` that accepts any row whose id belongs to ``type_name``."""
+    return classmethod(lambda cls, obj, info: kind_of(getattr(obj, "id", "")) == type_name)
 
 
 @strawberry.interface(description="An object with a global id; `node(id:)` finds any of them.")

@@ -8,12 +8,12 @@ import strawberry
 
 from engine.assignment import pick_list
 from engine.specs import RoleSpec
-from models import Case as CaseRow
-from models import EnabledAction as EnabledActionRow
 from resolvers import cases as case_reads
 from resolvers import resources
+from resolvers.cases import now_or_later
+from resolvers.loaders import MISSING, cached
 from schema.activity import Activity
-from schema.base import AppInfo, Connection, Node, connection, row_type
+from schema.base import AppInfo, Connection, Node, by_id_prefix, connection
 from schema.identity import Party
 from schema.workflow import Action, Role, State, Workflow
 
@@ -35,16 +35,17 @@ class EnabledAction:
     fire_at: datetime | None = strawberry.field(description="When a timer fires this instance, if it has one.")
     enabled_at: datetime
 
-    is_type_of = row_type(EnabledActionRow)
+    is_type_of = by_id_prefix("EnabledAction")
 
     @strawberry.field
-    async def action(self, info: AppInfo) -> Action:
-        case = await info.context.loaders.case_by_id.load(self.case_id)  # type: ignore[attr-defined]
-        return (await case_reads.spec_for_case(info.context, case)).actions[self.action]  # type: ignore[return-value, index]
+    def action(self, info: AppInfo) -> Action:
+        ctx = info.context
+        return now_or_later(case_reads.action_now(ctx, self), lambda: case_reads.action(ctx, self))  # type: ignore[arg-type]
 
     @strawberry.field(description="Who is expected to act: the instance's assignee, or its assigned role's players.")
-    async def assignees(self, info: AppInfo) -> list[Party]:
-        return await case_reads.assignees(info.context, self)  # type: ignore[arg-type]
+    def assignees(self, info: AppInfo) -> list[Party]:
+        ctx = info.context
+        return now_or_later(case_reads.assignees_now(ctx, self), lambda: case_reads.assignees(ctx, self))  # type: ignore[arg-type]
 
     @strawberry.field
     async def parent(self, info: AppInfo) -> "EnabledAction | None":
@@ -61,14 +62,24 @@ class CaseRole:
     role: Role
 
     @strawberry.field
-    async def assignees(self, info: AppInfo) -> list[Party]:
-        found = await info.context.loaders.party_by_id.load_many(self.party_ids)  # type: ignore[attr-defined]
-        return [p for p in found if p is not None]
+    def assignees(self, info: AppInfo) -> list[Party]:
+        ctx, ids = info.context, self.party_ids  # type: ignore[attr-defined]
+        return now_or_later(case_reads.parties_now(ctx, ids), lambda: case_reads.parties(ctx, ids))
 
     @strawberry.field(description="Likely assignees: players of this role in other cases, then allowed parties.")
     async def pick_list(self, info: AppInfo) -> list[Party]:
         ids = await pick_list(info.context.session, case=self.case, role=self.role.short_name)  # type: ignore[attr-defined]
         return [p for p in await info.context.loaders.party_by_id.load_many(ids) if p is not None]
+
+
+async def _first(states: Any) -> Any:
+    return (await states)[0]
+
+
+async def _roles_later(ctx: Any, case: Any) -> list[CaseRole]:
+    spec = await case_reads.spec_for_case(ctx, case)
+    played = await ctx.loaders.roles_by_case.load(case.id)
+    return [_case_role(role, played.get(name, []), case) for name, role in spec.roles.items()]
 
 
 def _case_role(role: RoleSpec, party_ids: list[str], case: Any) -> CaseRole:
@@ -85,7 +96,7 @@ class Case(Node):
     suspended_until: datetime | None
     created_at: datetime
 
-    is_type_of = row_type(CaseRow)
+    is_type_of = by_id_prefix("Case")
 
     @strawberry.field
     async def workflow(self, info: AppInfo) -> Workflow:
@@ -96,25 +107,32 @@ class Case(Node):
         return await info.context.loaders.item_by_id.load(self.object_id)  # type: ignore[attr-defined]
 
     @strawberry.field(description="The top-level state.")
-    async def state(self, info: AppInfo) -> State:
-        return (await case_reads.states(info.context, self))[0]  # type: ignore[arg-type, return-value]
+    def state(self, info: AppInfo) -> State:
+        states = case_reads.states_now(info.context, self)  # type: ignore[arg-type]
+        return _first(case_reads.states(info.context, self)) if states is MISSING else states[0]  # type: ignore[arg-type, return-value]
 
     @strawberry.field(description="The top-level state, then one per running child workflow.")
-    async def states(self, info: AppInfo) -> list[State]:
-        return await case_reads.states(info.context, self)  # type: ignore[arg-type, return-value]
+    def states(self, info: AppInfo) -> list[State]:
+        ctx = info.context
+        return now_or_later(case_reads.states_now(ctx, self), lambda: case_reads.states(ctx, self))  # type: ignore[arg-type]
 
     @strawberry.field(description="USER actions enabled now, whoever may perform them.")
-    async def enabled_actions(self, info: AppInfo) -> list[EnabledAction]:
-        return await case_reads.enabled_actions(info.context, self)  # type: ignore[arg-type, return-value]
+    def enabled_actions(self, info: AppInfo) -> list[EnabledAction]:
+        ctx = info.context
+        return now_or_later(case_reads.enabled_actions_now(ctx, self), lambda: case_reads.enabled_actions(ctx, self))  # type: ignore[arg-type]
 
     @strawberry.field(description="The enabled actions you may perform now.")
-    async def my_actions(self, info: AppInfo) -> list[EnabledAction]:
-        return await case_reads.my_actions(info.context, self)  # type: ignore[arg-type, return-value]
+    def my_actions(self, info: AppInfo) -> list[EnabledAction]:
+        ctx = info.context
+        return now_or_later(case_reads.my_actions_now(ctx, self), lambda: case_reads.my_actions(ctx, self))  # type: ignore[arg-type]
 
     @strawberry.field(description="Every role of the workflow with who plays it in this case.")
-    async def roles(self, info: AppInfo) -> list[CaseRole]:
-        spec = await case_reads.spec_for_case(info.context, self)  # type: ignore[arg-type]
-        played = await info.context.loaders.roles_by_case.load(self.id)
+    def roles(self, info: AppInfo) -> list[CaseRole]:
+        ctx = info.context
+        spec = case_reads.spec_now(ctx, self)  # type: ignore[arg-type]
+        played = cached(ctx.loaders.roles_by_case, self.id)
+        if spec is MISSING or played is MISSING:
+            return _roles_later(ctx, self)  # type: ignore[return-value]
         return [_case_role(role, played.get(name, []), self) for name, role in spec.roles.items()]
 
     @strawberry.field(description="The log of this case, oldest first.")

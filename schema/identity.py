@@ -5,11 +5,10 @@ from typing import Annotated
 import strawberry
 
 from engine import identity
-from models import Group as GroupRow
 from models import User as UserRow
 from resolvers.mutations import run
 from resolvers.pagination import check_first, keyset_page
-from schema.base import AppInfo, Connection, Node, UserError, connection, row_type
+from schema.base import AppInfo, Connection, Node, UserError, by_id_prefix, connection
 
 
 @strawberry.type(description="A person who signs in.")
@@ -19,7 +18,7 @@ class User(Node):
     organization: str
     is_admin: bool = strawberry.field(name="admin")
 
-    is_type_of = row_type(UserRow)
+    is_type_of = by_id_prefix("User")
 
 
 @strawberry.type(description="A named set of users; grants and roles given to a group reach its members.")
@@ -27,7 +26,7 @@ class Group(Node):
     name: str
     display_name: str
 
-    is_type_of = row_type(GroupRow)
+    is_type_of = by_id_prefix("Group")
 
     @strawberry.field
     async def members(self, info: AppInfo) -> list[User]:

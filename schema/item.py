@@ -1,13 +1,13 @@
 """Workflow items as clients read them."""
 
 from datetime import date, datetime
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import strawberry
 
-from models import Document as DocumentRow
-from models import WorkflowItem as WorkflowItemRow
-from schema.base import JSON, AppInfo, Node, row_type
+from resolvers.cases import now_or_later
+from resolvers.loaders import MISSING, cached
+from schema.base import JSON, AppInfo, Node, by_id_prefix
 from schema.project import ResourceFields, ResourceStatus, Subproject
 
 if TYPE_CHECKING:
@@ -20,7 +20,7 @@ class Document(Node):
     sha256: str
     link: str | None
 
-    is_type_of = row_type(DocumentRow)
+    is_type_of = by_id_prefix("Document")
 
 
 @strawberry.type(description="One case of work (and money) in a subproject, moving through its workflow.")
@@ -38,14 +38,15 @@ class WorkflowItem(ResourceFields, Node):
     tags: list[str]
     additional_data: JSON
 
-    is_type_of = row_type(WorkflowItemRow)
+    is_type_of = by_id_prefix("WorkflowItem")
 
     @strawberry.field(
         description="OPEN while the case is active or suspended, CLOSED once it completed or was canceled."
     )
-    async def status(self, info: AppInfo) -> ResourceStatus:
-        case = await info.context.loaders.case_by_item.load(self.id)
-        return ResourceStatus.OPEN if case is None or case.status in ("ACTIVE", "SUSPENDED") else ResourceStatus.CLOSED
+    def status(self, info: AppInfo) -> ResourceStatus:
+        loader = info.context.loaders.case_by_item
+        case = cached(loader, self.id)
+        return _status(case) if case is not MISSING else _status_later(loader, self.id)  # type: ignore[return-value]
 
     @strawberry.field
     async def subproject(self, info: AppInfo) -> Subproject | None:
@@ -56,5 +57,15 @@ class WorkflowItem(ResourceFields, Node):
         return await info.context.loaders.documents_by_item.load(self.id)
 
     @strawberry.field(name="case", description="The workflow case of this item.")
-    async def case_(self, info: AppInfo) -> Annotated["Case", strawberry.lazy("schema.case")]:
-        return await info.context.loaders.case_by_item.load(self.id)
+    def case_(self, info: AppInfo) -> Annotated["Case", strawberry.lazy("schema.case")]:
+        loader = info.context.loaders.case_by_item
+        return now_or_later(cached(loader, self.id), lambda: loader.load(self.id))
+
+
+async def _status_later(loader: Any, item_id: str) -> ResourceStatus:
+    return _status(await loader.load(item_id))
+
+
+def _status(case: object) -> ResourceStatus:
+    open_ = case is None or case.status in ("ACTIVE", "SUSPENDED")  # type: ignore[attr-defined]
+    return ResourceStatus.OPEN if open_ else ResourceStatus.CLOSED

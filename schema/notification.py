@@ -7,11 +7,10 @@ from typing import Any
 import strawberry
 
 from engine import notifications
-from models import Notification as NotificationRow
 from resolvers import notifications as notification_reads
 from resolvers.mutations import run
 from schema.activity import Activity
-from schema.base import AppInfo, Edge, Node, PageInfo, UserError, row_type
+from schema.base import AppInfo, Edge, Node, PageInfo, UserError, by_id_prefix
 
 
 @strawberry.enum(description="Why you were notified; the first level that applies wins.")
@@ -28,7 +27,7 @@ class Notification(Node):
     created_at: datetime
     read_at: datetime | None
 
-    is_type_of = row_type(NotificationRow)
+    is_type_of = by_id_prefix("Notification")
 
     @strawberry.field
     async def activity(self, info: AppInfo) -> Activity | None:

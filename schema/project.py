@@ -7,14 +7,14 @@ from typing import TYPE_CHECKING, Annotated
 import strawberry
 
 from engine.ordering import ordered
-from models import Project as ProjectRow
-from models import ProjectedBudget as BudgetRow
-from models import Subproject as SubprojectRow
 from resolvers import resources
+from resolvers.cases import now_or_later
 from resolvers.filters import ResourceFilterKey
+from resolvers.loaders import cached
+from resolvers.lookahead import item_prefetch
 from resolvers.pagination import slice_page
 from schema.activity import Activity, HistoryFilter
-from schema.base import JSON, AppInfo, Connection, Node, connection, row_type
+from schema.base import JSON, AppInfo, Connection, Node, by_id_prefix, connection
 from schema.identity import Party
 
 if TYPE_CHECKING:
@@ -53,8 +53,6 @@ class ProjectedBudget:
     organization: str
     currency: str
     value: str
-
-    is_type_of = row_type(BudgetRow)
 
 
 @strawberry.type(description="The parties holding one intent on a resource.")
@@ -115,9 +113,12 @@ class ResourceFields:
         return await history_connection(info, self.id, first, after, filter)  # type: ignore[attr-defined]
 
     @strawberry.field
-    async def assignee(self, info: AppInfo) -> Party | None:
+    def assignee(self, info: AppInfo) -> Party | None:
         aid = self.assignee_id  # type: ignore[attr-defined]
-        return await info.context.loaders.party_by_id.load(aid) if aid else None
+        if not aid:
+            return None
+        loader = info.context.loaders.party_by_id
+        return now_or_later(cached(loader, aid), lambda: loader.load(aid))
 
 
 @strawberry.type(description="The root of the resource tree: holds subprojects.")
@@ -129,7 +130,7 @@ class Project(ResourceFields, Node):
     tags: list[str]
     additional_data: JSON
 
-    is_type_of = row_type(ProjectRow)
+    is_type_of = by_id_prefix("Project")
 
     @strawberry.field
     async def projected_budgets(self, info: AppInfo) -> list[ProjectedBudget]:
@@ -155,7 +156,7 @@ class Subproject(ResourceFields, Node):
     tags: list[str]
     additional_data: JSON
 
-    is_type_of = row_type(SubprojectRow)
+    is_type_of = by_id_prefix("Subproject")
 
     @strawberry.field
     async def project(self, info: AppInfo) -> Project | None:
@@ -182,7 +183,8 @@ class Subproject(ResourceFields, Node):
         after: str | None = None,
         filter: ProjectFilter | None = None,
     ) -> Connection[Annotated["WorkflowItem", strawberry.lazy("schema.item")]]:
-        rows = await info.context.loaders.items_by_subproject.load((self.id, filter_key(filter)))
+        key = (self.id, filter_key(filter), item_prefetch(info))
+        rows = await info.context.loaders.items_by_subproject.load(key)
         by_id = {r.id: r for r in rows}
         in_order = [by_id[i] for i in ordered(by_id, self.workflow_item_ordering)]
         return connection(slice_page(in_order, first=first, after=after, cursor=lambda r: r.id))

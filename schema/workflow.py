@@ -6,8 +6,7 @@ import strawberry
 
 from engine.specs import ActionSpec, RoleSpec, StateSpec
 from engine.workflows import spec_of
-from models import Workflow as WorkflowRow
-from schema.base import JSON, Node, row_type
+from schema.base import JSON, Node, by_id_prefix, row_type
 
 
 @strawberry.enum
@@ -67,7 +66,7 @@ class Workflow(Node):
     pretty_name: str
     version: int
 
-    is_type_of = row_type(WorkflowRow)
+    is_type_of = by_id_prefix("Workflow")
 
     @strawberry.field(description="The spec as defined (defaults omitted): defineWorkflow(spec) clones it.")
     def spec(self) -> JSON:

@@ -1,0 +1,26 @@
+"""The GraphQL documents of the read scenarios, for Caseway and for the PostGraphile peer."""
+
+R1 = """query R1($id: ID!) { node(id: $id) { ... on Project { displayName
+  subprojects(first: 10) { edges { node { displayName
+    workflowItems(first: 20) { edges { node { id displayName
+      case { state { shortName } enabledActions { action { shortName } }
+        roles { role { shortName } assignees { ... on User { login } } } } } } } } } } } } }"""
+
+# PostGraphile over the same tables: the same tree. Role assignees stay party ids there
+# (case_role_party.party_id may name a user or a group, so it has no foreign key to follow).
+R1_POSTGRAPHILE = """query R1($id: String!) { projectById(id: $id) { displayName
+  subprojectsByProjectId(first: 10) { nodes { displayName
+    workflowItemsBySubprojectId(first: 20) { nodes { id displayName
+      workflowCaseByObjectId { caseStatesByCaseId { nodes { state } }
+        enabledActionsByCaseId(condition: {status: "ENABLED"}) { nodes { action } }
+        caseRolePartiesByCaseId { nodes { role partyId } } } } } } } } }"""
+
+R2 = """query R2($id: ID!, $after: String) { node(id: $id) { ... on Project {
+  subprojects(first: 5, after: $after) { pageInfo { endCursor hasNextPage } edges { node { displayName
+    workflowItems(first: 20) { edges { cursor node { id displayName status amount
+      case { state { shortName } } } } } } } } } } }"""
+
+R3 = "{ __typename }"
+
+W1 = """mutation W1($item: ID!) { executeAction(input: {workflowItemId: $item, action: "comment",
+  comment: "bench"}) { case { version } userErrors { code } } }"""

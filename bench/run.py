@@ -1,0 +1,227 @@
+"""`make bench`: seed PostgreSQL, drive Caseway and PostGraphile with wrk, write bench/REPORT.md.
+
+    python -m bench.run [--size medium] [--workers 2] [--seconds 10] [--connections 32]
+                        [--skip-postgraphile] [--skip-subscriptions]
+"""
+
+import argparse
+import asyncio
+import datetime
+import os
+import platform
+import shutil
+import signal
+import subprocess
+import time
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+import httpx
+from sqlalchemy import select
+
+from bench import queries, raw_sql, seed, statements, subscriptions, wrk
+from bench.server import ROOT, Server, drop_postgres, free_port, fresh_postgres
+from engine import identity
+from models import Database, Project, Subproject, User, WorkflowItem
+
+REPORT = ROOT / "bench" / "REPORT.md"
+FINDINGS = ROOT / "bench" / "FINDINGS.md"
+POSTGRAPHILE = "postgraphile@4.14.1"
+
+
+async def _prepare(url: str) -> dict[str, Any]:
+    db = Database(url)
+    async with db.transaction() as s:
+        owner = await s.scalar(select(User).where(User.login == "bench"))
+        token = await identity.create_token(s, user_id=owner.id, ttl_seconds=24 * 3600)
+        projects = list((await s.scalars(select(Project.id).order_by(Project.id))).all())
+        items = list((await s.scalars(select(WorkflowItem.id).order_by(WorkflowItem.id).limit(5000))).all())
+        fifth = {}
+        for project in projects:  # the cursor after each project's 5th subproject (R2's second page)
+            ids = (await s.scalars(select(Subproject.id).where(Subproject.project_id == project)
+                                   .order_by(Subproject.id).limit(5))).all()
+            fifth[project] = ids[-1] if len(ids) == 5 else None
+    await db.dispose()
+    return {"token": token, "owner": owner.id, "projects": projects, "items": items, "fifth": fifth}
+
+
+def _check(url: str, body: dict[str, Any], token: str | None) -> None:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    response = httpx.post(url, json=body, headers=headers, timeout=60).json()
+    if response.get("errors"):
+        raise SystemExit(f"scenario fails before the load even starts: {response['errors']}")
+
+
+def _machine() -> list[str]:
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    wrk_version = subprocess.run(["wrk", "-v"], capture_output=True, text=True).stdout.splitlines()[0]
+    pg = subprocess.run(["psql", "--version"], capture_output=True, text=True).stdout.strip()
+    return [
+        f"- date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M UTC}",
+        f"- machine: {platform.machine()}, {os.cpu_count()} cores, {mem:.0f} GiB, {platform.platform()}",
+        f"- Python {platform.python_version()}; strawberry-graphql {version('strawberry-graphql')}, "
+        f"starlette {version('starlette')}, uvicorn {version('uvicorn')}, SQLAlchemy {version('sqlalchemy')}, "
+        f"asyncpg {version('asyncpg')}",
+        f"- {pg}; {wrk_version.split(' [')[0]}; peer {POSTGRAPHILE} (Node {_node_version()})",
+    ]
+
+
+def _node_version() -> str:
+    return subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip()
+
+
+def _ensure_tools(skip_postgraphile: bool) -> None:
+    if shutil.which("wrk") is None:
+        print("installing wrk (Debian package)...", flush=True)
+        subprocess.run(["apt-get", "install", "-y", "-q", "wrk"], check=True, capture_output=True)
+    if not skip_postgraphile and shutil.which("npx") is None:
+        raise SystemExit("npx (Node.js) is needed for the PostGraphile peer; or pass --skip-postgraphile")
+
+
+class PostGraphile:
+    def __init__(self, dsn: str) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/graphql"
+        self.process = subprocess.Popen(
+            ["npx", "-y", POSTGRAPHILE, "-c", dsn, "--schema", "public", "--host", "127.0.0.1", "--port",
+             str(self.port), "--disable-query-log"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True)  # npx starts node as a child: stop the whole group
+        deadline = time.monotonic() + 180  # the first run downloads the package
+        while time.monotonic() < deadline:
+            try:
+                httpx.post(self.url, json={"query": "{ __typename }"}, timeout=1)
+                return
+            except httpx.HTTPError:
+                time.sleep(0.5)
+        self.stop()
+        raise RuntimeError("PostGraphile did not start")
+
+    def stop(self) -> None:
+        os.killpg(self.process.pid, signal.SIGTERM)
+        try:
+            self.process.wait(15)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+
+
+def _row(name: str, what: str, result: wrk.WrkResult | None, statements_count: Any = "") -> str:
+    if result is None:
+        return f"| {name} | {what} | - | - | - | {statements_count} |"
+    note = f" ({result.errors} errors)" if result.errors else ""
+    return (f"| {name} | {what} | {result.requests_per_second:,.0f}{note} | {result.p50_ms:.1f} | "
+            f"{result.p99_ms:.1f} | {statements_count} |")
+
+
+async def main_async(args: argparse.Namespace) -> None:
+    _ensure_tools(args.skip_postgraphile)
+    url, name = await fresh_postgres()
+    dsn = url
+    lines: list[str] = []
+    try:
+        print(f"seeding {args.size} into {name}...", flush=True)
+        started = time.monotonic()
+        await seed.seed(url, *seed.SIZES[args.size])
+        seed_seconds = time.monotonic() - started
+        data = await _prepare(url)
+        token, projects, items = data["token"], data["projects"], data["items"]
+        r1 = {"query": queries.R1, "variables": {"id": projects[0]}}
+        r2 = [{"query": queries.R2, "variables": {"id": p, "after": after}}
+              for p in projects for after in (None, data["fifth"][p])]
+        r3 = {"query": queries.R3}
+        w1 = [{"query": queries.W1, "variables": {"item": i}} for i in items]
+        counts = {key: await statements.count(url, token, body)
+                  for key, body in (("R1", r1), ("R2", r2[0]), ("R3", r3), ("W1", w1[-1]))}
+
+        server = Server(url, workers=args.workers)
+        results: dict[str, wrk.WrkResult] = {}
+        try:
+            endpoint = f"{server.url}/graphql"
+            for key, bodies in (("R1", [r1]), ("R2", r2[:2]), ("R3", [r3]), ("W1", w1[:1])):
+                _check(endpoint, bodies[0], token)
+            run = lambda bodies, c=args.connections: wrk.run(server.url, bodies, token=token,  # noqa: E731
+                                                             connections=c, seconds=args.seconds)
+            print("R1...", flush=True)
+            results["R1"] = run([r1])
+            print("R2...", flush=True)
+            results["R2"] = run(r2)
+            print("R3...", flush=True)
+            results["R3"] = run([r3])
+            print("W1...", flush=True)
+            results["W1"] = run(w1, 32)
+        finally:
+            server.stop()
+        print("W2...", flush=True)
+        owner = data["owner"]
+        w2 = await raw_sql.run(dsn, items, owner, clients=32, seconds=args.seconds)
+
+        peer = None
+        if not args.skip_postgraphile:
+            print("PostGraphile R1...", flush=True)
+            graphile = PostGraphile(dsn)
+            try:
+                body = {"query": queries.R1_POSTGRAPHILE, "variables": {"id": projects[0]}}
+                _check(graphile.url, body, None)
+                peer = wrk.run(graphile.url.rsplit("/graphql", 1)[0], [body], connections=args.connections,
+                               seconds=args.seconds)
+            finally:
+                graphile.stop()
+
+        fanout = []
+        if not args.skip_subscriptions:
+            server = Server(url, workers=1)
+            try:
+                for n in (100, 1000):
+                    print(f"S1 with {n} subscribers...", flush=True)
+                    fanout.append(await subscriptions.measure(server.url, url, subscribers=n, events=20))
+            finally:
+                server.stop()
+
+        lines += ["# Caseway benchmark report", "", "Written by `make bench` (bench/run.py); numbers from one run.", ""]
+        lines += _machine()
+        lines += [f"- data: `{args.size}` ({len(projects)} projects, {sum(1 for _ in items)}+ items) seeded through "
+                  f"the engine in {seed_seconds:.0f} s; server: uvicorn, {args.workers} worker(s), PostgreSQL; "
+                  f"wrk {args.connections} connections, {args.seconds} s per scenario", ""]
+        lines += ["| scenario | what | req/s | p50 ms | p99 ms | SQL statements per request |",
+                  "| --- | --- | ---: | ---: | ---: | ---: |"]
+        lines.append(_row("R1", "1 project, 10 subprojects x 20 items, case state, enabled actions, roles",
+                          results["R1"], counts["R1"]))
+        lines.append(_row("R2", "medium tree, 100 items per request (5 subprojects x 20)", results["R2"], counts["R2"]))
+        lines.append(_row("R3", "`{ __typename }`", results["R3"], counts["R3"]))
+        lines.append(_row("W1", "executeAction on distinct cases, 32 clients", results["W1"], counts["W1"]))
+        lines.append(f"| W2 | the same transaction as raw SQL (asyncpg, 32 clients) | {w2['tps']:,.0f} | "
+                     f"{w2['p50_ms']:.1f} | {w2['p99_ms']:.1f} | 10 |")
+        lines.append(_row("peer", f"R1 on {POSTGRAPHILE}", peer, "-"))
+        lines += ["", "Ratios:"]
+        if peer is not None:
+            lines.append(f"- R1 Caseway / PostGraphile: **{results['R1'].requests_per_second / peer.requests_per_second:.2f}**"
+                         " (goal >= 1, floor 0.5)")
+        lines.append(f"- W1 / W2: **{results['W1'].requests_per_second / w2['tps']:.2f}** (floor 0.5)")
+        if fanout:
+            lines += ["", "S1, live activity fan-out (one server process, commit-to-delivery):", "",
+                      "| subscribers | deliveries | p50 ms | p99 ms | max ms |", "| ---: | ---: | ---: | ---: | ---: |"]
+            lines += [f"| {f['subscribers']} | {f['deliveries']} | {f['p50_ms']:.1f} | {f['p99_ms']:.1f} | "
+                      f"{f['max_ms']:.1f} |" for f in fanout]
+        if FINDINGS.exists():
+            lines += ["", FINDINGS.read_text().strip()]
+        REPORT.write_text("\n".join(lines) + "\n")
+        print(f"wrote {REPORT}")
+    finally:
+        await drop_postgres(name)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--size", choices=["small", "medium"], default="medium")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--skip-postgraphile", action="store_true")
+    parser.add_argument("--skip-subscriptions", action="store_true")
+    asyncio.run(main_async(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    main()
+
+
