@@ -16,27 +16,39 @@ LOCK_KEY = 7_305_224_417  # engine/activity.py
 
 async def _one(conn: asyncpg.Connection, item_id: str, actor_id: str) -> None:
     async with conn.transaction():
-        case = await conn.fetchrow(
-            "SELECT id, version FROM workflow_case WHERE object_id = $1 FOR UPDATE", item_id)
+        case = await conn.fetchrow("SELECT id, version FROM workflow_case WHERE object_id = $1 FOR UPDATE", item_id)
         instance = await conn.fetchval(
             "SELECT id FROM enabled_action WHERE case_id = $1 AND action = 'comment' AND status = 'ENABLED' "
-            "ORDER BY enabled_at, id LIMIT 1", case["id"])
+            "ORDER BY enabled_at, id LIMIT 1",
+            case["id"],
+        )
         now = datetime.now(UTC)
-        await conn.execute("UPDATE enabled_action SET status = 'COMPLETED', completed_at = $2 WHERE id = $1",
-                           instance, now)
+        await conn.execute(
+            "UPDATE enabled_action SET status = 'COMPLETED', completed_at = $2 WHERE id = $1", instance, now
+        )
         await conn.execute(
             "INSERT INTO enabled_action (id, case_id, action, scope, trigger, status, enabled_at) "
-            "VALUES ($1, $2, 'comment', '', 'user', 'ENABLED', $3)", f"ea_{uuid.uuid4().hex}", case["id"], now)
+            "VALUES ($1, $2, 'comment', '', 'user', 'ENABLED', $3)",
+            f"ea_{uuid.uuid4().hex}",
+            case["id"],
+            now,
+        )
         await conn.execute("UPDATE workflow_case SET version = version + 1 WHERE id = $1", case["id"])
         await conn.execute("SELECT pg_advisory_xact_lock($1)", LOCK_KEY)
-        prev = await conn.fetchval(
-            "SELECT hash FROM activity WHERE chain = $1 ORDER BY seq DESC LIMIT 1", item_id)
+        prev = await conn.fetchval("SELECT hash FROM activity WHERE chain = $1 ORDER BY seq DESC LIMIT 1", item_id)
         entry_id = f"act_{uuid.uuid4().hex}"
         digest = hashlib.sha256(json.dumps([prev, entry_id, "comment"]).encode()).hexdigest()
         await conn.execute(
             "INSERT INTO activity (id, workflow_item_id, case_id, kind, action, actor_id, at, comment, data, chain, "
             "prev_hash, hash) VALUES ($1, $2, $3, 'action_executed', 'comment', $4, $5, 'bench', '{}', $2, $6, $7)",
-            entry_id, item_id, case["id"], actor_id, now, prev, digest)
+            entry_id,
+            item_id,
+            case["id"],
+            actor_id,
+            now,
+            prev,
+            digest,
+        )
 
 
 async def run(dsn: str, item_ids: list[str], actor_id: str, *, clients: int = 32, seconds: float = 10) -> dict:
@@ -60,5 +72,9 @@ async def run(dsn: str, item_ids: list[str], actor_id: str, *, clients: int = 32
     for conn in conns:
         await conn.close()
     latencies.sort()
-    return {"tps": len(latencies) / elapsed, "p50_ms": latencies[len(latencies) // 2],
-            "p99_ms": latencies[int(len(latencies) * 0.99)], "transactions": len(latencies)}
+    return {
+        "tps": len(latencies) / elapsed,
+        "p50_ms": latencies[len(latencies) // 2],
+        "p99_ms": latencies[int(len(latencies) * 0.99)],
+        "transactions": len(latencies),
+    }

@@ -1,7 +1,7 @@
 """`make bench`: seed PostgreSQL, drive Caseway and PostGraphile with wrk, write bench/REPORT.md.
 
-    python -m bench.run [--size medium] [--workers 2] [--seconds 10] [--connections 32]
-                        [--skip-postgraphile] [--skip-subscriptions]
+python -m bench.run [--size medium] [--workers 2] [--seconds 10] [--connections 32]
+                    [--skip-postgraphile] [--skip-subscriptions]
 """
 
 import argparse
@@ -14,7 +14,6 @@ import signal
 import subprocess
 import time
 from importlib.metadata import version
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -39,8 +38,11 @@ async def _prepare(url: str) -> dict[str, Any]:
         items = list((await s.scalars(select(WorkflowItem.id).order_by(WorkflowItem.id).limit(5000))).all())
         fifth = {}
         for project in projects:  # the cursor after each project's 5th subproject (R2's second page)
-            ids = (await s.scalars(select(Subproject.id).where(Subproject.project_id == project)
-                                   .order_by(Subproject.id).limit(5))).all()
+            ids = (
+                await s.scalars(
+                    select(Subproject.id).where(Subproject.project_id == project).order_by(Subproject.id).limit(5)
+                )
+            ).all()
             fifth[project] = ids[-1] if len(ids) == 5 else None
     await db.dispose()
     return {"token": token, "owner": owner.id, "projects": projects, "items": items, "fifth": fifth}
@@ -84,9 +86,24 @@ class PostGraphile:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/graphql"
         self.process = subprocess.Popen(
-            ["npx", "-y", POSTGRAPHILE, "-c", dsn, "--schema", "public", "--host", "127.0.0.1", "--port",
-             str(self.port), "--disable-query-log"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            start_new_session=True)  # npx starts node as a child: stop the whole group
+            [
+                "npx",
+                "-y",
+                POSTGRAPHILE,
+                "-c",
+                dsn,
+                "--schema",
+                "public",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--disable-query-log",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )  # npx starts node as a child: stop the whole group
         deadline = time.monotonic() + 180  # the first run downloads the package
         while time.monotonic() < deadline:
             try:
@@ -109,8 +126,10 @@ def _row(name: str, what: str, result: wrk.WrkResult | None, statements_count: A
     if result is None:
         return f"| {name} | {what} | - | - | - | {statements_count} |"
     note = f" ({result.errors} errors)" if result.errors else ""
-    return (f"| {name} | {what} | {result.requests_per_second:,.0f}{note} | {result.p50_ms:.1f} | "
-            f"{result.p99_ms:.1f} | {statements_count} |")
+    return (
+        f"| {name} | {what} | {result.requests_per_second:,.0f}{note} | {result.p50_ms:.1f} | "
+        f"{result.p99_ms:.1f} | {statements_count} |"
+    )
 
 
 async def main_async(args: argparse.Namespace) -> None:
@@ -126,29 +145,28 @@ async def main_async(args: argparse.Namespace) -> None:
         data = await _prepare(url)
         token, projects, items = data["token"], data["projects"], data["items"]
         r1 = {"query": queries.R1, "variables": {"id": projects[0]}}
-        r2 = [{"query": queries.R2, "variables": {"id": p, "after": after}}
-              for p in projects for after in (None, data["fifth"][p])]
+        r2 = [
+            {"query": queries.R2, "variables": {"id": p, "after": after}}
+            for p in projects
+            for after in (None, data["fifth"][p])
+        ]
         r3 = {"query": queries.R3}
         w1 = [{"query": queries.W1, "variables": {"item": i}} for i in items]
-        counts = {key: await statements.count(url, token, body)
-                  for key, body in (("R1", r1), ("R2", r2[0]), ("R3", r3), ("W1", w1[-1]))}
+        counts = {
+            key: await statements.count(url, token, body)
+            for key, body in (("R1", r1), ("R2", r2[0]), ("R3", r3), ("W1", w1[-1]))
+        }
 
         server = Server(url, workers=args.workers)
         results: dict[str, wrk.WrkResult] = {}
         try:
             endpoint = f"{server.url}/graphql"
-            for key, bodies in (("R1", [r1]), ("R2", r2[:2]), ("R3", [r3]), ("W1", w1[:1])):
-                _check(endpoint, bodies[0], token)
-            run = lambda bodies, c=args.connections: wrk.run(server.url, bodies, token=token,  # noqa: E731
-                                                             connections=c, seconds=args.seconds)
-            print("R1...", flush=True)
-            results["R1"] = run([r1])
-            print("R2...", flush=True)
-            results["R2"] = run(r2)
-            print("R3...", flush=True)
-            results["R3"] = run([r3])
-            print("W1...", flush=True)
-            results["W1"] = run(w1, 32)
+            scenarios = {"R1": [r1], "R2": r2, "R3": [r3], "W1": w1}
+            for key, bodies in scenarios.items():
+                _check(endpoint, bodies[0], token)  # W1 executes once here: the case moves on, comment stays enabled
+                print(f"{key}...", flush=True)
+                connections = 32 if key == "W1" else args.connections
+                results[key] = wrk.run(server.url, bodies, token=token, connections=connections, seconds=args.seconds)
         finally:
             server.stop()
         print("W2...", flush=True)
@@ -162,8 +180,9 @@ async def main_async(args: argparse.Namespace) -> None:
             try:
                 body = {"query": queries.R1_POSTGRAPHILE, "variables": {"id": projects[0]}}
                 _check(graphile.url, body, None)
-                peer = wrk.run(graphile.url.rsplit("/graphql", 1)[0], [body], connections=args.connections,
-                               seconds=args.seconds)
+                peer = wrk.run(
+                    graphile.url.rsplit("/graphql", 1)[0], [body], connections=args.connections, seconds=args.seconds
+                )
             finally:
                 graphile.stop()
 
@@ -179,29 +198,52 @@ async def main_async(args: argparse.Namespace) -> None:
 
         lines += ["# Caseway benchmark report", "", "Written by `make bench` (bench/run.py); numbers from one run.", ""]
         lines += _machine()
-        lines += [f"- data: `{args.size}` ({len(projects)} projects, {sum(1 for _ in items)}+ items) seeded through "
-                  f"the engine in {seed_seconds:.0f} s; server: uvicorn, {args.workers} worker(s), PostgreSQL; "
-                  f"wrk {args.connections} connections, {args.seconds} s per scenario", ""]
-        lines += ["| scenario | what | req/s | p50 ms | p99 ms | SQL statements per request |",
-                  "| --- | --- | ---: | ---: | ---: | ---: |"]
-        lines.append(_row("R1", "1 project, 10 subprojects x 20 items, case state, enabled actions, roles",
-                          results["R1"], counts["R1"]))
+        lines += [
+            f"- data: `{args.size}` ({len(projects)} projects, {sum(1 for _ in items)}+ items) seeded through "
+            f"the engine in {seed_seconds:.0f} s; server: uvicorn, {args.workers} worker(s), PostgreSQL; "
+            f"wrk {args.connections} connections, {args.seconds} s per scenario",
+            "",
+        ]
+        lines += [
+            "| scenario | what | req/s | p50 ms | p99 ms | SQL statements per request |",
+            "| --- | --- | ---: | ---: | ---: | ---: |",
+        ]
+        lines.append(
+            _row(
+                "R1",
+                "1 project, 10 subprojects x 20 items, case state, enabled actions, roles",
+                results["R1"],
+                counts["R1"],
+            )
+        )
         lines.append(_row("R2", "medium tree, 100 items per request (5 subprojects x 20)", results["R2"], counts["R2"]))
         lines.append(_row("R3", "`{ __typename }`", results["R3"], counts["R3"]))
         lines.append(_row("W1", "executeAction on distinct cases, 32 clients", results["W1"], counts["W1"]))
-        lines.append(f"| W2 | the same transaction as raw SQL (asyncpg, 32 clients) | {w2['tps']:,.0f} | "
-                     f"{w2['p50_ms']:.1f} | {w2['p99_ms']:.1f} | 10 |")
+        lines.append(
+            f"| W2 | the same transaction as raw SQL (asyncpg, 32 clients) | {w2['tps']:,.0f} | "
+            f"{w2['p50_ms']:.1f} | {w2['p99_ms']:.1f} | 10 |"
+        )
         lines.append(_row("peer", f"R1 on {POSTGRAPHILE}", peer, "-"))
         lines += ["", "Ratios:"]
         if peer is not None:
-            lines.append(f"- R1 Caseway / PostGraphile: **{results['R1'].requests_per_second / peer.requests_per_second:.2f}**"
-                         " (goal >= 1, floor 0.5)")
+            lines.append(
+                f"- R1 Caseway / PostGraphile: **{results['R1'].requests_per_second / peer.requests_per_second:.2f}**"
+                " (goal >= 1, floor 0.5)"
+            )
         lines.append(f"- W1 / W2: **{results['W1'].requests_per_second / w2['tps']:.2f}** (floor 0.5)")
         if fanout:
-            lines += ["", "S1, live activity fan-out (one server process, commit-to-delivery):", "",
-                      "| subscribers | deliveries | p50 ms | p99 ms | max ms |", "| ---: | ---: | ---: | ---: | ---: |"]
-            lines += [f"| {f['subscribers']} | {f['deliveries']} | {f['p50_ms']:.1f} | {f['p99_ms']:.1f} | "
-                      f"{f['max_ms']:.1f} |" for f in fanout]
+            lines += [
+                "",
+                "S1, live activity fan-out (one server process, commit-to-delivery):",
+                "",
+                "| subscribers | deliveries | p50 ms | p99 ms | max ms |",
+                "| ---: | ---: | ---: | ---: | ---: |",
+            ]
+            lines += [
+                f"| {f['subscribers']} | {f['deliveries']} | {f['p50_ms']:.1f} | {f['p99_ms']:.1f} | "
+                f"{f['max_ms']:.1f} |"
+                for f in fanout
+            ]
         if FINDINGS.exists():
             lines += ["", FINDINGS.read_text().strip()]
         REPORT.write_text("\n".join(lines) + "\n")
@@ -223,5 +265,3 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
-
-

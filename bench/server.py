@@ -56,7 +56,6 @@ class Server:
                 str(workers),
                 "--log-level",
                 "warning",
-
                 "--no-access-log",
             ],
             cwd=ROOT,

@@ -34,16 +34,29 @@ def _ms(value: str) -> float:
     return float(number) * {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}[unit]
 
 
-def run(url: str, bodies: list[dict], *, token: str | None = None, path: str = "/graphql", connections: int = 32,
-        threads: int = 2, seconds: int = 10) -> WrkResult:
+def run(
+    url: str,
+    bodies: list[dict],
+    *,
+    token: str | None = None,
+    path: str = "/graphql",
+    connections: int = 32,
+    threads: int = 2,
+    seconds: int = 10,
+) -> WrkResult:
     lua_bodies = "{" + ",".join("[==[" + json.dumps(b) + "]==]" for b in bodies) + "}"
     auth = f'wrk.headers["Authorization"] = "Bearer {token}"' if token else ""
     script = _LUA.replace("{BODIES}", lua_bodies).replace("{AUTH}", auth).replace("{PATH}", path)
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as f:
         f.write(script)
     try:
-        out = subprocess.run(["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", f.name,
-                              url], capture_output=True, text=True, timeout=seconds + 60, check=True).stdout
+        out = subprocess.run(
+            ["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", f.name, url],
+            capture_output=True,
+            text=True,
+            timeout=seconds + 60,
+            check=True,
+        ).stdout
     finally:
         Path(f.name).unlink()
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]

@@ -14,10 +14,11 @@ import json
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from models import Activity, new_id, utcnow
+from models.db import BEFORE_COMMIT
 
 NEW_ACTIVITIES = "caseway.new_activities"
 
@@ -59,9 +60,7 @@ async def record(
     data: dict[str, Any] | None = None,
     at: datetime | None = None,
 ) -> Activity:
-    prev_hash = await session.scalar(
-        select(Activity.hash).where(Activity.chain == chain).order_by(Activity.seq.desc()).limit(1)
-    )
+    """Queue an entry; it is hashed and inserted just before the transaction commits."""
     entry = Activity(
         id=new_id("act"),
         kind=kind,
@@ -75,15 +74,34 @@ async def record(
         comment=comment,
         data=data or {},
         at=at or utcnow(),
-        prev_hash=prev_hash,
+        prev_hash=None,
         hash="",
     )
-    entry.hash = entry_hash(prev_hash, entry)
-    session.add(entry)
-    await session.flush()
-    # Published to live subscribers by whoever commits the transaction.
-    session.info.setdefault(NEW_ACTIVITIES, []).append(entry)
+    pending = session.info.setdefault(NEW_ACTIVITIES, [])
+    if not pending:
+        session.info.setdefault(BEFORE_COMMIT, []).append(_write_pending)
+    pending.append(entry)  # published to live subscribers by whoever commits the transaction
     return entry
+
+
+# Any constant works: it only has to be the same for every writer of the log.
+_LOG_LOCK_KEY = 7_305_224_417
+
+
+async def _write_pending(session: AsyncSession) -> None:
+    """Insert the queued entries under the log lock, which the commit right after releases."""
+    if session.bind.dialect.name == "postgresql":
+        await session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _LOG_LOCK_KEY})
+    heads: dict[str, str | None] = {}
+    for entry in session.info.get(NEW_ACTIVITIES, []):
+        if entry.chain not in heads:
+            heads[entry.chain] = await session.scalar(
+                select(Activity.hash).where(Activity.chain == entry.chain).order_by(Activity.seq.desc()).limit(1)
+            )
+        entry.prev_hash = heads[entry.chain]
+        entry.hash = heads[entry.chain] = entry_hash(entry.prev_hash, entry)
+        session.add(entry)
+    await session.flush()
 
 
 async def verify_chain(session: AsyncSession, chain: str) -> bool:

@@ -7,13 +7,7 @@ Create Date: 2026-11-21 22:11:36.108991
 
 from collections.abc import Sequence
 
-import sqlalchemy as sa
-import sqlmodel
 from alembic import op
-
-import models.activity
-import models.types
-
 
 revision: str = '0003'
 down_revision: str | None = '0002'
