@@ -218,8 +218,12 @@ async def execute(
             assert case is not None
             return ExecutionResult(case=case, activity=entry, replayed=True)
     ctx = await load_case(session, case_id=case_id, workflow_item_id=workflow_item_id, lock=True)
-    held = await permissions.held_intents(session, actor=actor, resource_id=ctx.item.id)
-    if not ctx.roles_of(actor.party_ids) and "workflowItem.view" not in held:
+    plays_a_role = bool(ctx.roles_of(actor.party_ids))
+    # Role players see their case without a grant; the intents are read only when they matter.
+    held: set[str] = set()
+    if not plays_a_role or _needs_privileges(ctx, action):
+        held = await permissions.held_intents(session, actor=actor, resource_id=ctx.item.id)
+    if not plays_a_role and "workflowItem.view" not in held:
         # Invisible cases do not exist for this actor.
         raise (
             not_found("case", case_id, "caseId")
@@ -250,6 +254,11 @@ async def execute(
         record.response = {"caseId": ctx.case.id, "activityId": entry.id}
     await session.flush()
     return ExecutionResult(case=ctx.case, activity=entry)
+
+
+def _needs_privileges(ctx: CaseContext, action: str) -> bool:
+    spec_action = ctx.spec.actions.get(action)
+    return spec_action is not None and bool(spec_action.privileges)
 
 
 async def _find_instance(ctx: CaseContext, action: str, enabled_action_id: str | None) -> EnabledAction | None:
@@ -425,6 +434,8 @@ async def _after_enable(ctx: CaseContext, recomputed: _Recomputed, now: datetime
 
 async def _run_automatic(ctx: CaseContext, now: datetime) -> None:
     """Fire enabled AUTO actions (and timeouts of 0) one at a time until none is left."""
+    if not ctx.spec.has_automatic:
+        return
     for _ in range(MAX_AUTOMATIC_STEPS):
         due = await ctx.session.scalar(
             select(EnabledAction)

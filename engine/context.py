@@ -7,8 +7,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.errors import not_found
 from engine.specs import WorkflowSpec
-from engine.workflows import spec_of
-from models import Case, CaseRoleParty, CaseState, Subproject, Workflow, WorkflowItem
+from engine.workflows import spec_by_id
+from models import Case, CaseRoleParty, CaseState, Subproject, WorkflowItem
 
 
 @dataclass
@@ -17,7 +17,7 @@ class CaseContext:
     case: Case
     item: WorkflowItem
     subproject: Subproject
-    workflow: Workflow
+    workflow_id: str
     spec: WorkflowSpec
     states: dict[str, str] = field(default_factory=dict)  # scope -> state short name
     roles: dict[str, set[str]] = field(default_factory=dict)  # role -> party ids
@@ -47,13 +47,20 @@ async def load_case(
         if case_id is not None:
             raise not_found("case", case_id, "caseId")
         raise not_found("workflow item", workflow_item_id or "", "workflowItemId")
-    item = await session.get(WorkflowItem, case.object_id)
-    workflow = await session.get(Workflow, case.workflow_id)
-    assert item is not None and workflow is not None  # foreign keys guarantee both
-    subproject = await session.get(Subproject, item.subproject_id)
-    assert subproject is not None
+    item, subproject = (
+        await session.execute(
+            select(WorkflowItem, Subproject)
+            .join(Subproject, Subproject.id == WorkflowItem.subproject_id)
+            .where(WorkflowItem.id == case.object_id)
+        )
+    ).one()  # foreign keys guarantee the row
     ctx = CaseContext(
-        session=session, case=case, item=item, subproject=subproject, workflow=workflow, spec=spec_of(workflow)
+        session=session,
+        case=case,
+        item=item,
+        subproject=subproject,
+        workflow_id=case.workflow_id,
+        spec=await spec_by_id(session, case.workflow_id),
     )
     for scope, state in (
         await session.execute(select(CaseState.scope, CaseState.state).where(CaseState.case_id == case.id))

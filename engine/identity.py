@@ -5,7 +5,6 @@ import hashlib
 import hmac
 import os
 import secrets
-from dataclasses import replace
 from datetime import datetime, timedelta
 
 from sqlalchemy import delete, select
@@ -146,18 +145,25 @@ def issue_token_value() -> str:
 async def authenticate(session: AsyncSession, token: str, *, now: datetime | None = None) -> Actor | None:
     """The actor a bearer token stands for, or None if it is unknown, revoked or expired."""
     now = now or utcnow()
-    row = (
+    rows = (
         await session.execute(
-            select(User.id, User.login, User.is_admin, ApiToken.expires_at)
+            select(User.id, User.login, User.is_admin, ApiToken.expires_at, GroupMember.group_id)
             .join(ApiToken, ApiToken.user_id == User.id)
+            .outerjoin(GroupMember, GroupMember.user_id == User.id)
             .where(ApiToken.token_hash == _token_hash(token), ApiToken.revoked.is_(False))
             .where(User.disabled.is_(False))
         )
-    ).first()
-    if row is None or row.expires_at <= now:
+    ).all()
+    if not rows or rows[0].expires_at <= now:
         return None
-    actor = await actor_for(session, user_id=row.id, login=row.login, is_admin=row.is_admin)
-    return replace(actor, expires_at=row.expires_at)
+    row, groups = rows[0], [r.group_id for r in rows if r.group_id]
+    return Actor(
+        user_id=row.id,
+        login=row.login,
+        is_admin=row.is_admin,
+        expires_at=row.expires_at,
+        party_ids=frozenset([row.id, *groups]),
+    )
 
 
 async def authenticate_many(

@@ -10,7 +10,7 @@ and nobody hears of a case they may not view. Rows are written in the activity's
 
 from collections.abc import Iterable
 
-from sqlalchemy import and_, delete, func, select, update
+from sqlalchemy import and_, delete, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.actors import Actor
@@ -42,16 +42,18 @@ async def users_of(session: AsyncSession, parties: Iterable[str]) -> set[str]:
     return users
 
 
-async def _subscribers(session: AsyncSession, level: str, targets: list[str]) -> set[str]:
-    return set(
-        (
-            await session.scalars(
-                select(NotificationSubscription.user_id).where(
-                    NotificationSubscription.level == level, NotificationSubscription.target_id.in_(targets)
-                )
-            )
-        ).all()
+async def _subscribers(session: AsyncSession, targets: dict[str, list[str]]) -> dict[str, set[str]]:
+    """Subscribers per opt-in level, for the given targets of each level, in one query."""
+    sub = NotificationSubscription
+    rows = await session.execute(
+        select(sub.level, sub.user_id).where(
+            or_(*(and_(sub.level == level, sub.target_id.in_(ids)) for level, ids in targets.items()))
+        )
     )
+    result: dict[str, set[str]] = {level: set() for level in targets}
+    for level, user_id in rows:
+        result[level].add(user_id)
+    return result
 
 
 async def notify(ctx: CaseContext, entry: Activity, *, assigned_parties: Iterable[str]) -> None:
@@ -68,11 +70,15 @@ async def notify(ctx: CaseContext, entry: Activity, *, assigned_parties: Iterabl
             )
         ).all(),
     )
+    subscribed = await _subscribers(
+        session,
+        {"ROLE": [""], "CASE": [ctx.item.id, ctx.case.id], "WORKFLOW": [ctx.subproject.id, ctx.workflow_id]},
+    )
     levels: list[tuple[str, set[str]]] = [
         ("ASSIGNED", await users_of(session, assigned_parties)),
-        ("ROLE", role_players & await _subscribers(session, "ROLE", [""])),
-        ("CASE", await _subscribers(session, "CASE", [ctx.item.id, ctx.case.id])),
-        ("WORKFLOW", await _subscribers(session, "WORKFLOW", [ctx.subproject.id, ctx.workflow.id])),
+        ("ROLE", role_players & subscribed["ROLE"]),
+        ("CASE", subscribed["CASE"]),
+        ("WORKFLOW", subscribed["WORKFLOW"]),
     ]
     candidates = set().union(*(users for _, users in levels))
     if not candidates:

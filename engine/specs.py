@@ -113,6 +113,11 @@ class WorkflowSpec:
     side_effects: tuple[str, ...]
     normalized: dict[str, Any] = field(repr=False)
 
+    @property
+    def has_automatic(self) -> bool:
+        """Whether any action can fire without a user (AUTO, or a timeout of 0)."""
+        return any(a.trigger == "auto" or a.timeout_seconds == 0 for a in self.actions.values())
+
     def scope_actions(self, parent: str | None) -> list[ActionSpec]:
         return [a for a in self.actions.values() if a.parent == parent]
 

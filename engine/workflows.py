@@ -31,6 +31,14 @@ def spec_of(workflow: Workflow) -> WorkflowSpec:
     return cached
 
 
+async def spec_by_id(session: AsyncSession, workflow_id: str) -> WorkflowSpec:
+    """The spec of a stored definition, read from the database only once per process."""
+    cached = _spec_cache.get(workflow_id)
+    if cached is None:
+        cached = spec_of(await get_workflow(session, workflow_id))
+    return cached
+
+
 async def define_workflow(session: AsyncSession, *, actor: Actor | None, spec: Any) -> Workflow:
     """Store a new definition; a short name defined before gets the next version, and cases
     already running stay on the version they started with."""

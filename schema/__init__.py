@@ -1,7 +1,8 @@
 """The GraphQL schema: Query, Mutation (and later Subscription) composed from the domain slices."""
 
 import strawberry
-from strawberry.extensions import MaskErrors, ParserCache, QueryDepthLimiter, ValidationCache
+from strawberry.extensions import AddValidationRules, MaskErrors, ParserCache, ValidationCache
+from strawberry.extensions.query_depth_limiter import create_validator
 
 from resolvers import cases as case_reads
 from resolvers import queries
@@ -84,13 +85,16 @@ class Mutation:
     unsubscribe_from_notifications = strawberry.mutation(resolver=notification.unsubscribe_from_notifications)
 
 
+_DEPTH_RULE = create_validator(15, None, None)
+
 schema = strawberry.Schema(
     query=Query,
     mutation=Mutation,
     subscription=Subscription,
     types=[Project, Subproject, WorkflowItem, Case, Workflow, Activity, User, Group],
     extensions=[
-        lambda: QueryDepthLimiter(max_depth=15),
+        # One rule class for the life of the process: the validation cache is keyed by it.
+        lambda: AddValidationRules([_DEPTH_RULE]),
         # Clients send the same documents over and over: parse and validate each once.
         lambda: ParserCache(maxsize=512),
         lambda: ValidationCache(maxsize=512),

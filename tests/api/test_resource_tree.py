@@ -263,3 +263,12 @@ async def test_unauthenticated(gql):
     assert body["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
     bad_login = (await gql(LOGIN, {"login": "nobody", "password": "whatever1"}))["login"]
     assert bad_login["token"] is None and bad_login["userErrors"][0]["code"] == "INVALID_CREDENTIALS"
+
+
+async def test_queries_deeper_than_the_limit_are_refused(gql, make_user):
+    _, alice = await make_user("alice")
+    inner = "id"
+    for _ in range(9):  # each round adds subprojects > edges > node > project: far past depth 15
+        inner = f"subprojects {{ edges {{ node {{ project {{ {inner} }} }} }} }}"
+    body = await gql.raw(f"{{ projects {{ edges {{ node {{ {inner} }} }} }} }}", token=alice)
+    assert "exceeds maximum operation depth" in body["errors"][0]["message"]
