@@ -5,7 +5,7 @@ itself would have written).
     python -m bench.seed --size small|medium|large [--database-url URL]
 
 small = 1 x 10 x 20, medium = 50 x 10 x 20 (10k items), large = 500 x 40 x 50 (1M items,
-PostgreSQL only, several minutes per 100k items on 2 cores).
+PostgreSQL only, written with COPY by bench/bulk.py; `--bulk` does that for any size).
 """
 
 import argparse
@@ -40,8 +40,9 @@ class Progress:
             sys.stderr.write("\n")
 
 
-async def seed(url: str, projects: int, subprojects: int, items: int) -> dict[str, str]:
-    """Create the data; returns the logins and ids the load drivers need."""
+async def seed(url: str, projects: int, subprojects: int, items: int, *, bulk: bool = False) -> dict[str, str]:
+    """Create the data; returns the logins and ids the load drivers need. ``bulk`` writes the
+    same rows with COPY instead of through the engine (PostgreSQL only; see bench/bulk.py)."""
     await asyncio.to_thread(upgrade, url)
     db = Database(url)
     async with db.transaction() as s:
@@ -55,6 +56,23 @@ async def seed(url: str, projects: int, subprojects: int, items: int) -> dict[st
     actor = engine.Actor(user_id=owner.id, login="bench", party_ids=frozenset({owner.id}))
     progress = Progress(projects * subprojects * items)
     first_project = None
+    if bulk:
+        from bench.bulk import seed_bulk
+
+        async with db.session() as s:
+            workflow = await workflows.latest_workflow(s, short_name="bug")
+        dsn = db.url.replace("postgresql+asyncpg://", "postgresql://")
+        await seed_bulk(
+            dsn,
+            owner=owner.id,
+            dev=dev.id,
+            workflow_id=workflow.id,
+            projects=projects,
+            subprojects=subprojects,
+            items=items,
+            progress=progress,
+        )
+        projects = 0
     for p in range(projects):
         async with db.transaction() as s:
             project = await engine.create_project(s, actor=actor, display_name=f"Project {p}", tags=["bench"])
@@ -92,10 +110,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--size", choices=SIZES, default="small")
     parser.add_argument("--database-url", default="sqlite:///./bench.db")
+    parser.add_argument("--bulk", action="store_true", help="COPY instead of the engine (default for large)")
     args = parser.parse_args()
-    if args.size == "large" and args.database_url.startswith("sqlite"):
-        parser.error("the large size is for PostgreSQL")
-    result = asyncio.run(seed(args.database_url, *SIZES[args.size]))
+    bulk = args.bulk or args.size == "large"
+    if bulk and not args.database_url.startswith("postgres"):
+        parser.error("bulk seeding (and the large size) is for PostgreSQL")
+    result = asyncio.run(seed(args.database_url, *SIZES[args.size], bulk=bulk))
     print(f"seeded: {result['items']} workflow items in total")
 
 

@@ -1,0 +1,246 @@
+"""Bulk seeding for the `large` size (1M workflow items): the rows the engine would write for a
+new `bug` item (item, case, state, three enabled actions, two role players, grants, and a
+hash-chained history of three entries), generated in Python and loaded with PostgreSQL COPY.
+`tests/test_bench_seed.py` checks that a bulk-seeded item reads exactly like an engine-made one."""
+
+import json
+import types
+from datetime import UTC, datetime
+from typing import Any
+
+import asyncpg
+from sqlmodel import SQLModel
+
+from engine.activity import entry_hash
+from engine.permissions import PROJECT_INTENTS, SUBPROJECT_INTENTS, WORKFLOW_ITEM_INTENTS
+from models import new_id
+
+_TABLES = (
+    "project",
+    "subproject",
+    "workflow_item",
+    "workflow_case",
+    "case_state",
+    "enabled_action",
+    "case_role_party",
+    "permission",
+    "activity",
+)
+
+
+def _columns(table: str) -> list[str]:
+    return [c.name for c in SQLModel.metadata.tables[table].columns if c.name != "seq"]
+
+
+def _json_columns(table: str) -> set[str]:
+    return {c.name for c in SQLModel.metadata.tables[table].columns if c.type.__class__.__name__ == "JSON"}
+
+
+class _Batch:
+    def __init__(self) -> None:
+        self.rows: dict[str, list[dict[str, Any]]] = {t: [] for t in _TABLES}
+
+    def add(self, table: str, **row: Any) -> None:
+        self.rows[table].append(row)
+
+    def log(self, chain_heads: dict[str, str | None], **row: Any) -> None:
+        defaults = {
+            "comment": None,
+            "action": None,
+            "project_id": None,
+            "subproject_id": None,
+            "workflow_item_id": None,
+            "case_id": None,
+        }
+        entry = types.SimpleNamespace(id=new_id("act"), **{**defaults, **row})
+        entry.prev_hash = chain_heads.get(entry.chain)
+        entry.hash = chain_heads[entry.chain] = entry_hash(entry.prev_hash, entry)  # type: ignore[arg-type]
+        self.add("activity", **vars(entry))
+
+    async def copy(self, conn: asyncpg.Connection) -> None:
+        for table in _TABLES:
+            columns, json_columns = _columns(table), _json_columns(table)
+            records = [
+                tuple(json.dumps(r.get(c)) if c in json_columns else r.get(c) for c in columns)
+                for r in self.rows[table]
+            ]
+            if records:
+                await conn.copy_records_to_table(table, records=records, columns=columns)
+        self.rows = {t: [] for t in _TABLES}
+
+
+async def seed_bulk(
+    dsn: str, *, owner: str, dev: str, workflow_id: str, projects: int, subprojects: int, items: int, progress: Any
+) -> None:
+    conn = await asyncpg.connect(dsn)
+    now = datetime.now(UTC)
+    try:
+        for p in range(projects):
+            batch, heads = _Batch(), {}
+            project = new_id("prj")
+            batch.add(
+                "project",
+                id=project,
+                display_name=f"Project {p}",
+                description="",
+                status="OPEN",
+                assignee_id=owner,
+                created_by=owner,
+                created_at=now,
+                tags=["bench"],
+                additional_data={},
+            )
+            batch.log(
+                heads,
+                chain=project,
+                kind="project_created",
+                actor_id=owner,
+                at=now,
+                project_id=project,
+                data={"displayName": f"Project {p}"},
+            )
+            for intent in PROJECT_INTENTS:
+                batch.add("permission", resource_id=project, intent=intent, party_id=owner)
+            batch.add("permission", resource_id=project, intent="project.view", party_id=dev)
+            for m in range(subprojects):
+                sub = new_id("sub")
+                batch.add(
+                    "subproject",
+                    id=sub,
+                    project_id=project,
+                    display_name=f"Subproject {p}.{m}",
+                    description="",
+                    status="OPEN",
+                    assignee_id=dev,
+                    created_by=owner,
+                    created_at=now,
+                    tags=[],
+                    additional_data={},
+                    currency="EUR",
+                    validator_id=None,
+                    workflow_mode="UNORDERED",
+                    workflow_id=workflow_id,
+                    workflow_item_ordering=[],
+                )
+                batch.log(
+                    heads,
+                    chain=sub,
+                    kind="subproject_created",
+                    actor_id=owner,
+                    at=now,
+                    project_id=project,
+                    subproject_id=sub,
+                    data={"displayName": f"Subproject {p}.{m}", "workflow": "bug"},
+                )
+                for intent in SUBPROJECT_INTENTS:
+                    batch.add("permission", resource_id=sub, intent=intent, party_id=owner)
+                batch.add("permission", resource_id=sub, intent="subproject.view", party_id=dev)
+                for k in range(items):
+                    _item(
+                        batch,
+                        heads,
+                        project=project,
+                        sub=sub,
+                        owner=owner,
+                        dev=dev,
+                        workflow_id=workflow_id,
+                        name=f"Item {p}.{m}.{k}",
+                        amount=f"{100 + k}.50",
+                        now=now,
+                    )
+                progress.step(items)
+            await batch.copy(conn)
+    finally:
+        await conn.close()
+
+
+def _item(
+    batch: _Batch,
+    heads: dict[str, str | None],
+    *,
+    project: str,
+    sub: str,
+    owner: str,
+    dev: str,
+    workflow_id: str,
+    name: str,
+    amount: str,
+    now: datetime,
+) -> None:
+    item, case = new_id("wfi"), new_id("case")
+    scope = {"project_id": project, "subproject_id": sub, "workflow_item_id": item}
+    batch.add(
+        "workflow_item",
+        id=item,
+        subproject_id=sub,
+        project_id=project,
+        display_name=name,
+        description="",
+        created_by=owner,
+        created_at=now,
+        assignee_id=dev,
+        amount_type="ALLOCATED",
+        amount=amount,
+        currency="EUR",
+        exchange_rate="1.0",
+        tags=[],
+        additional_data={},
+    )
+    for intent in WORKFLOW_ITEM_INTENTS:
+        batch.add("permission", resource_id=item, intent=intent, party_id=owner)
+    batch.add("permission", resource_id=item, intent="workflowItem.view", party_id=dev)
+    batch.log(
+        heads,
+        chain=item,
+        kind="workflow_item_created",
+        actor_id=owner,
+        at=now,
+        **scope,
+        data={"displayName": name, "amountType": "ALLOCATED", "amount": amount, "currency": "EUR", "assigneeId": dev},
+    )
+    batch.add(
+        "workflow_case",
+        id=case,
+        workflow_id=workflow_id,
+        object_id=item,
+        status="ACTIVE",
+        version=0,
+        created_by=owner,
+        created_at=now,
+    )
+    batch.add("case_state", case_id=case, scope="", state="open")
+    batch.log(
+        heads,
+        chain=item,
+        kind="action_executed",
+        actor_id=owner,
+        at=now,
+        case_id=case,
+        action="open",
+        data={"from": None, "to": "open"},
+        **scope,
+    )
+    for action, role in (("comment", None), ("edit", None), ("resolve", "assignee")):
+        batch.add(
+            "enabled_action",
+            id=new_id("ea"),
+            case_id=case,
+            action=action,
+            scope="",
+            trigger="user",
+            assigned_role=role,
+            status="ENABLED",
+            enabled_at=now,
+        )
+    for role, party, by in (("submitter", owner, "creation_user"), ("assignee", dev, "item_assignee")):
+        batch.add("case_role_party", case_id=case, role=role, party_id=party)
+        batch.log(
+            heads,
+            chain=item,
+            kind="role_assigned",
+            actor_id=None,
+            at=now,
+            case_id=case,
+            data={"role": role, "partyIds": [party], "by": by},
+            **scope,
+        )
