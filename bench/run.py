@@ -140,7 +140,7 @@ async def main_async(args: argparse.Namespace) -> None:
     try:
         print(f"seeding {args.size} into {name}...", flush=True)
         started = time.monotonic()
-        await seed.seed(url, *seed.SIZES[args.size])
+        seeded = await seed.seed(url, *seed.SIZES[args.size])
         seed_seconds = time.monotonic() - started
         data = await _prepare(url)
         token, projects, items = data["token"], data["projects"], data["items"]
@@ -199,7 +199,7 @@ async def main_async(args: argparse.Namespace) -> None:
         lines += ["# Caseway benchmark report", "", "Written by `make bench` (bench/run.py); numbers from one run.", ""]
         lines += _machine()
         lines += [
-            f"- data: `{args.size}` ({len(projects)} projects, {sum(1 for _ in items)}+ items) seeded through "
+            f"- data: `{args.size}` ({len(projects)} projects, {seeded['items']} items) seeded through "
             f"the engine in {seed_seconds:.0f} s; server: uvicorn, {args.workers} worker(s), PostgreSQL; "
             f"wrk {args.connections} connections, {args.seconds} s per scenario",
             "",
