@@ -8,7 +8,8 @@ from tests.fixtures.database import BACKEND
 ITEMS = """{ projects { edges { node { displayName subprojects { edges { node { displayName
   workflowItems { edges { node { displayName status amount amountType currency
     assignee { ... on User { login } }
-    case { status version state { shortName } enabledActions { action { shortName } assignees { ... on User { login } } }
+    case { status version state { shortName }
+      enabledActions { action { shortName } assignees { ... on User { login } } }
       roles { role { shortName } assignees { ... on User { login } } } log { edges { node { kind action data } } } }
   } } } } } } } } } }"""
 
