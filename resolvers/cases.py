@@ -12,6 +12,7 @@ from models import Case, CaseRoleParty, EnabledAction
 from resolvers.context import Context
 from resolvers.loaders import MISSING, cached
 from resolvers.pagination import Page, check_first, keyset_page
+from resolvers.records import records
 
 
 async def spec_for_case(ctx: Context, case: Case) -> WorkflowSpec:
@@ -73,7 +74,7 @@ async def my_tasks(ctx: Context, *, first: int | None, after: str | None) -> Pag
     query = select(EnabledAction.__table__).where(condition).order_by(EnabledAction.id).limit(limit + 1)
     if after:
         query = query.where(EnabledAction.id > after)
-    rows = list((await ctx.session.execute(query)).all())
+    rows = records(await ctx.session.execute(query))
     return keyset_page(rows, limit=limit, total=total, cursor=lambda r: r.id)
 
 

@@ -34,6 +34,7 @@ from resolvers.filters import (
     apply_history_filter,
     apply_resource_filter,
 )
+from resolvers.records import records
 
 if TYPE_CHECKING:
     from resolvers.context import Context
@@ -99,7 +100,7 @@ class Loaders:
 
     async def _rows(self, query: Any) -> Sequence[Any]:
         """Plain Core rows: attribute access like a model, without ORM hydration."""
-        return (await self._ctx.session.execute(query)).all()
+        return records(await self._ctx.session.execute(query))
 
     async def _parties(self, ids: list[str]) -> list[Any]:
         users = [i for i in ids if kind_of(i) == "User"]

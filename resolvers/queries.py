@@ -11,6 +11,7 @@ from resolvers.cases import visible_case
 from resolvers.context import Context
 from resolvers.filters import ResourceFilterKey, apply_resource_filter
 from resolvers.pagination import Page, check_first, keyset_page
+from resolvers.records import records
 
 
 async def projects(ctx: Context, *, first: int | None, after: str | None, filt: ResourceFilterKey) -> Page[Project]:
@@ -24,7 +25,7 @@ async def projects(ctx: Context, *, first: int | None, after: str | None, filt: 
     query = select(Project.__table__).where(condition).order_by(Project.id).limit(limit + 1)
     if after:
         query = query.where(Project.id > after)
-    rows = list((await ctx.session.execute(query)).all())
+    rows = records(await ctx.session.execute(query))
     return keyset_page(rows, limit=limit, total=total, cursor=lambda r: r.id)
 
 
@@ -36,7 +37,7 @@ async def workflows(ctx: Context, *, first: int | None, after: str | None) -> Pa
     query = select(Workflow.__table__).order_by(Workflow.id).limit(limit + 1)
     if after:
         query = query.where(Workflow.id > after)
-    rows = list((await ctx.session.execute(query)).all())
+    rows = records(await ctx.session.execute(query))
     return keyset_page(rows, limit=limit, total=total, cursor=lambda r: r.id)
 
 
