@@ -12,6 +12,7 @@ from engine.errors import DomainError, ErrorCode
 from engine.registry import assignee_callbacks, register_assignee
 from engine.resources import check_party
 from engine.specs import RoleSpec
+from engine.workflows import spec_of
 from models import Case as CaseRow
 from models import CaseRoleParty, GroupMember, Workflow
 
@@ -191,8 +192,6 @@ async def pick_list(session: AsyncSession, *, case: CaseRow, role: str, limit: i
         )
     ).all()
     counts = Counter({party: n for party, n in rows})
-    from engine.workflows import spec_of
-
     spec_role = spec_of(workflow).roles.get(role)
     result = [p for p, _ in counts.most_common()]
     for party in spec_role.allowed_parties if spec_role else ():

@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from engine import activity, permissions
 from engine.actors import Actor
 from engine.errors import DomainError, ErrorCode
+from engine.resources import lock
 from models import Case, Subproject, WorkflowItem
 
 OPEN_CASE_STATUSES = ("ACTIVE", "SUSPENDED")
@@ -28,8 +29,6 @@ def ordered(item_ids: Iterable[str], ordering: Sequence[str]) -> list[str]:
 
 async def reorder(session: AsyncSession, *, actor: Actor, subproject_id: str, ordering: list[str]) -> Subproject:
     """Replace the whole ordering atomically (last writer wins)."""
-    from engine.resources import lock
-
     subproject = await lock(session, Subproject, subproject_id, what="subproject", field="subprojectId")
     await permissions.require(
         session,

@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.actors import Actor
 from engine.errors import DomainError, ErrorCode, not_found
-from models import Group, Permission, User, kind_of
+from models import Group, Permission, Project, Subproject, User, WorkflowItem, kind_of
 
 GLOBAL = "global"
 GLOBAL_INTENTS = ("global.createProject", "global.createUser", "global.createGroup", "global.defineWorkflow")
@@ -165,8 +165,6 @@ async def _check_party(session: AsyncSession, party_id: str) -> None:
 
 
 async def _resource_exists(session: AsyncSession, resource_id: str) -> None:
-    from models import Project, Subproject, WorkflowItem
-
     model = {"Project": Project, "Subproject": Subproject, "WorkflowItem": WorkflowItem}.get(kind_of(resource_id) or "")
     if model is None or await session.get(model, resource_id) is None:
         raise not_found("resource", resource_id, "resourceId")

@@ -255,6 +255,15 @@ def _camel(name: str) -> str:
     return head + "".join(p.title() for p in rest)
 
 
+async def _open_for_change(session: AsyncSession, actor: Actor, model: type[T], id: str, verb: str) -> T:
+    """Lock an open project or subproject and check the actor may ``verb`` it."""
+    what = "project" if model is Project else "subproject"
+    resource = await lock(session, model, id, what=what)
+    await permissions.require(session, actor=actor, resource_id=id, intent=f"{what}.{verb}", what=what)
+    _require_open(resource, what)  # type: ignore[arg-type]
+    return resource
+
+
 async def update_project(
     session: AsyncSession,
     *,
@@ -266,9 +275,7 @@ async def update_project(
     additional_data: Any = UNSET,
     projected_budgets: list[BudgetInput] | None = None,
 ) -> Project:
-    project = await lock(session, Project, id, what="project")
-    await permissions.require(session, actor=actor, resource_id=id, intent="project.update", what="project")
-    _require_open(project, "project")
+    project = await _open_for_change(session, actor, Project, id, "update")
     return await apply_update(
         session,
         actor=actor,
@@ -290,9 +297,7 @@ async def update_subproject(
     additional_data: Any = UNSET,
     projected_budgets: list[BudgetInput] | None = None,
 ) -> Subproject:
-    subproject = await lock(session, Subproject, id, what="subproject")
-    await permissions.require(session, actor=actor, resource_id=id, intent="subproject.update", what="subproject")
-    _require_open(subproject, "subproject")
+    subproject = await _open_for_change(session, actor, Subproject, id, "update")
     return await apply_update(
         session,
         actor=actor,
@@ -315,9 +320,7 @@ def _common_changes(display_name: Any, description: Any, tags: Any, additional_d
 
 
 async def assign_project(session: AsyncSession, *, actor: Actor, id: str, assignee_id: str) -> Project:
-    project = await lock(session, Project, id, what="project")
-    await permissions.require(session, actor=actor, resource_id=id, intent="project.assign", what="project")
-    _require_open(project, "project")
+    project = await _open_for_change(session, actor, Project, id, "assign")
     party = await check_party(session, assignee_id, "assigneeId")
     return await apply_update(
         session, actor=actor, resource=project, kind="project_assigned", changes={"assignee_id": party}
@@ -325,9 +328,7 @@ async def assign_project(session: AsyncSession, *, actor: Actor, id: str, assign
 
 
 async def assign_subproject(session: AsyncSession, *, actor: Actor, id: str, assignee_id: str) -> Subproject:
-    subproject = await lock(session, Subproject, id, what="subproject")
-    await permissions.require(session, actor=actor, resource_id=id, intent="subproject.assign", what="subproject")
-    _require_open(subproject, "subproject")
+    subproject = await _open_for_change(session, actor, Subproject, id, "assign")
     party = await check_party(session, assignee_id, "assigneeId")
     return await apply_update(
         session, actor=actor, resource=subproject, kind="subproject_assigned", changes={"assignee_id": party}
@@ -335,9 +336,7 @@ async def assign_subproject(session: AsyncSession, *, actor: Actor, id: str, ass
 
 
 async def close_project(session: AsyncSession, *, actor: Actor, id: str) -> Project:
-    project = await lock(session, Project, id, what="project")
-    await permissions.require(session, actor=actor, resource_id=id, intent="project.close", what="project")
-    _require_open(project, "project")
+    project = await _open_for_change(session, actor, Project, id, "close")
     open_children = await session.scalar(
         select(func.count()).select_from(Subproject).where(Subproject.project_id == id, Subproject.status == "OPEN")
     )
@@ -351,9 +350,7 @@ async def close_project(session: AsyncSession, *, actor: Actor, id: str) -> Proj
 
 
 async def close_subproject(session: AsyncSession, *, actor: Actor, id: str) -> Subproject:
-    subproject = await lock(session, Subproject, id, what="subproject")
-    await permissions.require(session, actor=actor, resource_id=id, intent="subproject.close", what="subproject")
-    _require_open(subproject, "subproject")
+    subproject = await _open_for_change(session, actor, Subproject, id, "close")
     open_items = await session.scalar(
         select(func.count())
         .select_from(WorkflowItem)

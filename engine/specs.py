@@ -4,7 +4,7 @@ The stored spec is the *normalized* input (keys in the given order, defaults omi
 exporting a workflow returns what was defined and define(export(w)) clones it exactly.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from engine.errors import DomainError, DomainErrors, ErrorCode
@@ -304,8 +304,6 @@ def _scope(
 
 
 def _with_children(action: ActionSpec, body: dict[str, Any]) -> ActionSpec:
-    from dataclasses import replace
-
     return replace(action, children=tuple(body.get("children", {}) or {}))
 
 

@@ -19,10 +19,12 @@ async def run(
     operation: Callable[[AsyncSession, Actor], Awaitable[T]],
     *,
     rollback: bool = False,
+    authenticated: bool = True,
 ) -> tuple[T | None, list[UserErrorRow]]:
     """Run ``operation`` as the viewer in its own transaction. On a DomainError everything is
-    rolled back and the error is returned; ``rollback`` always rolls back (dry runs)."""
-    actor = ctx.viewer
+    rolled back and the error is returned; ``rollback`` always rolls back (dry runs);
+    ``authenticated=False`` runs without a viewer (login)."""
+    actor = ctx.viewer if authenticated else None
     try:
         async with ctx.db.transaction() as session:
             result = await operation(session, actor)

@@ -5,7 +5,7 @@ from typing import Any
 from sqlalchemy import func, select
 
 from engine.permissions import intent_prefix
-from models import Activity, Project, Workflow, kind_of
+from models import Activity, Project, User, Workflow, kind_of
 from resolvers import visibility
 from resolvers.cases import visible_case
 from resolvers.context import Context
@@ -39,6 +39,16 @@ async def workflows(ctx: Context, *, first: int | None, after: str | None) -> Pa
         query = query.where(Workflow.id > after)
     rows = records(await ctx.session.execute(query))
     return keyset_page(rows, limit=limit, total=total, cursor=lambda r: r.id)
+
+
+async def users(ctx: Context, *, first: int | None, after: str | None) -> Page[User]:
+    limit = check_first(first)
+    ctx.viewer  # noqa: B018 - authentication check
+    total = await ctx.session.scalar(select(func.count()).select_from(User)) or 0
+    query = select(User.__table__).order_by(User.id).limit(limit + 1)
+    if after:
+        query = query.where(User.id > after)
+    return keyset_page(records(await ctx.session.execute(query)), limit=limit, total=total, cursor=lambda r: r.id)
 
 
 async def node(ctx: Context, id: str) -> Any:

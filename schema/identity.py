@@ -5,9 +5,8 @@ from typing import Annotated
 import strawberry
 
 from engine import identity
-from models import User as UserRow
+from resolvers import queries
 from resolvers.mutations import run
-from resolvers.pagination import check_first, keyset_page
 from schema.base import AppInfo, Connection, Node, UserError, by_id_prefix, connection
 
 
@@ -83,18 +82,14 @@ class GroupPayload:
 
 
 async def login(info: AppInfo, input: LoginInput) -> LoginPayload:
-    ctx = info.context
-    from engine.errors import DomainError
-    from resolvers.errors import user_errors
-
-    try:
-        async with ctx.db.transaction() as session:
-            token, user = await identity.login(
-                session, login=input.login, password=input.password, ttl_seconds=ctx.settings.token_ttl
-            )
-    except DomainError as error:
-        return LoginPayload(user_errors=user_errors(error))
-    return LoginPayload(token=token, user=user)
+    ttl = info.context.settings.token_ttl
+    result, errors = await run(
+        info.context,
+        lambda s, _: identity.login(s, login=input.login, password=input.password, ttl_seconds=ttl),
+        authenticated=False,
+    )
+    token, user = result if result else (None, None)
+    return LoginPayload(token=token, user=user, user_errors=errors)
 
 
 async def create_user(info: AppInfo, input: CreateUserInput) -> UserPayload:
@@ -141,14 +136,4 @@ async def viewer(info: AppInfo) -> User:
 
 
 async def users(info: AppInfo, first: int | None = None, after: str | None = None) -> Connection[User]:
-    from sqlalchemy import func, select
-
-    limit = check_first(first)
-    session = info.context.session
-    info.context.viewer  # noqa: B018 - authentication check
-    query = select(UserRow).order_by(UserRow.id).limit(limit + 1)
-    if after:
-        query = query.where(UserRow.id > after)
-    rows = list((await session.scalars(query)).all())
-    total = await session.scalar(select(func.count()).select_from(UserRow)) or 0
-    return connection(keyset_page(rows, limit=limit, total=total, cursor=lambda r: r.id))
+    return connection(await queries.users(info.context, first=first, after=after))

@@ -4,6 +4,7 @@ from enum import Enum
 
 import strawberry
 
+from engine.diagram import render
 from engine.specs import ActionSpec, RoleSpec, StateSpec
 from engine.workflows import spec_of
 from schema.base import JSON, Node, by_id_prefix, row_type
@@ -18,6 +19,12 @@ class Trigger(Enum):
     WORKFLOW = "workflow"
     PARALLEL = "parallel"
     DYNAMIC = "dynamic"
+
+
+@strawberry.enum
+class DiagramFormat(Enum):
+    MERMAID = "MERMAID"
+    DOT = "DOT"
 
 
 @strawberry.type
@@ -84,8 +91,6 @@ class Workflow(Node):
     def actions(self) -> list[Action]:
         return list(spec_of(self).actions.values())  # type: ignore[arg-type]
 
-    @strawberry.field(description="The state machine as a diagram; format MERMAID (default) or DOT.")
-    def diagram(self, format: str = "MERMAID") -> str:
-        from engine.diagram import render
-
-        return render(spec_of(self), format)  # type: ignore[arg-type]
+    @strawberry.field(description="The top-level state machine as a Mermaid or Graphviz DOT diagram.")
+    def diagram(self, format: DiagramFormat = DiagramFormat.MERMAID) -> str:
+        return render(spec_of(self), format.value)  # type: ignore[arg-type]

@@ -9,7 +9,7 @@ from datetime import timedelta
 from typing import Any
 
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, RedirectResponse
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
@@ -68,7 +68,10 @@ class CasewayGraphQL(GraphQL):
         ctx = Context(db=self.db, settings=self.settings, hub=self.hub, request=request, response=response, live=live)
         header = request.headers.get("authorization", "")
         if header.lower().startswith("bearer ") and not live:
-            ctx.actor = await identity.authenticate(ctx.session, header[7:].strip())
+            # Its own short session: the request's read session opens only once execution starts,
+            # so a client that disconnects before that leaves nothing checked out.
+            async with self.db.session() as session:
+                ctx.actor = await identity.authenticate(session, header[7:].strip())
         return ctx
 
     async def on_ws_connect(self, context: Context) -> None:  # type: ignore[override]
@@ -82,6 +85,12 @@ class CasewayGraphQL(GraphQL):
         self.live_contexts.add(context)
         if context.actor is None:
             raise ConnectionRejectionError()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        except ClientDisconnect:  # the client went away mid-request: nothing to answer, nothing to log
+            return
 
     async def execute_operation(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
         context = kwargs.get("context")

@@ -144,7 +144,7 @@ class PostgresEventHub(EventHub):
         await super().stop()
 
     async def _connect(self) -> None:
-        self._conn = await asyncpg.connect(self.dsn)
+        self._conn = await asyncpg.connect(self.dsn, server_settings={"application_name": "caseway-hub"})
         await self._conn.add_listener(CHANNEL, lambda *_: self._wake.set())
         self._wake.set()  # refill whatever committed while we were not listening
 

@@ -162,3 +162,21 @@ async def test_define_workflow_over_graphql(gql, make_user):
     bad = await gql(DEFINE, {"spec": {**spec, "actions": {"x": {"new_state": "nowhere"}}}}, token=admin)
     error = bad["defineWorkflow"]["userErrors"][0]
     assert error["code"] == "INVALID_SPEC" and error["field"] == ["spec", "actions", "x", "new_state"]
+
+
+async def test_workflows_list_and_diagram(gql, make_user):
+    _, alice = await make_user("alice")
+    query = """{ workflows(first: 10) { edges { node { shortName version diagram
+        dot: diagram(format: DOT) actions { shortName trigger assignedRole enabledStates } } } } }"""
+    nodes = {e["node"]["shortName"]: e["node"] for e in (await gql(query, token=alice))["workflows"]["edges"]}
+    assert {"simple", "bug", "approval"} <= set(nodes)
+    bug = nodes["bug"]
+    assert "open --> resolved: Resolve" in bug["diagram"] and "closed --> [*]" in bug["diagram"]
+    assert '"resolved" -> "closed" [label="Close"]' in bug["dot"]
+    resolve = next(a for a in bug["actions"] if a["shortName"] == "resolve")
+    assert resolve == {
+        "shortName": "resolve",
+        "trigger": "USER",
+        "assignedRole": "assignee",
+        "enabledStates": ["resolved"],
+    }

@@ -178,3 +178,58 @@ async def test_revoked_token_ends_the_stream(live_server, db, make_user, make_ac
     assert messages[0]["payload"]["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
     assert messages[1] == {"id": "1", "type": "complete"}
     await ws.close()
+
+
+async def test_refused_mutations_publish_nothing(live_server, db, make_user):
+    _, alice = await make_user("alice")
+    project_id, item_id = await project_with_item(live_server, alice)
+    ws = await WsClient.connect(live_server.ws, alice)
+    await ws.subscribe(ACTIVITY, {"p": project_id})
+    await asyncio.sleep(0.3)
+    refused = await live_server.gql(EXECUTE, {"input": {"workflowItemId": item_id, "action": "close"}}, token=alice)
+    assert refused["executeAction"]["userErrors"][0]["code"] == "ACTION_NOT_ENABLED"
+    assert await ws.quiet(0.7) == []
+    await comment(live_server, alice, item_id, "real")
+    assert [e["activity"]["comment"] for e in await ws.receive(1)] == ["real"]
+    await ws.close()
+
+
+async def test_legacy_protocol_is_off_by_default(live_server, db):
+    socket = await websockets.connect(live_server.ws, subprotocols=["graphql-ws"])
+    with pytest.raises(websockets.ConnectionClosed) as closed:
+        await asyncio.wait_for(socket.recv(), 10)
+    assert closed.value.rcvd.code == 4406  # subprotocol not acceptable (CASEWAY_LEGACY_WS=1 enables it)
+
+
+@pytest.mark.skipif(BACKEND != "postgres", reason="the LISTEN connection exists on PostgreSQL only")
+async def test_listen_connection_comes_back_and_refills(live_server, second_live_server, db, make_user):
+    import asyncpg
+
+    from tests.fixtures.database import POSTGRES_URL
+
+    _, alice = await make_user("alice")
+    project_id, item_id = await project_with_item(second_live_server, alice)
+    ws = await WsClient.connect(live_server.ws, alice)
+    await ws.subscribe(ACTIVITY, {"p": project_id})
+    await asyncio.sleep(0.3)
+    admin = await asyncpg.connect(POSTGRES_URL)
+    database = db.url.rsplit("/", 1)[1]
+    listening = "SELECT pid FROM pg_stat_activity WHERE application_name = 'caseway-hub' AND datname = $1"
+    try:
+        killed = [r["pid"] for r in await admin.fetch(listening, database)]
+        assert len(killed) >= 2  # one per server process
+        for pid in killed:
+            await admin.execute("SELECT pg_terminate_backend($1)", pid)
+        await comment(second_live_server, alice, item_id, "while reconnecting")
+        for _ in range(50):
+            await asyncio.sleep(0.1)
+            back = [r["pid"] for r in await admin.fetch(listening, database)]
+            if len(back) >= len(killed) and not set(back) & set(killed):
+                break
+        assert len(back) >= len(killed) and not set(back) & set(killed)
+    finally:
+        await admin.close()
+    await comment(second_live_server, alice, item_id, "after reconnecting")
+    got = [e["activity"]["comment"] for e in await ws.receive(2)]
+    assert got == ["while reconnecting", "after reconnecting"]
+    await ws.close()
