@@ -134,9 +134,7 @@ async def reassign(
     may_view = bool(played) or await permissions.has_intent(
         session, actor=actor, resource_id=ctx.item.id, intent="workflowItem.view"
     )
-    if spec_role is not None and played.intersection(spec_role.assignable_by):
-        pass
-    else:
+    if spec_role is None or not played.intersection(spec_role.assignable_by):
         await permissions.require(
             session,
             actor=actor,

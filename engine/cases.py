@@ -12,7 +12,6 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine import activity, assignment, notifications, ordering, permissions
@@ -33,6 +32,7 @@ from models import (
     new_id,
     utcnow,
 )
+from models.db import insert_for
 
 EXECUTABLE_STATUSES = ("ACTIVE", "COMPLETED")  # a completed case can still be reopened
 MAX_AUTOMATIC_STEPS = 100
@@ -153,7 +153,7 @@ async def _claim_idempotency_key(
 ) -> Idempotency | None:
     """Claim the key, or return the earlier use of it. On PostgreSQL a concurrent claimer waits
     on the unique key until the first transaction commits (then sees its row) or rolls back."""
-    insert = postgresql.insert if session.bind.dialect.name == "postgresql" else sqlite.insert
+    insert = insert_for(session)
     claimed = await session.execute(
         insert(Idempotency)
         .values(

@@ -8,7 +8,6 @@ import secrets
 from datetime import datetime, timedelta
 
 from sqlalchemy import delete, select
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine import permissions
@@ -16,6 +15,7 @@ from engine.actors import Actor
 from engine.errors import DomainError, ErrorCode, not_found
 from engine.validation import require_text
 from models import ApiToken, Group, GroupMember, User, new_id, utcnow
+from models.db import insert_for
 
 # scrypt cost: 2**14 x 8 x 1 is the interactive-login setting recommended by its author.
 _SCRYPT_N, _SCRYPT_R, _SCRYPT_P = 2**14, 8, 1
@@ -103,12 +103,9 @@ async def add_group_member(session: AsyncSession, *, actor: Actor, group_id: str
     group = await _get_group_for_change(session, actor, group_id)
     if await session.get(User, user_id) is None:
         raise not_found("user", user_id, "userId")
-    if await session.get(GroupMember, (group_id, user_id)) is None:
-        session.add(GroupMember(group_id=group_id, user_id=user_id))
-        try:
-            await session.flush()
-        except IntegrityError:  # a concurrent add won; membership is what was asked for
-            pass
+    # A concurrent equal add is harmless: membership is what was asked for.
+    insert = insert_for(session)
+    await session.execute(insert(GroupMember).values(group_id=group_id, user_id=user_id).on_conflict_do_nothing())
     return group
 
 

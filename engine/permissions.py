@@ -7,12 +7,12 @@ Grants are rows (resource_id, intent, party_id); a party is a user or a group, a
 from collections import defaultdict
 
 from sqlalchemy import ColumnElement, delete, func, select, true
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.actors import Actor
 from engine.errors import DomainError, ErrorCode, not_found
 from models import Group, Permission, Project, Subproject, User, WorkflowItem, kind_of
+from models.db import insert_for
 
 GLOBAL = "global"
 GLOBAL_INTENTS = ("global.createProject", "global.createUser", "global.createGroup", "global.defineWorkflow")
@@ -117,8 +117,7 @@ def visible_filter(column: ColumnElement[str], intent: str, actor: Actor) -> Col
 
 async def grant_raw(session: AsyncSession, *, resource_id: str, intent: str, party_id: str) -> None:
     """Insert a grant unless it exists (a concurrent equal grant is harmless)."""
-    dialect = session.bind.dialect.name
-    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    insert = insert_for(session)
     await session.execute(
         insert(Permission).values(resource_id=resource_id, intent=intent, party_id=party_id).on_conflict_do_nothing()
     )

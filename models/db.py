@@ -6,6 +6,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from sqlalchemy import event
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -66,6 +67,11 @@ class Database:
 
 
 BEFORE_COMMIT = "caseway.before_commit"
+
+
+def insert_for(session: AsyncSession) -> Any:
+    """The dialect's INSERT, which has ``on_conflict_do_nothing()`` on both SQLite and PostgreSQL."""
+    return postgresql.insert if session.bind.dialect.name == "postgresql" else sqlite.insert
 
 
 async def _run_before_commit(session: AsyncSession) -> None:
