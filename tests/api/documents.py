@@ -64,7 +64,7 @@ HISTORY = """query($id: ID!, $first: Int, $after: String, $filter: HistoryFilter
 EXECUTE = """mutation($input: ExecuteActionInput!) {
   executeAction(input: $input) {
     case { id status version state { shortName } enabledActions { action { shortName } } }
-    activity { kind action comment data actor { login } }
+    activity { seq kind action comment data actor { login } }
     preview { state { shortName } status version enabledActions { shortName } }
     replayed userErrors { code message field } } }"""
 

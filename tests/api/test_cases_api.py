@@ -60,6 +60,7 @@ async def test_execute_dry_run_and_case_fields(gql, make_user):
     result = done["executeAction"]
     assert result["case"]["state"]["shortName"] == "resolved" and result["case"]["version"] == 1
     assert result["activity"]["actor"] == {"login": "dev"} and result["activity"]["data"]["resolution"] == "fixed"
+    assert isinstance(result["activity"]["seq"], int)  # assigned at commit, returned in the payload
     stale = (
         await gql(
             EXECUTE, {"input": {"workflowItemId": item["id"], "action": "comment", "expectedVersion": 0}}, token=dev
