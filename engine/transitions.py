@@ -1,0 +1,216 @@
+"""How a case moves: fire one enabled instance, recompute what is enabled, assign defaults,
+and run automatic actions (DESIGN §3 steps 3-8). Used by ``engine.cases``."""
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import select
+
+from engine import activity, assignment, notifications, ordering
+from engine.actors import SYSTEM, Actor
+from engine.context import CaseContext
+from engine.errors import DomainError, ErrorCode
+from engine.registry import side_effects
+from engine.side_effects import Execution
+from engine.specs import ActionSpec
+from models import Activity, CaseState, EnabledAction, new_id
+
+MAX_AUTOMATIC_STEPS = 100
+
+
+@dataclass
+class Recomputed:
+    enabled: list[EnabledAction] = field(default_factory=list)
+    canceled: list[EnabledAction] = field(default_factory=list)
+
+
+def log_scope(ctx: CaseContext) -> dict[str, str]:
+    return {
+        "project_id": ctx.item.project_id,
+        "subproject_id": ctx.item.subproject_id,
+        "workflow_item_id": ctx.item.id,
+        "case_id": ctx.case.id,
+    }
+
+
+async def fire(
+    ctx: CaseContext,
+    instance: EnabledAction,
+    spec_action: ActionSpec,
+    *,
+    actor: Actor,
+    comment: str | None,
+    values: dict[str, Any],
+    now: datetime,
+) -> Activity:
+    """Complete one instance: change its scope's state, log it, run side effects, re-enable."""
+    scope = instance.scope
+    from_state = ctx.states[scope]
+    to_state = spec_action.new_state or from_state
+    if scope == "" and ctx.spec.states[to_state].terminal and not ctx.spec.states[from_state].terminal:
+        await ordering.require_previous_items_closed(ctx.session, item=ctx.item, subproject=ctx.subproject)
+    instance.status, instance.completed_at = "COMPLETED", now
+    if to_state != from_state:
+        state_row = await ctx.session.get(CaseState, (ctx.case.id, scope))
+        assert state_row is not None
+        state_row.state = to_state
+        ctx.states[scope] = to_state
+    ctx.case.version += 1
+    recomputed = await recompute(ctx, scope, now)
+    execution = Execution(
+        ctx=ctx, action=spec_action, actor=actor, values=values, log_data={"from": from_state, "to": to_state}
+    )
+    if values:
+        execution.log_data["values"] = values
+    registry = side_effects()
+    for name in (*spec_action.side_effects, *ctx.spec.side_effects):
+        await registry[name](execution)
+    if recomputed.canceled:
+        execution.log_data["canceled"] = sorted({ea.action for ea in recomputed.canceled})
+    entry = await activity.record(
+        ctx.session,
+        kind="action_executed",
+        actor_id=actor.user_id,
+        chain=ctx.item.id,
+        **log_scope(ctx),
+        action=spec_action.short_name,
+        comment=comment,
+        data=execution.log_data,
+        at=now,
+    )
+    old_status = ctx.case.status
+    set_status_for_state(ctx)
+    if ctx.case.status != old_status:
+        await activity.record(
+            ctx.session,
+            kind="case_completed" if ctx.case.status == "COMPLETED" else "case_reopened",
+            actor_id=actor.user_id,
+            chain=ctx.item.id,
+            **log_scope(ctx),
+            data={"state": to_state},
+            at=now,
+        )
+    await after_enable(ctx, recomputed, now)
+    await notifications.notify(ctx, entry, assigned_parties=assigned_parties(ctx, recomputed))
+    return entry
+
+
+def assigned_parties(ctx: CaseContext, recomputed: Recomputed) -> set[str]:
+    """Who is expected to act on the instances just enabled."""
+    parties: set[str] = set()
+    for instance in recomputed.enabled:
+        if instance.assignee_party_id:
+            parties.add(instance.assignee_party_id)
+        elif instance.assigned_role:
+            parties |= ctx.roles.get(instance.assigned_role, set())
+    return parties
+
+
+def set_status_for_state(ctx: CaseContext) -> None:
+    terminal = ctx.spec.states[ctx.states[""]].terminal
+    if terminal and ctx.case.status == "ACTIVE":
+        ctx.case.status = "COMPLETED"
+    elif not terminal and ctx.case.status == "COMPLETED":
+        ctx.case.status = "ACTIVE"
+
+
+async def recompute(ctx: CaseContext, scope: str, now: datetime) -> Recomputed:
+    """Bring the scope's enabled instances in line with its state: cancel what is no longer
+    enabled, keep what still is (its timer keeps running), enable what newly is."""
+    parent = None if scope == "" else (await ctx.session.get(EnabledAction, scope)).action  # type: ignore[union-attr]
+    state = ctx.states[scope]
+    wanted = {
+        a.short_name: a
+        for a in ctx.spec.scope_actions(parent)
+        if a.trigger != "init" and a.is_enabled_in(state) and await _gates_open(ctx, a)
+    }
+    result = Recomputed()
+    existing = await ctx.session.scalars(
+        select(EnabledAction).where(
+            EnabledAction.case_id == ctx.case.id, EnabledAction.scope == scope, EnabledAction.status == "ENABLED"
+        )
+    )
+    seen: set[str] = set()
+    for instance in existing:
+        spec_action = wanted.get(instance.action)
+        if spec_action is None:
+            instance.status, instance.completed_at = "CANCELED", now
+            result.canceled.append(instance)
+            continue
+        seen.add(instance.action)
+        instance.assigned_role = spec_action.assigned_role if spec_action.is_assigned_in(state) else None
+    for name, spec_action in wanted.items():
+        if name in seen:
+            continue
+        instance = EnabledAction(
+            id=new_id("ea"),
+            case_id=ctx.case.id,
+            action=name,
+            scope=scope,
+            trigger=spec_action.trigger,
+            assigned_role=spec_action.assigned_role if spec_action.is_assigned_in(state) else None,
+            fire_at=None
+            if spec_action.timeout_seconds is None
+            else now + timedelta(seconds=spec_action.timeout_seconds),
+            enabled_at=now,
+        )
+        ctx.session.add(instance)
+        result.enabled.append(instance)
+    await ctx.session.flush()
+    return result
+
+
+async def _gates_open(ctx: CaseContext, action: ActionSpec) -> bool:
+    """Gating (seed 003): each dependency completed at least min and at most max times."""
+    if not action.depends_on:
+        return True
+    for dep, lo, hi in action.depends_on:
+        done = len(
+            (
+                await ctx.session.scalars(
+                    select(EnabledAction.id).where(
+                        EnabledAction.case_id == ctx.case.id,
+                        EnabledAction.action == dep,
+                        EnabledAction.status == "COMPLETED",
+                    )
+                )
+            ).all()
+        )
+        if done < lo or (hi is not None and done > hi):
+            return False
+    return True
+
+
+async def after_enable(ctx: CaseContext, recomputed: Recomputed, now: datetime) -> None:
+    """Lazy default assignment: an empty role gets its defaults when an action naming it (as
+    assigned or allowed role) first becomes enabled, so that e.g. a bug's submitter can comment
+    from the start, while a role needed only later is resolved from the case as it is then."""
+    for instance in recomputed.enabled:
+        action = ctx.spec.actions[instance.action]
+        for role in (action.assigned_role, *action.allowed_roles):
+            if role is not None:
+                await assignment.assign_defaults(ctx, role)
+
+
+async def run_automatic(ctx: CaseContext, now: datetime) -> None:
+    """Fire enabled AUTO actions (and timeouts of 0) one at a time until none is left."""
+    if not ctx.spec.has_automatic:
+        return
+    for _ in range(MAX_AUTOMATIC_STEPS):
+        due = await ctx.session.scalar(
+            select(EnabledAction)
+            .where(
+                EnabledAction.case_id == ctx.case.id,
+                EnabledAction.status == "ENABLED",
+                (EnabledAction.trigger == "auto") | (EnabledAction.fire_at <= now),
+            )
+            .order_by(EnabledAction.enabled_at, EnabledAction.id)
+            .limit(1)
+        )
+        if due is None:
+            return
+        await fire(ctx, due, ctx.spec.actions[due.action], actor=SYSTEM, comment=None, values={}, now=now)
+    raise DomainError(
+        ErrorCode.WORKFLOW_LOOP, f"Automatic actions fired {MAX_AUTOMATIC_STEPS} times in a row; the workflow loops."
+    )
