@@ -14,41 +14,34 @@ from resolvers.pagination import Page, check_first, keyset_page
 from resolvers.records import records
 
 
-async def projects(ctx: Context, *, first: int | None, after: str | None, filt: ResourceFilterKey) -> Page[Project]:
+async def _by_id(ctx: Context, model: Any, *, first: int | None, after: str | None, where: Any = None) -> Page[Any]:
+    """A keyset page of a table in id (= creation) order; the cursor is the id."""
     limit = check_first(first)
-    condition = (
-        apply_resource_filter(select(Project.id), Project, filt)
-        .where(visibility.project_visible(ctx.viewer))
-        .whereclause
-    )
-    total = await ctx.session.scalar(select(func.count()).select_from(Project).where(condition)) or 0
-    query = select(Project.__table__).where(condition).order_by(Project.id).limit(limit + 1)
+    count = select(func.count()).select_from(model)
+    query = select(model.__table__).order_by(model.id).limit(limit + 1)
+    if where is not None:
+        count, query = count.where(where), query.where(where)
     if after:
-        query = query.where(Project.id > after)
-    rows = records(await ctx.session.execute(query))
-    return keyset_page(rows, limit=limit, total=total, cursor=lambda r: r.id)
+        query = query.where(model.id > after)
+    total = await ctx.session.scalar(count) or 0
+    return keyset_page(records(await ctx.session.execute(query)), limit=limit, total=total, cursor=lambda r: r.id)
+
+
+async def projects(ctx: Context, *, first: int | None, after: str | None, filt: ResourceFilterKey) -> Page[Project]:
+    visible = visibility.project_visible(ctx.viewer)
+    condition = apply_resource_filter(select(Project.id), Project, filt).where(visible).whereclause
+    return await _by_id(ctx, Project, first=first, after=after, where=condition)
 
 
 async def workflows(ctx: Context, *, first: int | None, after: str | None) -> Page[Workflow]:
     """Every version of every workflow, oldest first."""
-    limit = check_first(first)
     ctx.viewer  # noqa: B018 - authentication check
-    total = await ctx.session.scalar(select(func.count()).select_from(Workflow)) or 0
-    query = select(Workflow.__table__).order_by(Workflow.id).limit(limit + 1)
-    if after:
-        query = query.where(Workflow.id > after)
-    rows = records(await ctx.session.execute(query))
-    return keyset_page(rows, limit=limit, total=total, cursor=lambda r: r.id)
+    return await _by_id(ctx, Workflow, first=first, after=after)
 
 
 async def users(ctx: Context, *, first: int | None, after: str | None) -> Page[User]:
-    limit = check_first(first)
     ctx.viewer  # noqa: B018 - authentication check
-    total = await ctx.session.scalar(select(func.count()).select_from(User)) or 0
-    query = select(User.__table__).order_by(User.id).limit(limit + 1)
-    if after:
-        query = query.where(User.id > after)
-    return keyset_page(records(await ctx.session.execute(query)), limit=limit, total=total, cursor=lambda r: r.id)
+    return await _by_id(ctx, User, first=first, after=after)
 
 
 async def node(ctx: Context, id: str) -> Any:
