@@ -14,6 +14,7 @@ import signal
 import subprocess
 import time
 from importlib.metadata import version
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -246,8 +247,8 @@ async def main_async(args: argparse.Namespace) -> None:
             ]
         if FINDINGS.exists():
             lines += ["", FINDINGS.read_text().strip()]
-        REPORT.write_text("\n".join(lines) + "\n")
-        print(f"wrote {REPORT}")
+        args.report.write_text("\n".join(lines) + "\n")
+        print(f"wrote {args.report}")
     finally:
         await drop_postgres(name)
 
@@ -260,6 +261,7 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--skip-postgraphile", action="store_true")
     parser.add_argument("--skip-subscriptions", action="store_true")
+    parser.add_argument("--report", type=Path, default=REPORT, help="where to write the report")
     asyncio.run(main_async(parser.parse_args()))
 
 
