@@ -1,5 +1,6 @@
 """DataLoaders: one per relation, created per request, one query per batch, results in key order."""
 
+import inspect
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -52,6 +53,28 @@ def cached(loader: DataLoader[Any, Any], key: Any) -> Any:
 
 
 MISSING: Any = object()
+T = TypeVar("T")
+
+
+def with_loaded(needs: Sequence[tuple[DataLoader[Any, Any], Any]], compute: Callable[..., Any]) -> Any:
+    """``compute(*values)`` over the loaders' values for these keys: at once when every value is
+    already known (the usual case after a page prefetch, so the field costs no await), else
+    after awaiting the loads. ``compute`` may return another ``with_loaded`` for values that
+    depend on these; graphql-core awaits whatever comes back awaitable."""
+    values = [cached(loader, key) for loader, key in needs]
+    if not any(v is MISSING for v in values):
+        return compute(*values)
+    return _after_loading(needs, compute)
+
+
+def one(loader: Any, key: str | None) -> Any:
+    """A single related row (None for no key)."""
+    return None if key is None else with_loaded([(loader, key)], lambda value: value)
+
+
+async def _after_loading(needs: Sequence[tuple[DataLoader[Any, Any], Any]], compute: Callable[..., Any]) -> Any:
+    result = compute(*[await loader.load(key) for loader, key in needs])
+    return await result if inspect.isawaitable(result) else result
 
 
 def _one(rows: Sequence[Any], keys: Sequence[K], key: Callable[[Any], K]) -> list[Any]:

@@ -10,8 +10,6 @@ from engine.assignment import pick_list
 from engine.specs import RoleSpec
 from resolvers import cases as case_reads
 from resolvers import resources
-from resolvers.cases import now_or_later
-from resolvers.loaders import MISSING, cached
 from schema.activity import Activity
 from schema.base import AppInfo, Connection, Node, by_id_prefix, connection
 from schema.identity import Party
@@ -39,13 +37,11 @@ class EnabledAction:
 
     @strawberry.field
     def action(self, info: AppInfo) -> Action:
-        ctx = info.context
-        return now_or_later(case_reads.action_now(ctx, self), lambda: case_reads.action(ctx, self))  # type: ignore[arg-type]
+        return case_reads.action(info.context, self)  # type: ignore[arg-type]
 
     @strawberry.field(description="Who is expected to act: the instance's assignee, or its assigned role's players.")
     def assignees(self, info: AppInfo) -> list[Party]:
-        ctx = info.context
-        return now_or_later(case_reads.assignees_now(ctx, self), lambda: case_reads.assignees(ctx, self))  # type: ignore[arg-type]
+        return case_reads.assignees(info.context, self)  # type: ignore[arg-type]
 
     @strawberry.field
     async def parent(self, info: AppInfo) -> "EnabledAction | None":
@@ -63,23 +59,12 @@ class CaseRole:
 
     @strawberry.field
     def assignees(self, info: AppInfo) -> list[Party]:
-        ctx, ids = info.context, self.party_ids  # type: ignore[attr-defined]
-        return now_or_later(case_reads.parties_now(ctx, ids), lambda: case_reads.parties(ctx, ids))
+        return case_reads.parties(info.context, self.party_ids)  # type: ignore[attr-defined]
 
     @strawberry.field(description="Likely assignees: players of this role in other cases, then allowed parties.")
     async def pick_list(self, info: AppInfo) -> list[Party]:
         ids = await pick_list(info.context.session, case=self.case, role=self.role.short_name)  # type: ignore[attr-defined]
         return [p for p in await info.context.loaders.party_by_id.load_many(ids) if p is not None]
-
-
-async def _first(states: Any) -> Any:
-    return (await states)[0]
-
-
-async def _roles_later(ctx: Any, case: Any) -> list[CaseRole]:
-    spec = await case_reads.spec_for_case(ctx, case)
-    played = await ctx.loaders.roles_by_case.load(case.id)
-    return [_case_role(role, played.get(name, []), case) for name, role in spec.roles.items()]
 
 
 def _case_role(role: RoleSpec, party_ids: list[str], case: Any) -> CaseRole:
@@ -108,32 +93,23 @@ class Case(Node):
 
     @strawberry.field(description="The top-level state.")
     def state(self, info: AppInfo) -> State:
-        states = case_reads.states_now(info.context, self)  # type: ignore[arg-type]
-        return _first(case_reads.states(info.context, self)) if states is MISSING else states[0]  # type: ignore[arg-type, return-value]
+        return case_reads.state(info.context, self)  # type: ignore[arg-type]
 
     @strawberry.field(description="The top-level state, then one per running child workflow.")
     def states(self, info: AppInfo) -> list[State]:
-        ctx = info.context
-        return now_or_later(case_reads.states_now(ctx, self), lambda: case_reads.states(ctx, self))  # type: ignore[arg-type]
+        return case_reads.states(info.context, self)  # type: ignore[arg-type]
 
     @strawberry.field(description="USER actions enabled now, whoever may perform them.")
     def enabled_actions(self, info: AppInfo) -> list[EnabledAction]:
-        ctx = info.context
-        return now_or_later(case_reads.enabled_actions_now(ctx, self), lambda: case_reads.enabled_actions(ctx, self))  # type: ignore[arg-type]
+        return case_reads.enabled_actions(info.context, self)  # type: ignore[arg-type]
 
     @strawberry.field(description="The enabled actions you may perform now.")
     def my_actions(self, info: AppInfo) -> list[EnabledAction]:
-        ctx = info.context
-        return now_or_later(case_reads.my_actions_now(ctx, self), lambda: case_reads.my_actions(ctx, self))  # type: ignore[arg-type]
+        return case_reads.my_actions(info.context, self)  # type: ignore[arg-type]
 
     @strawberry.field(description="Every role of the workflow with who plays it in this case.")
     def roles(self, info: AppInfo) -> list[CaseRole]:
-        ctx = info.context
-        spec = case_reads.spec_now(ctx, self)  # type: ignore[arg-type]
-        played = cached(ctx.loaders.roles_by_case, self.id)
-        if spec is MISSING or played is MISSING:
-            return _roles_later(ctx, self)  # type: ignore[return-value]
-        return [_case_role(role, played.get(name, []), self) for name, role in spec.roles.items()]
+        return case_reads.roles(info.context, self, _case_role)  # type: ignore[arg-type]
 
     @strawberry.field(description="The log of this case, oldest first.")
     async def log(self, info: AppInfo, first: int | None = None, after: str | None = None) -> Connection[Activity]:

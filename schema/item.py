@@ -1,12 +1,11 @@
 """Workflow items as clients read them."""
 
 from datetime import date, datetime
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import strawberry
 
-from resolvers.cases import now_or_later
-from resolvers.loaders import MISSING, cached
+from resolvers.loaders import one, with_loaded
 from schema.base import JSON, AppInfo, Node, by_id_prefix
 from schema.project import ResourceFields, ResourceStatus, Subproject
 
@@ -44,9 +43,7 @@ class WorkflowItem(ResourceFields, Node):
         description="OPEN while the case is active or suspended, CLOSED once it completed or was canceled."
     )
     def status(self, info: AppInfo) -> ResourceStatus:
-        loader = info.context.loaders.case_by_item
-        case = cached(loader, self.id)
-        return _status(case) if case is not MISSING else _status_later(loader, self.id)  # type: ignore[return-value]
+        return with_loaded([(info.context.loaders.case_by_item, self.id)], _status)
 
     @strawberry.field
     async def subproject(self, info: AppInfo) -> Subproject | None:
@@ -58,12 +55,7 @@ class WorkflowItem(ResourceFields, Node):
 
     @strawberry.field(name="case", description="The workflow case of this item.")
     def case_(self, info: AppInfo) -> Annotated["Case", strawberry.lazy("schema.case")]:
-        loader = info.context.loaders.case_by_item
-        return now_or_later(cached(loader, self.id), lambda: loader.load(self.id))
-
-
-async def _status_later(loader: Any, item_id: str) -> ResourceStatus:
-    return _status(await loader.load(item_id))
+        return one(info.context.loaders.case_by_item, self.id)
 
 
 def _status(case: object) -> ResourceStatus:

@@ -8,9 +8,8 @@ import strawberry
 
 from engine.ordering import ordered
 from resolvers import resources
-from resolvers.cases import now_or_later
 from resolvers.filters import ResourceFilterKey
-from resolvers.loaders import cached
+from resolvers.loaders import one
 from resolvers.lookahead import item_prefetch
 from resolvers.pagination import slice_page
 from schema.activity import Activity, HistoryFilter
@@ -114,11 +113,7 @@ class ResourceFields:
 
     @strawberry.field
     def assignee(self, info: AppInfo) -> Party | None:
-        aid = self.assignee_id  # type: ignore[attr-defined]
-        if not aid:
-            return None
-        loader = info.context.loaders.party_by_id
-        return now_or_later(cached(loader, aid), lambda: loader.load(aid))
+        return one(info.context.loaders.party_by_id, self.assignee_id)  # type: ignore[attr-defined]
 
 
 @strawberry.type(description="The root of the resource tree: holds subprojects.")
