@@ -17,10 +17,27 @@ from typing import Any
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from models import Activity, new_id, utcnow
+from models import Activity, kind_of, new_id, utcnow
 from models.db import BEFORE_COMMIT
 
 NEW_ACTIVITIES = "caseway.new_activities"
+
+
+def scope_of(resource: Any, *, case_id: str | None = None) -> dict[str, str | None]:
+    """The resource columns of an entry about ``resource`` (a project, subproject or item), so
+    each resource's history finds it."""
+    kind = kind_of(resource.id)
+    if kind == "Project":
+        scope = {"project_id": resource.id}
+    elif kind == "Subproject":
+        scope = {"project_id": resource.project_id, "subproject_id": resource.id}
+    else:
+        scope = {
+            "project_id": resource.project_id,
+            "subproject_id": resource.subproject_id,
+            "workflow_item_id": resource.id,
+        }
+    return {**scope, "case_id": case_id} if case_id else scope
 
 
 def entry_hash(prev_hash: str | None, entry: Activity) -> str:
@@ -50,26 +67,21 @@ async def record(
     *,
     kind: str,
     actor_id: str | None,
-    chain: str,
-    project_id: str | None = None,
-    subproject_id: str | None = None,
-    workflow_item_id: str | None = None,
+    about: Any,
     case_id: str | None = None,
     action: str | None = None,
     comment: str | None = None,
     data: dict[str, Any] | None = None,
     at: datetime | None = None,
 ) -> Activity:
-    """Queue an entry; it is hashed and inserted just before the transaction commits."""
+    """Queue an entry about ``about`` (a project, subproject or workflow item); it is hashed and
+    inserted just before the transaction commits."""
     entry = Activity(
         id=new_id("act"),
         kind=kind,
         actor_id=actor_id,
-        chain=chain,
-        project_id=project_id,
-        subproject_id=subproject_id,
-        workflow_item_id=workflow_item_id,
-        case_id=case_id,
+        chain=about.id,  # each resource's entries form one hash chain
+        **scope_of(about, case_id=case_id),
         action=action,
         comment=comment,
         data=data or {},

@@ -77,10 +77,7 @@ async def assign_defaults(ctx: CaseContext, role_name: str) -> None:
                 ctx.session,
                 kind="role_assigned",
                 actor_id=None,
-                chain=ctx.item.id,
-                project_id=ctx.item.project_id,
-                subproject_id=ctx.item.subproject_id,
-                workflow_item_id=ctx.item.id,
+                about=ctx.item,
                 case_id=ctx.case.id,
                 data={"role": role_name, "partyIds": parties, "by": name},
             )
@@ -160,10 +157,7 @@ async def reassign(
         session,
         kind="role_reassigned",
         actor_id=actor.user_id,
-        chain=ctx.item.id,
-        project_id=ctx.item.project_id,
-        subproject_id=ctx.item.subproject_id,
-        workflow_item_id=ctx.item.id,
+        about=ctx.item,
         case_id=ctx.case.id,
         data={"role": role, "mode": mode, "before": before, "after": sorted(after)},
     )

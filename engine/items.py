@@ -93,16 +93,14 @@ async def create_workflow_item(
     )
     session.add(item)
     await session.flush()
-    await permissions.copy_grants(session, source_id=subproject.id, target_id=item.id)
-    await permissions.grant_all(session, resource_id=item.id, party_id=actor.user_id)
+    await permissions.grant_new_resource(
+        session, resource_id=item.id, creator_id=actor.user_id, parent_id=subproject.id
+    )
     await activity.record(
         session,
         kind="workflow_item_created",
         actor_id=actor.user_id,
-        chain=item.id,
-        project_id=item.project_id,
-        subproject_id=item.subproject_id,
-        workflow_item_id=item.id,
+        about=item,
         data={
             "displayName": item.display_name,
             "amountType": item.amount_type,

@@ -60,31 +60,22 @@ async def notify(ctx: CaseContext, entry: Activity, *, assigned_parties: Iterabl
     """Write the notifications of one case activity."""
     session = ctx.session
     role_players = await users_of(session, {p for parties in ctx.roles.values() for p in parties})
-    grant_holders = await users_of(
-        session,
-        (
-            await session.scalars(
-                select(Permission.party_id).where(
-                    Permission.resource_id == ctx.item.id, Permission.intent == "workflowItem.view"
-                )
-            )
-        ).all(),
-    )
+    assigned = await users_of(session, assigned_parties)
     subscribed = await _subscribers(
         session,
         {"ROLE": [""], "CASE": [ctx.item.id, ctx.case.id], "WORKFLOW": [ctx.subproject.id, ctx.workflow_id]},
     )
     levels: list[tuple[str, set[str]]] = [
-        ("ASSIGNED", await users_of(session, assigned_parties)),
+        ("ASSIGNED", assigned),
         ("ROLE", role_players & subscribed["ROLE"]),
         ("CASE", subscribed["CASE"]),
         ("WORKFLOW", subscribed["WORKFLOW"]),
     ]
-    candidates = set().union(*(users for _, users in levels))
-    if not candidates:
-        return
-    admins = set((await session.scalars(select(User.id).where(User.id.in_(candidates), User.is_admin))).all())
-    may_view = role_players | grant_holders | admins
+    # Assignees and role players see the case; only other subscribers need a visibility check.
+    may_view = role_players | assigned
+    outsiders = (subscribed["CASE"] | subscribed["WORKFLOW"]) - may_view
+    if outsiders:
+        may_view |= await _may_view_item(session, ctx.item.id, outsiders)
     notified: set[str] = {entry.actor_id or ""}
     for level, users in levels:
         for user_id in sorted((users & may_view) - notified):
@@ -95,6 +86,23 @@ async def notify(ctx: CaseContext, entry: Activity, *, assigned_parties: Iterabl
             )
             notified.add(user_id)
     await session.flush()
+
+
+async def _may_view_item(session: AsyncSession, item_id: str, user_ids: set[str]) -> set[str]:
+    """Which of these users hold workflowItem.view on the item (themselves or through a group),
+    or are admins."""
+    holders = await users_of(
+        session,
+        (
+            await session.scalars(
+                select(Permission.party_id).where(
+                    Permission.resource_id == item_id, Permission.intent == "workflowItem.view"
+                )
+            )
+        ).all(),
+    )
+    admins = set((await session.scalars(select(User.id).where(User.id.in_(user_ids), User.is_admin))).all())
+    return (holders | admins) & user_ids
 
 
 async def subscribe(session: AsyncSession, *, actor: Actor, level: str, target_id: str | None) -> None:

@@ -62,9 +62,7 @@ async def reorder(session: AsyncSession, *, actor: Actor, subproject_id: str, or
             session,
             kind="workflow_items_reordered",
             actor_id=actor.user_id,
-            chain=subproject.id,
-            project_id=subproject.project_id,
-            subproject_id=subproject.id,
+            about=subproject,
             data={"ordering": ordering},
         )
     return subproject

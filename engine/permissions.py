@@ -123,6 +123,15 @@ async def grant_raw(session: AsyncSession, *, resource_id: str, intent: str, par
     )
 
 
+async def grant_new_resource(
+    session: AsyncSession, *, resource_id: str, creator_id: str, parent_id: str | None = None
+) -> None:
+    """DESIGN §5: a new child resource copies its parent's grants; its creator gets every intent."""
+    if parent_id is not None:
+        await copy_grants(session, source_id=parent_id, target_id=resource_id)
+    await grant_all(session, resource_id=resource_id, party_id=creator_id)
+
+
 async def grant_all(session: AsyncSession, *, resource_id: str, party_id: str) -> None:
     for intent in intents_for(resource_id):
         await grant_raw(session, resource_id=resource_id, intent=intent, party_id=party_id)

@@ -114,13 +114,12 @@ async def create_project(
     session.add(project)
     await session.flush()
     await _replace_budgets(session, project.id, budgets)
-    await permissions.grant_all(session, resource_id=project.id, party_id=actor.user_id)
+    await permissions.grant_new_resource(session, resource_id=project.id, creator_id=actor.user_id)
     await activity.record(
         session,
         kind="project_created",
         actor_id=actor.user_id,
-        chain=project.id,
-        project_id=project.id,
+        about=project,
         data={
             "displayName": project.display_name,
             "assigneeId": project.assignee_id,
@@ -177,15 +176,14 @@ async def create_subproject(
     session.add(subproject)
     await session.flush()
     await _replace_budgets(session, subproject.id, budgets)
-    await permissions.copy_grants(session, source_id=project.id, target_id=subproject.id)
-    await permissions.grant_all(session, resource_id=subproject.id, party_id=actor.user_id)
+    await permissions.grant_new_resource(
+        session, resource_id=subproject.id, creator_id=actor.user_id, parent_id=project.id
+    )
     await activity.record(
         session,
         kind="subproject_created",
         actor_id=actor.user_id,
-        chain=subproject.id,
-        project_id=project.id,
-        subproject_id=subproject.id,
+        about=subproject,
         data={
             "displayName": subproject.display_name,
             "workflow": wf.short_name,
@@ -200,14 +198,6 @@ async def create_subproject(
 def _require_open(resource: Project | Subproject, what: str) -> None:
     if resource.status != "OPEN":
         raise DomainError(ErrorCode.RESOURCE_CLOSED, f"The {what} is closed and cannot change.")
-
-
-def _scope(resource: Project | Subproject | WorkflowItem) -> dict[str, str | None]:
-    if isinstance(resource, Project):
-        return {"project_id": resource.id}
-    if isinstance(resource, Subproject):
-        return {"project_id": resource.project_id, "subproject_id": resource.id}
-    return {"project_id": resource.project_id, "subproject_id": resource.subproject_id, "workflow_item_id": resource.id}
 
 
 async def apply_update(
@@ -243,8 +233,7 @@ async def apply_update(
             session,
             kind=kind,
             actor_id=actor.user_id,
-            chain=resource.id,
-            **_scope(resource),
+            about=resource,
             data={_camel(k): v for k, v in changed.items()},
         )
     return resource

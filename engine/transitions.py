@@ -25,15 +25,6 @@ class Recomputed:
     canceled: list[EnabledAction] = field(default_factory=list)
 
 
-def log_scope(ctx: CaseContext) -> dict[str, str]:
-    return {
-        "project_id": ctx.item.project_id,
-        "subproject_id": ctx.item.subproject_id,
-        "workflow_item_id": ctx.item.id,
-        "case_id": ctx.case.id,
-    }
-
-
 async def fire(
     ctx: CaseContext,
     instance: EnabledAction,
@@ -72,8 +63,8 @@ async def fire(
         ctx.session,
         kind="action_executed",
         actor_id=actor.user_id,
-        chain=ctx.item.id,
-        **log_scope(ctx),
+        about=ctx.item,
+        case_id=ctx.case.id,
         action=spec_action.short_name,
         comment=comment,
         data=execution.log_data,
@@ -86,8 +77,8 @@ async def fire(
             ctx.session,
             kind="case_completed" if ctx.case.status == "COMPLETED" else "case_reopened",
             actor_id=actor.user_id,
-            chain=ctx.item.id,
-            **log_scope(ctx),
+            about=ctx.item,
+            case_id=ctx.case.id,
             data={"state": to_state},
             at=now,
         )
