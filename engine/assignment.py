@@ -1,6 +1,5 @@
 """Who plays which role in a case: lazy default assignment, reassignment and pick lists (seed 004)."""
 
-from collections import Counter
 
 from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -183,23 +182,9 @@ async def pick_list(session: AsyncSession, *, case: CaseRow, role: str, limit: i
             .limit(limit)
         )
     ).all()
-    counts = Counter({party: n for party, n in rows})
+    result = [party for party, _ in rows]  # already most frequent first
     spec_role = spec_of(workflow).roles.get(role)
-    result = [p for p, _ in counts.most_common()]
     for party in spec_role.allowed_parties if spec_role else ():
         if party not in result:
             result.append(party)
     return result[:limit]
-
-
-async def item_ids_with_role(session: AsyncSession, party_ids: frozenset[str]) -> list[str]:
-    return list(
-        (
-            await session.scalars(
-                select(CaseRow.object_id)
-                .join(CaseRoleParty, CaseRoleParty.case_id == CaseRow.id)
-                .where(CaseRoleParty.party_id.in_(party_ids))
-                .distinct()
-            )
-        ).all()
-    )
