@@ -49,9 +49,7 @@ class Context:
 
     async def refresh(self) -> None:
         """Forget everything read so far (called after a mutation commits)."""
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        await self.close()
         self._loaders = None
 
     async def published(self, activities: list[Any]) -> None:
