@@ -6,7 +6,7 @@ Grants are rows (resource_id, intent, party_id); a party is a user or a group, a
 
 from collections import defaultdict
 
-from sqlalchemy import ColumnElement, delete, func, select, true
+from sqlalchemy import ColumnElement, delete, exists, func, select, true
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.actors import Actor
@@ -99,20 +99,15 @@ async def require_global(session: AsyncSession, *, actor: Actor, intent: str) ->
         raise DomainError(ErrorCode.NOT_ALLOWED, f"You need the {intent} permission.")
 
 
-def visible_ids(intent: str, actor: Actor) -> ColumnElement[bool] | None:
-    """A subquery of the resource ids the actor holds ``intent`` on (None: admin sees all)."""
-    if actor.is_admin:
-        return None
-    return (
-        select(Permission.resource_id)
-        .where(Permission.intent == intent, Permission.party_id.in_(actor.party_ids))
-        .scalar_subquery()
-    )
-
-
 def visible_filter(column: ColumnElement[str], intent: str, actor: Actor) -> ColumnElement[bool]:
-    ids = visible_ids(intent, actor)
-    return true() if ids is None else column.in_(ids)
+    """Rows whose id the actor holds ``intent`` on (admins: all). A correlated EXISTS, so the
+    database probes the permission key once per candidate row instead of first collecting every
+    id the actor may see (10,000 for a user who sees 10,000 items, on each nested read)."""
+    if actor.is_admin:
+        return true()
+    return exists().where(
+        Permission.resource_id == column, Permission.intent == intent, Permission.party_id.in_(actor.party_ids)
+    )
 
 
 async def grant_raw(session: AsyncSession, *, resource_id: str, intent: str, party_id: str) -> None:

@@ -1,6 +1,6 @@
 """SQL conditions for "the viewer may see this row" (DESIGN §5), in one place."""
 
-from sqlalchemy import ColumnElement, String, cast, func, or_, select, true
+from sqlalchemy import ColumnElement, String, cast, exists, func, or_, true
 
 from engine.actors import Actor
 from engine.permissions import visible_filter
@@ -19,13 +19,12 @@ def item_visible(actor: Actor) -> ColumnElement[bool]:
     """A grant of workflowItem.view, or a role in the item's case."""
     if actor.is_admin:
         return true()
-    in_role = (
-        select(Case.object_id)
-        .join(CaseRoleParty, CaseRoleParty.case_id == Case.id)
-        .where(CaseRoleParty.party_id.in_(actor.party_ids))
-        .scalar_subquery()
+    in_role = exists().where(
+        Case.object_id == WorkflowItem.id,
+        CaseRoleParty.case_id == Case.id,
+        CaseRoleParty.party_id.in_(actor.party_ids),
     )
-    return or_(visible_filter(WorkflowItem.id, "workflowItem.view", actor), WorkflowItem.id.in_(in_role))
+    return or_(visible_filter(WorkflowItem.id, "workflowItem.view", actor), in_role)
 
 
 def has_tag(column: ColumnElement[object], tag: str) -> ColumnElement[bool]:
