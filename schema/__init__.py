@@ -11,6 +11,7 @@ from schema import case_mutations, identity, item_mutations, notification, proje
 from schema.activity import Activity
 from schema.base import AppInfo, Connection, Node, connection
 from schema.case import Case, EnabledAction
+from schema.execution import CasewayExecutor
 from schema.identity import Group, User
 from schema.item import WorkflowItem
 from schema.project import Project, ProjectFilter, Subproject, filter_key
@@ -92,6 +93,7 @@ schema = strawberry.Schema(
     mutation=Mutation,
     subscription=Subscription,
     types=[Project, Subproject, WorkflowItem, Case, Workflow, Activity, User, Group],
+    execution_context_class=CasewayExecutor,
     extensions=[
         # One rule class for the life of the process: the validation cache is keyed by it.
         lambda: AddValidationRules([_DEPTH_RULE]),

@@ -12,6 +12,7 @@ from resolvers import cases as case_reads
 from resolvers import resources
 from schema.activity import Activity
 from schema.base import AppInfo, Connection, Node, by_id_prefix, connection
+from schema.execution import context_only
 from schema.identity import Party
 from schema.workflow import Action, Role, State, Workflow
 
@@ -36,19 +37,23 @@ class EnabledAction:
     is_type_of = by_id_prefix("EnabledAction")
 
     @strawberry.field
+    @context_only
     def action(self, info: AppInfo) -> Action:
         return case_reads.action(info.context, self)  # type: ignore[arg-type]
 
     @strawberry.field(description="Who is expected to act: the instance's assignee, or its assigned role's players.")
+    @context_only
     def assignees(self, info: AppInfo) -> list[Party]:
         return case_reads.assignees(info.context, self)  # type: ignore[arg-type]
 
     @strawberry.field
+    @context_only
     async def parent(self, info: AppInfo) -> "EnabledAction | None":
         pid = self.parent_id  # type: ignore[attr-defined]
         return await info.context.loaders.enabled_action_by_id.load(pid) if pid else None
 
     @strawberry.field(name="case")
+    @context_only
     async def case_(self, info: AppInfo) -> Annotated["Case", strawberry.lazy("schema.case")]:
         return await info.context.loaders.case_by_id.load(self.case_id)  # type: ignore[attr-defined]
 
@@ -58,10 +63,12 @@ class CaseRole:
     role: Role
 
     @strawberry.field
+    @context_only
     def assignees(self, info: AppInfo) -> list[Party]:
         return case_reads.parties(info.context, self.party_ids)  # type: ignore[attr-defined]
 
     @strawberry.field(description="Likely assignees: players of this role in other cases, then allowed parties.")
+    @context_only
     async def pick_list(self, info: AppInfo) -> list[Party]:
         ids = await pick_list(info.context.session, case=self.case, role=self.role.short_name)  # type: ignore[attr-defined]
         return [p for p in await info.context.loaders.party_by_id.load_many(ids) if p is not None]
@@ -84,30 +91,37 @@ class Case(Node):
     is_type_of = by_id_prefix("Case")
 
     @strawberry.field
+    @context_only
     async def workflow(self, info: AppInfo) -> Workflow:
         return await info.context.loaders.workflow_by_id.load(self.workflow_id)  # type: ignore[attr-defined]
 
     @strawberry.field
+    @context_only
     async def workflow_item(self, info: AppInfo) -> Annotated["WorkflowItem", strawberry.lazy("schema.item")] | None:
         return await info.context.loaders.item_by_id.load(self.object_id)  # type: ignore[attr-defined]
 
     @strawberry.field(description="The top-level state.")
+    @context_only
     def state(self, info: AppInfo) -> State:
         return case_reads.state(info.context, self)  # type: ignore[arg-type]
 
     @strawberry.field(description="The top-level state, then one per running child workflow.")
+    @context_only
     def states(self, info: AppInfo) -> list[State]:
         return case_reads.states(info.context, self)  # type: ignore[arg-type]
 
     @strawberry.field(description="USER actions enabled now, whoever may perform them.")
+    @context_only
     def enabled_actions(self, info: AppInfo) -> list[EnabledAction]:
         return case_reads.enabled_actions(info.context, self)  # type: ignore[arg-type]
 
     @strawberry.field(description="The enabled actions you may perform now.")
+    @context_only
     def my_actions(self, info: AppInfo) -> list[EnabledAction]:
         return case_reads.my_actions(info.context, self)  # type: ignore[arg-type]
 
     @strawberry.field(description="Every role of the workflow with who plays it in this case.")
+    @context_only
     def roles(self, info: AppInfo) -> list[CaseRole]:
         return case_reads.roles(info.context, self, _case_role)  # type: ignore[arg-type]
 

@@ -8,6 +8,7 @@ from engine import identity
 from resolvers import queries
 from resolvers.mutations import run
 from schema.base import AppInfo, Connection, Node, UserError, by_id_prefix, connection
+from schema.execution import context_only
 
 
 @strawberry.type(description="A person who signs in.")
@@ -28,6 +29,7 @@ class Group(Node):
     is_type_of = by_id_prefix("Group")
 
     @strawberry.field
+    @context_only
     async def members(self, info: AppInfo) -> list[User]:
         return await info.context.loaders.members_by_group.load(self.id)
 

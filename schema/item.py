@@ -7,6 +7,7 @@ import strawberry
 
 from resolvers.loaders import one, with_loaded
 from schema.base import JSON, AppInfo, Node, by_id_prefix
+from schema.execution import context_only
 from schema.project import ResourceFields, ResourceStatus, Subproject
 
 if TYPE_CHECKING:
@@ -42,18 +43,22 @@ class WorkflowItem(ResourceFields, Node):
     @strawberry.field(
         description="OPEN while the case is active or suspended, CLOSED once it completed or was canceled."
     )
+    @context_only
     def status(self, info: AppInfo) -> ResourceStatus:
         return with_loaded([(info.context.loaders.case_by_item, self.id)], _status)
 
     @strawberry.field
+    @context_only
     async def subproject(self, info: AppInfo) -> Subproject | None:
         return await info.context.loaders.subproject_by_id.load(self.subproject_id)  # type: ignore[attr-defined]
 
     @strawberry.field
+    @context_only
     async def documents(self, info: AppInfo) -> list[Document]:
         return await info.context.loaders.documents_by_item.load(self.id)
 
     @strawberry.field(name="case", description="The workflow case of this item.")
+    @context_only
     def case_(self, info: AppInfo) -> Annotated["Case", strawberry.lazy("schema.case")]:
         return one(info.context.loaders.case_by_item, self.id)
 

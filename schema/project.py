@@ -14,6 +14,7 @@ from resolvers.lookahead import item_prefetch
 from resolvers.pagination import slice_page
 from schema.activity import Activity, HistoryFilter
 from schema.base import JSON, AppInfo, Connection, Node, by_id_prefix, connection
+from schema.execution import context_only
 from schema.identity import Party
 
 if TYPE_CHECKING:
@@ -59,6 +60,7 @@ class PermissionGrant:
     intent: str
 
     @strawberry.field
+    @context_only
     async def parties(self, info: AppInfo) -> list[Party]:
         found = await info.context.loaders.party_by_id.load_many(self.party_ids)  # type: ignore[attr-defined]
         return [p for p in found if p is not None]
@@ -98,10 +100,12 @@ class ResourceFields:
     """Fields every project, subproject and workflow item has (mixed into each type)."""
 
     @strawberry.field(description="The intents you hold on this resource.")
+    @context_only
     async def allowed_intents(self, info: AppInfo) -> list[str]:
         return await resources.allowed_intents(info.context, self.id)  # type: ignore[attr-defined]
 
     @strawberry.field(description="Every grant on this resource; null without the listPermissions intent.")
+    @context_only
     async def permissions(self, info: AppInfo) -> list[PermissionGrant] | None:
         return grant_list(await resources.grants(info.context, self.id))  # type: ignore[attr-defined]
 
@@ -112,6 +116,7 @@ class ResourceFields:
         return await history_connection(info, self.id, first, after, filter)  # type: ignore[attr-defined]
 
     @strawberry.field
+    @context_only
     def assignee(self, info: AppInfo) -> Party | None:
         return one(info.context.loaders.party_by_id, self.assignee_id)  # type: ignore[attr-defined]
 
@@ -128,6 +133,7 @@ class Project(ResourceFields, Node):
     is_type_of = by_id_prefix("Project")
 
     @strawberry.field
+    @context_only
     async def projected_budgets(self, info: AppInfo) -> list[ProjectedBudget]:
         return await info.context.loaders.budgets_by_resource.load(self.id)
 
@@ -154,19 +160,23 @@ class Subproject(ResourceFields, Node):
     is_type_of = by_id_prefix("Subproject")
 
     @strawberry.field
+    @context_only
     async def project(self, info: AppInfo) -> Project | None:
         return await info.context.loaders.project_by_id.load(self.project_id)  # type: ignore[attr-defined]
 
     @strawberry.field
+    @context_only
     async def validator(self, info: AppInfo) -> Party | None:
         vid = self.validator_id  # type: ignore[attr-defined]
         return await info.context.loaders.party_by_id.load(vid) if vid else None
 
     @strawberry.field(description="The workflow (and version) this subproject's items follow.")
+    @context_only
     async def workflow(self, info: AppInfo) -> Annotated["Workflow", strawberry.lazy("schema.workflow")]:
         return await info.context.loaders.workflow_by_id.load(self.workflow_id)  # type: ignore[attr-defined]
 
     @strawberry.field
+    @context_only
     async def projected_budgets(self, info: AppInfo) -> list[ProjectedBudget]:
         return await info.context.loaders.budgets_by_resource.load(self.id)
 
