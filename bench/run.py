@@ -21,7 +21,7 @@ import httpx
 from sqlalchemy import select
 
 from bench import queries, raw_sql, seed, statements, subscriptions, wrk
-from bench.server import ROOT, Server, drop_postgres, free_port, fresh_postgres
+from bench.server import RANDOM_PAGE_COST, ROOT, Server, analyze, drop_postgres, free_port, fresh_postgres
 from engine import identity
 from models import Database, Project, Subproject, User, WorkflowItem
 
@@ -143,6 +143,7 @@ async def main_async(args: argparse.Namespace) -> None:
         started = time.monotonic()
         seeded = await seed.seed(url, *seed.SIZES[args.size])
         seed_seconds = time.monotonic() - started
+        await analyze(url)
         data = await _prepare(url)
         token, projects, items = data["token"], data["projects"], data["items"]
         r1 = {"query": queries.R1, "variables": {"id": projects[0]}}
@@ -203,6 +204,8 @@ async def main_async(args: argparse.Namespace) -> None:
             f"- data: `{args.size}` ({len(projects)} projects, {seeded['items']} items) seeded through "
             f"the engine in {seed_seconds:.0f} s; server: uvicorn, {args.workers} worker(s), PostgreSQL; "
             f"wrk {args.connections} connections, {args.seconds} s per scenario",
+            f"- PostgreSQL: ANALYZE after seeding; random_page_cost = {RANDOM_PAGE_COST} on the benchmark database "
+            "(SSD; the same for both servers)",
             "",
         ]
         lines += [

@@ -1,0 +1,93 @@
+"""In-process timing (and optionally a profile) of one scenario, through the whole ASGI app.
+
+    python -m bench.profile --database-url postgresql://…/db [--scenario R1|R2|R3|W1]
+                            [--requests 50] [--cprofile | --pyinstrument]
+
+Seed the database first (`python -m bench.seed --size medium --bulk --database-url …`). One
+client, no network: what it prints is the CPU a request costs the server plus its waits on
+the database, the number to move before wrk can show anything.
+"""
+
+import argparse
+import asyncio
+import cProfile
+import pstats
+import time
+from typing import Any
+
+import httpx
+from sqlalchemy import select
+
+from bench import queries
+from engine import identity
+from models import Database, Project, User, WorkflowItem
+from server.app import create_app
+from server.settings import Settings
+
+
+async def _bodies(db: Database, scenario: str, n: int) -> tuple[str, list[dict[str, Any]]]:
+    async with db.transaction() as s:
+        owner = await s.scalar(select(User).where(User.login == "bench"))
+        token = await identity.create_token(s, user_id=owner.id, ttl_seconds=3600)
+        project = await s.scalar(select(Project.id).order_by(Project.id).limit(1))
+        items = list((await s.scalars(select(WorkflowItem.id).order_by(WorkflowItem.id).limit(n))).all())
+    if scenario == "R1":
+        return token, [{"query": queries.R1, "variables": {"id": project}}]
+    if scenario == "R2":
+        return token, [{"query": queries.R2, "variables": {"id": project, "after": None}}]
+    if scenario == "R3":
+        return token, [{"query": queries.R3}]
+    return token, [{"query": queries.W1, "variables": {"item": i}} for i in items]
+
+
+async def main_async(args: argparse.Namespace) -> None:
+    db = Database(args.database_url)
+    app = create_app(Settings(database_url=args.database_url), db=db)
+    token, bodies = await _bodies(db, args.scenario, args.requests + 5)
+    headers = {"Authorization": f"Bearer {token}"}
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bench") as client:
+
+        async def one(i: int) -> None:
+            response = await client.post("/graphql", json=bodies[i % len(bodies)], headers=headers)
+            body = response.json()
+            if body.get("errors") or ("userErrors" in str(body) and "code" in str(body.get("data"))):
+                raise SystemExit(f"request failed: {str(body)[:500]}")
+
+        for i in range(5):  # warm the caches (specs, parsed documents, statements)
+            await one(i)
+        profiler: Any = None
+        if args.cprofile:
+            profiler = cProfile.Profile()
+            profiler.enable()
+        elif args.pyinstrument:
+            from pyinstrument import Profiler
+
+            profiler = Profiler(async_mode="enabled")
+            profiler.start()
+        started = time.perf_counter()
+        for i in range(5, 5 + args.requests):
+            await one(i)
+        elapsed = time.perf_counter() - started
+        if args.cprofile:
+            profiler.disable()
+            pstats.Stats(profiler).sort_stats("tottime").print_stats(40)
+        elif args.pyinstrument:
+            profiler.stop()
+            print(profiler.output_text(unicode=False, color=False, show_all=False))
+    await db.dispose()
+    print(f"{args.scenario}: {elapsed / args.requests * 1000:.2f} ms per request ({args.requests} requests)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--database-url", required=True)
+    parser.add_argument("--scenario", choices=["R1", "R2", "R3", "W1"], default="R1")
+    parser.add_argument("--requests", type=int, default=50)
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--cprofile", action="store_true")
+    group.add_argument("--pyinstrument", action="store_true")
+    asyncio.run(main_async(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    main()
