@@ -5,7 +5,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from sqlalchemy import event
+from sqlalchemy import ColumnElement, any_, bindparam, event
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
@@ -72,6 +72,13 @@ BEFORE_COMMIT = "caseway.before_commit"
 def insert_for(session: AsyncSession) -> Any:
     """The dialect's INSERT, which has ``on_conflict_do_nothing()`` on both SQLite and PostgreSQL."""
     return postgresql.insert if session.bind.dialect.name == "postgresql" else sqlite.insert
+
+
+def among(column: Any, values: Any) -> ColumnElement[bool]:
+    """``column = ANY(:values)``, the values as one array parameter (PostgreSQL). IN renders one
+    parameter per value on every execution, and each list length is a new statement for the
+    server to plan; an array is one statement whose plan PostgreSQL keeps."""
+    return column == any_(bindparam(None, list(values), type_=postgresql.ARRAY(column.type)))
 
 
 async def _run_before_commit(session: AsyncSession) -> None:

@@ -1,13 +1,14 @@
 """DataLoaders: one per relation, created per request, one query per batch, results in key order."""
 
+import asyncio
 import inspect
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import aliased
-from strawberry.dataloader import DataLoader
+from strawberry.dataloader import DataLoader, DefaultCache
 
 from engine.permissions import intents_for
 from models import (
@@ -28,6 +29,7 @@ from models import (
     WorkflowItem,
     kind_of,
 )
+from models.db import among
 from resolvers import visibility
 from resolvers.filters import (
     HistoryFilterKey,
@@ -35,7 +37,6 @@ from resolvers.filters import (
     apply_history_filter,
     apply_resource_filter,
 )
-from resolvers.records import records
 
 if TYPE_CHECKING:
     from resolvers.context import Context
@@ -44,12 +45,56 @@ K = TypeVar("K")
 V = TypeVar("V")
 
 
+class KnownValues(DefaultCache[Any, Any]):
+    """A loader cache that also keeps each value once it is loaded, so a field can take it
+    with one dict lookup and no await (see ``cached``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.values: dict[Any, Any] = {}
+
+    def get(self, key: Any) -> Any:
+        future = self.cache_map.get(key)
+        if future is None and key in self.values:  # primed: the future is made when a load asks
+            future = asyncio.get_running_loop().create_future()
+            future.set_result(self.values[key])
+            self.cache_map[key] = future
+        return future
+
+    def set(self, key: Any, value: Any) -> None:
+        super().set(key, value)
+        if value.done():
+            self._record(key, value)
+        else:
+            value.add_done_callback(lambda future: self._record(key, future))
+
+    def _record(self, key: Any, future: Any) -> None:
+        if self.cache_map.get(key) is future and not future.cancelled() and future.exception() is None:
+            self.values[key] = future.result()
+
+    def delete(self, key: Any) -> None:
+        super().delete(key)
+        self.values.pop(key, None)
+
+    def clear(self) -> None:
+        super().clear()
+        self.values.clear()
+
+
+def prime(loader: DataLoader[Any, Any], values: Mapping[Any, Any]) -> None:
+    """``DataLoader.prime_many`` without a future per key (a page prefetch primed 1,000 per
+    read): the cache makes one only if a load asks for the key."""
+    if loader.cache:
+        known = loader.cache_map.values  # type: ignore[attr-defined]
+        for key, value in values.items():
+            known.setdefault(key, value)
+    else:
+        loader.prime_many(values)
+
+
 def cached(loader: DataLoader[Any, Any], key: Any) -> Any:
     """The loader's value for ``key`` if it is already known, else ``MISSING`` (no await)."""
-    future = loader.cache_map.get(key) if loader.cache else None
-    if future is not None and future.done() and not future.cancelled() and future.exception() is None:
-        return future.result()
-    return MISSING
+    return loader.cache_map.values.get(key, MISSING) if loader.cache else MISSING  # type: ignore[attr-defined]
 
 
 MISSING: Any = object()
@@ -61,10 +106,13 @@ def with_loaded(needs: Sequence[tuple[DataLoader[Any, Any], Any]], compute: Call
     already known (the usual case after a page prefetch, so the field costs no await), else
     after awaiting the loads. ``compute`` may return another ``with_loaded`` for values that
     depend on these; graphql-core awaits whatever comes back awaitable."""
-    values = [cached(loader, key) for loader, key in needs]
-    if not any(v is MISSING for v in values):
-        return compute(*values)
-    return _after_loading(needs, compute)
+    values = []
+    for loader, key in needs:
+        value = cached(loader, key)
+        if value is MISSING:
+            return _after_loading(needs, compute)
+        values.append(value)
+    return compute(*values)
 
 
 def one(loader: Any, key: str | None) -> Any:
@@ -96,9 +144,11 @@ class Loaders:
         """``cache=False`` still batches the loads of one tick but remembers nothing: for
         subscriptions, whose context lives as long as the connection."""
         self._ctx = ctx
+        # ``column IN (values)``, as one array parameter on PostgreSQL (see models.db.among)
+        self._in: Callable[[Any, Any], Any] = (lambda c, v: c.in_(v)) if ctx.db.is_sqlite else among
 
         def loader(fn: Callable[[list[Any]], Awaitable[list[Any]]]) -> DataLoader[Any, Any]:
-            return DataLoader(load_fn=fn, cache=cache)
+            return DataLoader(load_fn=fn, cache=cache, cache_map=KnownValues())
 
         self.party_by_id = loader(self._parties)
         self.project_by_id = loader(self._projects)
@@ -123,34 +173,36 @@ class Loaders:
 
     async def _rows(self, query: Any) -> Sequence[Any]:
         """Plain Core rows: attribute access like a model, without ORM hydration."""
-        return records(await self._ctx.session.execute(query))
+        return await self._ctx.session.rows(query)
 
     async def _parties(self, ids: list[str]) -> list[Any]:
         users = [i for i in ids if kind_of(i) == "User"]
         groups = [i for i in ids if kind_of(i) == "Group"]
         rows: list[Any] = []
         if users:
-            rows += await self._rows(select(User.__table__).where(User.id.in_(users)))
+            rows += await self._rows(select(User.__table__).where(self._in(User.id, users)))
         if groups:
-            rows += await self._rows(select(Group.__table__).where(Group.id.in_(groups)))
+            rows += await self._rows(select(Group.__table__).where(self._in(Group.id, groups)))
         return _one(rows, ids, lambda r: r.id)
 
     async def _projects(self, ids: list[str]) -> list[Project | None]:
         actor = self._ctx.viewer
-        rows = await self._rows(select(Project.__table__).where(Project.id.in_(ids), visibility.project_visible(actor)))
+        rows = await self._rows(
+            select(Project.__table__).where(self._in(Project.id, ids), visibility.project_visible(actor))
+        )
         return _one(rows, ids, lambda r: r.id)
 
     async def _subprojects(self, ids: list[str]) -> list[Subproject | None]:
         actor = self._ctx.viewer
         rows = await self._rows(
-            select(Subproject.__table__).where(Subproject.id.in_(ids), visibility.subproject_visible(actor))
+            select(Subproject.__table__).where(self._in(Subproject.id, ids), visibility.subproject_visible(actor))
         )
         return _one(rows, ids, lambda r: r.id)
 
     async def _items(self, ids: list[str]) -> list[WorkflowItem | None]:
         actor = self._ctx.viewer
         rows = await self._rows(
-            select(WorkflowItem.__table__).where(WorkflowItem.id.in_(ids), visibility.item_visible(actor))
+            select(WorkflowItem.__table__).where(self._in(WorkflowItem.id, ids), visibility.item_visible(actor))
         )
         return _one(rows, ids, lambda r: r.id)
 
@@ -161,7 +213,7 @@ class Loaders:
         for filt in {f for _, f in keys}:
             parents = [p for p, f in keys if f == filt]
             query = select(Subproject.__table__).where(
-                Subproject.project_id.in_(parents), visibility.subproject_visible(actor)
+                self._in(Subproject.project_id, parents), visibility.subproject_visible(actor)
             )
             rows = await self._rows(apply_resource_filter(query, Subproject, filt).order_by(Subproject.id))
             for parent, group in zip(parents, _many(rows, parents, lambda r: r.project_id), strict=True):
@@ -179,7 +231,7 @@ class Loaders:
         for filt, wants in {(f, w) for _, f, w in keys}:
             parents = [p for p, f, w in keys if f == filt and w == wants]
             query = select(WorkflowItem.__table__).where(
-                WorkflowItem.subproject_id.in_(parents), visibility.item_visible(actor)
+                self._in(WorkflowItem.subproject_id, parents), visibility.item_visible(actor)
             )
             rows = await self._rows(apply_resource_filter(query, WorkflowItem, filt))
             for parent, group in zip(parents, _many(rows, parents, lambda r: r.subproject_id), strict=True):
@@ -194,94 +246,91 @@ class Loaders:
         item_ids = [i.id for i in items]
         party_ids = {i.assignee_id for i in items if i.assignee_id} if "parties" in wants else set()
         if "case" in wants or wants & {"states", "enabled", "roles"}:
-            cases = await self._rows(select(Case.__table__).where(Case.object_id.in_(item_ids)))
+            cases = await self._rows(select(Case.__table__).where(self._in(Case.object_id, item_ids)))
             case_ids = [c.id for c in cases]
-            for case in cases:
-                self.case_by_item.prime(case.object_id, case)
-                self.case_by_id.prime(case.id, case)
+            prime(self.case_by_item, {case.object_id: case for case in cases})
+            prime(self.case_by_id, {case.id: case for case in cases})
             workflow_ids = [w for w in {c.workflow_id for c in cases} if cached(self.workflow_by_id, w) is MISSING]
             if workflow_ids:
-                for workflow in await self._workflows(workflow_ids):
-                    self.workflow_by_id.prime(workflow.id, workflow)
+                prime(self.workflow_by_id, {w.id: w for w in await self._workflows(workflow_ids)})
             if "states" in wants:
-                self.states_by_case.prime_many(dict(zip(case_ids, await self._states_by_case(case_ids), strict=True)))
+                prime(self.states_by_case, dict(zip(case_ids, await self._states_by_case(case_ids), strict=True)))
             if "enabled" in wants:
-                self.enabled_by_case.prime_many(dict(zip(case_ids, await self._enabled_by_case(case_ids), strict=True)))
+                prime(self.enabled_by_case, dict(zip(case_ids, await self._enabled_by_case(case_ids), strict=True)))
             if "roles" in wants or "parties" in wants:
                 roles = await self._roles_by_case(case_ids)
-                self.roles_by_case.prime_many(dict(zip(case_ids, roles, strict=True)))
+                prime(self.roles_by_case, dict(zip(case_ids, roles, strict=True)))
                 if "parties" in wants:
                     party_ids |= {p for by_role in roles for parties in by_role.values() for p in parties}
         if "intents" in wants:
-            self.intents_by_resource.prime_many(dict(zip(item_ids, await self._intents(item_ids), strict=True)))
+            prime(self.intents_by_resource, dict(zip(item_ids, await self._intents(item_ids), strict=True)))
         missing = [p for p in party_ids if cached(self.party_by_id, p) is MISSING]
         if missing:
-            self.party_by_id.prime_many(dict(zip(missing, await self._parties(missing), strict=True)))
+            prime(self.party_by_id, dict(zip(missing, await self._parties(missing), strict=True)))
 
     async def _cases(self, ids: list[str]) -> list[Case | None]:
-        return _one(await self._rows(select(Case.__table__).where(Case.id.in_(ids))), ids, lambda r: r.id)
+        return _one(await self._rows(select(Case.__table__).where(self._in(Case.id, ids))), ids, lambda r: r.id)
 
     async def _cases_by_item(self, ids: list[str]) -> list[Case | None]:
-        rows = await self._rows(select(Case.__table__).where(Case.object_id.in_(ids)))
-        for case in rows:  # prime the other key, so Case fields reached by id cost nothing
-            self.case_by_id.prime(case.id, case)
+        rows = await self._rows(select(Case.__table__).where(self._in(Case.object_id, ids)))
+        prime(self.case_by_id, {case.id: case for case in rows})  # the other key: Case fields by id cost nothing
         return _one(rows, ids, lambda r: r.object_id)
 
     async def _states_by_case(self, ids: list[str]) -> list[list[CaseState]]:
-        rows = await self._rows(select(CaseState.__table__).where(CaseState.case_id.in_(ids)).order_by(CaseState.scope))
+        rows = await self._rows(
+            select(CaseState.__table__).where(self._in(CaseState.case_id, ids)).order_by(CaseState.scope)
+        )
         return _many(rows, ids, lambda r: r.case_id)
 
     async def _enabled_by_case(self, ids: list[str]) -> list[list[EnabledAction]]:
         rows = await self._rows(
             select(EnabledAction.__table__)
-            .where(EnabledAction.case_id.in_(ids), EnabledAction.status == "ENABLED")
+            .where(self._in(EnabledAction.case_id, ids), EnabledAction.status == "ENABLED")
             .order_by(EnabledAction.enabled_at, EnabledAction.id)
         )
         return _many(rows, ids, lambda r: r.case_id)
 
     async def _enabled_by_id(self, ids: list[str]) -> list[EnabledAction | None]:
         return _one(
-            await self._rows(select(EnabledAction.__table__).where(EnabledAction.id.in_(ids))), ids, lambda r: r.id
+            await self._rows(select(EnabledAction.__table__).where(self._in(EnabledAction.id, ids))),
+            ids,
+            lambda r: r.id,
         )
 
     async def _roles_by_case(self, ids: list[str]) -> list[dict[str, list[str]]]:
-        rows = (
-            await self._ctx.session.execute(
-                select(CaseRoleParty.case_id, CaseRoleParty.role, CaseRoleParty.party_id)
-                .where(CaseRoleParty.case_id.in_(ids))
-                .order_by(CaseRoleParty.party_id)
-            )
-        ).all()
+        rows = await self._rows(
+            select(CaseRoleParty.case_id, CaseRoleParty.role, CaseRoleParty.party_id)
+            .where(self._in(CaseRoleParty.case_id, ids))
+            .order_by(CaseRoleParty.party_id)
+        )
         result: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
         for case_id, role, party in rows:
             result[case_id][role].append(party)
         return [dict(result.get(i, {})) for i in ids]
 
     async def _workflows(self, ids: list[str]) -> list[Workflow | None]:
-        return _one(await self._rows(select(Workflow.__table__).where(Workflow.id.in_(ids))), ids, lambda r: r.id)
+        return _one(await self._rows(select(Workflow.__table__).where(self._in(Workflow.id, ids))), ids, lambda r: r.id)
 
     async def _budgets(self, ids: list[str]) -> list[list[ProjectedBudget]]:
         rows = await self._rows(
             select(ProjectedBudget.__table__)
-            .where(ProjectedBudget.resource_id.in_(ids))
+            .where(self._in(ProjectedBudget.resource_id, ids))
             .order_by(ProjectedBudget.organization, ProjectedBudget.currency)
         )
         return _many(rows, ids, lambda r: r.resource_id)
 
     async def _documents(self, ids: list[str]) -> list[list[Document]]:
         rows = await self._rows(
-            select(Document.__table__).where(Document.workflow_item_id.in_(ids)).order_by(Document.id)
+            select(Document.__table__).where(self._in(Document.workflow_item_id, ids)).order_by(Document.id)
         )
         return _many(rows, ids, lambda r: r.workflow_item_id)
 
     async def _grants(self, ids: list[str]) -> list[dict[str, list[str]]]:
-        rows = (
-            await self._ctx.session.execute(
-                select(Permission.resource_id, Permission.intent, Permission.party_id)
-                .where(Permission.resource_id.in_(ids))
-                .order_by(Permission.intent, Permission.party_id)
-            )
-        ).all()
+        rows = await self._rows(
+            select(Permission.resource_id, Permission.intent, Permission.party_id)
+            .where(self._in(Permission.resource_id, ids))
+            .order_by(Permission.intent, Permission.party_id)
+        )
         result: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
         for resource_id, intent, party in rows:
             result[resource_id][intent].append(party)
@@ -292,13 +341,11 @@ class Loaders:
         actor = self._ctx.viewer
         if actor.is_admin:
             return [frozenset(intents_for(i)) for i in ids]
-        rows = (
-            await self._ctx.session.execute(
-                select(Permission.resource_id, Permission.intent).where(
-                    Permission.resource_id.in_(ids), Permission.party_id.in_(actor.party_ids)
-                )
+        rows = await self._rows(
+            select(Permission.resource_id, Permission.intent).where(
+                self._in(Permission.resource_id, ids), Permission.party_id.in_(actor.party_ids)
             )
-        ).all()
+        )
         result: dict[str, set[str]] = defaultdict(set)
         for resource_id, intent in rows:
             result[resource_id].add(intent)
@@ -315,14 +362,14 @@ class Loaders:
                 (
                     await self._ctx.session.execute(
                         apply_history_filter(
-                            select(column, func.count()).where(column.in_(ids)), filt, with_cursor=False
+                            select(column, func.count()).where(self._in(column, ids)), filt, with_cursor=False
                         ).group_by(column)
                     )
                 ).all()
             )
             ranked = apply_history_filter(
                 select(Activity, func.row_number().over(partition_by=column, order_by=Activity.seq).label("rn")).where(
-                    column.in_(ids)
+                    self._in(column, ids)
                 ),
                 filt,
                 with_cursor=True,
@@ -336,14 +383,14 @@ class Loaders:
         return [results[k] for k in keys]
 
     async def _activities(self, ids: list[str]) -> list[Activity | None]:
-        return _one(await self._rows(select(Activity.__table__).where(Activity.id.in_(ids))), ids, lambda r: r.id)
+        return _one(await self._rows(select(Activity.__table__).where(self._in(Activity.id, ids))), ids, lambda r: r.id)
 
     async def _members(self, ids: list[str]) -> list[list[User]]:
         rows = (
             await self._ctx.session.execute(
                 select(GroupMember.group_id, User)
                 .join(User, User.id == GroupMember.user_id)
-                .where(GroupMember.group_id.in_(ids))
+                .where(self._in(GroupMember.group_id, ids))
                 .order_by(User.login)
             )
         ).all()

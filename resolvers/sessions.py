@@ -6,6 +6,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from models import Database
+from resolvers.records import records
 
 
 class ReadSession:
@@ -19,6 +20,13 @@ class ReadSession:
     async def execute(self, *args: Any, **kwargs: Any) -> Any:
         async with self._lock:
             return await self._session.execute(*args, **kwargs)
+
+    async def rows(self, statement: Any) -> list[Any]:
+        """A Core statement's rows as namedtuples, run on the session's connection: the same
+        snapshot, without the ORM's execution and loading machinery."""
+        async with self._lock:
+            connection = await self._session.connection()
+            return records(await connection.execute(statement))
 
     async def scalars(self, *args: Any, **kwargs: Any) -> Any:
         async with self._lock:
@@ -50,6 +58,10 @@ class EphemeralReadSession:
 
     async def execute(self, *args: Any, **kwargs: Any) -> Any:
         return await self._call("execute", *args, **kwargs)
+
+    async def rows(self, statement: Any) -> list[Any]:
+        async with self._db.engine.connect() as connection:
+            return records(await connection.execute(statement))
 
     async def scalars(self, *args: Any, **kwargs: Any) -> Any:
         return await self._call("scalars", *args, **kwargs)

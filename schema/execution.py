@@ -130,15 +130,17 @@ class CasewayExecutor(StrawberryGraphQLCoreExecutionContext):
     ) -> Any:
         if position_context is not None or self._has_middleware:  # incremental delivery, middleware
             return super().execute_fields(parent_type, source_value, path, grouped_field_set, position_context)
+        return self._run_plans(parent_type, source_value, path, self._plans_for(parent_type, grouped_field_set))
+
+    def _run_plans(self, parent_type: GraphQLObjectType, source_value: Any, path: Path | None, plans: Any) -> Any:
+        """``execute_fields`` over planned fields."""
         results: dict[str, Any] = {}
         awaitable_fields: list[str] = []
         is_awaitable = self.is_awaitable
         context_info = self._context_info
         type_name = parent_type.name
         try:
-            for response_name, fdl, field_def, kind, how, leaf, complete in self._plans_for(
-                parent_type, grouped_field_set
-            ):
+            for response_name, fdl, field_def, kind, how, leaf, complete in plans:
                 if kind == _SLOW:
                     result = self.execute_field(
                         parent_type, source_value, fdl, Path(path, response_name, type_name), None
@@ -229,8 +231,12 @@ class CasewayExecutor(StrawberryGraphQLCoreExecutionContext):
     def _non_null_completer(self, return_type: Any) -> Callable[..., Any]:
         inner_type = return_type.of_type
 
+        inner: list[Callable[..., Any]] = []  # made on first use: types may refer to themselves
+
         def complete_non_null(fdl: Any, parent_type: Any, path: Path, value: Any) -> Any:
-            completed = self._completer(inner_type)(fdl, parent_type, path, value)
+            if not inner:
+                inner.append(self._completer(inner_type))
+            completed = inner[0](fdl, parent_type, path, value)
             if completed is None:
                 field_name = fdl[0].node.name.value
                 raise TypeError(f"Cannot return null for non-nullable field {parent_type}.{field_name}.")
@@ -253,13 +259,16 @@ class CasewayExecutor(StrawberryGraphQLCoreExecutionContext):
     def _list_completer(self, return_type: Any) -> Callable[..., Any]:
         item_type = return_type.of_type
         is_awaitable = self.is_awaitable
+        inner: list[Callable[..., Any]] = []
 
         def complete_list(fdl: Any, parent_type: Any, path: Path, value: Any) -> Any:
             if value is None or value is Undefined:
                 return None
             if not isinstance(value, list | tuple):
                 return self._slow_complete(return_type, fdl, parent_type, path, value)
-            complete_item = self._completer(item_type)
+            if not inner:
+                inner.append(self._completer(item_type))
+            complete_item = inner[0]
             completed_results: list[Any] = []
             awaitable_indices: list[int] = []
             for index, item in enumerate(value):
@@ -297,6 +306,9 @@ class CasewayExecutor(StrawberryGraphQLCoreExecutionContext):
     def _object_completer(self, return_type: GraphQLObjectType) -> Callable[..., Any]:
         is_type_of = return_type.is_type_of
         is_awaitable = self.is_awaitable
+        # id(field group) -> (field group, plans of its subfields); the group is kept alive with
+        # its entry, so its id cannot be reused during the execution
+        subfield_plans: dict[int, tuple[Any, Any]] = {}
 
         def complete_object(fdl: Any, parent_type: Any, path: Path, value: Any) -> Any:
             if value is None or value is Undefined:
@@ -310,10 +322,14 @@ class CasewayExecutor(StrawberryGraphQLCoreExecutionContext):
                     raise TypeError(f"{return_type.name}.is_type_of must not be async")
                 if not accepted:
                     raise invalid_return_type_error(return_type, value, fdl)
-            grouped_field_set, new_defer_usages, _ = self.collect_subfields(return_type, fdl)
-            if new_defer_usages:
-                return self.collect_and_execute_subfields(return_type, fdl, path, value, None)
-            return self.execute_fields(return_type, value, path, grouped_field_set, None)
+            entry = subfield_plans.get(id(fdl))
+            if entry is None or entry[0] is not fdl:
+                grouped_field_set, new_defer_usages, _ = self.collect_subfields(return_type, fdl)
+                if new_defer_usages or self._has_middleware:
+                    return self.collect_and_execute_subfields(return_type, fdl, path, value, None)
+                entry = (fdl, self._plans_for(return_type, grouped_field_set))
+                subfield_plans[id(fdl)] = entry
+            return self._run_plans(return_type, value, path, entry[1])
 
         return complete_object
 

@@ -1,6 +1,7 @@
 """The ASGI application: Starlette around Strawberry's GraphQL endpoint."""
 
 import asyncio
+import gc
 import logging
 import weakref
 from collections.abc import AsyncIterator
@@ -8,6 +9,7 @@ from contextlib import asynccontextmanager
 from datetime import timedelta
 from typing import Any
 
+import orjson
 from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, RedirectResponse
@@ -63,15 +65,24 @@ class CasewayGraphQL(GraphQL):
             for context in contexts:
                 context.actor = actors.get(context.token or "")
 
+    def encode_json(self, data: object) -> str:
+        """orjson: several times faster than json on a big read. Text, because WebSocket
+        clients expect text frames; json for the rare value orjson refuses (integers beyond
+        64 bits in a JSON field)."""
+        try:
+            return orjson.dumps(data).decode()
+        except TypeError:
+            return super().encode_json(data)  # type: ignore[return-value]
+
     async def get_context(self, request: Any, response: Any) -> Context:  # type: ignore[override]
         live = isinstance(request, WebSocket)
         ctx = Context(db=self.db, settings=self.settings, hub=self.hub, request=request, response=response, live=live)
         header = request.headers.get("authorization", "")
         if header.lower().startswith("bearer ") and not live:
-            # Its own short session: the request's read session opens only once execution starts,
-            # so a client that disconnects before that leaves nothing checked out.
-            async with self.db.session() as session:
-                ctx.actor = await identity.authenticate(session, header[7:].strip())
+            # Its own short connection: the request's read session opens only once execution
+            # starts, so a client that disconnects before that leaves nothing checked out.
+            async with self.db.engine.connect() as connection:
+                ctx.actor = await identity.authenticate(connection, header[7:].strip())
         return ctx
 
     async def on_ws_connect(self, context: Context) -> None:  # type: ignore[override]
@@ -101,6 +112,15 @@ class CasewayGraphQL(GraphQL):
                 await context.close()
 
 
+def tune_garbage_collector() -> None:
+    """A nested read allocates tens of thousands of short-lived containers; at the default
+    threshold (700) the collector ran dozens of times per request, each full pass walking
+    every long-lived object (schema, specs, modules): 13% of R1. Freeze what start-up made and
+    collect the young generation every 50,000 allocations instead."""
+    gc.freeze()
+    gc.set_threshold(50_000, 20, 100)
+
+
 def create_app(settings: Settings | None = None, *, db: Database | None = None) -> Starlette:
     settings = settings or Settings()
     db = db or Database(settings.database_url, pool_size=settings.db_pool_size)
@@ -109,6 +129,7 @@ def create_app(settings: Settings | None = None, *, db: Database | None = None) 
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        tune_garbage_collector()
         await hub.start()
         recheck = asyncio.create_task(graphql.recheck_live_connections())
         try:
