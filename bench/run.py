@@ -229,7 +229,9 @@ async def main_async(args: argparse.Namespace) -> None:
         )
         lines.append(_row("peer", f"R1 on {POSTGRAPHILE}", peer, "-"))
         lines += ["", "Ratios:"]
-        if peer is not None:
+        if peer is not None and not peer.requests_per_second:
+            lines.append("- R1 Caseway / PostGraphile: PostGraphile completed no request in this run")
+        elif peer is not None:
             lines.append(
                 f"- R1 Caseway / PostGraphile: **{results['R1'].requests_per_second / peer.requests_per_second:.2f}**"
                 " (goal >= 1, floor 0.5)"

@@ -34,6 +34,12 @@ def _ms(value: str) -> float:
     return float(number) * {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}[unit]
 
 
+def _percentile(out: str, label: str) -> float:
+    """A latency percentile in ms; NaN when wrk printed none (no request completed)."""
+    found = re.search(label + r"\s+([\d.]+\w+)", out)
+    return _ms(found.group(1)) if found else float("nan")
+
+
 def run(
     url: str,
     bodies: list[dict],
@@ -60,8 +66,7 @@ def run(
     finally:
         Path(f.name).unlink()
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
-    p50 = _ms(re.search(r"50%\s+(\S+)", out).group(1))  # type: ignore[union-attr]
-    p99 = _ms(re.search(r"99%\s+(\S+)", out).group(1))  # type: ignore[union-attr]
+    p50, p99 = _percentile(out, "50%"), _percentile(out, "99%")
     total = int(re.search(r"(\d+) requests in", out).group(1))  # type: ignore[union-attr]
     bad = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     socket_errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)

@@ -22,8 +22,11 @@ from collections.abc import Callable
 from typing import Any
 
 from graphql import (
+    GraphQLBoolean,
+    GraphQLID,
     GraphQLObjectType,
     GraphQLOutputType,
+    GraphQLString,
     is_abstract_type,
     is_leaf_type,
     is_list_type,
@@ -42,6 +45,8 @@ CONTEXT_ONLY = "__caseway_context_only__"
 _PLAIN = frozenset({type(None), bool, int, float, str, list, tuple, dict})
 # Scalars a leaf field completes by coercion alone.
 _SCALARS = frozenset({bool, int, float, str})
+# Built-in scalar types whose coercion returns a value of this Python type unchanged.
+_UNCHANGED = {GraphQLString: str, GraphQLID: str, GraphQLBoolean: bool}
 
 
 def context_only(resolver: Callable[..., Any]) -> Callable[..., Any]:
@@ -83,6 +88,11 @@ def _field_plan(field_def: Any, first_node: Any) -> tuple[int, Any]:
     return _SLOW, None
 
 
+def _null_error(fdl: Any, parent_type: Any) -> TypeError:
+    """graphql-core's error for a null in a non-null field."""
+    return TypeError(f"Cannot return null for non-nullable field {parent_type}.{fdl[0].node.name.value}.")
+
+
 def _leaf_type(return_type: GraphQLOutputType) -> Any:
     """The scalar or enum type of a (non-null) leaf field, else None."""
     inner = return_type.of_type if is_non_null_type(return_type) else return_type  # type: ignore[union-attr]
@@ -100,6 +110,7 @@ class CasewayExecutor(StrawberryGraphQLCoreExecutionContext):
         # whole execution, so each selection is planned once however many rows it applies to.
         self._plans: dict[int, tuple[Any, list[tuple[Any, ...]]]] = {}
         self._completers: dict[Any, Callable[..., Any]] = {}
+        self._runtime_types: dict[tuple[Any, str | None], GraphQLObjectType | None] = {}
 
     # -- fields ------------------------------------------------------------------------------
 
@@ -116,7 +127,8 @@ class CasewayExecutor(StrawberryGraphQLCoreExecutionContext):
             kind, how = _field_plan(field_def, first)
             leaf = _leaf_type(field_def.type)
             complete = None if kind == _SLOW else self._completer(field_def.type)
-            plans.append((response_name, field_details_list, field_def, kind, how, leaf, complete))
+            unchanged = _UNCHANGED.get(leaf)
+            plans.append((response_name, field_details_list, field_def, kind, how, leaf, unchanged, complete))
         self._plans[id(grouped_field_set)] = (grouped_field_set, plans)
         return plans
 
@@ -140,7 +152,7 @@ class CasewayExecutor(StrawberryGraphQLCoreExecutionContext):
         context_info = self._context_info
         type_name = parent_type.name
         try:
-            for response_name, fdl, field_def, kind, how, leaf, complete in plans:
+            for response_name, fdl, field_def, kind, how, leaf, unchanged, complete in plans:
                 if kind == _SLOW:
                     result = self.execute_field(
                         parent_type, source_value, fdl, Path(path, response_name, type_name), None
@@ -158,8 +170,10 @@ class CasewayExecutor(StrawberryGraphQLCoreExecutionContext):
                         info = self._info(field_def, fdl, parent_type, field_path)
                         result = self.complete_awaitable_value(field_def.type, fdl, info, field_path, value, None)
                         awaitable_fields.append(response_name)
+                    elif type(value) is unchanged:  # a string or flag read off a row: nothing to coerce
+                        result = value
                     elif leaf is not None and type(value) in _SCALARS:
-                        # the common case: a scalar read off a row, no path needed unless it fails
+                        # a scalar read off a row, no path needed unless it fails
                         result = leaf.coerce_output_value(value)
                         if result is None or result is Undefined:
                             self.complete_leaf_value(leaf, value)  # raises graphql-core's own error
@@ -217,6 +231,11 @@ class CasewayExecutor(StrawberryGraphQLCoreExecutionContext):
 
     def _make_completer(self, return_type: Any) -> Callable[..., Any]:
         if is_non_null_type(return_type):
+            inner_type = return_type.of_type
+            if is_object_type(inner_type):
+                return self._object_completer(inner_type, non_null=True)
+            if is_list_type(inner_type):
+                return self._list_completer(inner_type, non_null=True)
             return self._non_null_completer(return_type)
         if is_leaf_type(return_type):
             return self._leaf_completer(return_type)
@@ -238,8 +257,7 @@ class CasewayExecutor(StrawberryGraphQLCoreExecutionContext):
                 inner.append(self._completer(inner_type))
             completed = inner[0](fdl, parent_type, path, value)
             if completed is None:
-                field_name = fdl[0].node.name.value
-                raise TypeError(f"Cannot return null for non-nullable field {parent_type}.{field_name}.")
+                raise _null_error(fdl, parent_type)
             return completed
 
         return complete_non_null
@@ -256,13 +274,15 @@ class CasewayExecutor(StrawberryGraphQLCoreExecutionContext):
 
         return complete_leaf
 
-    def _list_completer(self, return_type: Any) -> Callable[..., Any]:
+    def _list_completer(self, return_type: Any, *, non_null: bool = False) -> Callable[..., Any]:
         item_type = return_type.of_type
         is_awaitable = self.is_awaitable
         inner: list[Callable[..., Any]] = []
 
         def complete_list(fdl: Any, parent_type: Any, path: Path, value: Any) -> Any:
             if value is None or value is Undefined:
+                if non_null:
+                    raise _null_error(fdl, parent_type)
                 return None
             if not isinstance(value, list | tuple):
                 return self._slow_complete(return_type, fdl, parent_type, path, value)
@@ -303,7 +323,7 @@ class CasewayExecutor(StrawberryGraphQLCoreExecutionContext):
             completed_results[index] = value
         return completed_results
 
-    def _object_completer(self, return_type: GraphQLObjectType) -> Callable[..., Any]:
+    def _object_completer(self, return_type: GraphQLObjectType, *, non_null: bool = False) -> Callable[..., Any]:
         is_type_of = return_type.is_type_of
         is_awaitable = self.is_awaitable
         # id(field group) -> (field group, plans of its subfields); the group is kept alive with
@@ -312,6 +332,8 @@ class CasewayExecutor(StrawberryGraphQLCoreExecutionContext):
 
         def complete_object(fdl: Any, parent_type: Any, path: Path, value: Any) -> Any:
             if value is None or value is Undefined:
+                if non_null:
+                    raise _null_error(fdl, parent_type)
                 return None
             if isinstance(value, Exception):
                 raise value
@@ -349,6 +371,12 @@ class CasewayExecutor(StrawberryGraphQLCoreExecutionContext):
         if isinstance(value, Exception) or hasattr(value, "__strawberry_definition__"):
             return None  # an instance of a strawberry class: strawberry's own resolve_type knows it
         name = kind_of(getattr(value, "id", None) or "")
+        key = (abstract_type, name)
+        if key not in self._runtime_types:
+            self._runtime_types[key] = self._possible_type(abstract_type, name)
+        return self._runtime_types[key]
+
+    def _possible_type(self, abstract_type: Any, name: str | None) -> GraphQLObjectType | None:
         runtime_type = self.schema.get_type(name) if name else None
         if runtime_type is None or not is_object_type(runtime_type):
             return None
