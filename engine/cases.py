@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine import activity, assignment, notifications, permissions
@@ -251,16 +251,28 @@ def _needs_privileges(ctx: CaseContext, action: str) -> bool:
     return spec_action is not None and bool(spec_action.privileges)
 
 
-async def _find_instance(ctx: CaseContext, action: str, enabled_action_id: str | None) -> EnabledAction | None:
+def _instance_query(*, by_id: bool) -> Any:
     query = (
         select(EnabledAction)
-        .where(EnabledAction.case_id == ctx.case.id, EnabledAction.action == action, EnabledAction.status == "ENABLED")
+        .where(
+            EnabledAction.case_id == bindparam("case_id"),
+            EnabledAction.action == bindparam("action"),
+            EnabledAction.status == "ENABLED",
+        )
         .order_by(EnabledAction.enabled_at, EnabledAction.id)
         .limit(1)
     )
+    return query.where(EnabledAction.id == bindparam("instance_id")) if by_id else query
+
+
+_INSTANCE_QUERIES = {by_id: _instance_query(by_id=by_id) for by_id in (False, True)}
+
+
+async def _find_instance(ctx: CaseContext, action: str, enabled_action_id: str | None) -> EnabledAction | None:
+    params = {"case_id": ctx.case.id, "action": action}
     if enabled_action_id is not None:
-        query = query.where(EnabledAction.id == enabled_action_id)
-    return await ctx.session.scalar(query)
+        params["instance_id"] = enabled_action_id
+    return await ctx.session.scalar(_INSTANCE_QUERIES[enabled_action_id is not None], params)
 
 
 async def preview(session: AsyncSession, *, case_id: str) -> tuple[Case, str, list[EnabledAction]]:

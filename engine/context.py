@@ -1,8 +1,9 @@
 """Everything a case operation needs about one case, loaded once per transaction."""
 
 from dataclasses import dataclass, field
+from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.errors import not_found
@@ -26,6 +27,27 @@ class CaseContext:
         return {role for role, parties in self.roles.items() if not parties.isdisjoint(party_ids)}
 
 
+def _case_query(by: str, *, lock: bool) -> Any:
+    """The case with its item and subproject in one round trip; ``lock`` locks the case row
+    alone (FOR UPDATE OF workflow_case; SQLite serializes writers anyway)."""
+    column = Case.id if by == "case" else Case.object_id
+    query = (
+        select(Case, WorkflowItem, Subproject)
+        .join(WorkflowItem, WorkflowItem.id == Case.object_id)
+        .join(Subproject, Subproject.id == WorkflowItem.subproject_id)
+        .where(column == bindparam("key"))
+    )
+    if lock:
+        query = query.with_for_update(of=Case).execution_options(populate_existing=True)
+    return query
+
+
+# Built once: statement construction cost as much as a round trip on the write path.
+_CASE_QUERIES = {(by, lock): _case_query(by, lock=lock) for by in ("case", "item") for lock in (False, True)}
+_STATES = select(CaseState.scope, CaseState.state).where(CaseState.case_id == bindparam("case_id"))
+_ROLES = select(CaseRoleParty.role, CaseRoleParty.party_id).where(CaseRoleParty.case_id == bindparam("case_id"))
+
+
 async def load_case(
     session: AsyncSession,
     *,
@@ -35,25 +57,13 @@ async def load_case(
 ) -> CaseContext:
     """Load a case by its id or its workflow item's; ``lock`` takes the row lock that
     serializes every change to the case (FOR UPDATE on PostgreSQL)."""
-    query = select(Case)
-    if case_id is not None:
-        query = query.where(Case.id == case_id)
-    else:
-        query = query.where(Case.object_id == workflow_item_id)
-    if lock:
-        query = query.with_for_update().execution_options(populate_existing=True)
-    case = await session.scalar(query)
-    if case is None:
+    by, key = ("case", case_id) if case_id is not None else ("item", workflow_item_id)
+    found = (await session.execute(_CASE_QUERIES[(by, lock)], {"key": key})).first()
+    if found is None:
         if case_id is not None:
             raise not_found("case", case_id, "caseId")
         raise not_found("workflow item", workflow_item_id or "", "workflowItemId")
-    item, subproject = (
-        await session.execute(
-            select(WorkflowItem, Subproject)
-            .join(Subproject, Subproject.id == WorkflowItem.subproject_id)
-            .where(WorkflowItem.id == case.object_id)
-        )
-    ).one()  # foreign keys guarantee the row
+    case, item, subproject = found
     ctx = CaseContext(
         session=session,
         case=case,
@@ -62,14 +72,8 @@ async def load_case(
         workflow_id=case.workflow_id,
         spec=await spec_by_id(session, case.workflow_id),
     )
-    for scope, state in (
-        await session.execute(select(CaseState.scope, CaseState.state).where(CaseState.case_id == case.id))
-    ).all():
+    for scope, state in (await session.execute(_STATES, {"case_id": case.id})).all():
         ctx.states[scope] = state
-    for role, party in (
-        await session.execute(
-            select(CaseRoleParty.role, CaseRoleParty.party_id).where(CaseRoleParty.case_id == case.id)
-        )
-    ).all():
+    for role, party in (await session.execute(_ROLES, {"case_id": case.id})).all():
         ctx.roles.setdefault(role, set()).add(party)
     return ctx

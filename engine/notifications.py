@@ -9,8 +9,9 @@ and nobody hears of a case they may not view. Rows are written in the activity's
 """
 
 from collections.abc import Iterable
+from typing import Any
 
-from sqlalchemy import and_, delete, func, or_, select, update
+from sqlalchemy import and_, bindparam, delete, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.actors import Actor
@@ -42,16 +43,28 @@ async def users_of(session: AsyncSession, parties: Iterable[str]) -> set[str]:
     return users
 
 
-async def _subscribers(session: AsyncSession, targets: dict[str, list[str]]) -> dict[str, set[str]]:
-    """Subscribers per opt-in level, for the given targets of each level, in one query."""
+def _subscribers_query() -> Any:
     sub = NotificationSubscription
-    rows = await session.execute(
-        select(sub.level, sub.user_id).where(
-            or_(*(and_(sub.level == level, sub.target_id.in_(ids)) for level, ids in targets.items()))
+    return select(sub.level, sub.user_id).where(
+        or_(
+            and_(sub.level == "ROLE", sub.target_id == ""),
+            and_(sub.level == "CASE", sub.target_id.in_([bindparam("item"), bindparam("case")])),
+            and_(sub.level == "WORKFLOW", sub.target_id.in_([bindparam("subproject"), bindparam("workflow")])),
         )
     )
-    result: dict[str, set[str]] = {level: set() for level in targets}
-    for level, user_id in rows:
+
+
+# Built once: every executed action asks it, and building it cost as much as running it.
+_SUBSCRIBERS = _subscribers_query()
+
+
+async def _subscribers(session: AsyncSession, ctx: CaseContext) -> dict[str, set[str]]:
+    """Who opted in, per level, to news of this case: everyone at ROLE (narrowed to the case's
+    role players by the caller), the item or case at CASE, its subproject or workflow at
+    WORKFLOW; one query."""
+    params = {"item": ctx.item.id, "case": ctx.case.id, "subproject": ctx.subproject.id, "workflow": ctx.workflow_id}
+    result: dict[str, set[str]] = {level: set() for level in OPT_IN_LEVELS}
+    for level, user_id in await session.execute(_SUBSCRIBERS, params):
         result[level].add(user_id)
     return result
 
@@ -61,10 +74,7 @@ async def notify(ctx: CaseContext, entry: Activity, *, assigned_parties: Iterabl
     session = ctx.session
     role_players = await users_of(session, {p for parties in ctx.roles.values() for p in parties})
     assigned = await users_of(session, assigned_parties)
-    subscribed = await _subscribers(
-        session,
-        {"ROLE": [""], "CASE": [ctx.item.id, ctx.case.id], "WORKFLOW": [ctx.subproject.id, ctx.workflow_id]},
-    )
+    subscribed = await _subscribers(session, ctx)
     levels: list[tuple[str, set[str]]] = [
         ("ASSIGNED", assigned),
         ("ROLE", role_players & subscribed["ROLE"]),

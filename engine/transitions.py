@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 
 from engine import activity, assignment, notifications, ordering
 from engine.actors import SYSTEM, Actor
@@ -106,6 +106,14 @@ def set_status_for_state(ctx: CaseContext) -> None:
         ctx.case.status = "ACTIVE"
 
 
+# Built once: every executed action runs it.
+_ENABLED_IN_SCOPE = select(EnabledAction).where(
+    EnabledAction.case_id == bindparam("case_id"),
+    EnabledAction.scope == bindparam("scope"),
+    EnabledAction.status == "ENABLED",
+)
+
+
 async def recompute(ctx: CaseContext, scope: str, now: datetime) -> Recomputed:
     """Bring the scope's enabled instances in line with its state: cancel what is no longer
     enabled, keep what still is (its timer keeps running), enable what newly is."""
@@ -117,11 +125,7 @@ async def recompute(ctx: CaseContext, scope: str, now: datetime) -> Recomputed:
         if a.trigger != "init" and a.is_enabled_in(state) and await _gates_open(ctx, a)
     }
     result = Recomputed()
-    existing = await ctx.session.scalars(
-        select(EnabledAction).where(
-            EnabledAction.case_id == ctx.case.id, EnabledAction.scope == scope, EnabledAction.status == "ENABLED"
-        )
-    )
+    existing = await ctx.session.scalars(_ENABLED_IN_SCOPE, {"case_id": ctx.case.id, "scope": scope})
     seen: set[str] = set()
     for instance in existing:
         spec_action = wanted.get(instance.action)
