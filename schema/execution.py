@@ -88,6 +88,24 @@ def _field_plan(field_def: Any, first_node: Any) -> tuple[int, Any]:
     return _SLOW, None
 
 
+def _only_attribute_leaves(plans: list[tuple[Any, ...]]) -> bool:
+    """Every field is an attribute of the value completed as a scalar or enum."""
+    return bool(plans) and all(plan[3] == _ATTRIBUTE and plan[5] is not None for plan in plans)
+
+
+_IMMUTABLE: dict[type, bool] = {}
+
+
+def _immutable(value: Any) -> bool:
+    """Rows (namedtuples) and frozen dataclasses (workflow specs) cannot change under us."""
+    kind = type(value)
+    known = _IMMUTABLE.get(kind)
+    if known is None:
+        params = getattr(kind, "__dataclass_params__", None)
+        known = _IMMUTABLE[kind] = issubclass(kind, tuple) or bool(params and params.frozen)
+    return known
+
+
 def _null_error(fdl: Any, parent_type: Any) -> TypeError:
     """graphql-core's error for a null in a non-null field."""
     return TypeError(f"Cannot return null for non-nullable field {parent_type}.{fdl[0].node.name.value}.")
@@ -326,9 +344,12 @@ class CasewayExecutor(StrawberryGraphQLCoreExecutionContext):
     def _object_completer(self, return_type: GraphQLObjectType, *, non_null: bool = False) -> Callable[..., Any]:
         is_type_of = return_type.is_type_of
         is_awaitable = self.is_awaitable
-        # id(field group) -> (field group, plans of its subfields); the group is kept alive with
-        # its entry, so its id cannot be reused during the execution
-        subfield_plans: dict[int, tuple[Any, Any]] = {}
+        # id(field group) -> (field group, plans of its subfields, completed values): the group
+        # is kept alive with its entry, so its id cannot be reused during the execution. When
+        # the selection reads only attributes into scalars, its result depends on the value
+        # alone, and an immutable value met again (the same role, state, action or user under
+        # each of 200 items) is completed once: id(value) -> (value, result).
+        subfield_plans: dict[int, tuple[Any, Any, dict[int, tuple[Any, Any]] | None]] = {}
 
         def complete_object(fdl: Any, parent_type: Any, path: Path, value: Any) -> Any:
             if value is None or value is Undefined:
@@ -337,6 +358,11 @@ class CasewayExecutor(StrawberryGraphQLCoreExecutionContext):
                 return None
             if isinstance(value, Exception):
                 raise value
+            entry = subfield_plans.get(id(fdl))
+            if entry is not None and entry[0] is fdl and entry[2] is not None:
+                seen = entry[2].get(id(value))
+                if seen is not None and seen[0] is value:
+                    return seen[1]  # the same immutable row under the same leaf selection
             if is_type_of is not None:
                 accepted = is_type_of(value, None)  # Caseway's is_type_of never reads info
                 if type(accepted) is not bool and is_awaitable(accepted):
@@ -344,14 +370,17 @@ class CasewayExecutor(StrawberryGraphQLCoreExecutionContext):
                     raise TypeError(f"{return_type.name}.is_type_of must not be async")
                 if not accepted:
                     raise invalid_return_type_error(return_type, value, fdl)
-            entry = subfield_plans.get(id(fdl))
             if entry is None or entry[0] is not fdl:
                 grouped_field_set, new_defer_usages, _ = self.collect_subfields(return_type, fdl)
                 if new_defer_usages or self._has_middleware:
                     return self.collect_and_execute_subfields(return_type, fdl, path, value, None)
-                entry = (fdl, self._plans_for(return_type, grouped_field_set))
+                plans = self._plans_for(return_type, grouped_field_set)
+                entry = (fdl, plans, {} if _only_attribute_leaves(plans) else None)
                 subfield_plans[id(fdl)] = entry
-            return self._run_plans(return_type, value, path, entry[1])
+            completed = self._run_plans(return_type, value, path, entry[1])
+            if entry[2] is not None and _immutable(value):
+                entry[2][id(value)] = (value, completed)
+            return completed
 
         return complete_object
 

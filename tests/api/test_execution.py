@@ -33,6 +33,15 @@ class Row:
     score: int | None = 1
 
 
+@dataclass(frozen=True)
+class FrozenRow:
+    """Immutable, like Caseway's rows and specs: completed once per selection when met again."""
+
+    id: str
+    name: str | None
+    score: int | None = 1
+
+
 @strawberry.interface
 class Named:
     id: strawberry.ID
@@ -117,6 +126,11 @@ class TinyQuery:
     def cats(self, info: strawberry.Info) -> list[Cat]:
         return info.context["friends"]
 
+    @strawberry.field
+    @context_only
+    def herd(self, info: strawberry.Info) -> list[Cat | None]:
+        return info.context["herd"]
+
 
 def _tiny(executor: type | None) -> strawberry.Schema:
     kwargs = {"execution_context_class": executor} if executor else {}
@@ -133,13 +147,18 @@ TINY_QUERIES = [
     "{ cat { everyone { __typename id ... on Cat { twice } } } }",
     "{ cat { a: name b: name ...F } } fragment F on Cat { name id score }",
     "query($skip: Boolean!) { cat { name @skip(if: $skip) score @include(if: $skip) } }",
+    # the same immutable rows again and again, under leaf-only and nested selections
+    "{ herd { name score } again: herd { id } nested: herd { name friends { name } } }",
+    "{ herd { name twice } }",  # a resolver in the selection: completed every time
 ]
 
 
 @pytest.mark.parametrize("query", TINY_QUERIES)
 async def test_fast_executor_matches_graphql_core(query: str) -> None:
     friends = [Row("cat_2", "Mia"), Row("cat_3", "Leo", None)]
+    tom, bad = FrozenRow("cat_5", "Tom", 2), FrozenRow("cat_6", "Bad", None)  # Bad: null in non-null score
     context = {
+        "herd": [tom, tom, bad, tom, None, bad],
         "cat": Row("cat_1", "Tom", 3),
         "friends": friends,
         "pets": [Row("dog_1", "Rex"), Row("cat_4", "Kit")],
