@@ -57,7 +57,20 @@ def run(
         f.write(script)
     try:
         out = subprocess.run(
-            ["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", f.name, url],
+            # --timeout: a request that takes longer than wrk's default 2 s still did its work;
+            # with 32 connections on a slow scenario, dropping it understates throughput.
+            [
+                "wrk",
+                f"-t{threads}",
+                f"-c{connections}",
+                f"-d{seconds}s",
+                "--timeout",
+                "10s",
+                "--latency",
+                "-s",
+                f.name,
+                url,
+            ],
             capture_output=True,
             text=True,
             timeout=seconds + 60,
