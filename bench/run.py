@@ -11,6 +11,7 @@ import os
 import platform
 import shutil
 import signal
+import statistics
 import subprocess
 import time
 from importlib.metadata import version
@@ -85,7 +86,8 @@ def _ensure_tools(skip_postgraphile: bool) -> None:
 class PostGraphile:
     def __init__(self, dsn: str) -> None:
         self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/graphql"
+        self.root = f"http://127.0.0.1:{self.port}"
+        self.url = f"{self.root}/graphql"
         self.process = subprocess.Popen(
             [
                 "npx",
@@ -121,6 +123,14 @@ class PostGraphile:
             self.process.wait(15)
         except subprocess.TimeoutExpired:
             os.killpg(self.process.pid, signal.SIGKILL)
+
+
+SETTLE_SECONDS = 5
+
+
+def _median(runs: list[wrk.WrkResult]) -> wrk.WrkResult:
+    """The run with the median throughput (the lower middle one for an even count)."""
+    return sorted(runs, key=lambda r: r.requests_per_second)[(len(runs) - 1) // 2]
 
 
 def _row(name: str, what: str, result: wrk.WrkResult | None, statements_count: Any = "") -> str:
@@ -160,33 +170,44 @@ async def main_async(args: argparse.Namespace) -> None:
         }
 
         server = Server(url, workers=args.workers)
+        graphile = None if args.skip_postgraphile else PostGraphile(dsn)
         results: dict[str, wrk.WrkResult] = {}
+        r1_rounds: list[wrk.WrkResult] = []
+        peer_rounds: list[wrk.WrkResult] = []
         try:
             endpoint = f"{server.url}/graphql"
-            scenarios = {"R1": [r1], "R2": r2, "R3": [r3], "W1": w1}
-            for key, bodies in scenarios.items():
+            peer_body = {"query": queries.R1_POSTGRAPHILE, "variables": {"id": projects[0]}}
+            _check(endpoint, r1, token)
+            if graphile is not None:
+                _check(graphile.url, peer_body, None)
+            # R1 against the peer in alternating rounds: this machine's speed drifts by tens of
+            # percent within minutes, so one run of each would compare the drift as much as the
+            # servers. A pause after each run lets the server finish what wrk abandoned.
+            for n in range(args.rounds):
+                print(f"R1 round {n + 1}/{args.rounds}...", flush=True)
+                r1_rounds.append(
+                    wrk.run(server.url, [r1], token=token, connections=args.connections, seconds=args.seconds)
+                )
+                await asyncio.sleep(SETTLE_SECONDS)
+                if graphile is not None:
+                    peer_rounds.append(
+                        wrk.run(graphile.root, [peer_body], connections=args.connections, seconds=args.seconds)
+                    )
+                    await asyncio.sleep(SETTLE_SECONDS)
+            results["R1"] = _median(r1_rounds)
+            for key, bodies in {"R2": r2, "R3": [r3], "W1": w1}.items():
                 _check(endpoint, bodies[0], token)  # W1 executes once here: the case moves on, comment stays enabled
                 print(f"{key}...", flush=True)
                 connections = 32 if key == "W1" else args.connections
                 results[key] = wrk.run(server.url, bodies, token=token, connections=connections, seconds=args.seconds)
         finally:
             server.stop()
+            if graphile is not None:
+                graphile.stop()
+        peer = _median(peer_rounds) if peer_rounds else None
         print("W2...", flush=True)
         owner = data["owner"]
         w2 = await raw_sql.run(dsn, items, owner, clients=32, seconds=args.seconds)
-
-        peer = None
-        if not args.skip_postgraphile:
-            print("PostGraphile R1...", flush=True)
-            graphile = PostGraphile(dsn)
-            try:
-                body = {"query": queries.R1_POSTGRAPHILE, "variables": {"id": projects[0]}}
-                _check(graphile.url, body, None)
-                peer = wrk.run(
-                    graphile.url.rsplit("/graphql", 1)[0], [body], connections=args.connections, seconds=args.seconds
-                )
-            finally:
-                graphile.stop()
 
         fanout = []
         if not args.skip_subscriptions:
@@ -215,7 +236,7 @@ async def main_async(args: argparse.Namespace) -> None:
         lines.append(
             _row(
                 "R1",
-                "1 project, 10 subprojects x 20 items, case state, enabled actions, roles",
+                f"1 project, 10 subprojects x 20 items, case state, enabled actions, roles (median of {args.rounds})",
                 results["R1"],
                 counts["R1"],
             )
@@ -227,14 +248,27 @@ async def main_async(args: argparse.Namespace) -> None:
             f"| W2 | the same transaction as raw SQL (asyncpg, 32 clients) | {w2['tps']:,.0f} | "
             f"{w2['p50_ms']:.1f} | {w2['p99_ms']:.1f} | 10 |"
         )
-        lines.append(_row("peer", f"R1 on {POSTGRAPHILE}", peer, "-"))
+        lines.append(_row("peer", f"R1 on {POSTGRAPHILE} (median of {len(peer_rounds)})", peer, "-"))
         lines += ["", "Ratios:"]
-        if peer is not None and not peer.requests_per_second:
-            lines.append("- R1 Caseway / PostGraphile: PostGraphile completed no request in this run")
-        elif peer is not None:
+        if peer_rounds:
+            ratios = [
+                c.requests_per_second / p.requests_per_second
+                for c, p in zip(r1_rounds, peer_rounds, strict=True)
+                if p.requests_per_second
+            ]
             lines.append(
-                f"- R1 Caseway / PostGraphile: **{results['R1'].requests_per_second / peer.requests_per_second:.2f}**"
-                " (goal >= 1, floor 0.5)"
+                f"- R1 Caseway / PostGraphile: **{statistics.median(ratios):.2f}** (median of {len(ratios)} alternating"
+                " rounds; goal >= 1, floor 0.5)"
+                if ratios
+                else "- R1 Caseway / PostGraphile: PostGraphile completed no request"
+            )
+            lines.append(
+                "  - rounds, req/s: Caseway "
+                + ", ".join(f"{r.requests_per_second:,.0f}" for r in r1_rounds)
+                + "; PostGraphile "
+                + ", ".join(f"{r.requests_per_second:,.0f}" for r in peer_rounds)
+                + "; ratios "
+                + ", ".join(f"{r:.2f}" for r in ratios)
             )
         lines.append(f"- W1 / W2: **{results['W1'].requests_per_second / w2['tps']:.2f}** (floor 0.5)")
         if fanout:
@@ -263,6 +297,7 @@ def main() -> None:
     parser.add_argument("--size", choices=["small", "medium"], default="medium")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=3, help="alternating R1 rounds against PostGraphile")
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--skip-postgraphile", action="store_true")
     parser.add_argument("--skip-subscriptions", action="store_true")
