@@ -16,6 +16,7 @@ def record_type(fields: tuple[str, ...]) -> Any:
 
 
 def records(result: Any) -> list[Any]:
-    """All rows of a Core result as namedtuples named after its columns."""
+    """All rows of a Core result as namedtuples named after its columns (fetched in one call:
+    iterating the result fetches row by row through three layers)."""
     make = record_type(tuple(result.keys()))._make
-    return [make(row) for row in result]
+    return [make(row) for row in result.all()]
