@@ -181,3 +181,21 @@ async def test_workflows_list_and_diagram(gql, make_user):
         "assignedRole": "assignee",
         "enabledStates": ["resolved"],
     }
+
+
+async def test_execute_by_case_id_and_unknown_ids(gql, make_user):
+    _, sam = await make_user("sam")
+    dev_id, _ = await make_user("dev")
+    item = await bug_item(gql, sam, dev_id)
+    case_id = (await gql(CASE, {"id": item["id"]}, token=sam))["node"]["case"]["id"]
+    by_case = (await gql(EXECUTE, {"input": {"caseId": case_id, "action": "comment", "comment": "hi"}}, token=sam))[
+        "executeAction"
+    ]
+    assert by_case["userErrors"] == [] and by_case["case"]["id"] == case_id and by_case["case"]["version"] == 1
+    for key, missing in (("caseId", "case_01MISSING"), ("workflowItemId", "wfi_01MISSING")):
+        refused = (await gql(EXECUTE, {"input": {key: missing, "action": "comment"}}, token=sam))["executeAction"]
+        assert [(e["code"], e["field"]) for e in refused["userErrors"]] == [("NOT_FOUND", [key])]
+        assert refused["case"] is None and refused["activity"] is None
+    after = (await gql(CASE, {"id": item["id"]}, token=sam))["node"]["case"]
+    comments = [e["node"] for e in after["log"]["edges"] if e["node"]["action"] == "comment"]
+    assert after["version"] == 1 and [c["comment"] for c in comments] == ["hi"]  # the refusals changed nothing
