@@ -16,35 +16,19 @@ import time
 from typing import Any
 
 import httpx
-from sqlalchemy import select
 
-from bench import queries
-from engine import identity
-from models import Database, Project, User, WorkflowItem
+from bench import queries, seed
+from models import Database
 from server.app import create_app, tune_garbage_collector
 from server.settings import Settings
-
-
-async def _bodies(db: Database, scenario: str, n: int) -> tuple[str, list[dict[str, Any]]]:
-    async with db.transaction() as s:
-        owner = await s.scalar(select(User).where(User.login == "bench"))
-        token = await identity.create_token(s, user_id=owner.id, ttl_seconds=3600)
-        project = await s.scalar(select(Project.id).order_by(Project.id).limit(1))
-        items = list((await s.scalars(select(WorkflowItem.id).order_by(WorkflowItem.id).limit(n))).all())
-    if scenario == "R1":
-        return token, [{"query": queries.R1, "variables": {"id": project}}]
-    if scenario == "R2":
-        return token, [{"query": queries.R2, "variables": {"id": project, "after": None}}]
-    if scenario == "R3":
-        return token, [{"query": queries.R3}]
-    return token, [{"query": queries.W1, "variables": {"item": i}} for i in items]
 
 
 async def main_async(args: argparse.Namespace) -> None:
     db = Database(args.database_url)
     app = create_app(Settings(database_url=args.database_url), db=db)
     tune_garbage_collector()  # as the server's start-up does (the ASGI transport runs no lifespan)
-    token, bodies = await _bodies(db, args.scenario, args.requests + 5)
+    data = await seed.driver_data(args.database_url)
+    token, bodies = data["token"], queries.bodies(data)[args.scenario]
     headers = {"Authorization": f"Bearer {token}"}
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bench") as client:
 

@@ -24,3 +24,20 @@ R3 = "{ __typename }"
 
 W1 = """mutation W1($item: ID!) { executeAction(input: {workflowItemId: $item, action: "comment",
   comment: "bench"}) { case { version } userErrors { code } } }"""
+
+
+def bodies(data: dict) -> dict[str, list[dict]]:
+    """The request bodies of each scenario over ``bench.seed.driver_data``; a driver cycles
+    through a scenario's list. ``PEER`` is R1 for PostGraphile."""
+    projects, first = data["projects"], data["projects"][0]
+    return {
+        "R1": [{"query": R1, "variables": {"id": first}}],
+        "R2": [
+            {"query": R2, "variables": {"id": p, "after": after}}
+            for p in projects
+            for after in (None, data["fifth"][p])
+        ],
+        "R3": [{"query": R3}],
+        "W1": [{"query": W1, "variables": {"item": i}} for i in data["items"]],
+        "PEER": [{"query": R1_POSTGRAPHILE, "variables": {"id": first}}],
+    }

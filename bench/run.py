@@ -19,35 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from sqlalchemy import select
 
 from bench import queries, raw_sql, seed, statements, subscriptions, wrk
 from bench.server import RANDOM_PAGE_COST, ROOT, Server, analyze, drop_postgres, free_port, fresh_postgres
-from engine import identity
-from models import Database, Project, Subproject, User, WorkflowItem
 
 REPORT = ROOT / "bench" / "REPORT.md"
 FINDINGS = ROOT / "bench" / "FINDINGS.md"
 POSTGRAPHILE = "postgraphile@4.14.1"
-
-
-async def _prepare(url: str) -> dict[str, Any]:
-    db = Database(url)
-    async with db.transaction() as s:
-        owner = await s.scalar(select(User).where(User.login == "bench"))
-        token = await identity.create_token(s, user_id=owner.id, ttl_seconds=24 * 3600)
-        projects = list((await s.scalars(select(Project.id).order_by(Project.id))).all())
-        items = list((await s.scalars(select(WorkflowItem.id).order_by(WorkflowItem.id).limit(5000))).all())
-        fifth = {}
-        for project in projects:  # the cursor after each project's 5th subproject (R2's second page)
-            ids = (
-                await s.scalars(
-                    select(Subproject.id).where(Subproject.project_id == project).order_by(Subproject.id).limit(5)
-                )
-            ).all()
-            fifth[project] = ids[-1] if len(ids) == 5 else None
-    await db.dispose()
-    return {"token": token, "owner": owner.id, "projects": projects, "items": items, "fifth": fifth}
 
 
 def _check(url: str, body: dict[str, Any], token: str | None) -> None:
@@ -154,16 +132,10 @@ async def main_async(args: argparse.Namespace) -> None:
         seeded = await seed.seed(url, *seed.SIZES[args.size])
         seed_seconds = time.monotonic() - started
         await analyze(url)
-        data = await _prepare(url)
+        data = await seed.driver_data(url)
         token, projects, items = data["token"], data["projects"], data["items"]
-        r1 = {"query": queries.R1, "variables": {"id": projects[0]}}
-        r2 = [
-            {"query": queries.R2, "variables": {"id": p, "after": after}}
-            for p in projects
-            for after in (None, data["fifth"][p])
-        ]
-        r3 = {"query": queries.R3}
-        w1 = [{"query": queries.W1, "variables": {"item": i}} for i in items]
+        scenario = queries.bodies(data)
+        r1, r2, r3, w1 = scenario["R1"][0], scenario["R2"], scenario["R3"][0], scenario["W1"]
         counts = {
             key: await statements.count(url, token, body)
             for key, body in (("R1", r1), ("R2", r2[0]), ("R3", r3), ("W1", w1[-1]))
@@ -176,7 +148,7 @@ async def main_async(args: argparse.Namespace) -> None:
         peer_rounds: list[wrk.WrkResult] = []
         try:
             endpoint = f"{server.url}/graphql"
-            peer_body = {"query": queries.R1_POSTGRAPHILE, "variables": {"id": projects[0]}}
+            peer_body = scenario["PEER"][0]
             _check(endpoint, r1, token)
             if graphile is not None:
                 _check(graphile.url, peer_body, None)

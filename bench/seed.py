@@ -13,12 +13,13 @@ import argparse
 import asyncio
 import sys
 import time
+from typing import Any
 
 from sqlalchemy import func, select
 
 import engine
 from engine import identity, permissions, workflows
-from models import Database, User, WorkflowItem
+from models import Database, Project, Subproject, User, WorkflowItem
 from server.migrate import upgrade
 
 SIZES = {"small": (1, 10, 20), "medium": (50, 10, 20), "large": (500, 40, 50)}
@@ -105,6 +106,27 @@ async def seed(url: str, projects: int, subprojects: int, items: int, *, bulk: b
         total = await s.scalar(select(func.count()).select_from(WorkflowItem))
     await db.dispose()
     return {"owner": owner.id, "dev": dev.id, "first_project": first_project or "", "items": str(total)}
+
+
+async def driver_data(url: str) -> dict[str, Any]:
+    """What the load drivers need from a seeded database: a token of the bench user, the
+    project ids, up to 5,000 item ids, and each project's cursor for R2's second page."""
+    db = Database(url)
+    async with db.transaction() as s:
+        owner = await s.scalar(select(User).where(User.login == "bench"))
+        token = await identity.create_token(s, user_id=owner.id, ttl_seconds=24 * 3600)
+        projects = list((await s.scalars(select(Project.id).order_by(Project.id))).all())
+        items = list((await s.scalars(select(WorkflowItem.id).order_by(WorkflowItem.id).limit(5000))).all())
+        fifth = {}
+        for project in projects:  # the cursor after each project's 5th subproject (R2's second page)
+            ids = (
+                await s.scalars(
+                    select(Subproject.id).where(Subproject.project_id == project).order_by(Subproject.id).limit(5)
+                )
+            ).all()
+            fifth[project] = ids[-1] if len(ids) == 5 else None
+    await db.dispose()
+    return {"token": token, "owner": owner.id, "projects": projects, "items": items, "fifth": fifth}
 
 
 def main() -> None:
