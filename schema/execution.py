@@ -231,12 +231,13 @@ class CasewayExecutor(StrawberryGraphQLCoreExecutionContext):
     def _info(self, field_def: Any, fdl: Any, parent_type: GraphQLObjectType, path: Path) -> Any:
         return self.build_resolve_info(field_def, to_nodes(fdl), parent_type, path)
 
+    def _field_info(self, fdl: Any, parent_type: GraphQLObjectType, path: Path) -> Any:
+        """The resolve info of the field being completed, for graphql-core's own code paths."""
+        return self._info(self.schema.get_field(parent_type, fdl[0].node.name.value), fdl, parent_type, path)
+
     def _slow_complete(self, return_type: Any, fdl: Any, parent_type: GraphQLObjectType, path: Path, value: Any) -> Any:
         """graphql-core's own completion, with a real resolve info."""
-        first = fdl[0].node
-        field_def = self.schema.get_field(parent_type, first.name.value)
-        info = self._info(field_def, fdl, parent_type, path)
-        return self.complete_value(return_type, fdl, info, path, value, None)
+        return self.complete_value(return_type, fdl, self._field_info(fdl, parent_type, path), path, value, None)
 
     # -- completers: complete(fdl, parent_type, path, value) -> completed value ----------------
 
@@ -312,9 +313,7 @@ class CasewayExecutor(StrawberryGraphQLCoreExecutionContext):
             for index, item in enumerate(value):
                 item_path = path.add_key(index, None)
                 if type(item) not in _PLAIN and is_awaitable(item):
-                    info = self._info(
-                        self.schema.get_field(parent_type, fdl[0].node.name.value), fdl, parent_type, path
-                    )
+                    info = self._field_info(fdl, parent_type, path)
                     completed_results.append(
                         self.complete_awaitable_list_item_value(item, item_type, fdl, info, item_path, None)
                     )
@@ -372,7 +371,7 @@ class CasewayExecutor(StrawberryGraphQLCoreExecutionContext):
                     raise invalid_return_type_error(return_type, value, fdl)
             if entry is None or entry[0] is not fdl:
                 grouped_field_set, new_defer_usages, _ = self.collect_subfields(return_type, fdl)
-                if new_defer_usages or self._has_middleware:
+                if new_defer_usages:
                     return self.collect_and_execute_subfields(return_type, fdl, path, value, None)
                 plans = self._plans_for(return_type, grouped_field_set)
                 entry = (fdl, plans, {} if _only_attribute_leaves(plans) else None)
