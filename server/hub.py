@@ -124,9 +124,9 @@ class PostgresEventHub(EventHub):
         self.dsn = dsn
         self.notify_delay = notify_delay
         self._conn: asyncpg.Connection | None = None
-        self._notify_scheduled = False
+        self._notify_wanted = False
+        self._notifier: asyncio.Task[None] | None = None
         self._listener_task: asyncio.Task[None] | None = None
-        self._pending: set[asyncio.Task[None]] = set()
         self.reconnects = 0
 
     async def start(self) -> None:
@@ -139,6 +139,8 @@ class PostgresEventHub(EventHub):
             self._listener_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._listener_task
+        if self._notifier is not None:
+            await asyncio.gather(self._notifier, return_exceptions=True)
         if self._conn is not None and not self._conn.is_closed():
             await self._conn.close()
         await super().stop()
@@ -166,22 +168,21 @@ class PostgresEventHub(EventHub):
 
     async def publish(self, entries: Sequence[Activity]) -> None:
         self._wake.set()  # local subscribers need no round trip
-        if not self._notify_scheduled:
-            self._notify_scheduled = True
-            asyncio.get_running_loop().call_later(self.notify_delay, self._send_notify)
+        self._notify_wanted = True
+        if self._notifier is None or self._notifier.done():
+            self._notifier = asyncio.create_task(self._send_notifies(), name="caseway-hub-notify")
 
-    def _send_notify(self) -> None:
-        self._notify_scheduled = False
-        task = asyncio.create_task(self._notify())
-        self._pending.add(task)
-        task.add_done_callback(self._pending.discard)
-
-    async def _notify(self) -> None:
-        try:
-            if self._conn is not None and not self._conn.is_closed():
-                await self._conn.execute(f"NOTIFY {CHANNEL}")
-        except (OSError, asyncpg.PostgresError):
-            log.warning("event hub: NOTIFY failed; other processes will catch up on their next poll")
+    async def _send_notifies(self) -> None:
+        """One NOTIFY at a time on the shared connection (asyncpg runs one operation per
+        connection); commits that land while one is in flight are covered by the next."""
+        while self._notify_wanted:
+            await asyncio.sleep(self.notify_delay)
+            self._notify_wanted = False
+            try:
+                if self._conn is not None and not self._conn.is_closed():
+                    await self._conn.execute(f"NOTIFY {CHANNEL}")
+            except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
+                log.warning("event hub: NOTIFY failed; other processes will catch up on their next poll")
 
 
 def create_hub(db: Database, **kwargs: Any) -> EventHub:

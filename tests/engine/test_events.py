@@ -1,10 +1,16 @@
 """The event hub in-process: audiences, ordering, and dropping a subscriber that falls behind."""
 
+import asyncio
+import gc
+import time
+
+import asyncpg
 import pytest
 
 import engine
 from engine.events import SubscriberDropped
-from server.hub import EventHub
+from server.hub import CHANNEL, EventHub, create_hub
+from tests.fixtures.database import BACKEND
 
 
 async def test_hub_delivers_in_seq_order_and_drops_slow_subscribers(db, make_actor):
@@ -31,3 +37,35 @@ async def test_hub_delivers_in_seq_order_and_drops_slow_subscribers(db, make_act
             await anext(slow.events())  # the first thing a dropped subscriber hears is why
     finally:
         await hub.stop()
+
+
+@pytest.mark.skipif(BACKEND != "postgres", reason="the NOTIFY wake-up exists on PostgreSQL only")
+async def test_a_burst_of_commits_sends_its_wake_ups_one_at_a_time(db, caplog):
+    """asyncpg runs one operation per connection: a publish that lands while a NOTIFY is in
+    flight must wait for it, not start a second one (which fails, and the wake-up it carried is
+    lost until the other processes' next poll). The burst ends with a NOTIFY that arrives."""
+    listener = await asyncpg.connect(db.url.replace("postgresql+asyncpg://", "postgresql://"))
+    arrivals: list[float] = []
+    await listener.add_listener(CHANNEL, lambda *_: arrivals.append(time.monotonic()))
+    failures: list[dict] = []
+    loop = asyncio.get_running_loop()
+    loop.set_exception_handler(lambda _, context: failures.append(context))
+    hub = create_hub(db, notify_delay=0)
+    await hub.start()
+    try:
+        for _ in range(200):
+            await hub.publish([])
+            for _ in range(3):  # lets a NOTIFY start, so the next publish lands during it
+                await asyncio.sleep(0)
+        last_publish = time.monotonic()
+        for _ in range(50):
+            if arrivals and arrivals[-1] > last_publish:
+                break
+            await asyncio.sleep(0.05)
+    finally:
+        await hub.stop()
+        await listener.close()
+        gc.collect()  # an unretrieved task exception is reported when the task is collected
+        loop.set_exception_handler(None)
+    assert arrivals and arrivals[-1] > last_publish
+    assert failures == [] and "NOTIFY failed" not in caplog.text
