@@ -1,6 +1,7 @@
 """W2: the state change of one executeAction ("comment" on a bug case) as hand-written SQL
 over asyncpg: lock the case, complete the enabled instance, enable the next one, bump the
-version, append the hash-chained log entry under the log lock. The physical limit here."""
+version, append the hash-chained log entry with the engine's locks (the chain's, then the log's
+taken by the insert itself). The physical limit here."""
 
 import asyncio
 import hashlib
@@ -11,7 +12,7 @@ from datetime import UTC, datetime
 
 import asyncpg
 
-LOCK_KEY = 7_305_224_417  # engine/activity.py
+LOG_LOCK_KEY, CHAIN_LOCK_CLASS = 7_305_224_417, 730_522  # engine/activity.py
 
 
 async def _one(conn: asyncpg.Connection, item_id: str, actor_id: str) -> None:
@@ -34,13 +35,14 @@ async def _one(conn: asyncpg.Connection, item_id: str, actor_id: str) -> None:
             now,
         )
         await conn.execute("UPDATE workflow_case SET version = version + 1 WHERE id = $1", case["id"])
-        await conn.execute("SELECT pg_advisory_xact_lock($1)", LOCK_KEY)
+        await conn.execute("SELECT pg_advisory_xact_lock($1, hashtext($2))", CHAIN_LOCK_CLASS, item_id)
         prev = await conn.fetchval("SELECT hash FROM activity WHERE chain = $1 ORDER BY seq DESC LIMIT 1", item_id)
         entry_id = f"act_{uuid.uuid4().hex}"
         digest = hashlib.sha256(json.dumps([prev, entry_id, "comment"]).encode()).hexdigest()
         await conn.execute(
             "INSERT INTO activity (id, workflow_item_id, case_id, kind, action, actor_id, at, comment, data, chain, "
-            "prev_hash, hash) VALUES ($1, $2, $3, 'action_executed', 'comment', $4, $5, 'bench', '{}', $2, $6, $7)",
+            "prev_hash, hash) SELECT $1, $2, $3, 'action_executed', 'comment', $4, $5, 'bench', '{}', $2, $6, $7 "
+            "FROM pg_advisory_xact_lock($8)",
             entry_id,
             item_id,
             case["id"],
@@ -48,6 +50,7 @@ async def _one(conn: asyncpg.Connection, item_id: str, actor_id: str) -> None:
             now,
             prev,
             digest,
+            LOG_LOCK_KEY,
         )
 
 

@@ -14,7 +14,7 @@ import json
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select, text
+from sqlalchemy import bindparam, func, insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from models import Activity, kind_of, new_id, utcnow
@@ -96,24 +96,50 @@ async def record(
     return entry
 
 
-# Any constant works: it only has to be the same for every writer of the log.
-_LOG_LOCK_KEY = 7_305_224_417
+# Any constants work: they only have to be the same for every writer of the log.
+_LOG_LOCK_KEY = 7_305_224_417  # the whole log, held from the insert to the commit
+_CHAIN_LOCK_CLASS = 730_522  # with hashtext(chain): one resource's hash chain
+
+_LOCK_CHAIN = select(func.pg_advisory_xact_lock(_CHAIN_LOCK_CLASS, func.hashtext(bindparam("chain"))))
+_HEAD = select(Activity.hash).where(Activity.chain == bindparam("chain")).order_by(Activity.seq.desc()).limit(1)
+_COLUMNS = [column for column in Activity.__table__.c if column.name != "seq"]
+_INSERT = insert(Activity).returning(Activity.seq)
+# The log lock taken by the insert itself (a function in FROM runs before the row is built,
+# and with it the seq default): one round trip less while every writer waits.
+_INSERT_UNDER_LOG_LOCK = (
+    insert(Activity)
+    .from_select(
+        [column.name for column in _COLUMNS],
+        select(*[bindparam(column.name, type_=column.type) for column in _COLUMNS]).select_from(
+            func.pg_advisory_xact_lock(_LOG_LOCK_KEY).alias("log_lock")
+        ),
+    )
+    .returning(Activity.seq)
+)
 
 
 async def _write_pending(session: AsyncSession) -> None:
-    """Insert the queued entries under the log lock, which the commit right after releases."""
-    if session.bind.dialect.name == "postgresql":
-        await session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _LOG_LOCK_KEY})
+    """Hash and insert the queued entries; the commit right after releases the locks.
+
+    The log lock serializes every writer, so it is held for the inserts and the commit alone:
+    each chain's head is read before it, under a lock of that chain only (taken in one order,
+    chains sorted, so two writers never wait on each other in a cycle). The head must be read
+    in a statement after the lock's: a statement sees what had committed when it started."""
+    await session.flush()  # the transaction's other writes, before any lock is held
+    entries = session.info.get(NEW_ACTIVITIES, [])
+    postgres = session.bind.dialect.name == "postgresql"
+    connection = await session.connection()
     heads: dict[str, str | None] = {}
-    for entry in session.info.get(NEW_ACTIVITIES, []):
-        if entry.chain not in heads:
-            heads[entry.chain] = await session.scalar(
-                select(Activity.hash).where(Activity.chain == entry.chain).order_by(Activity.seq.desc()).limit(1)
-            )
+    for chain in sorted({entry.chain for entry in entries}):
+        if postgres:
+            await connection.execute(_LOCK_CHAIN, {"chain": chain})
+        heads[chain] = (await connection.execute(_HEAD, {"chain": chain})).scalar()
+    insert_entry = _INSERT_UNDER_LOG_LOCK if postgres else _INSERT
+    for entry in entries:
         entry.prev_hash = heads[entry.chain]
         entry.hash = heads[entry.chain] = entry_hash(entry.prev_hash, entry)
-        session.add(entry)
-    await session.flush()
+        values = {column.name: getattr(entry, column.name) for column in _COLUMNS}
+        entry.seq = (await connection.execute(insert_entry, values)).scalar_one()
 
 
 async def verify_chain(session: AsyncSession, chain: str) -> bool:

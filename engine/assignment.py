@@ -1,6 +1,5 @@
 """Who plays which role in a case: lazy default assignment, reassignment and pick lists (seed 004)."""
 
-
 from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
