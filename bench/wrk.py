@@ -62,7 +62,8 @@ def run(
 ) -> WrkResult:
     lua_bodies = "{" + ",".join("[==[" + json.dumps(b) + "]==]" for b in bodies) + "}"
     auth = f'wrk.headers["Authorization"] = "Bearer {token}"' if token else ""
-    script = _LUA.replace("{BODIES}", lua_bodies).replace("{AUTH}", auth).replace("{PATH}", path).replace("{THREADS}", str(threads))
+    script = _LUA.replace("{BODIES}", lua_bodies).replace("{AUTH}", auth).replace("{PATH}", path)
+    script = script.replace("{THREADS}", str(threads))
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as f:
         f.write(script)
     try:
