@@ -1,12 +1,11 @@
 """The GraphQL schema: Query, Mutation (and later Subscription) composed from the domain slices."""
 
 import strawberry
-from strawberry.extensions import AddValidationRules, MaskErrors, ParserCache, ValidationCache
+from strawberry.extensions import AddValidationRules, ParserCache, ValidationCache
 from strawberry.extensions.query_depth_limiter import create_validator
 
 from resolvers import cases as case_reads
 from resolvers import queries
-from resolvers.errors import is_client_error
 from schema import case_mutations, identity, item_mutations, notification, project_mutations
 from schema.activity import Activity
 from schema.base import AppInfo, Connection, Node, connection
@@ -14,6 +13,7 @@ from schema.case import Case, EnabledAction
 from schema.execution import CasewayExecutor
 from schema.identity import Group, User
 from schema.item import WorkflowItem
+from schema.masking import MaskUnexpectedErrors
 from schema.project import Project, ProjectFilter, Subproject, filter_key
 from schema.subscription import Subscription
 from schema.workflow import Workflow
@@ -100,6 +100,6 @@ schema = strawberry.Schema(
         # Clients send the same documents over and over: parse and validate each once.
         lambda: ParserCache(maxsize=512),
         lambda: ValidationCache(maxsize=512),
-        lambda: MaskErrors(should_mask_error=lambda error: not is_client_error(error)),
+        MaskUnexpectedErrors,
     ],
 )

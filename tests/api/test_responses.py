@@ -1,5 +1,6 @@
-"""Responses are encoded with orjson, falling back to json for what orjson refuses."""
+"""Responses: encoded with orjson (json for what orjson refuses), unexpected errors masked."""
 
+from resolvers import queries
 from tests.api.documents import CREATE_PROJECT
 
 READ_DATA = """query($id: ID!) { node(id: $id) { ... on Project { additionalData tags } } }"""
@@ -14,3 +15,23 @@ async def test_json_fields_round_trip_even_beyond_64_bit_integers(gql, make_user
     project_id = created["createProject"]["project"]["id"]
     read = await gql(READ_DATA, {"id": project_id}, token=token)
     assert read["node"] == {"additionalData": data, "tags": ["ä"]}
+
+
+async def test_an_unexpected_failure_is_masked_and_changes_nothing_else(gql, make_user, monkeypatch) -> None:
+    """A bug inside a resolver reaches the client as "Unexpected error." at its path, never
+    as the exception's text or a traceback; client errors keep their message and code."""
+    _, token = await make_user("alice")
+    created = await gql(CREATE_PROJECT, {"input": {"displayName": "P"}}, token=token)
+    project_id = created["createProject"]["project"]["id"]
+
+    async def broken(*_: object, **__: object) -> None:
+        raise RuntimeError("connection string postgresql://secret@db")
+
+    monkeypatch.setattr(queries, "node", broken)
+    body = await gql.raw("query($id: ID!) { viewer { login } node(id: $id) { id } }", {"id": project_id}, token=token)
+    assert body["data"] == {"viewer": {"login": "alice"}, "node": None}
+    assert [(e["message"], e["path"]) for e in body["errors"]] == [("Unexpected error.", ["node"])]
+    assert "secret" not in str(body) and "Traceback" not in str(body)
+
+    refused = await gql.raw("{ viewer { login } }")  # a client error: told as it is
+    assert refused["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"

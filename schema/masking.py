@@ -1,0 +1,19 @@
+"""Unexpected errors reach clients as "Unexpected error." (the details go to the log)."""
+
+from strawberry.extensions import MaskErrors
+
+from resolvers.errors import is_client_error
+
+
+class MaskUnexpectedErrors(MaskErrors):
+    """strawberry's MaskErrors for everything but client errors, without its isinstance check
+    of each result against a runtime Protocol: that check cost ~25 µs per result, and a live
+    event is one result per subscriber (a quarter of a fan-out's per-subscriber CPU)."""
+
+    def __init__(self) -> None:
+        super().__init__(should_mask_error=lambda error: not is_client_error(error))
+
+    def _process_result(self, result: object) -> None:
+        errors = getattr(result, "errors", None)
+        if errors:
+            result.errors = self._process_errors(errors)  # type: ignore[attr-defined]
