@@ -71,6 +71,8 @@ class Server:
                 "--log-level",
                 "warning",
                 "--no-access-log",
+                "--ws-per-message-deflate",  # off, as `caseway serve` runs it
+                "false",
             ],
             cwd=ROOT,
             env={**os.environ, "CASEWAY_DATABASE_URL": database_url, **(env or {})},

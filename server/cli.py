@@ -122,6 +122,9 @@ def main(argv: list[str] | None = None) -> None:
             workers=settings.workers,
             log_level="info",
             access_log=False,
+            # Live events are small JSON frames: compressing each one for each subscriber cost
+            # more CPU than it saved bytes, and a zlib state per connection.
+            ws_per_message_deflate=False,
         )
     elif args.command == "migrate":
         asyncio.run(_migrate(settings))
