@@ -9,6 +9,7 @@ that allow it and hands everything else to graphql-core unchanged:
   ``getattr``;
 - a resolver marked ``@context_only`` (it reads nothing of ``info`` but ``info.context``) is
   called directly, with no resolve info built;
+- a subscription's root field, executed for an event, is the event;
 - their values are completed by a completer made once per return type: scalars and enums,
   lists, object rows, and abstract types whose rows name their type in their id prefix.
 
@@ -68,13 +69,18 @@ class _ContextInfo:
 _SLOW = 0  # graphql-core's own execute_field
 _ATTRIBUTE = 1  # getattr(source, python_name)
 _CONTEXT_ONLY = 2  # resolver(source, info-with-context)
+_EVENT = 3  # a subscription's root field, executed for one event: the event itself
 
 
 def _field_plan(field_def: Any, first_node: Any) -> tuple[int, Any]:
     """How a field of this definition, selected by this node, is resolved."""
+    definition = (field_def.extensions or {}).get("strawberry-definition")
+    if definition is not None and definition.is_subscription:
+        # strawberry resolves a subscription field's event with ``lambda event, *_, **__: event``
+        # (its own resolver is the source stream's), so neither arguments nor info are needed.
+        return _EVENT, None
     if field_def.args or first_node.arguments:
         return _SLOW, None
-    definition = (field_def.extensions or {}).get("strawberry-definition")
     if definition is None or definition.extensions or getattr(definition, "permission_classes", None):
         return _SLOW, None
     if definition.base_resolver is None:
@@ -130,6 +136,17 @@ class CasewayExecutor(StrawberryGraphQLCoreExecutionContext):
         self._completers: dict[Any, Callable[..., Any]] = {}
         self._runtime_types: dict[tuple[Any, str | None], GraphQLObjectType | None] = {}
 
+    def build_per_event_executor(self, payload: Any) -> Any:
+        """Each event of a subscription is an execution of its own. graphql-core's copy shares
+        the memo of collected subfields (and ours, of plans and completers) with the
+        subscription's executor, but both are keyed by objects made anew for each event: shared,
+        they would grow by an entry per event for as long as the subscription lives."""
+        executor = super().build_per_event_executor(payload)
+        executor._relevant_sub_fields = {}
+        executor._plans = {}
+        executor._completers = {}
+        return executor
+
     # -- fields ------------------------------------------------------------------------------
 
     def _plans_for(self, parent_type: GraphQLObjectType, grouped_field_set: Any) -> list[tuple[Any, ...]]:
@@ -182,7 +199,12 @@ class CasewayExecutor(StrawberryGraphQLCoreExecutionContext):
                         awaitable_fields.append(response_name)
                     continue
                 try:
-                    value = getattr(source_value, how) if kind == _ATTRIBUTE else how(source_value, context_info)
+                    if kind == _ATTRIBUTE:
+                        value = getattr(source_value, how)
+                    elif kind == _CONTEXT_ONLY:
+                        value = how(source_value, context_info)
+                    else:
+                        value = source_value
                     if type(value) not in _PLAIN and is_awaitable(value):
                         field_path = Path(path, response_name, type_name)
                         info = self._info(field_def, fdl, parent_type, field_path)

@@ -3,8 +3,9 @@ the same errors at the same paths, the same nulls propagated, on Caseway's schem
 schema built to hit every branch (attributes, context-only resolvers, async values, lists,
 non-null violations, type mismatches, unions and interfaces)."""
 
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 import pytest
 import strawberry
@@ -132,9 +133,17 @@ class TinyQuery:
         return info.context["herd"]
 
 
+@strawberry.type
+class TinySubscription:
+    @strawberry.subscription
+    async def cats(self, info: strawberry.Info, prefix: str) -> AsyncGenerator[Cat | None, None]:
+        for cat in info.context["stream"]:
+            yield cat
+
+
 def _tiny(executor: type | None) -> strawberry.Schema:
     kwargs = {"execution_context_class": executor} if executor else {}
-    return strawberry.Schema(query=TinyQuery, types=[Cat, Dog], **kwargs)
+    return strawberry.Schema(query=TinyQuery, subscription=TinySubscription, types=[Cat, Dog], **kwargs)
 
 
 TINY_QUERIES = [
@@ -179,6 +188,42 @@ async def test_a_type_mismatch_is_the_same_error() -> None:
     reference = await _tiny(None).execute("{ cat { name } }", context_value=context)
     assert fast.data == reference.data == {"cat": None}
     assert [e.message for e in fast.errors] == [e.message for e in reference.errors]
+
+
+async def _events(schema: strawberry.Schema, context: dict[str, Any]) -> list[tuple[Any, list[Any]]]:
+    document = 'subscription { cats(prefix: "x") { name score twice broken friends { name } } }'
+    stream = await schema.subscribe(document, context_value=context)
+    return [(r.data, [(e.message, e.path) for e in r.errors or []]) async for r in stream]
+
+
+async def test_subscription_events_match_graphql_core() -> None:
+    """Each event: the root field is the event itself, completed like any other value (nulls,
+    errors at their paths, a value of the wrong type)."""
+    stream = [Row("cat_1", "Tom", 3), None, Row("cat_3", "Leo", None), Row("dog_1", "Rex"), FrozenRow("cat_5", "Ti")]
+    context = {"stream": stream, "friends": [Row("cat_2", "Mia")], "factor": 2}
+    fast = await _events(_tiny(CasewayExecutor), context)
+    reference = await _events(_tiny(None), context)
+    assert fast == reference
+    assert len(fast) == 5 and fast[1] == ({"cats": None}, []) and fast[2][0] == {"cats": None}
+
+
+class _RecordingExecutor(CasewayExecutor):
+    made: ClassVar[list[Any]] = []
+
+    def build_per_event_executor(self, payload: Any) -> Any:
+        executor = super().build_per_event_executor(payload)
+        self.made.append(executor)
+        return executor
+
+
+async def test_a_long_subscription_keeps_no_memo_per_event() -> None:
+    """Memos are per execution: event 300 starts with as little cached as event 1."""
+    context = {"stream": [Row(f"cat_{n}", str(n)) for n in range(300)], "friends": [], "factor": 1}
+    events = await _events(_tiny(_RecordingExecutor), context)
+    first, last = _RecordingExecutor.made[0], _RecordingExecutor.made[-1]
+    assert len(events) == 300
+    assert len(last._relevant_sub_fields) == len(first._relevant_sub_fields) <= 2
+    assert len(last._plans) == len(first._plans) <= 3
 
 
 # --- Caseway's own schema, on real data ---------------------------------------------------------
