@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from graphql import (
+    ExecutionResult,
     GraphQLBoolean,
     GraphQLID,
     GraphQLObjectType,
@@ -140,12 +141,34 @@ class CasewayExecutor(StrawberryGraphQLCoreExecutionContext):
         """Each event of a subscription is an execution of its own. graphql-core's copy shares
         the memo of collected subfields (and ours, of plans and completers) with the
         subscription's executor, but both are keyed by objects made anew for each event: shared,
-        they would grow by an entry per event for as long as the subscription lives."""
+        they would grow by an entry per event for as long as the subscription lives, and our
+        completers would report errors to the execution that made them."""
         executor = super().build_per_event_executor(payload)
         executor._relevant_sub_fields = {}
         executor._plans = {}
         executor._completers = {}
         return executor
+
+    def execute_operation(self, serially: bool | None = None) -> Any:
+        result = super().execute_operation(serially)
+        if isinstance(result, ExecutionResult):
+            self._forget_plans()
+        elif self.is_awaitable(result):
+            return self._forget_plans_after(result)
+        return result  # incremental delivery: later payloads still use the plans
+
+    async def _forget_plans_after(self, result: Any) -> Any:
+        done = await result
+        if isinstance(done, ExecutionResult):
+            self._forget_plans()
+        return done
+
+    def _forget_plans(self) -> None:
+        """Completers call back into the executor that made them: dropped with the plans once
+        the execution is over, the executor is freed at once instead of by a collector pass
+        (one executor per request, and per event of every live subscriber)."""
+        self._plans = {}
+        self._completers = {}
 
     # -- fields ------------------------------------------------------------------------------
 

@@ -191,7 +191,7 @@ async def test_a_type_mismatch_is_the_same_error() -> None:
 
 
 async def _events(schema: strawberry.Schema, context: dict[str, Any]) -> list[tuple[Any, list[Any]]]:
-    document = 'subscription { cats(prefix: "x") { name score twice broken friends { name } } }'
+    document = 'subscription { cats(prefix: "x") { name score twice broken friends { name broken } } }'
     stream = await schema.subscribe(document, context_value=context)
     return [(r.data, [(e.message, e.path) for e in r.errors or []]) async for r in stream]
 
