@@ -25,6 +25,7 @@ from models import Activity, Database, Notification
 
 log = logging.getLogger("caseway.hub")
 CHANNEL = "caseway_activity"
+_NEWEST_SEQ = select(func.max(Activity.seq))
 
 
 class EventHub:
@@ -86,6 +87,14 @@ class EventHub:
     async def catch_up(self) -> None:
         """Read everything past ``last_seq`` and hand it to the subscribers, in seq order."""
         while True:
+            if not self._subscribers:
+                # Nobody to feed: move past what is there without reading it. Checked again
+                # after the read, as a subscriber registered meanwhile starts at ``last_seq``.
+                async with self.db.engine.connect() as connection:
+                    newest = (await connection.execute(_NEWEST_SEQ)).scalar() or 0
+                if not self._subscribers:
+                    self.last_seq = max(self.last_seq, newest)
+                    return
             async with self.db.session() as session:
                 entries = list(
                     (
