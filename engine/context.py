@@ -3,13 +3,13 @@
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import bindparam, false, select, true, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.errors import not_found
 from engine.specs import WorkflowSpec
 from engine.workflows import spec_by_id
-from models import Case, CaseRoleParty, CaseState, Subproject, WorkflowItem
+from models import Case, CaseRoleParty, CaseState, EnabledAction, Subproject, WorkflowItem
 
 
 @dataclass
@@ -22,6 +22,9 @@ class CaseContext:
     spec: WorkflowSpec
     states: dict[str, str] = field(default_factory=dict)  # scope -> state short name
     roles: dict[str, set[str]] = field(default_factory=dict)  # role -> party ids
+    # The case's ENABLED instances, when an operation loaded them (oldest first); the same ORM
+    # rows the session holds, so status changes show in place, and recompute adds what it enables.
+    enabled: list[EnabledAction] | None = None
 
     def roles_of(self, party_ids: frozenset[str]) -> set[str]:
         return {role for role, parties in self.roles.items() if not parties.isdisjoint(party_ids)}
@@ -44,8 +47,12 @@ def _case_query(by: str, *, lock: bool) -> Any:
 
 # Built once: statement construction cost as much as a round trip on the write path.
 _CASE_QUERIES = {(by, lock): _case_query(by, lock=lock) for by in ("case", "item") for lock in (False, True)}
-_STATES = select(CaseState.scope, CaseState.state).where(CaseState.case_id == bindparam("case_id"))
-_ROLES = select(CaseRoleParty.role, CaseRoleParty.party_id).where(CaseRoleParty.case_id == bindparam("case_id"))
+# The case's states and role players in one round trip: (True, scope, state) and
+# (False, role, party) rows.
+_STATES_AND_ROLES = union_all(
+    select(true(), CaseState.scope, CaseState.state).where(CaseState.case_id == bindparam("case_id")),
+    select(false(), CaseRoleParty.role, CaseRoleParty.party_id).where(CaseRoleParty.case_id == bindparam("case_id")),
+)
 
 
 async def load_case(
@@ -72,8 +79,9 @@ async def load_case(
         workflow_id=case.workflow_id,
         spec=await spec_by_id(session, case.workflow_id),
     )
-    for scope, state in (await session.execute(_STATES, {"case_id": case.id})).all():
-        ctx.states[scope] = state
-    for role, party in (await session.execute(_ROLES, {"case_id": case.id})).all():
-        ctx.roles.setdefault(role, set()).add(party)
+    for is_state, key, value in (await session.execute(_STATES_AND_ROLES, {"case_id": case.id})).all():
+        if is_state:
+            ctx.states[key] = value
+        else:
+            ctx.roles.setdefault(key, set()).add(value)
     return ctx
