@@ -89,13 +89,17 @@ async def start_case(
     return case
 
 
+# Built once: every executed action runs it.
+_ENABLED = (
+    select(EnabledAction)
+    .where(EnabledAction.case_id == bindparam("case_id"), EnabledAction.status == "ENABLED")
+    .order_by(EnabledAction.enabled_at, EnabledAction.id)
+)
+
+
 async def enabled_instances(session: AsyncSession, *, case_id: str) -> list[EnabledAction]:
-    rows = await session.scalars(
-        select(EnabledAction)
-        .where(EnabledAction.case_id == case_id, EnabledAction.status == "ENABLED")
-        .order_by(EnabledAction.enabled_at, EnabledAction.id)
-    )
-    return list(rows)
+    """The case's ENABLED instances, oldest first (ties by id)."""
+    return list(await session.scalars(_ENABLED, {"case_id": case_id}))
 
 
 async def get_enabled_actions(session: AsyncSession, *, case_id: str) -> list[EnabledAction]:
@@ -251,28 +255,14 @@ def _needs_privileges(ctx: CaseContext, action: str) -> bool:
     return spec_action is not None and bool(spec_action.privileges)
 
 
-def _instance_query(*, by_id: bool) -> Any:
-    query = (
-        select(EnabledAction)
-        .where(
-            EnabledAction.case_id == bindparam("case_id"),
-            EnabledAction.action == bindparam("action"),
-            EnabledAction.status == "ENABLED",
-        )
-        .order_by(EnabledAction.enabled_at, EnabledAction.id)
-        .limit(1)
-    )
-    return query.where(EnabledAction.id == bindparam("instance_id")) if by_id else query
-
-
-_INSTANCE_QUERIES = {by_id: _instance_query(by_id=by_id) for by_id in (False, True)}
-
-
 async def _find_instance(ctx: CaseContext, action: str, enabled_action_id: str | None) -> EnabledAction | None:
-    params = {"case_id": ctx.case.id, "action": action}
-    if enabled_action_id is not None:
-        params["instance_id"] = enabled_action_id
-    return await ctx.session.scalar(_INSTANCE_QUERIES[enabled_action_id is not None], params)
+    """The oldest enabled instance of ``action`` (or the one named); the case's enabled
+    instances are kept on the context for recompute, which needs them next."""
+    ctx.enabled = await enabled_instances(ctx.session, case_id=ctx.case.id)
+    for instance in ctx.enabled:
+        if instance.action == action and enabled_action_id in (None, instance.id):
+            return instance
+    return None
 
 
 async def preview(session: AsyncSession, *, case_id: str) -> tuple[Case, str, list[EnabledAction]]:

@@ -125,7 +125,10 @@ async def recompute(ctx: CaseContext, scope: str, now: datetime) -> Recomputed:
         if a.trigger != "init" and a.is_enabled_in(state) and await _gates_open(ctx, a)
     }
     result = Recomputed()
-    existing = await ctx.session.scalars(_ENABLED_IN_SCOPE, {"case_id": ctx.case.id, "scope": scope})
+    if ctx.enabled is not None:  # loaded by this operation: the same rows, without a round trip
+        existing = [ea for ea in ctx.enabled if ea.scope == scope and ea.status == "ENABLED"]
+    else:
+        existing = list(await ctx.session.scalars(_ENABLED_IN_SCOPE, {"case_id": ctx.case.id, "scope": scope}))
     seen: set[str] = set()
     for instance in existing:
         spec_action = wanted.get(instance.action)
@@ -152,6 +155,8 @@ async def recompute(ctx: CaseContext, scope: str, now: datetime) -> Recomputed:
         )
         ctx.session.add(instance)
         result.enabled.append(instance)
+        if ctx.enabled is not None:
+            ctx.enabled.append(instance)
     await ctx.session.flush()
     return result
 
