@@ -54,6 +54,16 @@ async def _one(conn: asyncpg.Connection, item_id: str, actor_id: str) -> None:
         )
 
 
+async def statements(dsn: str, item_id: str, actor_id: str) -> int:
+    """The statements one transaction sends, BEGIN and COMMIT aside (as Caseway's are counted)."""
+    conn = await asyncpg.connect(dsn)
+    sent: list[str] = []
+    conn.add_query_logger(lambda record: sent.append(record.query))
+    await _one(conn, item_id, actor_id)
+    await conn.close()
+    return sum(1 for query in sent if query.strip().upper() not in ("BEGIN", "COMMIT", "BEGIN;", "COMMIT;"))
+
+
 async def run(dsn: str, item_ids: list[str], actor_id: str, *, clients: int = 32, seconds: float = 10) -> dict:
     """Run the transaction on distinct cases from ``clients`` connections; returns tx/s and latencies."""
     conns = [await asyncpg.connect(dsn) for _ in range(clients)]
@@ -80,4 +90,5 @@ async def run(dsn: str, item_ids: list[str], actor_id: str, *, clients: int = 32
         "p50_ms": latencies[len(latencies) // 2],
         "p99_ms": latencies[int(len(latencies) * 0.99)],
         "transactions": len(latencies),
+        "statements": await statements(dsn, item_ids[0], actor_id),
     }
