@@ -8,7 +8,7 @@ from resolvers.errors import is_client_error
 class MaskUnexpectedErrors(MaskErrors):
     """strawberry's MaskErrors for everything but client errors, without its isinstance check
     of each result against a runtime Protocol: that check cost ~25 µs per result, and a live
-    event is one result per subscriber (a quarter of a fan-out's per-subscriber CPU)."""
+    event is one result per subscriber (about a tenth of a fan-out's CPU at 1,000 subscribers)."""
 
     def __init__(self) -> None:
         super().__init__(should_mask_error=lambda error: not is_client_error(error))

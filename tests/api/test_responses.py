@@ -17,7 +17,7 @@ async def test_json_fields_round_trip_even_beyond_64_bit_integers(gql, make_user
     assert read["node"] == {"additionalData": data, "tags": ["ä"]}
 
 
-async def test_an_unexpected_failure_is_masked_and_changes_nothing_else(gql, make_user, monkeypatch) -> None:
+async def test_an_unexpected_failure_is_masked_and_changes_nothing_else(gql, make_user, monkeypatch, caplog) -> None:
     """A bug inside a resolver reaches the client as "Unexpected error." at its path, never
     as the exception's text or a traceback; client errors keep their message and code."""
     _, token = await make_user("alice")
@@ -32,6 +32,7 @@ async def test_an_unexpected_failure_is_masked_and_changes_nothing_else(gql, mak
     assert body["data"] == {"viewer": {"login": "alice"}, "node": None}
     assert [(e["message"], e["path"]) for e in body["errors"]] == [("Unexpected error.", ["node"])]
     assert "secret" not in str(body) and "Traceback" not in str(body)
+    assert "connection string postgresql://secret@db" in caplog.text  # the operator still sees it
 
     refused = await gql.raw("{ viewer { login } }")  # a client error: told as it is
     assert refused["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
