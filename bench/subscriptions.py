@@ -22,7 +22,7 @@ SUBSCRIPTION = json.dumps(
     {
         "id": "1",
         "type": "subscribe",
-        "payload": {"query": "subscription($p: ID) { activity(projectId: $p) { seq comment } }", "variables": {}},
+        "payload": {"query": "subscription($p: ID) { activity(projectId: $p) { seq comment actor { login } workflowItem { displayName } } }", "variables": {}},
     }
 )
 

@@ -3,8 +3,8 @@
 import asyncio
 import inspect
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import aliased
@@ -138,38 +138,76 @@ def _many(rows: Sequence[Any], keys: Sequence[K], key: Callable[[Any], K]) -> li
 
 
 class Loaders:
-    """Named ``<thing>_by_<key>``; every loader sees only what the viewer may see."""
+    """Named ``<thing>_by_<key>``; every loader sees only what the viewer may see. Each is made
+    when first used: a request (or a live event) uses a few of the twenty."""
 
-    def __init__(self, ctx: "Context", *, cache: bool = True) -> None:
+    # loader name -> the method that loads a batch of its keys
+    _LOAD_FUNCTIONS: ClassVar[dict[str, str]] = {
+        "party_by_id": "_parties",
+        "project_by_id": "_projects",
+        "subproject_by_id": "_subprojects",
+        "item_by_id": "_items",
+        "subprojects_by_project": "_subprojects_by_project",
+        "items_by_subproject": "_items_by_subproject",
+        "case_by_id": "_cases",
+        "case_by_item": "_cases_by_item",
+        "states_by_case": "_states_by_case",
+        "enabled_by_case": "_enabled_by_case",
+        "enabled_action_by_id": "_enabled_by_id",
+        "roles_by_case": "_roles_by_case",
+        "workflow_by_id": "_workflows",
+        "budgets_by_resource": "_budgets",
+        "documents_by_item": "_documents",
+        "grants_by_resource": "_grants",
+        "intents_by_resource": "_intents",
+        "history_by_resource": "_history",
+        "members_by_group": "_members",
+        "activity_by_id": "_activities",
+    }
+    party_by_id: DataLoader[str, Any]
+    project_by_id: DataLoader[str, Any]
+    subproject_by_id: DataLoader[str, Any]
+    item_by_id: DataLoader[str, Any]
+    subprojects_by_project: DataLoader[Any, Any]
+    items_by_subproject: DataLoader[Any, Any]
+    case_by_id: DataLoader[str, Any]
+    case_by_item: DataLoader[str, Any]
+    states_by_case: DataLoader[str, Any]
+    enabled_by_case: DataLoader[str, Any]
+    enabled_action_by_id: DataLoader[str, Any]
+    roles_by_case: DataLoader[str, Any]
+    workflow_by_id: DataLoader[str, Any]
+    budgets_by_resource: DataLoader[str, Any]
+    documents_by_item: DataLoader[str, Any]
+    grants_by_resource: DataLoader[str, Any]
+    intents_by_resource: DataLoader[str, Any]
+    history_by_resource: DataLoader[Any, Any]
+    members_by_group: DataLoader[str, Any]
+    activity_by_id: DataLoader[str, Any]
+
+    def __init__(
+        self, ctx: "Context", *, cache: bool = True, known: Mapping[str, Mapping[Any, Any]] | None = None
+    ) -> None:
         """``cache=False`` still batches the loads of one tick but remembers nothing: for
-        subscriptions, whose context lives as long as the connection."""
+        subscriptions, whose context lives as long as the connection. ``known`` primes loaders
+        by name (values already read, e.g. shared by the subscribers of a live event)."""
         self._ctx = ctx
+        self._cache = cache
+        self._known = known or {}
         # ``column IN (values)``, as one array parameter on PostgreSQL (see models.db.among)
         self._in: Callable[[Any, Any], Any] = (lambda c, v: c.in_(v)) if ctx.db.is_sqlite else among
 
-        def loader(fn: Callable[[list[Any]], Awaitable[list[Any]]]) -> DataLoader[Any, Any]:
-            return DataLoader(load_fn=fn, cache=cache, cache_map=KnownValues())
-
-        self.party_by_id = loader(self._parties)
-        self.project_by_id = loader(self._projects)
-        self.subproject_by_id = loader(self._subprojects)
-        self.item_by_id = loader(self._items)
-        self.subprojects_by_project = loader(self._subprojects_by_project)
-        self.items_by_subproject = loader(self._items_by_subproject)
-        self.case_by_id = loader(self._cases)
-        self.case_by_item = loader(self._cases_by_item)
-        self.states_by_case = loader(self._states_by_case)
-        self.enabled_by_case = loader(self._enabled_by_case)
-        self.enabled_action_by_id = loader(self._enabled_by_id)
-        self.roles_by_case = loader(self._roles_by_case)
-        self.workflow_by_id = loader(self._workflows)
-        self.budgets_by_resource = loader(self._budgets)
-        self.documents_by_item = loader(self._documents)
-        self.grants_by_resource = loader(self._grants)
-        self.intents_by_resource = loader(self._intents)
-        self.history_by_resource = loader(self._history)
-        self.members_by_group = loader(self._members)
-        self.activity_by_id = loader(self._activities)
+    def __getattr__(self, name: str) -> DataLoader[Any, Any]:
+        method = self._LOAD_FUNCTIONS.get(name)
+        if method is None:
+            raise AttributeError(name)
+        made: DataLoader[Any, Any] = DataLoader(
+            load_fn=getattr(self, method), cache=self._cache, cache_map=KnownValues()
+        )
+        if name in self._known:
+            prime(made, self._known[name])
+        setattr(self, name, made)  # found as a plain attribute from now on
+        return made
 
     async def _rows(self, query: Any) -> Sequence[Any]:
         """Plain Core rows: attribute access like a model, without ORM hydration."""
