@@ -18,13 +18,9 @@ import websockets
 from engine import identity
 from models import Database
 
-SUBSCRIPTION = json.dumps(
-    {
-        "id": "1",
-        "type": "subscribe",
-        "payload": {"query": "subscription($p: ID) { activity(projectId: $p) { seq comment actor { login } workflowItem { displayName } } }", "variables": {}},
-    }
-)
+# What a dashboard shows of each entry: who did what to which item.
+QUERY = "subscription($p: ID) { activity(projectId: $p) { seq comment actor { login } workflowItem { displayName } } }"
+SUBSCRIPTION = json.dumps({"id": "1", "type": "subscribe", "payload": {"query": QUERY, "variables": {}}})
 
 
 async def _token(database_url: str, login: str) -> str:

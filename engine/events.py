@@ -100,3 +100,4 @@ class Event:
     entry: Activity
     audience: Audience
     notifications: tuple[Notification, ...] = ()
+    shared: Any = None  # what the read layer read once for the batch's subscribers (resolvers/live.py)

@@ -1,5 +1,6 @@
 """The per-request context: database, viewer and loaders."""
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +47,11 @@ class Context:
         if self.actor is None or (self.actor.expires_at is not None and self.actor.expires_at <= utcnow()):
             raise unauthenticated()
         return self.actor
+
+    def start_event(self, known: Mapping[str, Mapping[Any, Any]]) -> None:
+        """Before a live event is executed: loaders that remember this event's reads only,
+        starting with ``known`` (what the event's subscribers share, see resolvers/live.py)."""
+        self._loaders = Loaders(self, cache=True, known=known)
 
     async def refresh(self) -> None:
         """Forget everything read so far (called after a mutation commits)."""

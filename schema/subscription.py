@@ -102,6 +102,7 @@ class Subscription:
                 last = entry.seq
                 # Checked per event: an expired token ends the stream, a revoked grant hides the entry.
                 if in_scope(entry) and event.audience.admits(ctx.viewer):
+                    ctx.start_event(event.shared.known_to(ctx.viewer, entry) if event.shared else {})
                     yield entry  # type: ignore[misc]
         finally:
             ctx.hub.unsubscribe(subscriber)

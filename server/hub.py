@@ -22,6 +22,7 @@ from sqlalchemy import func, select
 
 from engine.events import Event, Subscriber, audiences
 from models import Activity, Database, Notification
+from resolvers.live import read_shared
 
 log = logging.getLogger("caseway.hub")
 CHANNEL = "caseway_activity"
@@ -112,6 +113,9 @@ class EventHub:
                     self.last_seq = entries[-1].seq or self.last_seq
                     continue
                 audience = await audiences(session, entries)
+                shared = None
+                if any(s.wants_notifications_for is None for s in self._subscribers):  # activity streams
+                    shared = await read_shared(session, entries)
                 notes: dict[str, list[Notification]] = {}
                 if any(s.wants_notifications_for for s in self._subscribers):
                     for note in await session.scalars(
@@ -121,7 +125,7 @@ class EventHub:
                     ):
                         notes.setdefault(note.activity_id, []).append(note)
             for entry in entries:
-                event = Event(entry, audience[entry.id], tuple(notes.get(entry.id, ())))
+                event = Event(entry, audience[entry.id], tuple(notes.get(entry.id, ())), shared)
                 for subscriber in list(self._subscribers):
                     subscriber.offer(event)
                 self.last_seq = entry.seq or self.last_seq

@@ -92,6 +92,33 @@ async def test_revoked_access_stops_events(live_server, db, make_user):
     await ws.close()
 
 
+async def test_each_subscriber_sees_only_the_related_rows_it_may_view(live_server, db, make_user):
+    """The rows an entry points to are read once for all subscribers; each still gets the item
+    only where its own read would: alice holds every grant, carol plays a role in the case,
+    bob may read the project's history but not view the item."""
+    _, alice = await make_user("alice")
+    bob_id, bob = await make_user("bob")
+    carol_id, carol = await make_user("carol")
+    project_id, item_id = await project_with_item(live_server, alice, assignee_id=carol_id)
+    grant = """mutation($r: ID!, $p: ID!) { grantPermission(input: {resourceId: $r, intent: "project.viewHistory",
+               partyId: $p}) { userErrors { code } } }"""
+    await live_server.gql(grant, {"r": project_id, "p": bob_id}, token=alice)
+    sockets = {
+        name: await WsClient.connect(live_server.ws, token)
+        for name, token in [("alice", alice), ("bob", bob), ("carol", carol)]
+    }
+    for ws in sockets.values():
+        await ws.subscribe(ACTIVITY, {"p": project_id})
+    await asyncio.sleep(0.3)
+    await comment(live_server, alice, item_id, "seen by three")
+    seen = {name: (await ws.receive(1))[0]["activity"] for name, ws in sockets.items()}
+    assert [event["actor"] for event in seen.values()] == [{"login": "alice"}] * 3
+    assert seen["alice"]["workflowItem"] == seen["carol"]["workflowItem"] == {"displayName": "Thing"}
+    assert seen["bob"]["workflowItem"] is None
+    for ws in sockets.values():
+        await ws.close()
+
+
 async def test_notifications_stream(live_server, db, make_user):
     _, sam = await make_user("sam")
     dev_id, dev = await make_user("dev")

@@ -1,0 +1,59 @@
+"""A live event's reads do not grow with its subscribers: the rows an entry points to are read
+once per batch of entries (resolvers/live.py), not once per subscriber."""
+
+import asyncio
+
+import engine
+from resolvers.context import Context
+from schema import schema
+from server.hub import EventHub
+from server.settings import Settings
+
+ACTIVITY = """subscription($p: ID) { activity(projectId: $p) {
+  comment actor { login } project { displayName } subproject { displayName } workflowItem { displayName } } }"""
+
+
+async def _deliver_one_event(db, owner, project_id, item_id, subscribers, count_statements):
+    hub = EventHub(db)
+    await hub.start()
+    streams = []
+    for _ in range(subscribers):
+        context = Context(db=db, settings=Settings(database_url=db.url), hub=hub, actor=owner, live=True)
+        streams.append(await schema.subscribe(ACTIVITY, variable_values={"p": project_id}, context_value=context))
+    pending = [asyncio.ensure_future(anext(stream)) for stream in streams]
+    for _ in range(500):  # until every subscription registered with the hub
+        if hub.subscriber_count == subscribers:
+            break
+        await asyncio.sleep(0.01)
+    async with db.transaction() as s:
+        await engine.execute(s, actor=owner, action="comment", workflow_item_id=item_id, comment="live")
+    with count_statements() as counted:
+        await hub.catch_up()
+        results = await asyncio.gather(*pending)
+    for stream in streams:
+        await stream.aclose()
+    await hub.stop()
+    return counted.count, results
+
+
+async def test_the_reads_of_a_live_event_do_not_grow_with_its_subscribers(db, make_actor, count_statements):
+    owner = await make_actor("owner")
+    async with db.transaction() as s:
+        project = await engine.create_project(s, actor=owner, display_name="P")
+        sub = await engine.create_subproject(
+            s, actor=owner, project_id=project.id, display_name="S", currency="EUR", workflow="bug"
+        )
+        item, _ = await engine.create_workflow_item(s, actor=owner, subproject_id=sub.id, display_name="I")
+    one, (result,) = await _deliver_one_event(db, owner, project.id, item.id, 1, count_statements)
+    assert not result.errors and result.data == {
+        "activity": {
+            "comment": "live",
+            "actor": {"login": "owner"},
+            "project": {"displayName": "P"},
+            "subproject": {"displayName": "S"},
+            "workflowItem": {"displayName": "I"},
+        }
+    }
+    twenty, results = await _deliver_one_event(db, owner, project.id, item.id, 20, count_statements)
+    assert [r.data for r in results] == [result.data] * 20
+    assert twenty == one
