@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import strawberry
 
+from resolvers.loaders import one
 from schema.base import JSON, AppInfo, Node, by_id_prefix
 from schema.execution import context_only
 
@@ -27,30 +28,30 @@ class Activity(Node):
 
     is_type_of = by_id_prefix("Activity")
 
+    # Related rows through ``one``: answered at once when the loader already has them (a live
+    # event's subscribers start with them, resolvers/live.py), else loaded.
     @strawberry.field(description="Who did it; null for the system (timers, automatic actions).")
     @context_only
-    async def actor(self, info: AppInfo) -> Annotated["User", strawberry.lazy("schema.identity")] | None:
-        if not self.actor_id or self.actor_id == "system":  # type: ignore[attr-defined]
+    def actor(self, info: AppInfo) -> Annotated["User", strawberry.lazy("schema.identity")] | None:
+        actor_id = self.actor_id  # type: ignore[attr-defined]
+        if not actor_id or actor_id == "system":
             return None
-        return await info.context.loaders.party_by_id.load(self.actor_id)  # type: ignore[attr-defined]
+        return one(info.context.loaders.party_by_id, actor_id)
 
     @strawberry.field
     @context_only
-    async def project(self, info: AppInfo) -> Annotated["Project", strawberry.lazy("schema.project")] | None:
-        pid = self.project_id  # type: ignore[attr-defined]
-        return await info.context.loaders.project_by_id.load(pid) if pid else None
+    def project(self, info: AppInfo) -> Annotated["Project", strawberry.lazy("schema.project")] | None:
+        return one(info.context.loaders.project_by_id, self.project_id)  # type: ignore[attr-defined]
 
     @strawberry.field
     @context_only
-    async def subproject(self, info: AppInfo) -> Annotated["Subproject", strawberry.lazy("schema.project")] | None:
-        sid = self.subproject_id  # type: ignore[attr-defined]
-        return await info.context.loaders.subproject_by_id.load(sid) if sid else None
+    def subproject(self, info: AppInfo) -> Annotated["Subproject", strawberry.lazy("schema.project")] | None:
+        return one(info.context.loaders.subproject_by_id, self.subproject_id)  # type: ignore[attr-defined]
 
     @strawberry.field
     @context_only
-    async def workflow_item(self, info: AppInfo) -> Annotated["WorkflowItem", strawberry.lazy("schema.item")] | None:
-        iid = self.workflow_item_id  # type: ignore[attr-defined]
-        return await info.context.loaders.item_by_id.load(iid) if iid else None
+    def workflow_item(self, info: AppInfo) -> Annotated["WorkflowItem", strawberry.lazy("schema.item")] | None:
+        return one(info.context.loaders.item_by_id, self.workflow_item_id)  # type: ignore[attr-defined]
 
 
 @strawberry.input
