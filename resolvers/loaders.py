@@ -149,6 +149,7 @@ class Loaders:
         "item_by_id": "_items",
         "subprojects_by_project": "_subprojects_by_project",
         "items_by_subproject": "_items_by_subproject",
+        "page_prefetch": "_page_prefetch",
         "case_by_id": "_cases",
         "case_by_item": "_cases_by_item",
         "states_by_case": "_states_by_case",
@@ -170,6 +171,7 @@ class Loaders:
     item_by_id: DataLoader[str, Any]
     subprojects_by_project: DataLoader[Any, Any]
     items_by_subproject: DataLoader[Any, Any]
+    page_prefetch: DataLoader[tuple[str, frozenset[str]], None]
     case_by_id: DataLoader[str, Any]
     case_by_item: DataLoader[str, Any]
     states_by_case: DataLoader[str, Any]
@@ -258,25 +260,30 @@ class Loaders:
                 results[(parent, filt)] = group
         return [results[k] for k in keys]
 
-    async def _items_by_subproject(
-        self, keys: list[tuple[str, ResourceFilterKey, frozenset[str]]]
-    ) -> list[list[WorkflowItem]]:
-        """Visible items per subproject, unordered: the caller applies the subproject's ordering.
-        The third part of a key says what the selection reads below the items (see lookahead):
-        that is fetched for all of them at once, so nested fields resolve without awaiting."""
+    async def _items_by_subproject(self, keys: list[tuple[str, ResourceFilterKey]]) -> list[list[WorkflowItem]]:
+        """Visible items per subproject, unordered: the caller applies the subproject's ordering,
+        takes its page and asks ``page_prefetch`` for what the selection reads below it."""
         actor = self._ctx.viewer
-        results: dict[tuple[str, ResourceFilterKey, frozenset[str]], list[WorkflowItem]] = {}
-        for filt, wants in {(f, w) for _, f, w in keys}:
-            parents = [p for p, f, w in keys if f == filt and w == wants]
+        results: dict[tuple[str, ResourceFilterKey], list[WorkflowItem]] = {}
+        for filt in {f for _, f in keys}:
+            parents = [p for p, f in keys if f == filt]
             query = select(WorkflowItem.__table__).where(
                 self._in(WorkflowItem.subproject_id, parents), visibility.item_visible(actor)
             )
             rows = await self._rows(apply_resource_filter(query, WorkflowItem, filt))
             for parent, group in zip(parents, _many(rows, parents, lambda r: r.subproject_id), strict=True):
-                results[(parent, filt, wants)] = group
-            if wants:
-                await self.prefetch_for_items(rows, wants)
+                results[(parent, filt)] = group
+            prime(self.item_by_id, {row.id: row for row in rows})
         return [results[k] for k in keys]
+
+    async def _page_prefetch(self, keys: list[tuple[str, frozenset[str]]]) -> list[None]:
+        """Keys are (item id, what the selection reads below the item, see lookahead): the pages
+        of every item connection resolved in this tick, fetched together so that nested fields
+        resolve without awaiting, and only for the items on a page, however many a subproject holds."""
+        for wants in {w for _, w in keys}:
+            items = await self.item_by_id.load_many([i for i, w in keys if w == wants])
+            await self.prefetch_for_items([item for item in items if item is not None], wants)
+        return [None] * len(keys)
 
     async def prefetch_for_items(self, items: Sequence[Any], wants: frozenset[str]) -> None:
         """Load what the selection reads below these items, one query per relation, and prime

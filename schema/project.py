@@ -188,8 +188,12 @@ class Subproject(ResourceFields, Node):
         after: str | None = None,
         filter: ProjectFilter | None = None,
     ) -> Connection[Annotated["WorkflowItem", strawberry.lazy("schema.item")]]:
-        key = (self.id, filter_key(filter), item_prefetch(info))
-        rows = await info.context.loaders.items_by_subproject.load(key)
+        loaders = info.context.loaders
+        rows = await loaders.items_by_subproject.load((self.id, filter_key(filter)))
         by_id = {r.id: r for r in rows}
         in_order = [by_id[i] for i in ordered(by_id, self.workflow_item_ordering)]
-        return connection(slice_page(in_order, first=first, after=after, cursor=lambda r: r.id))
+        page = slice_page(in_order, first=first, after=after, cursor=lambda r: r.id)
+        wants = item_prefetch(info)
+        if wants and page.nodes:
+            await loaders.page_prefetch.load_many([(item.id, wants) for item in page.nodes])
+        return connection(page)
