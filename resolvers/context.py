@@ -33,7 +33,7 @@ class Context:
     @property
     def session(self) -> ReadSession | EphemeralReadSession:
         if self._session is None:
-            self._session = EphemeralReadSession(self.db) if self.live else ReadSession(self.db.session())
+            self._session = EphemeralReadSession(self.db) if self.live else ReadSession(self.db.read_session())
         return self._session
 
     @property

@@ -53,7 +53,7 @@ class EphemeralReadSession:
         self._db = db
 
     async def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
-        async with self._db.session() as session:
+        async with self._db.read_session() as session:
             return await getattr(session, method)(*args, **kwargs)
 
     async def execute(self, *args: Any, **kwargs: Any) -> Any:

@@ -77,7 +77,7 @@ class Subscription:
         try:
             last = subscriber.start_seq if after_seq is None else after_seq
             while last < subscriber.start_seq:  # replay what the hub had already passed
-                async with ctx.db.session() as session:
+                async with ctx.db.read_session() as session:
                     query = select(ActivityRow).where(ActivityRow.seq > last, ActivityRow.seq <= subscriber.start_seq)
                     for column, value in (
                         ("project_id", project_id),

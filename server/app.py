@@ -57,7 +57,7 @@ class CasewayGraphQL(GraphQL):
             if not contexts:
                 continue
             try:
-                async with self.db.session() as session:
+                async with self.db.read_session() as session:
                     actors = await identity.authenticate_many(session, list({c.token for c in contexts}))
             except Exception:  # retried at the next interval
                 log.exception("re-checking live connections failed")
@@ -81,7 +81,7 @@ class CasewayGraphQL(GraphQL):
         if header.lower().startswith("bearer ") and not live:
             # Its own short connection: the request's read session opens only once execution
             # starts, so a client that disconnects before that leaves nothing checked out.
-            async with self.db.engine.connect() as connection:
+            async with self.db.reader.connect() as connection:
                 ctx.actor = await identity.authenticate(connection, header[7:].strip())
         return ctx
 
@@ -91,7 +91,7 @@ class CasewayGraphQL(GraphQL):
         if not header.lower().startswith("bearer "):
             raise ConnectionRejectionError()
         context.token = header[7:].strip()
-        async with self.db.session() as session:
+        async with self.db.read_session() as session:
             context.actor = await identity.authenticate(session, context.token)
         self.live_contexts.add(context)
         if context.actor is None:

@@ -44,7 +44,7 @@ class EventHub:
         self._started = asyncio.Event()
 
     async def start(self) -> None:
-        async with self.db.session() as session:
+        async with self.db.read_session() as session:
             self.last_seq = await session.scalar(select(func.max(Activity.seq))) or 0
         self._task = asyncio.create_task(self._follow(), name="caseway-hub")
         self._started.set()
@@ -96,7 +96,7 @@ class EventHub:
                 if not self._subscribers:
                     self.last_seq = max(self.last_seq, newest)
                     return
-            async with self.db.session() as session:
+            async with self.db.read_session() as session:
                 entries = list(
                     (
                         await session.scalars(
