@@ -56,7 +56,8 @@ class Database:
         self._write_lock = asyncio.Lock() if self.is_sqlite else None
 
     def session(self) -> AsyncSession:
-        """A session for reads; the caller closes it."""
+        """A session in a transaction, which the caller closes (tools, tests); requests read
+        through ``read_session`` and write through ``transaction``."""
         return self.sessionmaker()
 
     def read_session(self) -> AsyncSession:
