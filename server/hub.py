@@ -91,7 +91,7 @@ class EventHub:
             if not self._subscribers:
                 # Nobody to feed: move past what is there without reading it. Checked again
                 # after the read, as a subscriber registered meanwhile starts at ``last_seq``.
-                async with self.db.engine.connect() as connection:
+                async with self.db.reader.connect() as connection:
                     newest = (await connection.execute(_NEWEST_SEQ)).scalar() or 0
                 if not self._subscribers:
                     self.last_seq = max(self.last_seq, newest)
