@@ -148,7 +148,7 @@ class Loaders:
         "subproject_by_id": "_subprojects",
         "item_by_id": "_items",
         "subprojects_by_project": "_subprojects_by_project",
-        "items_by_subproject": "_items_by_subproject",
+        "item_ids_by_subproject": "_item_ids_by_subproject",
         "page_prefetch": "_page_prefetch",
         "case_by_id": "_cases",
         "case_by_item": "_cases_by_item",
@@ -170,7 +170,7 @@ class Loaders:
     subproject_by_id: DataLoader[str, Any]
     item_by_id: DataLoader[str, Any]
     subprojects_by_project: DataLoader[Any, Any]
-    items_by_subproject: DataLoader[Any, Any]
+    item_ids_by_subproject: DataLoader[Any, list[str]]
     page_prefetch: DataLoader[tuple[str, frozenset[str]], None]
     case_by_id: DataLoader[str, Any]
     case_by_item: DataLoader[str, Any]
@@ -260,20 +260,20 @@ class Loaders:
                 results[(parent, filt)] = group
         return [results[k] for k in keys]
 
-    async def _items_by_subproject(self, keys: list[tuple[str, ResourceFilterKey]]) -> list[list[WorkflowItem]]:
-        """Visible items per subproject, unordered: the caller applies the subproject's ordering,
-        takes its page and asks ``page_prefetch`` for what the selection reads below it."""
+    async def _item_ids_by_subproject(self, keys: list[tuple[str, ResourceFilterKey]]) -> list[list[str]]:
+        """Ids of the visible items per subproject, unordered: the caller orders them (the
+        subproject's ordering, then creation), takes a page, and loads the rows of that page
+        only. A page of a subproject of 10,000 items reads 10,000 ids, not 10,000 rows."""
         actor = self._ctx.viewer
-        results: dict[tuple[str, ResourceFilterKey], list[WorkflowItem]] = {}
+        results: dict[tuple[str, ResourceFilterKey], list[str]] = {}
         for filt in {f for _, f in keys}:
             parents = [p for p, f in keys if f == filt]
-            query = select(WorkflowItem.__table__).where(
+            query = select(WorkflowItem.id, WorkflowItem.subproject_id).where(
                 self._in(WorkflowItem.subproject_id, parents), visibility.item_visible(actor)
             )
             rows = await self._rows(apply_resource_filter(query, WorkflowItem, filt))
             for parent, group in zip(parents, _many(rows, parents, lambda r: r.subproject_id), strict=True):
-                results[(parent, filt)] = group
-            prime(self.item_by_id, {row.id: row for row in rows})
+                results[(parent, filt)] = [row.id for row in group]
         return [results[k] for k in keys]
 
     async def _page_prefetch(self, keys: list[tuple[str, frozenset[str]]]) -> list[None]:

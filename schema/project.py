@@ -1,5 +1,6 @@
 """Projects and subprojects as clients read them."""
 
+from dataclasses import replace
 from datetime import datetime
 from enum import Enum
 from typing import TYPE_CHECKING, Annotated
@@ -189,11 +190,10 @@ class Subproject(ResourceFields, Node):
         filter: ProjectFilter | None = None,
     ) -> Connection[Annotated["WorkflowItem", strawberry.lazy("schema.item")]]:
         loaders = info.context.loaders
-        rows = await loaders.items_by_subproject.load((self.id, filter_key(filter)))
-        by_id = {r.id: r for r in rows}
-        in_order = [by_id[i] for i in ordered(by_id, self.workflow_item_ordering)]
-        page = slice_page(in_order, first=first, after=after, cursor=lambda r: r.id)
+        ids = await loaders.item_ids_by_subproject.load((self.id, filter_key(filter)))
+        page = slice_page(ordered(ids, self.workflow_item_ordering), first=first, after=after, cursor=str)
+        rows = [row for row in await loaders.item_by_id.load_many(page.nodes) if row is not None]
         wants = item_prefetch(info)
-        if wants and page.nodes:
-            await loaders.page_prefetch.load_many([(item.id, wants) for item in page.nodes])
-        return connection(page)
+        if wants and rows:
+            await loaders.page_prefetch.load_many([(item.id, wants) for item in rows])
+        return connection(replace(page, nodes=rows, cursors=[row.id for row in rows]))
