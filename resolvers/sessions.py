@@ -60,7 +60,7 @@ class EphemeralReadSession:
         return await self._call("execute", *args, **kwargs)
 
     async def rows(self, statement: Any) -> list[Any]:
-        async with self._db.engine.connect() as connection:
+        async with self._db.reader.connect() as connection:
             return records(await connection.execute(statement))
 
     async def scalars(self, *args: Any, **kwargs: Any) -> Any:

@@ -91,8 +91,8 @@ class CasewayGraphQL(GraphQL):
         if not header.lower().startswith("bearer "):
             raise ConnectionRejectionError()
         context.token = header[7:].strip()
-        async with self.db.read_session() as session:
-            context.actor = await identity.authenticate(session, context.token)
+        async with self.db.reader.connect() as connection:  # as an HTTP request authenticates
+            context.actor = await identity.authenticate(connection, context.token)
         self.live_contexts.add(context)
         if context.actor is None:
             raise ConnectionRejectionError()
