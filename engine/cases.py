@@ -211,7 +211,7 @@ async def execute(
             entry = await session.scalar(select(Activity).where(Activity.id == previous.response["activityId"]))
             assert case is not None
             return ExecutionResult(case=case, activity=entry, replayed=True)
-    ctx = await load_case(session, case_id=case_id, workflow_item_id=workflow_item_id, lock=True)
+    ctx = await load_case(session, case_id=case_id, workflow_item_id=workflow_item_id, lock=True, with_enabled=True)
     plays_a_role = bool(ctx.roles_of(actor.party_ids))
     # Role players see their case without a grant; the intents are read only when they matter.
     held: set[str] = set()
@@ -233,7 +233,7 @@ async def execute(
             ["expectedVersion"],
         )
     spec_action = ctx.spec.actions.get(action)
-    instance = await _find_instance(ctx, action, enabled_action_id)
+    instance = _find_instance(ctx, action, enabled_action_id)
     if spec_action is None or spec_action.trigger != "user" or instance is None:
         raise DomainError(ErrorCode.ACTION_NOT_ENABLED, f"{action!r} is not enabled in this case now.", ["action"])
     if not may_perform(ctx.spec, ctx.roles, instance, actor, held):
@@ -255,11 +255,9 @@ def _needs_privileges(ctx: CaseContext, action: str) -> bool:
     return spec_action is not None and bool(spec_action.privileges)
 
 
-async def _find_instance(ctx: CaseContext, action: str, enabled_action_id: str | None) -> EnabledAction | None:
-    """The oldest enabled instance of ``action`` (or the one named); the case's enabled
-    instances are kept on the context for recompute, which needs them next."""
-    ctx.enabled = await enabled_instances(ctx.session, case_id=ctx.case.id)
-    for instance in ctx.enabled:
+def _find_instance(ctx: CaseContext, action: str, enabled_action_id: str | None) -> EnabledAction | None:
+    """The oldest enabled instance of ``action`` (or the one named), among those load_case read."""
+    for instance in ctx.enabled or ():
         if instance.action == action and enabled_action_id in (None, instance.id):
             return instance
     return None

@@ -3,13 +3,23 @@
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import bindparam, false, select, true, union_all
+from sqlalchemy import String, and_, bindparam, cast, literal, null, or_, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.errors import not_found
 from engine.specs import WorkflowSpec
 from engine.workflows import spec_by_id
-from models import Case, CaseRoleParty, CaseState, EnabledAction, Subproject, WorkflowItem
+from models import (
+    Case,
+    CaseRoleParty,
+    CaseState,
+    EnabledAction,
+    NotificationSubscription,
+    Subproject,
+    WorkflowItem,
+)
+
+OPT_IN_LEVELS = ("ROLE", "CASE", "WORKFLOW")
 
 
 @dataclass
@@ -25,6 +35,9 @@ class CaseContext:
     # The case's ENABLED instances, when an operation loaded them (oldest first); the same ORM
     # rows the session holds, so status changes show in place, and recompute adds what it enables.
     enabled: list[EnabledAction] | None = None
+    # Who opted in to news of this case, per level (engine.notifications): read with the
+    # states and roles when the case is locked for a change, which is when it is needed.
+    subscribers: dict[str, set[str]] | None = None
 
     def roles_of(self, party_ids: frozenset[str]) -> set[str]:
         return {role for role, parties in self.roles.items() if not parties.isdisjoint(party_ids)}
@@ -47,12 +60,54 @@ def _case_query(by: str, *, lock: bool) -> Any:
 
 # Built once: statement construction cost as much as a round trip on the write path.
 _CASE_QUERIES = {(by, lock): _case_query(by, lock=lock) for by in ("case", "item") for lock in (False, True)}
-# The case's states and role players in one round trip: (True, scope, state) and
-# (False, role, party) rows.
-_STATES_AND_ROLES = union_all(
-    select(true(), CaseState.scope, CaseState.state).where(CaseState.case_id == bindparam("case_id")),
-    select(false(), CaseRoleParty.role, CaseRoleParty.party_id).where(CaseRoleParty.case_id == bindparam("case_id")),
-)
+
+
+def subscribers_query() -> Any:
+    """Who opted in to news of a case, as (level, user) rows: everyone at ROLE (narrowed to the
+    case's role players by engine.notifications), the item or case at CASE, its subproject or
+    workflow at WORKFLOW."""
+    sub = NotificationSubscription
+    return select(sub.level, sub.user_id).where(
+        or_(
+            and_(sub.level == "ROLE", sub.target_id == ""),
+            and_(sub.level == "CASE", sub.target_id.in_([bindparam("item"), bindparam("case")])),
+            and_(sub.level == "WORKFLOW", sub.target_id.in_([bindparam("subproject"), bindparam("workflow")])),
+        )
+    )
+
+
+def _case_rows(*, subscribers: bool, enabled: bool) -> Any:
+    """The case's states, role players and, on request, its subscribers and ENABLED instances,
+    in one round trip: ("state", scope, state), ("role", role, party) and ("news", level, user)
+    rows; with ``enabled`` each row starts with an instance (None in the other rows), loaded
+    as the session's ORM rows."""
+    facts = [
+        select(literal("state"), CaseState.scope, CaseState.state).where(CaseState.case_id == bindparam("case")),
+        select(literal("role"), CaseRoleParty.role, CaseRoleParty.party_id).where(
+            CaseRoleParty.case_id == bindparam("case")
+        ),
+    ]
+    if subscribers:
+        query = subscribers_query()
+        facts.append(select(literal("news"), *query.selected_columns).where(query.whereclause))
+    if not enabled:
+        return union_all(*facts)
+    instance = EnabledAction.__table__.c
+    no_instance = [cast(null(), column.type).label(column.name) for column in instance]
+    no_fact = [cast(null(), String).label(name) for name in ("kind", "fact_key", "fact_value")]
+    rows = union_all(
+        select(*instance, *no_fact).where(instance.case_id == bindparam("case"), instance.status == "ENABLED"),
+        *[select(*no_instance, *fact.selected_columns).where(fact.whereclause) for fact in facts],
+    )
+    return select(EnabledAction, *list(rows.selected_columns)[-3:]).from_statement(rows)
+
+
+# Built once, as above.
+_CASE_ROWS = {
+    (subscribers, enabled): _case_rows(subscribers=subscribers, enabled=enabled)
+    for subscribers in (False, True)
+    for enabled in (False, True)
+}
 
 
 async def load_case(
@@ -61,9 +116,12 @@ async def load_case(
     case_id: str | None = None,
     workflow_item_id: str | None = None,
     lock: bool = False,
+    with_enabled: bool = False,
 ) -> CaseContext:
     """Load a case by its id or its workflow item's; ``lock`` takes the row lock that
-    serializes every change to the case (FOR UPDATE on PostgreSQL)."""
+    serializes every change to the case (FOR UPDATE on PostgreSQL) and reads the case's
+    subscribers too, for the notifications of that change; ``with_enabled`` reads its ENABLED
+    instances into ``ctx.enabled`` (an executed action needs them) in the same round trip."""
     by, key = ("case", case_id) if case_id is not None else ("item", workflow_item_id)
     found = (await session.execute(_CASE_QUERIES[(by, lock)], {"key": key})).first()
     if found is None:
@@ -79,9 +137,23 @@ async def load_case(
         workflow_id=case.workflow_id,
         spec=await spec_by_id(session, case.workflow_id),
     )
-    for is_state, key, value in (await session.execute(_STATES_AND_ROLES, {"case_id": case.id})).all():
-        if is_state:
+    params = {"case": case.id}
+    if lock:
+        ctx.subscribers = {level: set() for level in OPT_IN_LEVELS}
+        params.update(item=item.id, subproject=subproject.id, workflow=case.workflow_id)
+    rows = (await session.execute(_CASE_ROWS[(lock, with_enabled)], params)).all()
+    if with_enabled:
+        ctx.enabled = sorted((row[0] for row in rows if row[0] is not None), key=_oldest_first)
+        rows = [row[1:] for row in rows if row[0] is None]
+    for kind, key, value in rows:
+        if kind == "state":
             ctx.states[key] = value
-        else:
+        elif kind == "role":
             ctx.roles.setdefault(key, set()).add(value)
+        else:
+            ctx.subscribers[key].add(value)  # type: ignore[index]
     return ctx
+
+
+def _oldest_first(instance: EnabledAction) -> tuple[Any, str]:
+    return instance.enabled_at, instance.id

@@ -9,13 +9,12 @@ and nobody hears of a case they may not view. Rows are written in the activity's
 """
 
 from collections.abc import Iterable
-from typing import Any
 
-from sqlalchemy import and_, bindparam, delete, func, or_, select, update
+from sqlalchemy import and_, delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.actors import Actor
-from engine.context import CaseContext
+from engine.context import OPT_IN_LEVELS, CaseContext, subscribers_query
 from engine.errors import DomainError, ErrorCode
 from models import (
     Activity,
@@ -30,7 +29,6 @@ from models import (
 )
 
 LEVELS = ("ASSIGNED", "ROLE", "CASE", "WORKFLOW")
-OPT_IN_LEVELS = ("ROLE", "CASE", "WORKFLOW")
 
 
 async def users_of(session: AsyncSession, parties: Iterable[str]) -> set[str]:
@@ -43,25 +41,15 @@ async def users_of(session: AsyncSession, parties: Iterable[str]) -> set[str]:
     return users
 
 
-def _subscribers_query() -> Any:
-    sub = NotificationSubscription
-    return select(sub.level, sub.user_id).where(
-        or_(
-            and_(sub.level == "ROLE", sub.target_id == ""),
-            and_(sub.level == "CASE", sub.target_id.in_([bindparam("item"), bindparam("case")])),
-            and_(sub.level == "WORKFLOW", sub.target_id.in_([bindparam("subproject"), bindparam("workflow")])),
-        )
-    )
-
-
-# Built once: every executed action asks it, and building it cost as much as running it.
-_SUBSCRIBERS = _subscribers_query()
+# Built once: every change that is not to a locked case asks it (engine.context reads it
+# with the case otherwise).
+_SUBSCRIBERS = subscribers_query()
 
 
 async def _subscribers(session: AsyncSession, ctx: CaseContext) -> dict[str, set[str]]:
-    """Who opted in, per level, to news of this case: everyone at ROLE (narrowed to the case's
-    role players by the caller), the item or case at CASE, its subproject or workflow at
-    WORKFLOW; one query."""
+    """Who opted in, per level, to news of this case (see ``subscribers_query``)."""
+    if ctx.subscribers is not None:
+        return ctx.subscribers
     params = {"item": ctx.item.id, "case": ctx.case.id, "subproject": ctx.subproject.id, "workflow": ctx.workflow_id}
     result: dict[str, set[str]] = {level: set() for level in OPT_IN_LEVELS}
     for level, user_id in await session.execute(_SUBSCRIBERS, params):
