@@ -1,7 +1,10 @@
-"""W2: the state change of one executeAction ("comment" on a bug case) as hand-written SQL
-over asyncpg: lock the case, complete the enabled instance, enable the next one, bump the
-version, append the hash-chained log entry with the engine's locks (the chain's, then the log's
-taken by the insert itself). The physical limit here."""
+"""W2: the transaction of one executeAction ("comment" on a bug case) as hand-written SQL over
+asyncpg, the physical limit here. It makes the reads Caseway's decision needs, as Caseway
+makes them: the case locked with its item and subproject, then in one statement its enabled
+instances, states, role players (who may act) and notification subscribers (who hears of it).
+Then it completes the instance, enables the next one, bumps the version and appends the
+hash-chained log entry under the engine's locks (the chain's with its head, then the log's
+taken by the insert itself)."""
 
 import asyncio
 import hashlib
@@ -12,17 +15,29 @@ from datetime import UTC, datetime
 
 import asyncpg
 
-LOG_LOCK_KEY, CHAIN_LOCK_CLASS = 7_305_224_417, 730_522  # engine/activity.py
+LOG_LOCK_KEY = 7_305_224_417  # engine/activity.py
+
+CASE = (
+    "SELECT c.id, c.version, c.workflow_id, i.subproject_id FROM workflow_case c "
+    "JOIN workflow_item i ON i.id = c.object_id JOIN subproject s ON s.id = i.subproject_id "
+    "WHERE c.object_id = $1 FOR UPDATE OF c"
+)
+CASE_ROWS = (
+    "SELECT id, action, enabled_at, NULL AS kind, NULL AS key, NULL AS value FROM enabled_action "
+    "WHERE case_id = $1 AND status = 'ENABLED' "
+    "UNION ALL SELECT NULL, NULL, NULL, 'state', scope, state FROM case_state WHERE case_id = $1 "
+    "UNION ALL SELECT NULL, NULL, NULL, 'role', role, party_id FROM case_role_party WHERE case_id = $1 "
+    "UNION ALL SELECT NULL, NULL, NULL, 'news', level, user_id FROM notification_subscription "
+    "WHERE (level = 'ROLE' AND target_id = '') OR (level = 'CASE' AND target_id IN ($1, $2)) "
+    "OR (level = 'WORKFLOW' AND target_id IN ($3, $4))"
+)
 
 
 async def _one(conn: asyncpg.Connection, item_id: str, actor_id: str) -> None:
     async with conn.transaction():
-        case = await conn.fetchrow("SELECT id, version FROM workflow_case WHERE object_id = $1 FOR UPDATE", item_id)
-        instance = await conn.fetchval(
-            "SELECT id FROM enabled_action WHERE case_id = $1 AND action = 'comment' AND status = 'ENABLED' "
-            "ORDER BY enabled_at, id LIMIT 1",
-            case["id"],
-        )
+        case = await conn.fetchrow(CASE, item_id)
+        rows = await conn.fetch(CASE_ROWS, case["id"], item_id, case["subproject_id"], case["workflow_id"])
+        instance = min((r["enabled_at"], r["id"]) for r in rows if r["action"] == "comment")[1]
         now = datetime.now(UTC)
         await conn.execute(
             "UPDATE enabled_action SET status = 'COMPLETED', completed_at = $2 WHERE id = $1", instance, now
@@ -35,8 +50,7 @@ async def _one(conn: asyncpg.Connection, item_id: str, actor_id: str) -> None:
             now,
         )
         await conn.execute("UPDATE workflow_case SET version = version + 1 WHERE id = $1", case["id"])
-        await conn.execute("SELECT pg_advisory_xact_lock($1, hashtext($2))", CHAIN_LOCK_CLASS, item_id)
-        prev = await conn.fetchval("SELECT hash FROM activity WHERE chain = $1 ORDER BY seq DESC LIMIT 1", item_id)
+        prev = await conn.fetchval("SELECT caseway_chain_head($1)", item_id)
         entry_id = f"act_{uuid.uuid4().hex}"
         digest = hashlib.sha256(json.dumps([prev, entry_id, "comment"]).encode()).hexdigest()
         await conn.execute(

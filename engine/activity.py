@@ -96,12 +96,13 @@ async def record(
     return entry
 
 
-# Any constants work: they only have to be the same for every writer of the log.
+# Any constant works: it only has to be the same for every writer of the log.
 _LOG_LOCK_KEY = 7_305_224_417  # the whole log, held from the insert to the commit
-_CHAIN_LOCK_CLASS = 730_522  # with hashtext(chain): one resource's hash chain
 
-_LOCK_CHAIN = select(func.pg_advisory_xact_lock(_CHAIN_LOCK_CLASS, func.hashtext(bindparam("chain"))))
 _HEAD = select(Activity.hash).where(Activity.chain == bindparam("chain")).order_by(Activity.seq.desc()).limit(1)
+# PostgreSQL: the chain's advisory lock (class 730522 with hashtext(chain)), then its head, in
+# one round trip (migration 0004: the function's read runs after its lock, on a fresh snapshot).
+_LOCKED_HEAD = select(func.caseway_chain_head(bindparam("chain")))
 _COLUMNS = [column for column in Activity.__table__.c if column.name != "seq"]
 _INSERT = insert(Activity).returning(Activity.seq)
 # The log lock taken by the insert itself (a function in FROM runs before the row is built,
@@ -123,17 +124,15 @@ async def _write_pending(session: AsyncSession) -> None:
 
     The log lock serializes every writer, so it is held for the inserts and the commit alone:
     each chain's head is read before it, under a lock of that chain only (taken in one order,
-    chains sorted, so two writers never wait on each other in a cycle). The head must be read
-    in a statement after the lock's: a statement sees what had committed when it started."""
+    chains sorted, so two writers never wait on each other in a cycle)."""
     await session.flush()  # the transaction's other writes, before any lock is held
     entries = session.info.get(NEW_ACTIVITIES, [])
     postgres = session.bind.dialect.name == "postgresql"
     connection = await session.connection()
     heads: dict[str, str | None] = {}
+    read_head = _LOCKED_HEAD if postgres else _HEAD
     for chain in sorted({entry.chain for entry in entries}):
-        if postgres:
-            await connection.execute(_LOCK_CHAIN, {"chain": chain})
-        heads[chain] = (await connection.execute(_HEAD, {"chain": chain})).scalar()
+        heads[chain] = (await connection.execute(read_head, {"chain": chain})).scalar()
     insert_entry = _INSERT_UNDER_LOG_LOCK if postgres else _INSERT
     for entry in entries:
         entry.prev_hash = heads[entry.chain]
