@@ -71,10 +71,11 @@ class Subscription:
         ctx = info.context
         ctx.viewer  # noqa: B018 - authentication check
         after_seq = parse_seq_cursor(after)
-        _open(ctx)
-        subscriber = ctx.hub.subscribe()
         in_scope = _scope_filter(project_id, subproject_id, workflow_item_id)
+        _open(ctx)
+        subscriber = None
         try:
+            subscriber = await ctx.hub.subscribe()
             last = subscriber.start_seq if after_seq is None else after_seq
             while last < subscriber.start_seq:  # replay what the hub had already passed
                 async with ctx.db.read_session() as session:
@@ -105,7 +106,8 @@ class Subscription:
                     ctx.start_event(event.shared.known_to(ctx.viewer, entry) if event.shared else {})
                     yield entry  # type: ignore[misc]
         finally:
-            ctx.hub.unsubscribe(subscriber)
+            if subscriber is not None:
+                ctx.hub.unsubscribe(subscriber)
             ctx.active_subscriptions -= 1
 
     @strawberry.subscription(description="Your new notifications, as they are written.")
@@ -113,15 +115,17 @@ class Subscription:
         ctx = info.context
         user_id = ctx.viewer.user_id
         _open(ctx)
-        subscriber = ctx.hub.subscribe(notifications_for=user_id)
+        subscriber = None
         try:
+            subscriber = await ctx.hub.subscribe(notifications_for=user_id)
             async for event in _events(ctx, subscriber, lambda: None):
                 ctx.viewer  # noqa: B018 - token expiry
                 for note in event.notifications:
                     if note.recipient_id == user_id:
                         yield note  # type: ignore[misc]
         finally:
-            ctx.hub.unsubscribe(subscriber)
+            if subscriber is not None:
+                ctx.hub.unsubscribe(subscriber)
             ctx.active_subscriptions -= 1
 
 

@@ -3,7 +3,8 @@
 Publishing only says "look again": subscribers are fed from rows read back by ``seq`` (which
 is commit order, see engine/activity.py), so nothing published can be lost or reordered, a
 rolled-back transaction publishes nothing, and the table refills any gap after a reconnect.
-One read per wake-up serves every subscriber of this process.
+One read per wake-up serves every subscriber of this process; a process without subscribers
+reads nothing (it catches up with the table when its next subscriber arrives).
 
 - ``EventHub``: one server process (the SQLite default). Wakes on local commits.
 - ``PostgresEventHub``: several processes on one database. Each keeps one LISTEN connection
@@ -38,6 +39,8 @@ class EventHub:
         self.batch_size = batch_size
         self.queue_size = queue_size
         self.last_seq = 0
+        # True when entries may have committed past ``last_seq`` while nobody was subscribed.
+        self._behind = False
         self._subscribers: set[Subscriber] = set()
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -59,8 +62,15 @@ class EventHub:
         """Called after a commit: look at the table again."""
         self._wake.set()
 
-    def subscribe(self, *, notifications_for: str | None = None) -> Subscriber:
-        """Register first, then replay up to ``start_seq`` from the table: nothing falls between."""
+    async def subscribe(self, *, notifications_for: str | None = None) -> Subscriber:
+        """Register, then the caller replays up to ``start_seq`` from the table: nothing falls
+        between. A hub that went without subscribers first moves to the newest entry, so a new
+        subscriber does not receive what committed while nobody listened as live."""
+        if self._behind:
+            async with self.db.reader.connect() as connection:
+                newest = (await connection.execute(_NEWEST_SEQ)).scalar() or 0
+            if self._behind:  # unless a subscriber that came meanwhile moved it already
+                self.last_seq, self._behind = max(self.last_seq, newest), False
         subscriber = Subscriber(
             start_seq=self.last_seq, wants_notifications_for=notifications_for, maxsize=self.queue_size
         )
@@ -89,13 +99,10 @@ class EventHub:
         """Read everything past ``last_seq`` and hand it to the subscribers, in seq order."""
         while True:
             if not self._subscribers:
-                # Nobody to feed: move past what is there without reading it. Checked again
-                # after the read, as a subscriber registered meanwhile starts at ``last_seq``.
-                async with self.db.reader.connect() as connection:
-                    newest = (await connection.execute(_NEWEST_SEQ)).scalar() or 0
-                if not self._subscribers:
-                    self.last_seq = max(self.last_seq, newest)
-                    return
+                # Nobody to feed: read nothing (with several processes, every commit wakes
+                # every process). The next subscriber moves ``last_seq`` to the newest entry.
+                self._behind = True
+                return
             async with self.db.read_session() as session:
                 entries = list(
                     (

@@ -18,7 +18,7 @@ async def test_hub_delivers_in_seq_order_and_drops_slow_subscribers(db, make_act
     hub = EventHub(db, queue_size=3)
     await hub.start()
     try:
-        fast, slow = hub.subscribe(), hub.subscribe()
+        fast, slow = await hub.subscribe(), await hub.subscribe()
         async with db.transaction() as s:
             project = await engine.create_project(s, actor=owner, display_name="P")
         await hub.catch_up()
@@ -35,6 +35,33 @@ async def test_hub_delivers_in_seq_order_and_drops_slow_subscribers(db, make_act
         assert not fast.dropped and slow.dropped
         with pytest.raises(SubscriberDropped):
             await anext(slow.events())  # the first thing a dropped subscriber hears is why
+    finally:
+        await hub.stop()
+
+
+async def test_a_hub_without_subscribers_reads_nothing_and_starts_a_newcomer_at_the_newest(
+    db, make_actor, count_statements
+):
+    """Every commit wakes every server process; one with nobody subscribed must not read the
+    log for it (two reads per commit on a two-process server). A subscriber that comes later
+    starts after what committed meanwhile: that is history to replay, not live news."""
+    owner = await make_actor("owner")
+    hub = EventHub(db)
+    await hub.start()
+    try:
+        async with db.transaction() as s:
+            project = await engine.create_project(s, actor=owner, display_name="P")
+        with count_statements() as idle:
+            await hub.publish([])
+            await hub.catch_up()
+        assert idle.count == 0
+        subscriber = await hub.subscribe()
+        async with db.transaction() as s:
+            await engine.update_project(s, actor=owner, id=project.id, display_name="P2")
+        await hub.catch_up()
+        live = [subscriber.queue.get_nowait().entry.kind for _ in range(subscriber.queue.qsize())]
+        assert live == ["project_updated"]
+        assert subscriber.start_seq > 0  # the creation is before it, for a replay to find
     finally:
         await hub.stop()
 
