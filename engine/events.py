@@ -101,3 +101,6 @@ class Event:
     audience: Audience
     notifications: tuple[Notification, ...] = ()
     shared: Any = None  # what the read layer read once for the batch's subscribers (resolvers/live.py)
+    # What the delivery layer computed for this event once for every subscriber that would get
+    # the same (schema/execution.py), keyed by that layer.
+    results: dict[Any, Any] = field(default_factory=dict)

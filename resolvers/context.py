@@ -29,9 +29,16 @@ class Context:
     active_subscriptions: int = 0
     _session: ReadSession | EphemeralReadSession | None = None
     _loaders: Loaders | None = field(default=None, repr=False)
+    # The live event being executed: its entry, its results shared by subscribers
+    # (engine.events.Event) and what this viewer was primed with. None outside a live event.
+    _event: tuple[Any, dict[Any, Any], tuple[Any, ...]] | None = field(default=None, repr=False)
+    # Set when the viewer was asked for or the database read (by a loader that missed, say):
+    # what is computed since may be this viewer's own.
+    _personal: bool = field(default=False, repr=False)
 
     @property
     def session(self) -> ReadSession | EphemeralReadSession:
+        self._personal = True
         if self._session is None:
             self._session = EphemeralReadSession(self.db) if self.live else ReadSession(self.db.read_session())
         return self._session
@@ -44,14 +51,37 @@ class Context:
 
     @property
     def viewer(self) -> Actor:
+        self._personal = True
         if self.actor is None or (self.actor.expires_at is not None and self.actor.expires_at <= utcnow()):
             raise unauthenticated()
         return self.actor
 
-    def start_event(self, known: Mapping[str, Mapping[Any, Any]]) -> None:
-        """Before a live event is executed: loaders that remember this event's reads only,
-        starting with ``known`` (what the event's subscribers share, see resolvers/live.py)."""
+    def start_event(
+        self, entry: Any, known: Mapping[str, Mapping[Any, Any]], results: dict[Any, Any] | None = None
+    ) -> None:
+        """Before a live event's ``entry`` is executed: loaders that remember this event's reads
+        only, starting with ``known`` (what the event's subscribers share, resolvers/live.py);
+        ``results``, the event's results shared by its subscribers (see ``shared_result``)."""
         self._loaders = Loaders(self, cache=True, known=known)
+        self._personal = False
+        self._event = None if results is None else (entry, results, _view(known))
+
+    def shared_result(self, root: Any, operation: Any) -> Any:
+        """The result of ``operation`` (a hashable key of document and variables) over the live
+        event's entry ``root``, if a subscriber with the same view of the event computed one
+        that is not personal; else None."""
+        if self._event is None or self._event[0] is not root:
+            return None
+        return self._event[1].get((operation, self._event[2]))
+
+    def share_result(self, root: Any, operation: Any, result: Any) -> None:
+        """Offer the result of ``operation`` over the live event's entry ``root`` to the event's
+        other subscribers. Taken only if computing it asked nothing of this viewer (``viewer``)
+        nor of the database (``session``) since ``start_event``: then it depends only on the
+        entry, the operation and the rows the viewer was primed with, which ``_view`` tells
+        apart. The caller offers only what it computed without yielding to other tasks."""
+        if self._event is not None and self._event[0] is root and not self._personal:
+            self._event[1].setdefault((operation, self._event[2]), result)
 
     async def refresh(self) -> None:
         """Forget everything read so far (called after a mutation commits)."""
@@ -67,3 +97,9 @@ class Context:
         if self._session is not None:
             await self._session.close()
             self._session = None
+
+
+def _view(known: Mapping[str, Mapping[Any, Any]]) -> tuple[Any, ...]:
+    """What a viewer was primed with, as far as it can differ between viewers of one event:
+    which of the event's rows it may see (the rows themselves are the same objects for all)."""
+    return tuple(sorted((loader, key, row is not None) for loader, rows in known.items() for key, row in rows.items()))

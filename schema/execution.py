@@ -11,7 +11,9 @@ that allow it and hands everything else to graphql-core unchanged:
   called directly, with no resolve info built;
 - a subscription's root field, executed for an event, is the event;
 - their values are completed by a completer made once per return type: scalars and enums,
-  lists, object rows, and abstract types whose rows name their type in their id prefix.
+  lists, object rows, and abstract types whose rows name their type in their id prefix;
+- a live event's result is computed once for the subscribers of a process that would all get
+  the same (same operation, same view of the event; see resolvers/context.py).
 
 Anything else (an awaitable value, an unexpected type, @defer/@stream, middleware) goes
 through graphql-core's own ``execute_field`` / ``complete_value`` with a real resolve info,
@@ -19,6 +21,7 @@ and errors go through its ``handle_field_error``: results and errors are the one
 graphql-core produces. No field is ever resolved twice.
 """
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -66,6 +69,8 @@ class _ContextInfo:
     def __init__(self, context: Any) -> None:
         self.context = context
 
+
+_UNKNOWN: Any = object()
 
 _SLOW = 0  # graphql-core's own execute_field
 _ATTRIBUTE = 1  # getattr(source, python_name)
@@ -136,6 +141,9 @@ class CasewayExecutor(StrawberryGraphQLCoreExecutionContext):
         self._plans: dict[int, tuple[Any, list[tuple[Any, ...]]]] = {}
         self._completers: dict[Any, Callable[..., Any]] = {}
         self._runtime_types: dict[tuple[Any, str | None], GraphQLObjectType | None] = {}
+        # A subscription's operation as the key of its events' shared results (see
+        # execute_operation); None where results are not shared.
+        self._event_operation: Any = _UNKNOWN
 
     def build_per_event_executor(self, payload: Any) -> Any:
         """Each event of a subscription is an execution of its own. graphql-core's copy shares
@@ -147,12 +155,38 @@ class CasewayExecutor(StrawberryGraphQLCoreExecutionContext):
         executor._relevant_sub_fields = {}
         executor._plans = {}
         executor._completers = {}
+        if self._event_operation is _UNKNOWN:  # once per subscription: the same for every event
+            sharing = hasattr(self.context_value, "shared_result")
+            self._event_operation = self._operation_key() if sharing else None
+        executor._event_operation = self._event_operation
         return executor
 
+    def _operation_key(self) -> Any:
+        """The operation as the key of a live event's shared results: its document's text, its
+        name and its variables (None when they cannot be told apart)."""
+        location = self.operation.loc
+        if location is None:
+            return None
+        try:
+            variables = json.dumps(self.variable_values, sort_keys=True, default=str)
+        except (TypeError, ValueError):
+            return None
+        name = self.operation.name.value if self.operation.name else None
+        return location.source.body, name, variables
+
     def execute_operation(self, serially: bool | None = None) -> Any:
+        # A live event: subscribers of this process with the same operation and the same view
+        # of the event get the same result, computed once (resolvers/context.py, share_result).
+        operation = None if self._event_operation is _UNKNOWN else self._event_operation
+        if operation is not None:
+            shared = self.context_value.shared_result(self.root_value, operation)
+            if shared is not None:
+                return shared
         result = super().execute_operation(serially)
         if isinstance(result, ExecutionResult):
             self._forget_plans()
+            if operation is not None:  # computed without yielding to another task
+                self.context_value.share_result(self.root_value, operation, result)
         elif self.is_awaitable(result):
             return self._forget_plans_after(result)
         return result  # incremental delivery: later payloads still use the plans

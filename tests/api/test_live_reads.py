@@ -57,3 +57,37 @@ async def test_the_reads_of_a_live_event_do_not_grow_with_its_subscribers(db, ma
     twenty, results = await _deliver_one_event(db, owner, project.id, item.id, 20, count_statements)
     assert [r.data for r in results] == [result.data] * 20
     assert twenty == one
+
+
+async def test_a_live_result_is_shared_only_by_viewers_it_cannot_differ_for(db, make_actor):
+    """The rule behind sharing one execution of a live event among its subscribers (see
+    Context.share_result): same entry, same operation, same view of the event, and nothing
+    asked of the viewer or the database while computing it."""
+    alice, bob = await make_actor("alice"), await make_actor("bob")
+
+    def context(actor):
+        return Context(db=db, settings=Settings(database_url=db.url), actor=actor, live=True)
+
+    entry, note, results = object(), object(), {}
+    sees_item, not_item = {"item_by_id": {"i": object()}}, {"item_by_id": {"i": None}}
+    first = context(alice)
+    first.start_event(entry, sees_item, results)
+    first.share_result(entry, "op", "computed once")
+    same_view = context(bob)
+    same_view.start_event(entry, {"item_by_id": {"i": object()}}, results)
+    assert same_view.shared_result(entry, "op") == "computed once"
+    assert same_view.shared_result(entry, "another op") is None
+    assert same_view.shared_result(note, "op") is None  # another root, e.g. a notification
+    other_view = context(bob)
+    other_view.start_event(entry, not_item, results)
+    assert other_view.shared_result(entry, "op") is None
+
+    personal, fresh = context(alice), {}
+    personal.start_event(entry, sees_item, fresh)
+    personal.viewer  # noqa: B018 - a resolver asked who is viewing
+    personal.share_result(entry, "op", "alice's own")
+    reads, fresh_too = context(alice), {}
+    reads.start_event(entry, sees_item, fresh_too)
+    reads.session  # noqa: B018 - a loader missed and read the database
+    reads.share_result(entry, "op", "alice's own")
+    assert fresh == fresh_too == {}

@@ -119,6 +119,42 @@ async def test_each_subscriber_sees_only_the_related_rows_it_may_view(live_serve
         await ws.close()
 
 
+async def test_subscribers_with_the_same_view_get_their_own_answers_to_personal_fields(live_server, db, make_user):
+    """A live event's result is computed once for the subscribers that would all get the same
+    (schema/execution.py). bob and dave may view the item and no more, so they see the event
+    alike; what each may do with the item is still their own, and so is a result with it."""
+    _, alice = await make_user("alice")
+    bob_id, bob = await make_user("bob")
+    dave_id, dave = await make_user("dave")
+    project_id, item_id = await project_with_item(live_server, alice)
+    grant = """mutation($r: ID!, $i: String!, $p: ID!) { grantPermission(input: {resourceId: $r, intent: $i,
+               partyId: $p}) { userErrors { code } } }"""
+    for resource, intent, party in [
+        (project_id, "project.viewHistory", bob_id),
+        (project_id, "project.viewHistory", dave_id),
+        (item_id, "workflowItem.view", bob_id),
+        (item_id, "workflowItem.view", dave_id),
+        (item_id, "workflowItem.update", dave_id),
+    ]:
+        result = await live_server.gql(grant, {"r": resource, "i": intent, "p": party}, token=alice)
+        assert result["grantPermission"]["userErrors"] == []
+    selection = """subscription($p: ID) { activity(projectId: $p) {
+      comment actor { login } project { displayName } workflowItem { displayName allowedIntents } } }"""
+    sockets = {}
+    for name, token in [("bob", bob), ("dave", dave), ("bob again", bob)]:
+        sockets[name] = await WsClient.connect(live_server.ws, token)
+        await sockets[name].subscribe(selection, {"p": project_id})
+    await asyncio.sleep(0.3)
+    await comment(live_server, alice, item_id, "one event")
+    seen = {name: (await ws.receive(1))[0]["activity"] for name, ws in sockets.items()}
+    assert {name: event["project"] for name, event in seen.items()} == dict.fromkeys(seen)  # no project.view
+    assert sorted(seen["bob"]["workflowItem"]["allowedIntents"]) == ["workflowItem.view"]
+    assert sorted(seen["dave"]["workflowItem"]["allowedIntents"]) == ["workflowItem.update", "workflowItem.view"]
+    assert seen["bob again"] == seen["bob"]
+    for ws in sockets.values():
+        await ws.close()
+
+
 async def test_notifications_stream(live_server, db, make_user):
     _, sam = await make_user("sam")
     dev_id, dev = await make_user("dev")
