@@ -1,7 +1,7 @@
 """S1: commit-to-delivery latency of live activity for N WebSocket subscribers.
 
-One server process; N subscribers of `activity(projectId:)` on one client process; then
-mutations one at a time. Latency = time a subscriber receives the entry minus the time the
+One server process; N subscribers of `activity(projectId:)` on one client process, as ten
+users with two views of the entries (half may view the item); then mutations one at a time. Latency = time a subscriber receives the entry minus the time the
 mutation's HTTP response arrived (the commit happened before the response, so this slightly
 understates the true figure; the client's own receive loop overstates it at high N).
 """
@@ -10,30 +10,51 @@ import asyncio
 import json
 import statistics
 import time
+import uuid
 from typing import Any
 
 import httpx
 import websockets
+from sqlalchemy import select
 
-from engine import identity
-from models import Database
+from engine import identity, permissions
+from models import Database, User
 
 # What a dashboard shows of each entry: who did what to which item.
 QUERY = "subscription($p: ID) { activity(projectId: $p) { seq comment actor { login } workflowItem { displayName } } }"
 SUBSCRIPTION = json.dumps({"id": "1", "type": "subscribe", "payload": {"query": QUERY, "variables": {}}})
 
 
+# The audience: this many users, half of whom may view the item (the rest may read the
+# project's history only, and get the entry with workflowItem null), subscribers spread evenly.
+VIEWERS = 10
+
+
 async def _token(database_url: str, login: str) -> str:
     db = Database(database_url)
     async with db.transaction() as s:
-        from sqlalchemy import select
-
-        from models import User
-
         user = await s.scalar(select(User).where(User.login == login))
         token = await identity.create_token(s, user_id=user.id, ttl_seconds=3600)
     await db.dispose()
     return token
+
+
+async def _viewers(database_url: str, project_id: str, item_id: str) -> list[str]:
+    """Tokens of VIEWERS new users who may follow the project's history; every other one may
+    also view the item."""
+    db = Database(database_url)
+    tokens = []
+    async with db.transaction() as s:
+        for n in range(VIEWERS):
+            user = await identity.create_user(
+                s, actor=None, login=f"s1_{uuid.uuid4().hex[:8]}", password=uuid.uuid4().hex
+            )
+            grants = [(project_id, "project.viewHistory")] + ([(item_id, "workflowItem.view")] if n % 2 else [])
+            for resource_id, intent in grants:
+                await permissions.grant_raw(s, resource_id=resource_id, intent=intent, party_id=user.id)
+            tokens.append(await identity.create_token(s, user_id=user.id, ttl_seconds=3600))
+    await db.dispose()
+    return tokens
 
 
 async def measure(server_url: str, database_url: str, *, subscribers: int, events: int = 30) -> dict[str, Any]:
@@ -59,13 +80,14 @@ async def measure(server_url: str, database_url: str, *, subscribers: int, event
             {"s": sub["createSubproject"]["subproject"]["id"]},
         )
         item_id = item["createWorkflowItem"]["workflowItem"]["id"]
+        viewers = await _viewers(database_url, project_id, item_id)
 
         ws_url = server_url.replace("http://", "ws://") + "/graphql"
         received: dict[str, list[float]] = {}
         ready = 0
         all_ready = asyncio.Event()
 
-        async def subscriber() -> None:
+        async def subscriber(token: str) -> None:
             nonlocal ready
             async with websockets.connect(ws_url, subprotocols=["graphql-transport-ws"], max_queue=None) as ws:
                 await ws.send(json.dumps({"type": "connection_init", "payload": {"authorization": f"Bearer {token}"}}))
@@ -88,7 +110,7 @@ async def measure(server_url: str, database_url: str, *, subscribers: int, event
 
         tasks = []
         for i in range(subscribers):
-            tasks.append(asyncio.create_task(subscriber()))
+            tasks.append(asyncio.create_task(subscriber(viewers[i % VIEWERS])))
             if i % 50 == 49:
                 await asyncio.sleep(0.05)  # do not stampede the accept queue
         await all_ready.wait()
