@@ -129,6 +129,18 @@ def _leaf_type(return_type: GraphQLOutputType) -> Any:
     return inner if is_leaf_type(inner) else None
 
 
+class _SharedResult:
+    """The executor of a live event whose result another subscriber computed."""
+
+    __slots__ = ("result",)
+
+    def __init__(self, result: ExecutionResult) -> None:
+        self.result = result
+
+    def execute_operation(self, serially: bool | None = None) -> ExecutionResult:
+        return self.result
+
+
 class CasewayExecutor(StrawberryGraphQLCoreExecutionContext):
     """See the module docstring."""
 
@@ -151,13 +163,19 @@ class CasewayExecutor(StrawberryGraphQLCoreExecutionContext):
         subscription's executor, but both are keyed by objects made anew for each event: shared,
         they would grow by an entry per event for as long as the subscription lives, and our
         completers would report errors to the execution that made them."""
+        if self._event_operation is _UNKNOWN:  # once per subscription: the same for every event
+            sharing = hasattr(self.context_value, "shared_result")
+            self._event_operation = self._operation_key() if sharing else None
+        if self._event_operation is not None:
+            # Subscribers of this process with the same operation and the same view of the event
+            # get the same result, computed once (resolvers/context.py, share_result).
+            shared = self.context_value.shared_result(payload, self._event_operation)
+            if shared is not None:
+                return _SharedResult(shared)
         executor = super().build_per_event_executor(payload)
         executor._relevant_sub_fields = {}
         executor._plans = {}
         executor._completers = {}
-        if self._event_operation is _UNKNOWN:  # once per subscription: the same for every event
-            sharing = hasattr(self.context_value, "shared_result")
-            self._event_operation = self._operation_key() if sharing else None
         executor._event_operation = self._event_operation
         return executor
 
@@ -175,13 +193,7 @@ class CasewayExecutor(StrawberryGraphQLCoreExecutionContext):
         return location.source.body, name, variables
 
     def execute_operation(self, serially: bool | None = None) -> Any:
-        # A live event: subscribers of this process with the same operation and the same view
-        # of the event get the same result, computed once (resolvers/context.py, share_result).
-        operation = None if self._event_operation is _UNKNOWN else self._event_operation
-        if operation is not None:
-            shared = self.context_value.shared_result(self.root_value, operation)
-            if shared is not None:
-                return shared
+        operation = None if self._event_operation is _UNKNOWN else self._event_operation  # a live event's
         result = super().execute_operation(serially)
         if isinstance(result, ExecutionResult):
             self._forget_plans()
