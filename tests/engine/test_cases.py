@@ -98,6 +98,27 @@ async def test_enabled_versus_assigned(db, make_actor):
         assert close.assigned_role == "submitter"
 
 
+async def test_an_instance_that_stays_enabled_takes_the_assignment_of_the_new_state(db, make_actor):
+    """resolve is merely enabled in "resolved" and assigned in "open": reopening keeps the same
+    instance (its timer would keep running) and makes it the assignee's again."""
+    submitter, dev = await make_actor("sam"), await make_actor("dev")
+    _, (case,) = await bug_case(db, submitter, dev)
+    await run(db, dev, case.id, "resolve")
+
+    async def resolve_instance():
+        async with db.session() as s:
+            return next(ea for ea in await engine.get_enabled_actions(s, case_id=case.id) if ea.action == "resolve")
+
+    before = await resolve_instance()
+    assert before.assigned_role is None
+    await run(db, submitter, case.id, "reopen")
+    after = await resolve_instance()
+    assert (after.id, after.assigned_role) == (before.id, "assignee")
+    async with db.session() as s:
+        assert "resolve" in [ea.action for ea in await engine.get_user_actions(s, case_id=case.id, actor=dev)]
+        assert "resolve" not in [ea.action for ea in await engine.get_user_actions(s, case_id=case.id, actor=submitter)]
+
+
 async def test_default_assignment_is_lazy_and_first_non_empty_callback_wins(db, make_actor):
     owner, dev, later = await make_actor("owner"), await make_actor("dev"), await make_actor("later")
     spec = {
