@@ -192,8 +192,5 @@ class Subproject(ResourceFields, Node):
         loaders = info.context.loaders
         ids = await loaders.item_ids_by_subproject.load((self.id, filter_key(filter)))
         page = slice_page(ordered(ids, self.workflow_item_ordering), first=first, after=after, cursor=str)
-        rows = [row for row in await loaders.item_by_id.load_many(page.nodes) if row is not None]
-        wants = item_prefetch(info)
-        if wants and rows:
-            await loaders.page_prefetch.load_many([(item.id, wants) for item in rows])
+        rows = await loaders.item_page.load((tuple(page.nodes), item_prefetch(info))) if page.nodes else []
         return connection(replace(page, nodes=rows, cursors=[row.id for row in rows]))
