@@ -71,6 +71,7 @@ class EventHub:
                 newest = (await connection.execute(_NEWEST_SEQ)).scalar() or 0
             if self._behind:  # unless a subscriber that came meanwhile moved it already
                 self.last_seq, self._behind = max(self.last_seq, newest), False
+                self._wake.set()  # what committed during the read may have woken nobody
         subscriber = Subscriber(
             start_seq=self.last_seq, wants_notifications_for=notifications_for, maxsize=self.queue_size
         )
