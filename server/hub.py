@@ -39,18 +39,15 @@ class EventHub:
         self.batch_size = batch_size
         self.queue_size = queue_size
         self.last_seq = 0
-        # True when entries may have committed past ``last_seq`` while nobody was subscribed.
-        self._behind = False
+        # True when entries may have committed past ``last_seq`` while nobody was subscribed
+        # (from the start: the first subscriber reads where the log is).
+        self._behind = True
         self._subscribers: set[Subscriber] = set()
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
-        self._started = asyncio.Event()
 
     async def start(self) -> None:
-        async with self.db.read_session() as session:
-            self.last_seq = await session.scalar(select(func.max(Activity.seq))) or 0
         self._task = asyncio.create_task(self._follow(), name="caseway-hub")
-        self._started.set()
 
     async def stop(self) -> None:
         if self._task is not None:
