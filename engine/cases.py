@@ -89,7 +89,7 @@ async def start_case(
     return case
 
 
-# Built once: every executed action runs it.
+# Built once: every read of a case's enabled actions runs it.
 _ENABLED = (
     select(EnabledAction)
     .where(EnabledAction.case_id == bindparam("case_id"), EnabledAction.status == "ENABLED")
