@@ -30,13 +30,15 @@ from models import (
     kind_of,
 )
 from models.db import among
-from resolvers import visibility
+from resolvers import item_pages, visibility
 from resolvers.filters import (
     HistoryFilterKey,
     ResourceFilterKey,
     apply_history_filter,
     apply_resource_filter,
 )
+from resolvers.item_pages import ItemPageKey
+from resolvers.pagination import Page
 
 if TYPE_CHECKING:
     from resolvers.context import Context
@@ -148,7 +150,7 @@ class Loaders:
         "subproject_by_id": "_subprojects",
         "item_by_id": "_items",
         "subprojects_by_project": "_subprojects_by_project",
-        "item_ids_by_subproject": "_item_ids_by_subproject",
+        "page_by_subproject": "_pages_by_subproject",
         "item_page": "_item_pages",
         "case_by_id": "_cases",
         "case_by_item": "_cases_by_item",
@@ -170,7 +172,7 @@ class Loaders:
     subproject_by_id: DataLoader[str, Any]
     item_by_id: DataLoader[str, Any]
     subprojects_by_project: DataLoader[Any, Any]
-    item_ids_by_subproject: DataLoader[Any, list[str]]
+    page_by_subproject: DataLoader[ItemPageKey, Page[Any]]
     item_page: DataLoader[tuple[tuple[str, ...], frozenset[str]], list[Any]]
     case_by_id: DataLoader[str, Any]
     case_by_item: DataLoader[str, Any]
@@ -260,21 +262,20 @@ class Loaders:
                 results[(parent, filt)] = group
         return [results[k] for k in keys]
 
-    async def _item_ids_by_subproject(self, keys: list[tuple[str, ResourceFilterKey]]) -> list[list[str]]:
-        """Ids of the visible items per subproject, unordered: the caller orders them (the
-        subproject's ordering, then creation), takes a page, and loads the rows of that page
-        only. A page of a subproject of 10,000 items reads 10,000 ids, not 10,000 rows."""
-        actor = self._ctx.viewer
-        results: dict[tuple[str, ResourceFilterKey], list[str]] = {}
-        for filt in {f for _, f in keys}:
-            parents = [p for p, f in keys if f == filt]
-            query = select(WorkflowItem.id, WorkflowItem.subproject_id).where(
-                self._in(WorkflowItem.subproject_id, parents), visibility.item_visible(actor)
-            )
-            rows = await self._rows(apply_resource_filter(query, WorkflowItem, filt))
-            for parent, group in zip(parents, _many(rows, parents, lambda r: r.subproject_id), strict=True):
-                results[(parent, filt)] = [row.id for row in group]
-        return [results[k] for k in keys]
+    async def _pages_by_subproject(self, keys: list[ItemPageKey]) -> list[Page[Any]]:
+        """A page of items per subproject, in display order (resolvers.item_pages); one query
+        for the connections that agree on filter, size and cursor, however many items each
+        subproject holds. The rows are the items' own: ``item_page`` finds them loaded."""
+        batches: dict[Any, list[ItemPageKey]] = defaultdict(list)
+        for key in keys:
+            batches[key.batch()].append(key)
+        results: dict[ItemPageKey, Page[Any]] = {}
+        for batch in batches.values():
+            query = item_pages.query(batch, actor=self._ctx.viewer, postgres=not self._ctx.db.is_sqlite, among=self._in)
+            rows = await self._rows(query)
+            prime(self.item_by_id, {row.id: row for row in rows})
+            results.update(zip(batch, item_pages.pages(batch, rows), strict=True))
+        return [results[key] for key in keys]
 
     async def _item_pages(self, keys: list[tuple[tuple[str, ...], frozenset[str]]]) -> list[list[Any]]:
         """Keys are (the item ids of a page, what the selection reads below them, see

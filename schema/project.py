@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import strawberry
 
-from engine.ordering import ordered
 from resolvers import resources
 from resolvers.filters import ResourceFilterKey
+from resolvers.item_pages import ItemPageKey
 from resolvers.loaders import one
 from resolvers.lookahead import item_prefetch
-from resolvers.pagination import slice_page
+from resolvers.pagination import check_first, slice_page
 from schema.activity import Activity, HistoryFilter
 from schema.base import JSON, AppInfo, Connection, Node, by_id_prefix, connection
 from schema.execution import context_only
@@ -190,7 +190,8 @@ class Subproject(ResourceFields, Node):
         filter: ProjectFilter | None = None,
     ) -> Connection[Annotated["WorkflowItem", strawberry.lazy("schema.item")]]:
         loaders = info.context.loaders
-        ids = await loaders.item_ids_by_subproject.load((self.id, filter_key(filter)))
-        page = slice_page(ordered(ids, self.workflow_item_ordering), first=first, after=after, cursor=str)
-        rows = await loaders.item_page.load((tuple(page.nodes), item_prefetch(info))) if page.nodes else []
+        key = ItemPageKey(self.id, tuple(self.workflow_item_ordering), filter_key(filter), check_first(first), after)
+        page = await loaders.page_by_subproject.load(key)
+        ids = tuple(row.id for row in page.nodes)
+        rows = await loaders.item_page.load((ids, item_prefetch(info))) if ids else []
         return connection(replace(page, nodes=rows, cursors=[row.id for row in rows]))

@@ -1,0 +1,103 @@
+"""Paging a subproject's items in display order (the ordering, then creation), by cursor."""
+
+from tests.api.documents import CREATE_ITEM, CREATE_SUBPROJECT, REORDER
+from tests.api.test_resource_tree import build_tree
+
+PAGE = """query($s: ID!, $first: Int, $after: String, $filter: ProjectFilter) { node(id: $s) { ... on Subproject {
+  workflowItems(first: $first, after: $after, filter: $filter) { totalCount edges { cursor node { id displayName } }
+    pageInfo { hasNextPage endCursor } } } } }"""
+
+RENAME = """mutation($id: ID!, $name: String!) {
+  updateWorkflowItem(input: {id: $id, displayName: $name}) { userErrors { code } } }"""
+
+TWO_SUBPROJECTS = """query($a: ID!, $b: ID!) {
+  a: node(id: $a) { ... on Subproject { workflowItems(first: 2) { totalCount edges { node { displayName } } } } }
+  b: node(id: $b) { ... on Subproject { workflowItems(first: 2) { totalCount edges { node { displayName } } } } } }"""
+
+
+def names(connection):
+    return [edge["node"]["displayName"] for edge in connection["edges"]]
+
+
+async def walk(gql, token, sub_id, *, first, filter=None):
+    """Every page from the start; returns the pages' names and (hasNextPage, totalCount) each."""
+    seen, pages, after = [], [], None
+    while True:
+        variables = {"s": sub_id, "first": first, "after": after, "filter": filter}
+        page = (await gql(PAGE, variables, token=token))["node"]["workflowItems"]
+        seen.append(names(page))
+        pages.append((page["pageInfo"]["hasNextPage"], page["totalCount"]))
+        if not page["pageInfo"]["hasNextPage"]:
+            return seen, pages
+        after = page["pageInfo"]["endCursor"]
+
+
+async def test_pages_follow_the_ordering_then_creation(gql, make_user):
+    _, alice = await make_user("alice")
+    _, sub, ids = await build_tree(gql, alice, items=7)
+    await gql(REORDER, {"s": sub["id"], "ordering": [ids[5], ids[2], ids[6]]}, token=alice)
+    seen, pages = await walk(gql, alice, sub["id"], first=2)
+    assert seen == [["Item 5", "Item 2"], ["Item 6", "Item 0"], ["Item 1", "Item 3"], ["Item 4"]]
+    assert pages == [(True, 7), (True, 7), (True, 7), (False, 7)]
+    seen, _ = await walk(gql, alice, sub["id"], first=3)
+    assert seen == [["Item 5", "Item 2", "Item 6"], ["Item 0", "Item 1", "Item 3"], ["Item 4"]]
+    empty = (await gql(PAGE, {"s": sub["id"], "first": 0}, token=alice))["node"]["workflowItems"]
+    assert empty["edges"] == [] and empty["pageInfo"]["hasNextPage"] and empty["totalCount"] == 7
+    last = (await gql(PAGE, {"s": sub["id"], "first": 5, "after": ids[4]}, token=alice))["node"]["workflowItems"]
+    assert last["edges"] == [] and not last["pageInfo"]["hasNextPage"] and last["totalCount"] == 7
+
+
+async def test_pages_of_a_filter_count_what_matches(gql, make_user):
+    _, alice = await make_user("alice")
+    _, sub, ids = await build_tree(gql, alice, items=6)
+    for n in (1, 3, 4):
+        await gql(RENAME, {"id": ids[n], "name": f"Roof {n}"}, token=alice)
+    await gql(REORDER, {"s": sub["id"], "ordering": [ids[4], ids[0]]}, token=alice)
+    seen, pages = await walk(gql, alice, sub["id"], first=2, filter={"search": "roof"})
+    assert seen == [["Roof 4", "Roof 1"], ["Roof 3"]]
+    assert pages == [(True, 3), (False, 3)]
+
+
+async def test_a_cursor_whose_item_left_the_page_continues_where_it_was(gql, make_user):
+    """The cursor's item no longer matches the filter: the next page starts after its place,
+    for a listed cursor (its place in the ordering) and an unlisted one (its creation)."""
+    _, alice = await make_user("alice")
+    _, sub, ids = await build_tree(gql, alice, items=6)
+    await gql(REORDER, {"s": sub["id"], "ordering": [ids[3], ids[1]]}, token=alice)
+    match = {"search": "item"}
+    first = (await gql(PAGE, {"s": sub["id"], "first": 2, "filter": match}, token=alice))["node"]["workflowItems"]
+    assert names(first) == ["Item 3", "Item 1"]
+    await gql(RENAME, {"id": ids[1], "name": "Gone 1"}, token=alice)
+    after_listed = {"s": sub["id"], "first": 2, "after": first["pageInfo"]["endCursor"], "filter": match}
+    page = (await gql(PAGE, after_listed, token=alice))["node"]["workflowItems"]
+    assert names(page) == ["Item 0", "Item 2"] and page["totalCount"] == 5
+    await gql(RENAME, {"id": ids[2], "name": "Gone 2"}, token=alice)
+    after_unlisted = {"s": sub["id"], "first": 2, "after": ids[2], "filter": match}
+    page = (await gql(PAGE, after_unlisted, token=alice))["node"]["workflowItems"]
+    assert names(page) == ["Item 4", "Item 5"] and not page["pageInfo"]["hasNextPage"]
+
+
+async def test_subprojects_read_together_keep_their_own_ordering(gql, make_user, count_statements):
+    _, alice = await make_user("alice")
+    project, a, a_ids = await build_tree(gql, alice, items=3)
+    b = (
+        await gql(
+            CREATE_SUBPROJECT,
+            {"input": {"projectId": project["id"], "displayName": "Walls", "currency": "EUR"}},
+            token=alice,
+        )
+    )["createSubproject"]["subproject"]
+    b_ids = []
+    for n in range(3):
+        created = await gql(CREATE_ITEM, {"input": {"subprojectId": b["id"], "displayName": f"Wall {n}"}}, token=alice)
+        b_ids.append(created["createWorkflowItem"]["workflowItem"]["id"])
+    await gql(REORDER, {"s": a["id"], "ordering": [a_ids[2]]}, token=alice)
+    await gql(REORDER, {"s": b["id"], "ordering": [b_ids[1], b_ids[0]]}, token=alice)
+    with count_statements() as together:
+        both = await gql(TWO_SUBPROJECTS, {"a": a["id"], "b": b["id"]}, token=alice)
+    assert names(both["a"]["workflowItems"]) == ["Item 2", "Item 0"]
+    assert names(both["b"]["workflowItems"]) == ["Wall 1", "Wall 0"]
+    assert both["a"]["workflowItems"]["totalCount"] == both["b"]["workflowItems"]["totalCount"] == 3
+    with count_statements() as alone:
+        await gql(PAGE, {"s": a["id"], "first": 2}, token=alice)
+    assert together.count == alone.count, together.statements  # one query pages both
