@@ -1,6 +1,6 @@
 """In-process timing (and optionally a profile) of one scenario, through the whole ASGI app.
 
-    python -m bench.profile --database-url postgresql://…/db [--scenario R1|R2|R3|W1]
+    python -m bench.profile --database-url postgresql://…/db [--scenario R1|R2|R3|R4|W1]
                             [--requests 50] [--repeat 1] [--cprofile | --pyinstrument]
 
 Seed the database first (`python -m bench.seed --size medium --bulk --database-url …`). One
@@ -75,7 +75,7 @@ async def main_async(args: argparse.Namespace) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--database-url", required=True)
-    parser.add_argument("--scenario", choices=["R1", "R2", "R3", "W1"], default="R1")
+    parser.add_argument("--scenario", choices=["R1", "R2", "R3", "R4", "W1"], default="R1")
     parser.add_argument("--requests", type=int, default=50)
     parser.add_argument("--repeat", type=int, default=1, help="rounds of --requests; the best one is printed")
     group = parser.add_mutually_exclusive_group()

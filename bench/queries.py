@@ -22,6 +22,12 @@ R2 = """query R2($id: ID!, $after: String) { node(id: $id) { ... on Project {
 
 R3 = "{ __typename }"
 
+# A page of the largest subproject, from its start and from its middle: what a page costs
+# when a subproject holds 20,000 items (the `wide` data), not 20.
+R4 = """query R4($s: ID!, $after: String) { node(id: $s) { ... on Subproject {
+  workflowItems(first: 20, after: $after) { totalCount pageInfo { endCursor hasNextPage }
+    edges { node { id displayName status case { state { shortName } } } } } } } }"""
+
 W1 = """mutation W1($item: ID!) { executeAction(input: {workflowItemId: $item, action: "comment",
   comment: "bench"}) { case { version } userErrors { code } } }"""
 
@@ -38,6 +44,10 @@ def bodies(data: dict) -> dict[str, list[dict]]:
             for after in (None, data["fifth"][p])
         ],
         "R3": [{"query": R3}],
+        "R4": [
+            {"query": R4, "variables": {"s": data["widest"]["subproject"], "after": after}}
+            for after in (None, data["widest"]["middle"])
+        ],
         "W1": [{"query": W1, "variables": {"item": i}} for i in data["items"]],
         "PEER": [{"query": R1_POSTGRAPHILE, "variables": {"id": first}}],
     }

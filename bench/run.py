@@ -121,6 +121,27 @@ def _row(name: str, what: str, result: wrk.WrkResult | None, statements_count: A
     )
 
 
+async def _wide_pages(args: argparse.Namespace) -> tuple[wrk.WrkResult, int]:
+    """R4 on its own database: one subproject of 20,000 items (bulk-seeded), paged."""
+    url, name = await fresh_postgres()
+    try:
+        await seed.seed(url, *seed.SIZES["wide"], bulk=True)
+        await analyze(url)
+        data = await seed.driver_data(url)
+        bodies = queries.bodies(data)["R4"]
+        count = await statements.count(url, data["token"], bodies[1])
+        server = Server(url, workers=args.workers)
+        try:
+            token = data["token"]
+            _check(f"{server.url}/graphql", bodies[1], token)
+            result = wrk.run(server.url, bodies, token=token, connections=args.connections, seconds=args.seconds)
+        finally:
+            server.stop()
+        return result, count
+    finally:
+        await drop_postgres(name)
+
+
 async def main_async(args: argparse.Namespace) -> None:
     _ensure_tools(args.skip_postgraphile)
     url, name = await fresh_postgres()
@@ -180,6 +201,8 @@ async def main_async(args: argparse.Namespace) -> None:
         print("W2...", flush=True)
         owner = data["owner"]
         w2 = await raw_sql.run(dsn, items, owner, clients=32, seconds=args.seconds)
+        print("R4 (seeding the wide data)...", flush=True)
+        results["R4"], counts["R4"] = await _wide_pages(args)
 
         fanout = []
         if not args.skip_subscriptions:
@@ -215,6 +238,14 @@ async def main_async(args: argparse.Namespace) -> None:
         )
         lines.append(_row("R2", "medium tree, 100 items per request (5 subprojects x 20)", results["R2"], counts["R2"]))
         lines.append(_row("R3", "`{ __typename }`", results["R3"], counts["R3"]))
+        lines.append(
+            _row(
+                "R4",
+                "a page of 20 items of a 20,000-item subproject, from its start and its middle (`wide` data)",
+                results["R4"],
+                counts["R4"],
+            )
+        )
         lines.append(_row("W1", "executeAction on distinct cases, 32 clients", results["W1"], counts["W1"]))
         lines.append(
             f"| W2 | the same transaction as raw SQL (asyncpg, 32 clients) | {w2['tps']:,.0f} | "

@@ -22,7 +22,8 @@ from engine import identity, permissions, workflows
 from models import Database, Project, Subproject, User, WorkflowItem
 from server.migrate import upgrade
 
-SIZES = {"small": (1, 10, 20), "medium": (50, 10, 20), "large": (500, 40, 50)}
+# projects x subprojects x items per subproject; "wide" is one subproject of 20,000 items (R4)
+SIZES = {"small": (1, 10, 20), "medium": (50, 10, 20), "large": (500, 40, 50), "wide": (1, 1, 20_000)}
 PASSWORD = "bench-password"
 
 
@@ -110,7 +111,8 @@ async def seed(url: str, projects: int, subprojects: int, items: int, *, bulk: b
 
 async def driver_data(url: str) -> dict[str, Any]:
     """What the load drivers need from a seeded database: a token of the bench user, the
-    project ids, up to 5,000 item ids, and each project's cursor for R2's second page."""
+    project ids, up to 5,000 item ids, each project's cursor for R2's second page, and the
+    largest subproject with the item at its middle (R4's cursor)."""
     db = Database(url)
     async with db.transaction() as s:
         owner = await s.scalar(select(User).where(User.login == "bench"))
@@ -125,8 +127,30 @@ async def driver_data(url: str) -> dict[str, Any]:
                 )
             ).all()
             fifth[project] = ids[-1] if len(ids) == 5 else None
+        widest, size = (
+            await s.execute(
+                select(WorkflowItem.subproject_id, func.count())
+                .group_by(WorkflowItem.subproject_id)
+                .order_by(func.count().desc(), WorkflowItem.subproject_id)
+                .limit(1)
+            )
+        ).one()
+        middle = await s.scalar(
+            select(WorkflowItem.id)
+            .where(WorkflowItem.subproject_id == widest)
+            .order_by(WorkflowItem.id)
+            .offset(size // 2)
+            .limit(1)
+        )
     await db.dispose()
-    return {"token": token, "owner": owner.id, "projects": projects, "items": items, "fifth": fifth}
+    return {
+        "token": token,
+        "owner": owner.id,
+        "projects": projects,
+        "items": items,
+        "fifth": fifth,
+        "widest": {"subproject": widest, "middle": middle},
+    }
 
 
 def main() -> None:

@@ -97,7 +97,8 @@ def query(keys: Sequence[ItemPageKey], *, actor: Actor, postgres: bool, among: C
         position = positions.c.position
         order = [position.is_(None), position, item.c.id]  # listed first, in their order
     columns = [
-        *item.c,
+        item.c.id,
+        subproject,
         func.count().over(partition_by=subproject).label("total_count"),
         func.row_number().over(partition_by=subproject, order_by=order).label("place"),
     ]
@@ -106,8 +107,9 @@ def query(keys: Sequence[ItemPageKey], *, actor: Actor, postgres: bool, among: C
         passed = case((past, 1), else_=0)
         columns += [
             passed.label("past"),
-            func.sum(passed).over(partition_by=subproject, order_by=order, rows=(None, 0)).label("seen"),
+            func.sum(passed).over(partition_by=subproject, order_by=order).label("seen"),
         ]
+    # Ranked by id alone: the windows carry narrow rows, the page's rows are read by key after.
     ranked = select(*columns).select_from(source).where(among(subproject, [k.subproject_id for k in keys]))
     ranked = apply_resource_filter(ranked.where(visibility.item_visible(actor)), WorkflowItem, key.filter).subquery()
     wanted = key.first + 1
@@ -116,7 +118,13 @@ def query(keys: Sequence[ItemPageKey], *, actor: Actor, postgres: bool, among: C
         if past is None
         else or_(and_(ranked.c.past == 1, ranked.c.seen <= wanted), ranked.c.place == 1)
     )
-    return select(ranked).where(keep).order_by(ranked.c.subproject_id, ranked.c.place)
+    ranks = [column for column in ranked.c if column.name not in ("id", "subproject_id")]
+    return (
+        select(*item.c, *ranks)
+        .join_from(ranked, item, item.c.id == ranked.c.id)
+        .where(keep)
+        .order_by(ranked.c.subproject_id, ranked.c.place)
+    )
 
 
 def _past_cursor(key: ItemPageKey, item_id: Any, position: Any) -> Any:
