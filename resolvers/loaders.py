@@ -30,14 +30,12 @@ from models import (
     kind_of,
 )
 from models.db import among
-from resolvers import item_pages, visibility
+from resolvers import child_pages, visibility
+from resolvers.child_pages import PageKey
 from resolvers.filters import (
     HistoryFilterKey,
-    ResourceFilterKey,
     apply_history_filter,
-    apply_resource_filter,
 )
-from resolvers.item_pages import ItemPageKey
 from resolvers.pagination import Page
 
 if TYPE_CHECKING:
@@ -150,7 +148,7 @@ class Loaders:
         "subproject_by_id": "_subprojects",
         "item_by_id": "_items",
         "subprojects_by_project": "_subprojects_by_project",
-        "page_by_subproject": "_pages_by_subproject",
+        "items_by_subproject": "_items_by_subproject",
         "item_page": "_item_pages",
         "case_by_id": "_cases",
         "case_by_item": "_cases_by_item",
@@ -171,8 +169,8 @@ class Loaders:
     project_by_id: DataLoader[str, Any]
     subproject_by_id: DataLoader[str, Any]
     item_by_id: DataLoader[str, Any]
-    subprojects_by_project: DataLoader[Any, Any]
-    page_by_subproject: DataLoader[ItemPageKey, Page[Any]]
+    subprojects_by_project: DataLoader[PageKey, Page[Any]]
+    items_by_subproject: DataLoader[PageKey, Page[Any]]
     item_page: DataLoader[tuple[tuple[str, ...], frozenset[str]], list[Any]]
     case_by_id: DataLoader[str, Any]
     case_by_item: DataLoader[str, Any]
@@ -248,33 +246,29 @@ class Loaders:
         )
         return _one(rows, ids, lambda r: r.id)
 
-    async def _subprojects_by_project(self, keys: list[tuple[str, ResourceFilterKey]]) -> list[list[Subproject]]:
-        """Keys are (project id, filter); one query per distinct filter, all parents at once."""
-        actor = self._ctx.viewer
-        results: dict[tuple[str, ResourceFilterKey], list[Subproject]] = {}
-        for filt in {f for _, f in keys}:
-            parents = [p for p, f in keys if f == filt]
-            query = select(Subproject.__table__).where(
-                self._in(Subproject.project_id, parents), visibility.subproject_visible(actor)
-            )
-            rows = await self._rows(apply_resource_filter(query, Subproject, filt).order_by(Subproject.id))
-            for parent, group in zip(parents, _many(rows, parents, lambda r: r.project_id), strict=True):
-                results[(parent, filt)] = group
-        return [results[k] for k in keys]
+    async def _subprojects_by_project(self, keys: list[PageKey]) -> list[Page[Any]]:
+        return await self._child_pages(child_pages.SUBPROJECTS, self.subproject_by_id, keys)
 
-    async def _pages_by_subproject(self, keys: list[ItemPageKey]) -> list[Page[Any]]:
-        """A page of items per subproject, in display order (resolvers.item_pages); one query
-        for the connections that agree on filter, size and cursor, however many items each
-        subproject holds. The rows are the items' own: ``item_page`` finds them loaded."""
-        batches: dict[Any, list[ItemPageKey]] = defaultdict(list)
+    async def _items_by_subproject(self, keys: list[PageKey]) -> list[Page[Any]]:
+        """The rows are the items' own: ``item_page`` finds them loaded."""
+        return await self._child_pages(child_pages.ITEMS, self.item_by_id, keys)
+
+    async def _child_pages(
+        self, children: child_pages.Children, by_id: DataLoader[str, Any], keys: list[PageKey]
+    ) -> list[Page[Any]]:
+        """A page of children per parent, in display order (resolvers.child_pages); one query
+        for the connections that agree on filter, size and cursor, however many children each
+        parent holds."""
+        batches: dict[Any, list[PageKey]] = defaultdict(list)
         for key in keys:
             batches[key.batch()].append(key)
-        results: dict[ItemPageKey, Page[Any]] = {}
+        results: dict[PageKey, Page[Any]] = {}
+        postgres = not self._ctx.db.is_sqlite
         for batch in batches.values():
-            query = item_pages.query(batch, actor=self._ctx.viewer, postgres=not self._ctx.db.is_sqlite, among=self._in)
+            query = child_pages.query(children, batch, actor=self._ctx.viewer, postgres=postgres, among=self._in)
             rows = await self._rows(query)
-            prime(self.item_by_id, {row.id: row for row in rows})
-            results.update(zip(batch, item_pages.pages(batch, rows), strict=True))
+            prime(by_id, {row.id: row for row in rows})
+            results.update(zip(batch, child_pages.pages(children, batch, rows), strict=True))
         return [results[key] for key in keys]
 
     async def _item_pages(self, keys: list[tuple[tuple[str, ...], frozenset[str]]]) -> list[list[Any]]:

@@ -1,8 +1,8 @@
 """Relay-style slicing shared by every connection: `first` defaults to 20, at most 100."""
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 from graphql import GraphQLError
 
@@ -27,27 +27,6 @@ class Page(Generic[T]):
     cursors: list[str]
     has_next_page: bool
     total_count: int
-
-
-def slice_page(rows: Sequence[T], *, first: int | None, after: str | None, cursor: Callable[[T], str]) -> Page[T]:
-    """Page over rows already in order; `after` is the cursor of the last row seen."""
-    limit = check_first(first)
-    start = 0
-    if after is not None:
-        cursors = [cursor(r) for r in rows]
-        start = cursors.index(after) + 1 if after in cursors else _position_after(rows, after, cursor)
-    chunk = list(rows[start : start + limit])
-    return Page(
-        nodes=chunk, cursors=[cursor(r) for r in chunk], has_next_page=start + limit < len(rows), total_count=len(rows)
-    )
-
-
-def _position_after(rows: Sequence[Any], after: str, cursor: Callable[[Any], str]) -> int:
-    # A cursor whose row vanished (or was filtered out): continue with the first row after it.
-    for index, row in enumerate(rows):
-        if cursor(row) > after:
-            return index
-    return len(rows)
 
 
 def keyset_page(rows: list[T], *, limit: int, total: int, cursor: Callable[[T], str]) -> Page[T]:

@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Annotated
 import strawberry
 
 from resolvers import resources
+from resolvers.child_pages import PageKey
 from resolvers.filters import ResourceFilterKey
-from resolvers.item_pages import ItemPageKey
 from resolvers.loaders import one
 from resolvers.lookahead import item_prefetch
-from resolvers.pagination import check_first, slice_page
+from resolvers.pagination import check_first
 from schema.activity import Activity, HistoryFilter
 from schema.base import JSON, AppInfo, Connection, Node, by_id_prefix, connection
 from schema.execution import context_only
@@ -142,8 +142,8 @@ class Project(ResourceFields, Node):
     async def subprojects(
         self, info: AppInfo, first: int | None = None, after: str | None = None, filter: ProjectFilter | None = None
     ) -> Connection["Subproject"]:
-        rows = await info.context.loaders.subprojects_by_project.load((self.id, filter_key(filter)))
-        return connection(slice_page(rows, first=first, after=after, cursor=lambda r: r.id))
+        key = PageKey(self.id, (), filter_key(filter), check_first(first), after)
+        return connection(await info.context.loaders.subprojects_by_project.load(key))
 
 
 @strawberry.type(description="A part of a project with its own currency, workflow and workflow items.")
@@ -190,8 +190,8 @@ class Subproject(ResourceFields, Node):
         filter: ProjectFilter | None = None,
     ) -> Connection[Annotated["WorkflowItem", strawberry.lazy("schema.item")]]:
         loaders = info.context.loaders
-        key = ItemPageKey(self.id, tuple(self.workflow_item_ordering), filter_key(filter), check_first(first), after)
-        page = await loaders.page_by_subproject.load(key)
+        key = PageKey(self.id, tuple(self.workflow_item_ordering), filter_key(filter), check_first(first), after)
+        page = await loaders.items_by_subproject.load(key)
         ids = tuple(row.id for row in page.nodes)
         rows = await loaders.item_page.load((ids, item_prefetch(info))) if ids else []
         return connection(replace(page, nodes=rows, cursors=[row.id for row in rows]))

@@ -1,6 +1,7 @@
-"""Paging a subproject's items in display order (the ordering, then creation), by cursor."""
+"""Paging a parent's children by cursor: a subproject's items in display order (the ordering,
+then creation), a project's subprojects in creation order."""
 
-from tests.api.documents import CREATE_ITEM, CREATE_SUBPROJECT, REORDER
+from tests.api.documents import CLOSE_SUBPROJECT, CREATE_ITEM, CREATE_SUBPROJECT, REORDER
 from tests.api.test_resource_tree import build_tree
 
 PAGE = """query($s: ID!, $first: Int, $after: String, $filter: ProjectFilter) { node(id: $s) { ... on Subproject {
@@ -101,3 +102,37 @@ async def test_subprojects_read_together_keep_their_own_ordering(gql, make_user,
     with count_statements() as alone:
         await gql(PAGE, {"s": a["id"], "first": 2}, token=alice)
     assert together.count == alone.count, together.statements  # one query pages both
+
+
+SUBPROJECTS = """query($p: ID!, $first: Int, $after: String, $filter: ProjectFilter) { node(id: $p) { ... on Project {
+  subprojects(first: $first, after: $after, filter: $filter) { totalCount edges { cursor node { displayName } }
+    pageInfo { hasNextPage endCursor } } } } }"""
+
+
+async def test_subprojects_page_in_creation_order(gql, make_user):
+    _, alice = await make_user("alice")
+    project, first_sub, _ = await build_tree(gql, alice, items=0)
+    subs = [first_sub["id"]]
+    for n in range(1, 5):
+        created = await gql(
+            CREATE_SUBPROJECT,
+            {"input": {"projectId": project["id"], "displayName": f"Part {n}", "currency": "EUR"}},
+            token=alice,
+        )
+        subs.append(created["createSubproject"]["subproject"]["id"])
+    await gql(CLOSE_SUBPROJECT, {"id": subs[2]}, token=alice)
+
+    async def page(first, after=None, filter=None):
+        variables = {"p": project["id"], "first": first, "after": after, "filter": filter}
+        return (await gql(SUBPROJECTS, variables, token=alice))["node"]["subprojects"]
+
+    one = await page(2)
+    assert names(one) == ["Roof", "Part 1"] and one["totalCount"] == 5 and one["pageInfo"]["hasNextPage"]
+    two = await page(2, one["pageInfo"]["endCursor"])
+    assert names(two) == ["Part 2", "Part 3"] and two["pageInfo"]["hasNextPage"]
+    three = await page(2, two["pageInfo"]["endCursor"])
+    assert names(three) == ["Part 4"] and not three["pageInfo"]["hasNextPage"] and three["totalCount"] == 5
+    open_only = await page(10, subs[1], {"status": "OPEN"})  # after Part 1; Part 2 is closed
+    assert names(open_only) == ["Part 3", "Part 4"] and open_only["totalCount"] == 4
+    past_closed = await page(10, subs[2], {"status": "OPEN"})  # a cursor the filter leaves out
+    assert names(past_closed) == ["Part 3", "Part 4"]

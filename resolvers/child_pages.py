@@ -1,0 +1,174 @@
+"""A page of a parent's children in display order, ordered, cut and counted by the database:
+a subproject's workflow items, a project's subprojects.
+
+Display order: the children the parent's ordering lists, in its order, then every other child
+by creation time (ids are time-ordered). For items that is seed 000 (``engine.ordering.ordered``,
+the subproject's ``workflow_item_ordering``); subprojects have no ordering, so creation order.
+Reading every visible id to order them in Python made each page of a subproject of 100,000
+items cost 100,000 rows; here the database ranks them and returns the page and its count.
+
+A cursor is a child's id; the page starts after the cursor's place in display order, computed
+from the cursor itself, so a cursor whose child has since moved, left a filter or been deleted
+still continues where it was: after its position in the ordering if it was listed, else after
+it in creation order.
+"""
+
+import json
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Integer, String, and_, bindparam, case, func, or_, select
+from sqlalchemy.dialects import postgresql
+
+from engine.actors import Actor
+from models import Subproject, WorkflowItem
+from resolvers import visibility
+from resolvers.filters import ResourceFilterKey, apply_resource_filter
+from resolvers.pagination import Page
+
+
+@dataclass(frozen=True)
+class Children:
+    """What a parent holds: the child table, its parent column, and who may see a child."""
+
+    model: Any
+    parent: str
+    visible: Callable[[Actor], Any]
+
+
+ITEMS = Children(WorkflowItem, "subproject_id", visibility.item_visible)
+SUBPROJECTS = Children(Subproject, "project_id", visibility.subproject_visible)
+
+
+@dataclass(frozen=True, slots=True)
+class PageKey:
+    """One connection's page: the parent (with the ordering it was read with, if it has
+    one), the filter, the page size and the cursor."""
+
+    parent_id: str
+    ordering: tuple[str, ...]
+    filter: ResourceFilterKey
+    first: int
+    after: str | None
+
+    def listed(self) -> list[str]:
+        return list(dict.fromkeys(self.ordering))
+
+    def cursor_position(self) -> int | None:
+        """The cursor's place in the ordering; None when it is not listed (or there is none)."""
+        if self.after is None or self.after not in self.ordering:
+            return None
+        return self.listed().index(self.after)
+
+    def batch(self) -> tuple[Any, ...]:
+        """Keys that agree on this are read by one statement (the cursor's place differs
+        between parents, so it is part of it)."""
+        return (self.filter, self.first, self.after, self.cursor_position())
+
+
+def _positions(keys: Sequence[PageKey], *, postgres: bool) -> Any:
+    """(parent_id, child_id, position) of every listed child, as one parameter: an array per
+    column on PostgreSQL, a JSON array on SQLite. Parent and child, since an ordering may still
+    name a child that has moved on to another parent."""
+    listed = [(key.parent_id, child_id, index) for key in keys for index, child_id in enumerate(key.listed())]
+    if postgres:
+        parents, children, positions = zip(*listed, strict=True)
+        return (
+            func.unnest(
+                bindparam(None, list(parents), type_=postgresql.ARRAY(String)),
+                bindparam(None, list(children), type_=postgresql.ARRAY(String)),
+                bindparam(None, list(positions), type_=postgresql.ARRAY(Integer)),
+            )
+            .table_valued("parent_id", "child_id", "position")
+            .render_derived()
+        )
+    each = func.json_each(bindparam(None, json.dumps(listed), type_=String)).table_valued("value")
+    return select(
+        func.json_extract(each.c.value, "$[0]").label("parent_id"),
+        func.json_extract(each.c.value, "$[1]").label("child_id"),
+        func.json_extract(each.c.value, "$[2]").label("position"),
+    ).subquery()
+
+
+def query(
+    children: Children,
+    keys: Sequence[PageKey],
+    *,
+    actor: Actor,
+    postgres: bool,
+    among: Callable[[Any, Any], Any],
+) -> Any:
+    """The pages of ``keys`` (which agree on ``batch()``), parent by parent in display order:
+    each child's row with its parent's ``total_count``, its ``place`` in display order and,
+    past a cursor, ``past`` (1 after the cursor) and ``seen`` (rows past the cursor so far).
+    A page is its first ``first`` rows past the cursor; one row more says there is a next page,
+    and the first row of each parent comes along to carry the count."""
+    key = keys[0]
+    child = children.model.__table__
+    parent = child.c[children.parent]
+    source: Any = child
+    position: Any = None
+    order: list[Any] = [child.c.id]
+    if any(k.ordering for k in keys):
+        positions = _positions(keys, postgres=postgres)
+        source = child.outerjoin(positions, and_(positions.c.child_id == child.c.id, positions.c.parent_id == parent))
+        position = positions.c.position
+        order = [position.is_(None), position, child.c.id]  # listed first, in their order
+    columns = [
+        child.c.id.label("ranked_id"),
+        parent.label("ranked_parent"),
+        func.count().over(partition_by=parent).label("total_count"),
+        func.row_number().over(partition_by=parent, order_by=order).label("place"),
+    ]
+    past = _past_cursor(key, child.c.id, position)
+    if past is not None:
+        passed = case((past, 1), else_=0)
+        columns += [
+            passed.label("past"),
+            func.sum(passed).over(partition_by=parent, order_by=order).label("seen"),
+        ]
+    # Ranked by id alone: the windows carry narrow rows, the page's rows are read by key after.
+    ranked = select(*columns).select_from(source).where(among(parent, [k.parent_id for k in keys]))
+    ranked = ranked.where(children.visible(actor))
+    ranked = apply_resource_filter(ranked, children.model, key.filter).subquery()
+    wanted = key.first + 1
+    keep = (
+        ranked.c.place <= wanted
+        if past is None
+        else or_(and_(ranked.c.past == 1, ranked.c.seen <= wanted), ranked.c.place == 1)
+    )
+    ranks = [column for column in ranked.c if column.name not in ("ranked_id", "ranked_parent")]
+    return (
+        select(*child.c, *ranks)
+        .join_from(ranked, child, child.c.id == ranked.c.ranked_id)
+        .where(keep)
+        .order_by(ranked.c.ranked_parent, ranked.c.place)
+    )
+
+
+def _past_cursor(key: PageKey, child_id: Any, position: Any) -> Any:
+    if key.after is None:
+        return None
+    at = key.cursor_position()
+    if at is None:  # an unlisted cursor: unlisted children created after it
+        return child_id > key.after if position is None else and_(position.is_(None), child_id > key.after)
+    return or_(position.is_(None), position > at)  # a listed cursor: listed after it, then the rest
+
+
+def pages(children: Children, keys: Sequence[PageKey], rows: Sequence[Any]) -> list[Page[Any]]:
+    """Each key's page from the rows ``query`` returned."""
+    by_parent: dict[str, list[Any]] = defaultdict(list)
+    for row in rows:
+        by_parent[getattr(row, children.parent)].append(row)
+    result = []
+    for key in keys:
+        found = by_parent.get(key.parent_id, [])
+        total = found[0].total_count if found else 0
+        if key.after is not None:
+            found = [row for row in found if row.past == 1]
+        nodes = found[: key.first]
+        more = len(found) > key.first
+        result.append(Page(nodes=nodes, cursors=[row.id for row in nodes], has_next_page=more, total_count=total))
+    return result
