@@ -40,8 +40,8 @@ class Database:
         if not self.is_sqlite:
             kwargs.update(pool_size=pool_size, max_overflow=pool_size * 2, pool_pre_ping=False)
             # No JIT compilation: PostgreSQL compiles a plan whose estimated cost passes
-            # jit_above_cost, which a page of a 20,000-item subproject does; compiling took
-            # 30 ms of a 70 ms statement. Caseway's statements are short; none gains from it.
+            # jit_above_cost, as a page of a 20,000-item subproject's does; compiling was 30 ms
+            # of that statement's 120 (bench R4). Caseway's statements are short; none gains.
             kwargs["connect_args"] = {"server_settings": {"jit": "off"}}
         else:
             kwargs.update(pool_size=pool_size, max_overflow=pool_size * 4)
