@@ -5,6 +5,7 @@ Grants are rows (resource_id, intent, party_id); a party is a user or a group, a
 """
 
 from collections import defaultdict
+from collections.abc import Iterable
 
 from sqlalchemy import ColumnElement, delete, exists, func, select, true
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -112,38 +113,44 @@ def visible_filter(column: ColumnElement[str], intent: str, actor: Actor) -> Col
 
 async def grant_raw(session: AsyncSession, *, resource_id: str, intent: str, party_id: str) -> None:
     """Insert a grant unless it exists (a concurrent equal grant is harmless)."""
+    await _insert_grants(session, [(resource_id, intent, party_id)])
+
+
+# Rows per INSERT: three parameters each, well under the drivers' limits (32,767 parameters).
+_GRANTS_PER_INSERT = 1_000
+
+
+async def _insert_grants(session: AsyncSession, grants: Iterable[tuple[str, str, str]]) -> None:
+    """(resource, intent, party) rows in one statement (per thousand), those that exist skipped."""
+    rows = [{"resource_id": r, "intent": i, "party_id": p} for r, i, p in dict.fromkeys(grants)]
     insert = insert_for(session)
-    await session.execute(
-        insert(Permission).values(resource_id=resource_id, intent=intent, party_id=party_id).on_conflict_do_nothing()
-    )
+    for start in range(0, len(rows), _GRANTS_PER_INSERT):
+        chunk = rows[start : start + _GRANTS_PER_INSERT]
+        await session.execute(insert(Permission).values(chunk).on_conflict_do_nothing())
 
 
 async def grant_new_resource(
     session: AsyncSession, *, resource_id: str, creator_id: str, parent_id: str | None = None
 ) -> None:
-    """DESIGN §5: a new child resource copies its parent's grants; its creator gets every intent."""
+    """DESIGN §5: a new child resource copies its parent's grants; its creator gets every
+    intent. One read of the parent's grants and one insert, however many there are (they were
+    an insert each: 20 to 40 statements per new workflow item)."""
+    grants = [(resource_id, intent, creator_id) for intent in intents_for(resource_id)]
     if parent_id is not None:
-        await copy_grants(session, source_id=parent_id, target_id=resource_id)
-    await grant_all(session, resource_id=resource_id, party_id=creator_id)
+        grants += await _copied_grants(session, source_id=parent_id, target_id=resource_id)
+    await _insert_grants(session, grants)
 
 
-async def grant_all(session: AsyncSession, *, resource_id: str, party_id: str) -> None:
-    for intent in intents_for(resource_id):
-        await grant_raw(session, resource_id=resource_id, intent=intent, party_id=party_id)
-
-
-async def copy_grants(session: AsyncSession, *, source_id: str, target_id: str) -> None:
-    """Give a new child resource its parent's grants, mapped intent by intent
+async def _copied_grants(session: AsyncSession, *, source_id: str, target_id: str) -> list[tuple[str, str, str]]:
+    """The parent's grants for a new child resource, mapped intent by intent
     (project.view -> subproject.view); intents the child does not have are skipped."""
     source_prefix, target_prefix = intent_prefix(source_id), intent_prefix(target_id)
     target_intents = set(intents_for(target_id))
     rows = (
         await session.execute(select(Permission.intent, Permission.party_id).where(Permission.resource_id == source_id))
     ).all()
-    for intent, party_id in rows:
-        mapped = target_prefix + intent.removeprefix(source_prefix)
-        if mapped in target_intents:
-            await grant_raw(session, resource_id=target_id, intent=mapped, party_id=party_id)
+    mapped = [(target_prefix + intent.removeprefix(source_prefix), party_id) for intent, party_id in rows]
+    return [(target_id, intent, party_id) for intent, party_id in mapped if intent in target_intents]
 
 
 async def grants_of(session: AsyncSession, resource_id: str) -> dict[str, list[str]]:

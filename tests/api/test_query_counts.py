@@ -1,6 +1,7 @@
 """SQL statements per request are bounded by the query's depth, never by its breadth."""
 
-from tests.api.documents import CREATE_ITEM, CREATE_PROJECT, CREATE_SUBPROJECT
+from tests.api.documents import CREATE_ITEM, CREATE_PROJECT, CREATE_SUBPROJECT, GRANT
+from tests.api.test_resource_tree import build_tree
 
 NESTED = """{ projects(first: 100) { totalCount edges { node { displayName assignee { ... on User { login } }
   subprojects(first: 100) { edges { node { displayName workflowItems(first: 100) { edges { node {
@@ -44,3 +45,32 @@ async def test_nested_read_statement_count_does_not_grow_with_breadth(gql, make_
     assert len(items) == 81 and all(i["node"]["case"]["state"]["shortName"] == "open" for i in items)
     assert large.count == small.count, large.statements
     assert large.count <= 20, large.count
+
+
+async def test_creating_an_item_costs_the_same_statements_however_many_grants_it_inherits(
+    gql, make_user, count_statements
+):
+    """A new item copies its subproject's grants and gives its creator every intent: one
+    insert, not one per grant."""
+    _, alice = await make_user("alice")
+    _, sub, _ = await build_tree(gql, alice, items=1)
+
+    async def create(name):
+        created = await gql(CREATE_ITEM, {"input": {"subprojectId": sub["id"], "displayName": name}}, token=alice)
+        assert created["createWorkflowItem"]["userErrors"] == []
+        return created["createWorkflowItem"]["workflowItem"]["id"]
+
+    with count_statements() as few:
+        await create("Before")
+    viewers = []
+    for n in range(8):
+        user_id, token = await make_user(f"viewer{n}")
+        granted = await gql(GRANT, {"r": sub["id"], "i": "subproject.view", "p": user_id}, token=alice)
+        assert granted["grantPermission"]["userErrors"] == []
+        viewers.append(token)
+    with count_statements() as many:
+        item_id = await create("After")
+    assert many.count == few.count, many.statements
+    for token in viewers:  # the copied grants hold: each viewer sees the new item
+        seen = await gql("query($id: ID!) { node(id: $id) { id } }", {"id": item_id}, token=token)
+        assert seen["node"] == {"id": item_id}
