@@ -65,6 +65,7 @@ async def start_case(
     session.add(case)
     await session.flush()
     ctx = await load_case(session, case_id=case.id)
+    ctx.enabled = []  # a new case has no instances yet: recompute need not read them
     for role, parties in (assignments or {}).items():
         await assignment.check_assignment(ctx, role, parties, "assignments")
         await assignment.set_role_parties(ctx, role, parties)
