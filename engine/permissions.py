@@ -133,8 +133,8 @@ async def grant_new_resource(
     session: AsyncSession, *, resource_id: str, creator_id: str, parent_id: str | None = None
 ) -> None:
     """DESIGN §5: a new child resource copies its parent's grants; its creator gets every
-    intent. One read of the parent's grants and one insert, however many there are (they were
-    an insert each: 20 to 40 statements per new workflow item)."""
+    intent. One read of the parent's grants and one insert, however many grants there are:
+    creating an item must not cost a statement per grantee of its subproject."""
     grants = [(resource_id, intent, creator_id) for intent in intents_for(resource_id)]
     if parent_id is not None:
         grants += await _copied_grants(session, source_id=parent_id, target_id=resource_id)
