@@ -16,6 +16,11 @@ TWO_SUBPROJECTS = """query($a: ID!, $b: ID!) {
   b: node(id: $b) { ... on Subproject { workflowItems(first: 2) { totalCount edges { node { displayName } } } } } }"""
 
 
+async def add_subproject(gql, token, project_id, name):
+    variables = {"input": {"projectId": project_id, "displayName": name, "currency": "EUR"}}
+    return (await gql(CREATE_SUBPROJECT, variables, token=token))["createSubproject"]["subproject"]["id"]
+
+
 def names(connection):
     return [edge["node"]["displayName"] for edge in connection["edges"]]
 
@@ -81,21 +86,15 @@ async def test_a_cursor_whose_item_left_the_page_continues_where_it_was(gql, mak
 async def test_subprojects_read_together_keep_their_own_ordering(gql, make_user, count_statements):
     _, alice = await make_user("alice")
     project, a, a_ids = await build_tree(gql, alice, items=3)
-    b = (
-        await gql(
-            CREATE_SUBPROJECT,
-            {"input": {"projectId": project["id"], "displayName": "Walls", "currency": "EUR"}},
-            token=alice,
-        )
-    )["createSubproject"]["subproject"]
+    b_id = await add_subproject(gql, alice, project["id"], "Walls")
     b_ids = []
     for n in range(3):
-        created = await gql(CREATE_ITEM, {"input": {"subprojectId": b["id"], "displayName": f"Wall {n}"}}, token=alice)
+        created = await gql(CREATE_ITEM, {"input": {"subprojectId": b_id, "displayName": f"Wall {n}"}}, token=alice)
         b_ids.append(created["createWorkflowItem"]["workflowItem"]["id"])
     await gql(REORDER, {"s": a["id"], "ordering": [a_ids[2]]}, token=alice)
-    await gql(REORDER, {"s": b["id"], "ordering": [b_ids[1], b_ids[0]]}, token=alice)
+    await gql(REORDER, {"s": b_id, "ordering": [b_ids[1], b_ids[0]]}, token=alice)
     with count_statements() as together:
-        both = await gql(TWO_SUBPROJECTS, {"a": a["id"], "b": b["id"]}, token=alice)
+        both = await gql(TWO_SUBPROJECTS, {"a": a["id"], "b": b_id}, token=alice)
     assert names(both["a"]["workflowItems"]) == ["Item 2", "Item 0"]
     assert names(both["b"]["workflowItems"]) == ["Wall 1", "Wall 0"]
     assert both["a"]["workflowItems"]["totalCount"] == both["b"]["workflowItems"]["totalCount"] == 3
@@ -114,12 +113,7 @@ async def test_subprojects_page_in_creation_order(gql, make_user):
     project, first_sub, _ = await build_tree(gql, alice, items=0)
     subs = [first_sub["id"]]
     for n in range(1, 5):
-        created = await gql(
-            CREATE_SUBPROJECT,
-            {"input": {"projectId": project["id"], "displayName": f"Part {n}", "currency": "EUR"}},
-            token=alice,
-        )
-        subs.append(created["createSubproject"]["subproject"]["id"])
+        subs.append(await add_subproject(gql, alice, project["id"], f"Part {n}"))
     await gql(CLOSE_SUBPROJECT, {"id": subs[2]}, token=alice)
 
     async def page(first, after=None, filter=None):
