@@ -20,7 +20,7 @@ from typing import Any
 
 import httpx
 
-from bench import queries, raw_sql, seed, statements, subscriptions, wrk
+from bench import cpu, queries, raw_sql, seed, statements, subscriptions, wrk
 from bench.server import RANDOM_PAGE_COST, ROOT, Server, analyze, drop_postgres, free_port, fresh_postgres
 
 REPORT = ROOT / "bench" / "REPORT.md"
@@ -106,14 +106,25 @@ class PostGraphile:
 SETTLE_SECONDS = 5
 
 
-def _median(runs: list[wrk.WrkResult]) -> wrk.WrkResult:
+Run = tuple[wrk.WrkResult, cpu.CpuUse]
+
+
+def _load(server_pid: int, url: str, bodies: list[dict], **kwargs: Any) -> Run:
+    """One wrk run, with the CPU it cost the server, wrk and the rest of the machine."""
+    meter = cpu.Meter(server_pid).start()
+    result = wrk.run(url, bodies, **kwargs)
+    return result, meter.stop(result.requests)
+
+
+def _median(runs: list[Run]) -> Run:
     """The run with the median throughput (the lower middle one for an even count)."""
-    return sorted(runs, key=lambda r: r.requests_per_second)[(len(runs) - 1) // 2]
+    return sorted(runs, key=lambda r: r[0].requests_per_second)[(len(runs) - 1) // 2]
 
 
-def _row(name: str, what: str, result: wrk.WrkResult | None, statements_count: Any = "") -> str:
-    if result is None:
+def _row(name: str, what: str, run: Run | None, statements_count: Any = "") -> str:
+    if run is None:
         return f"| {name} | {what} | - | - | - | {statements_count} |"
+    result = run[0]
     note = f" ({result.errors} errors)" if result.errors else ""
     return (
         f"| {name} | {what} | {result.requests_per_second:,.0f}{note} | {result.p50_ms:.1f} | "
@@ -121,7 +132,30 @@ def _row(name: str, what: str, result: wrk.WrkResult | None, statements_count: A
     )
 
 
-async def _wide_pages(args: argparse.Namespace) -> tuple[wrk.WrkResult, int]:
+def _cpu_table(results: dict[str, Run], peer: Run | None, w2: cpu.CpuUse) -> list[str]:
+    """Where each scenario's CPU went, per request: with the server, PostgreSQL and the driver
+    on the same cores, a CPU-bound scenario runs at about cores / total."""
+    uses = [(key, results[key][1]) for key in ("R1", "R2", "R3", "R4", "W1") if key in results]
+    uses.append(("W2", w2))
+    if peer is not None:
+        uses.append(("peer", peer[1]))
+    lines = [
+        "",
+        "CPU per request, in ms (`bench/cpu.py`): the server measured (W2: its asyncpg driver), the load "
+        "driver (wrk), and the rest of the machine, which is PostgreSQL and the kernel:",
+        "",
+        "| scenario | server | driver | PostgreSQL and kernel | total | cores busy |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for key, use in uses:
+        measured, driver = (use.driver_ms, "-") if key == "W2" else (use.server_ms, f"{use.driver_ms:.2f}")
+        lines.append(
+            f"| {key} | {measured:.2f} | {driver} | {use.rest_ms:.2f} | {use.total_ms:.2f} | {use.cores_busy:.2f} |"
+        )
+    return lines
+
+
+async def _wide_pages(args: argparse.Namespace) -> tuple[Run, int]:
     """R4 on its own database: one subproject of 20,000 items (bulk-seeded), paged."""
     url, name = await fresh_postgres()
     try:
@@ -134,7 +168,9 @@ async def _wide_pages(args: argparse.Namespace) -> tuple[wrk.WrkResult, int]:
         try:
             token = data["token"]
             _check(f"{server.url}/graphql", bodies[1], token)
-            result = wrk.run(server.url, bodies, token=token, connections=args.connections, seconds=args.seconds)
+            result = _load(
+                server.process.pid, server.url, bodies, token=token, connections=args.connections, seconds=args.seconds
+            )
         finally:
             server.stop()
         return result, count
@@ -164,9 +200,9 @@ async def main_async(args: argparse.Namespace) -> None:
 
         server = Server(url, workers=args.workers)
         graphile = None if args.skip_postgraphile else PostGraphile(dsn)
-        results: dict[str, wrk.WrkResult] = {}
-        r1_rounds: list[wrk.WrkResult] = []
-        peer_rounds: list[wrk.WrkResult] = []
+        results: dict[str, Run] = {}
+        r1_rounds: list[Run] = []
+        peer_rounds: list[Run] = []
         try:
             endpoint = f"{server.url}/graphql"
             peer_body = scenario["PEER"][0]
@@ -179,12 +215,25 @@ async def main_async(args: argparse.Namespace) -> None:
             for n in range(args.rounds):
                 print(f"R1 round {n + 1}/{args.rounds}...", flush=True)
                 r1_rounds.append(
-                    wrk.run(server.url, [r1], token=token, connections=args.connections, seconds=args.seconds)
+                    _load(
+                        server.process.pid,
+                        server.url,
+                        [r1],
+                        token=token,
+                        connections=args.connections,
+                        seconds=args.seconds,
+                    )
                 )
                 await asyncio.sleep(SETTLE_SECONDS)
                 if graphile is not None:
                     peer_rounds.append(
-                        wrk.run(graphile.root, [peer_body], connections=args.connections, seconds=args.seconds)
+                        _load(
+                            graphile.process.pid,
+                            graphile.root,
+                            [peer_body],
+                            connections=args.connections,
+                            seconds=args.seconds,
+                        )
                     )
                     await asyncio.sleep(SETTLE_SECONDS)
             results["R1"] = _median(r1_rounds)
@@ -192,7 +241,9 @@ async def main_async(args: argparse.Namespace) -> None:
                 _check(endpoint, bodies[0], token)  # W1 executes once here: the case moves on, comment stays enabled
                 print(f"{key}...", flush=True)
                 connections = 32 if key == "W1" else args.connections
-                results[key] = wrk.run(server.url, bodies, token=token, connections=connections, seconds=args.seconds)
+                results[key] = _load(
+                    server.process.pid, server.url, bodies, token=token, connections=connections, seconds=args.seconds
+                )
         finally:
             server.stop()
             if graphile is not None:
@@ -200,7 +251,9 @@ async def main_async(args: argparse.Namespace) -> None:
         peer = _median(peer_rounds) if peer_rounds else None
         print("W2...", flush=True)
         owner = data["owner"]
+        meter = cpu.Meter().start()  # the driver is this process, and it is the code measured
         w2 = await raw_sql.run(dsn, items, owner, clients=32, seconds=args.seconds)
+        w2_cpu = meter.stop(w2["transactions"])
 
         fanout = []
         if not args.skip_subscriptions:
@@ -258,7 +311,7 @@ async def main_async(args: argparse.Namespace) -> None:
         if peer_rounds:
             ratios = [
                 c.requests_per_second / p.requests_per_second
-                for c, p in zip(r1_rounds, peer_rounds, strict=True)
+                for (c, _), (p, _) in zip(r1_rounds, peer_rounds, strict=True)
                 if p.requests_per_second
             ]
             lines.append(
@@ -269,13 +322,14 @@ async def main_async(args: argparse.Namespace) -> None:
             )
             lines.append(
                 "  - rounds, req/s: Caseway "
-                + ", ".join(f"{r.requests_per_second:,.0f}" for r in r1_rounds)
+                + ", ".join(f"{r.requests_per_second:,.0f}" for r, _ in r1_rounds)
                 + "; PostGraphile "
-                + ", ".join(f"{r.requests_per_second:,.0f}" for r in peer_rounds)
+                + ", ".join(f"{r.requests_per_second:,.0f}" for r, _ in peer_rounds)
                 + "; ratios "
                 + ", ".join(f"{r:.2f}" for r in ratios)
             )
-        lines.append(f"- W1 / W2: **{results['W1'].requests_per_second / w2['tps']:.2f}** (floor 0.5)")
+        lines.append(f"- W1 / W2: **{results['W1'][0].requests_per_second / w2['tps']:.2f}** (floor 0.5)")
+        lines += _cpu_table(results, peer, w2_cpu)
         if fanout:
             lines += [
                 "",
