@@ -55,8 +55,7 @@ async def set_role_parties(ctx: CaseContext, role: str, parties: list[str]) -> N
     for party in wanted:
         if party not in current:
             ctx.session.add(CaseRoleParty(case_id=ctx.case.id, role=role, party_id=party))
-    ctx.roles[role] = set(wanted)
-    await ctx.session.flush()
+    ctx.roles[role] = set(wanted)  # the rows go with the next flush: several roles, one INSERT
 
 
 async def assign_defaults(ctx: CaseContext, role_name: str) -> None:

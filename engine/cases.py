@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine import activity, assignment, notifications, permissions
 from engine.actors import Actor
-from engine.context import CaseContext, load_case
+from engine.context import CaseContext, load_case, new_case_context
 from engine.errors import DomainError, ErrorCode, not_found
 from engine.specs import WorkflowSpec
 from engine.transitions import (
@@ -33,7 +33,6 @@ from models import (
     CaseState,
     EnabledAction,
     Idempotency,
-    Workflow,
     WorkflowItem,
     new_id,
     utcnow,
@@ -55,17 +54,17 @@ async def start_case(
     *,
     actor: Actor,
     item: WorkflowItem,
-    workflow: Workflow,
+    workflow_id: str,
     assignments: dict[str, list[str]] | None = None,
     now: datetime | None = None,
 ) -> Case:
-    """Create the case of a new workflow item and run its INIT action."""
+    """Create the case of a new workflow item on the definition ``workflow_id`` and run its
+    INIT action."""
     now = now or utcnow()
-    case = Case(id=new_id("case"), workflow_id=workflow.id, object_id=item.id, created_by=actor.user_id, created_at=now)
+    case = Case(id=new_id("case"), workflow_id=workflow_id, object_id=item.id, created_by=actor.user_id, created_at=now)
     session.add(case)
     await session.flush()
-    ctx = await load_case(session, case_id=case.id)
-    ctx.enabled = []  # a new case has no instances yet: recompute need not read them
+    ctx = await new_case_context(session, case=case, item=item)
     for role, parties in (assignments or {}).items():
         await assignment.check_assignment(ctx, role, parties, "assignments")
         await assignment.set_role_parties(ctx, role, parties)

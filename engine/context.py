@@ -155,5 +155,22 @@ async def load_case(
     return ctx
 
 
+async def new_case_context(session: AsyncSession, *, case: Case, item: WorkflowItem) -> CaseContext:
+    """The context of a case created in this transaction, from the rows in hand: it has no
+    states, role players or instances yet, so there is nothing to read (its item's subproject
+    was loaded, and locked, when the item was created)."""
+    subproject = await session.get(Subproject, item.subproject_id)
+    assert subproject is not None
+    return CaseContext(
+        session=session,
+        case=case,
+        item=item,
+        subproject=subproject,
+        workflow_id=case.workflow_id,
+        spec=await spec_by_id(session, case.workflow_id),
+        enabled=[],
+    )
+
+
 def _oldest_first(instance: EnabledAction) -> tuple[Any, str]:
     return instance.enabled_at, instance.id

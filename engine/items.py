@@ -9,8 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from engine import activity, cases, permissions, validation
 from engine.actors import Actor
 from engine.errors import DomainError, ErrorCode
-from engine.resources import UNSET, _require_open, apply_update, check_party, lock
-from engine.workflows import get_workflow
+from engine.resources import UNSET, _require_open, apply_update, assignee_or_creator, check_party, lock
 from models import Case, Subproject, WorkflowItem, new_id
 
 AMOUNT_TYPES = ("N/A", "ALLOCATED", "DISBURSED")
@@ -86,7 +85,7 @@ async def create_workflow_item(
         description=validation.optional_text(description, "description"),
         created_by=actor.user_id,
         due_date=due_date,
-        assignee_id=await check_party(session, assignee_id or actor.user_id, "assigneeId"),
+        assignee_id=await assignee_or_creator(session, assignee_id, actor),
         tags=validation.tags(tags),
         additional_data=validation.json_object(additional_data, "additionalData"),
         **_budget_fields(amount_type, amount, currency, exchange_rate, billing_date, subproject.currency),
@@ -109,8 +108,10 @@ async def create_workflow_item(
             "assigneeId": item.assignee_id,
         },
     )
-    workflow = await get_workflow(session, subproject.workflow_id)
-    case = await cases.start_case(session, actor=actor, item=item, workflow=workflow, assignments=assignments)
+    # The subproject's definition exists (a foreign key); its spec is cached per process.
+    case = await cases.start_case(
+        session, actor=actor, item=item, workflow_id=subproject.workflow_id, assignments=assignments
+    )
     return item, case
 
 

@@ -60,6 +60,15 @@ async def check_party(session: AsyncSession, party_id: str | None, field: str) -
     return party_id
 
 
+async def assignee_or_creator(session: AsyncSession, assignee_id: str | None, actor: Actor) -> str | None:
+    """A new resource's assignee: the party named, which must exist, else its creator. The
+    creator's user was read when it authenticated for this request: not read again."""
+    party = assignee_id or actor.user_id
+    if party == actor.user_id and kind_of(party) == "User":
+        return party
+    return await check_party(session, party, "assigneeId")
+
+
 def _budgets(budgets: list[BudgetInput] | None) -> list[BudgetInput]:
     result: list[BudgetInput] = []
     seen: set[tuple[str, str]] = set()
@@ -105,7 +114,7 @@ async def create_project(
         id=new_id("prj"),
         display_name=validation.require_text(display_name, "displayName"),
         description=validation.optional_text(description, "description"),
-        assignee_id=await check_party(session, assignee_id or actor.user_id, "assigneeId"),
+        assignee_id=await assignee_or_creator(session, assignee_id, actor),
         created_by=actor.user_id,
         tags=validation.tags(tags),
         additional_data=validation.json_object(additional_data, "additionalData"),
@@ -163,7 +172,7 @@ async def create_subproject(
         project_id=project.id,
         display_name=validation.require_text(display_name, "displayName"),
         description=validation.optional_text(description, "description"),
-        assignee_id=await check_party(session, assignee_id or actor.user_id, "assigneeId"),
+        assignee_id=await assignee_or_creator(session, assignee_id, actor),
         validator_id=await check_party(session, validator_id, "validatorId"),
         created_by=actor.user_id,
         currency=validation.currency(currency),

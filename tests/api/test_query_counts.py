@@ -74,3 +74,33 @@ async def test_creating_an_item_costs_the_same_statements_however_many_grants_it
     for token in viewers:  # the copied grants hold: each viewer sees the new item
         seen = await gql("query($id: ID!) { node(id: $id) { id } }", {"id": item_id}, token=token)
         assert seen["node"] == {"id": item_id}
+
+
+CREATE_ITEM_WITH_ROLES = """mutation($input: CreateWorkflowItemInput!) {
+  createWorkflowItem(input: $input) {
+    workflowItem { id case { roles { role { shortName } assignees { ... on User { login } } } } }
+    userErrors { code } } }"""
+
+
+async def test_creating_an_item_writes_its_role_players_at_once(gql, make_user, count_statements):
+    """A new bug's two roles (submitter: its creator, assignee: the user named) are written by
+    one insert, and creating it reads nothing back that it has just written."""
+    _, alice = await make_user("alice")
+    bob_id, _ = await make_user("bob")
+    _, sub, _ = await build_tree(gql, alice, items=0, workflow="bug")
+    with count_statements() as creating:
+        created = await gql(
+            CREATE_ITEM_WITH_ROLES,
+            {"input": {"subprojectId": sub["id"], "displayName": "Leak", "assigneeId": bob_id}},
+            token=alice,
+        )
+    payload = created["createWorkflowItem"]
+    assert payload["userErrors"] == []
+    roles = {
+        r["role"]["shortName"]: [a["login"] for a in r["assignees"]] for r in payload["workflowItem"]["case"]["roles"]
+    }
+    assert roles == {"submitter": ["alice"], "assignee": ["bob"]}
+    statements = [s.lstrip() for s in creating.statements]
+    assert len([s for s in statements if s.upper().startswith("INSERT INTO CASE_ROLE_PARTY")]) == 1, statements
+    log_written = next(i for i, s in enumerate(statements) if s.upper().startswith("INSERT INTO ACTIVITY"))
+    assert not [s for s in statements[:log_written] if "FROM workflow_case" in s], "the new case was read back"
