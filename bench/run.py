@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 
 from bench import cpu, queries, raw_sql, seed, statements, subscriptions, wrk
-from bench.server import RANDOM_PAGE_COST, ROOT, Server, analyze, drop_postgres, free_port, fresh_postgres
+from bench.server import RANDOM_PAGE_COST, ROOT, Server, drop_postgres, free_port, fresh_postgres, vacuum_analyze
 
 REPORT = ROOT / "bench" / "REPORT.md"
 FINDINGS = ROOT / "bench" / "FINDINGS.md"
@@ -160,7 +160,7 @@ async def _wide_pages(args: argparse.Namespace) -> tuple[Run, int]:
     url, name = await fresh_postgres()
     try:
         await seed.seed(url, *seed.SIZES["wide"], bulk=True)
-        await analyze(url)
+        await vacuum_analyze(url)
         data = await seed.driver_data(url)
         bodies = queries.bodies(data)["R4"]
         count = await statements.count(url, data["token"], bodies[1])
@@ -188,7 +188,7 @@ async def main_async(args: argparse.Namespace) -> None:
         started = time.monotonic()
         seeded = await seed.seed(url, *seed.SIZES[args.size])
         seed_seconds = time.monotonic() - started
-        await analyze(url)
+        await vacuum_analyze(url)
         data = await seed.driver_data(url)
         token, projects, items = data["token"], data["projects"], data["items"]
         scenario = queries.bodies(data)
@@ -275,8 +275,8 @@ async def main_async(args: argparse.Namespace) -> None:
             f"- data: `{args.size}` ({len(projects)} projects, {seeded['items']} items) seeded through "
             f"the engine in {seed_seconds:.0f} s; server: uvicorn, {args.workers} worker(s), PostgreSQL; "
             f"wrk {args.connections} connections, {args.seconds} s per scenario",
-            f"- PostgreSQL: ANALYZE after seeding; random_page_cost = {RANDOM_PAGE_COST} on the benchmark database "
-            "(SSD; the same for both servers)",
+            f"- PostgreSQL: VACUUM ANALYZE after seeding; random_page_cost = {RANDOM_PAGE_COST} on the benchmark "
+            "database (SSD; the same for both servers)",
             "",
         ]
         lines += [
@@ -356,7 +356,7 @@ def main() -> None:
     parser.add_argument("--size", choices=["small", "medium"], default="medium")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seconds", type=int, default=10)
-    parser.add_argument("--rounds", type=int, default=3, help="alternating R1 rounds against PostGraphile")
+    parser.add_argument("--rounds", type=int, default=5, help="alternating R1 rounds against PostGraphile")
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--skip-postgraphile", action="store_true")
     parser.add_argument("--skip-subscriptions", action="store_true")
