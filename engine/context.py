@@ -129,14 +129,7 @@ async def load_case(
             raise not_found("case", case_id, "caseId")
         raise not_found("workflow item", workflow_item_id or "", "workflowItemId")
     case, item, subproject = found
-    ctx = CaseContext(
-        session=session,
-        case=case,
-        item=item,
-        subproject=subproject,
-        workflow_id=case.workflow_id,
-        spec=await spec_by_id(session, case.workflow_id),
-    )
+    ctx = await _context(session, case, item, subproject)
     params = {"case": case.id}
     if lock:
         ctx.subscribers = {level: set() for level in OPT_IN_LEVELS}
@@ -161,6 +154,13 @@ async def new_case_context(session: AsyncSession, *, case: Case, item: WorkflowI
     was loaded, and locked, when the item was created)."""
     subproject = await session.get(Subproject, item.subproject_id)
     assert subproject is not None
+    ctx = await _context(session, case, item, subproject)
+    ctx.enabled = []
+    return ctx
+
+
+async def _context(session: AsyncSession, case: Case, item: WorkflowItem, subproject: Subproject) -> CaseContext:
+    """A case's context before its states, roles and instances are known."""
     return CaseContext(
         session=session,
         case=case,
@@ -168,7 +168,6 @@ async def new_case_context(session: AsyncSession, *, case: Case, item: WorkflowI
         subproject=subproject,
         workflow_id=case.workflow_id,
         spec=await spec_by_id(session, case.workflow_id),
-        enabled=[],
     )
 
 
