@@ -88,6 +88,11 @@ def _budgets(budgets: list[BudgetInput] | None) -> list[BudgetInput]:
 
 async def _replace_budgets(session: AsyncSession, resource_id: str, budgets: list[BudgetInput]) -> None:
     await session.execute(delete(ProjectedBudget).where(ProjectedBudget.resource_id == resource_id))
+    _add_budgets(session, resource_id, budgets)
+
+
+def _add_budgets(session: AsyncSession, resource_id: str, budgets: list[BudgetInput]) -> None:
+    """A new resource's budgets: it has none to replace."""
     for b in budgets:
         session.add(
             ProjectedBudget(resource_id=resource_id, organization=b.organization, currency=b.currency, value=b.value)
@@ -122,7 +127,7 @@ async def create_project(
     budgets = _budgets(projected_budgets)
     session.add(project)
     await session.flush()
-    await _replace_budgets(session, project.id, budgets)
+    _add_budgets(session, project.id, budgets)
     await permissions.grant_new_resource(session, resource_id=project.id, creator_id=actor.user_id)
     await activity.record(
         session,
@@ -184,7 +189,7 @@ async def create_subproject(
     budgets = _budgets(projected_budgets)
     session.add(subproject)
     await session.flush()
-    await _replace_budgets(session, subproject.id, budgets)
+    _add_budgets(session, subproject.id, budgets)
     await permissions.grant_new_resource(
         session, resource_id=subproject.id, creator_id=actor.user_id, parent_id=project.id
     )
