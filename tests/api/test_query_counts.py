@@ -104,3 +104,26 @@ async def test_creating_an_item_writes_its_role_players_at_once(gql, make_user, 
     assert len([s for s in statements if s.upper().startswith("INSERT INTO CASE_ROLE_PARTY")]) == 1, statements
     log_written = next(i for i, s in enumerate(statements) if s.upper().startswith("INSERT INTO ACTIVITY"))
     assert not [s for s in statements[:log_written] if "FROM workflow_case" in s], "the new case was read back"
+
+
+async def test_creating_a_project_and_a_subproject_deletes_nothing(gql, make_user, count_statements):
+    """A new resource has no budgets to replace: its budgets are inserted, nothing is deleted."""
+    _, alice = await make_user("alice")
+    budgets = [{"organization": "City", "currency": "EUR", "value": "10.00"}]
+    with count_statements() as creating:
+        project = await gql(CREATE_PROJECT, {"input": {"displayName": "P", "projectedBudgets": budgets}}, token=alice)
+        sub = await gql(
+            CREATE_SUBPROJECT,
+            {
+                "input": {
+                    "projectId": project["createProject"]["project"]["id"],
+                    "displayName": "S",
+                    "currency": "EUR",
+                    "projectedBudgets": budgets,
+                }
+            },
+            token=alice,
+        )
+    assert project["createProject"]["project"]["projectedBudgets"] == budgets
+    assert sub["createSubproject"]["userErrors"] == []
+    assert not [s for s in creating.statements if s.lstrip().upper().startswith("DELETE")], creating.statements
