@@ -5,7 +5,8 @@ Display order: the children the parent's ordering lists, in its order, then ever
 by creation time (ids are time-ordered). For items that is seed 000 (``engine.ordering.ordered``,
 the subproject's ``workflow_item_ordering``); subprojects have no ordering, so creation order.
 Reading every visible id to order them in Python made each page of a subproject of 100,000
-items cost 100,000 rows; here the database ranks them and returns the page and its count.
+items cost 100,000 rows; here the database ranks them and returns the page and its count. A
+page of a parent without an ordering that does not ask for its count is read by keyset instead.
 
 A cursor is a child's id; the page starts after the cursor's place in display order, computed
 from the cursor itself, so a cursor whose child has since moved, left a filter or been deleted
@@ -19,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Integer, String, and_, bindparam, case, func, or_, select
+from sqlalchemy import Integer, String, and_, bindparam, case, func, literal, null, or_, select
 from sqlalchemy.dialects import postgresql
 
 from engine.actors import Actor
@@ -45,13 +46,14 @@ SUBPROJECTS = Children(Subproject, "project_id", visibility.subproject_visible)
 @dataclass(frozen=True, slots=True)
 class PageKey:
     """One connection's page: the parent (with the ordering it was read with, if it has
-    one), the filter, the page size and the cursor."""
+    one), the filter, the page size, the cursor, and whether the page's total is wanted."""
 
     parent_id: str
     ordering: tuple[str, ...]
     filter: ResourceFilterKey
     first: int
     after: str | None
+    counted: bool = True
 
     def listed(self) -> list[str]:
         return list(dict.fromkeys(self.ordering))
@@ -65,7 +67,7 @@ class PageKey:
     def batch(self) -> tuple[Any, ...]:
         """Keys that agree on this are read by one statement (the cursor's place differs
         between parents, so it is part of it)."""
-        return (self.filter, self.first, self.after, self.cursor_position())
+        return (self.filter, self.first, self.after, self.cursor_position(), self.counted)
 
 
 def _positions(keys: Sequence[PageKey], *, postgres: bool) -> Any:
@@ -108,6 +110,8 @@ def query(
     key = keys[0]
     child = children.model.__table__
     parent = child.c[children.parent]
+    if len(keys) == 1 and not key.ordering and not key.counted:
+        return _keyset(children, key, actor)
     source: Any = child
     position: Any = None
     order: list[Any] = [child.c.id]
@@ -146,6 +150,20 @@ def query(
         .where(keep)
         .order_by(ranked.c.ranked_parent, ranked.c.place)
     )
+
+
+def _keyset(children: Children, key: PageKey, actor: Actor) -> Any:
+    """One parent's page in creation order, without its total: the children after the cursor,
+    by id, ``first`` + 1 of them. Read in id order under a LIMIT, it stops once the page is
+    full instead of ranking every visible child, however many the parent holds (a client
+    scrolling a subproject of 100,000 items)."""
+    child = children.model.__table__
+    columns = [null().label("total_count"), *([literal(1).label("past")] if key.after is not None else [])]
+    page = select(*child.c, *columns).where(child.c[children.parent] == key.parent_id, children.visible(actor))
+    if key.after is not None:
+        page = page.where(child.c.id > key.after)
+    page = apply_resource_filter(page, children.model, key.filter)
+    return page.order_by(child.c.id).limit(key.first + 1)
 
 
 def _past_cursor(key: PageKey, child_id: Any, position: Any) -> Any:

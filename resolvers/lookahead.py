@@ -36,3 +36,17 @@ def item_prefetch(info: Any) -> frozenset[str]:
     for name in field_names(info.selected_fields):
         wanted |= _WANTS.get(name, set())
     return frozenset(wanted)
+
+
+def selects(info: Any, name: str) -> bool:
+    """Whether the field being resolved selects ``name`` directly (through fragments too, not
+    in fields below): a connection's ``totalCount``, say."""
+    stack = [selection for field in info.selected_fields for selection in field.selections]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, SelectedField):
+            if node.name == name:
+                return True
+        elif isinstance(node, InlineFragment | FragmentSpread):
+            stack.extend(node.selections)
+    return False

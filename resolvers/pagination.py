@@ -26,7 +26,7 @@ class Page(Generic[T]):
     nodes: list[T]
     cursors: list[str]
     has_next_page: bool
-    total_count: int
+    total_count: int | None  # None when the selection did not ask for it (resolvers.child_pages)
 
 
 def keyset_page(rows: list[T], *, limit: int, total: int, cursor: Callable[[T], str]) -> Page[T]:

@@ -1,7 +1,7 @@
 """Paging a parent's children by cursor: a subproject's items in display order (the ordering,
 then creation), a project's subprojects in creation order."""
 
-from tests.api.documents import CLOSE_SUBPROJECT, CREATE_ITEM, CREATE_SUBPROJECT, REORDER
+from tests.api.documents import CLOSE_SUBPROJECT, CREATE_ITEM, CREATE_SUBPROJECT, GRANT, REORDER
 from tests.api.test_resource_tree import build_tree
 
 PAGE = """query($s: ID!, $first: Int, $after: String, $filter: ProjectFilter) { node(id: $s) { ... on Subproject {
@@ -130,3 +130,58 @@ async def test_subprojects_page_in_creation_order(gql, make_user):
     assert names(open_only) == ["Part 3", "Part 4"] and open_only["totalCount"] == 4
     past_closed = await page(10, subs[2], {"status": "OPEN"})  # a cursor the filter leaves out
     assert names(past_closed) == ["Part 3", "Part 4"]
+
+
+UNCOUNTED = """query($s: ID!, $first: Int, $after: String, $filter: ProjectFilter) { node(id: $s) { ... on Subproject {
+  workflowItems(first: $first, after: $after, filter: $filter) { edges { cursor node { id displayName } }
+    pageInfo { hasNextPage endCursor } } } } }"""
+
+UNCOUNTED_SUBPROJECTS = """query($p: ID!, $after: String) { node(id: $p) { ... on Project {
+  subprojects(first: 2, after: $after) { edges { node { displayName } } pageInfo { hasNextPage } } } } }"""
+
+
+async def test_a_page_without_its_total_reads_only_the_page(gql, make_user, count_statements):
+    """Without `totalCount` a page of an unordered subproject is read up to its end and no
+    further (LIMIT first + 1, no count), and pages exactly as the counted one: the same items,
+    cursors and hasNextPage, for the viewer's items only, with filters and with a cursor whose
+    item has left the filter."""
+    bob_id, bob = await make_user("bob")
+    _, alice = await make_user("alice")
+    project, sub, ids = await build_tree(gql, alice, items=7)
+    grants = [(sub["id"], "subproject.view")] + [(ids[n], "workflowItem.view") for n in (0, 2, 3, 5, 6)]
+    for resource, intent in grants:  # bob may see the subproject and five of its seven items
+        granted = await gql(GRANT, {"r": resource, "i": intent, "p": bob_id}, token=alice)
+        assert granted["grantPermission"]["userErrors"] == []
+    await gql(RENAME, {"id": ids[3], "name": "Roof 3"}, token=alice)
+
+    async def walk_uncounted(token, first, filter=None, after=None):
+        seen = []
+        while True:
+            variables = {"s": sub["id"], "first": first, "after": after, "filter": filter}
+            with count_statements() as reading:
+                page = (await gql(UNCOUNTED, variables, token=token))["node"]["workflowItems"]
+            paging = [s for s in reading.statements if "workflow_item.display_name" in s and "LIMIT" in s.upper()]
+            assert paging and not [s for s in reading.statements if "count(" in s.lower()], reading.statements
+            seen.append((names(page), page["pageInfo"]["hasNextPage"]))
+            if not page["pageInfo"]["hasNextPage"]:
+                return seen
+            after = page["pageInfo"]["endCursor"]
+
+    for token, filter in ((alice, None), (bob, None), (bob, {"search": "item"}), (alice, {"status": "OPEN"})):
+        counted, _ = await walk(gql, token, sub["id"], first=2, filter=filter)
+        uncounted = await walk_uncounted(token, 2, filter)
+        assert [page for page, _ in uncounted] == counted
+        assert [more for _, more in uncounted] == [True] * (len(counted) - 1) + [False]
+    assert [page for page, _ in await walk_uncounted(bob, 2)] == [
+        ["Item 0", "Item 2"],
+        ["Roof 3", "Item 5"],
+        ["Item 6"],
+    ]
+    # the cursor's item has left the filter: the next page starts after it all the same
+    assert await walk_uncounted(bob, 2, {"search": "item"}, after=ids[3]) == [(["Item 5", "Item 6"], False)]
+
+    parts = [await add_subproject(gql, alice, project["id"], f"Part {n}") for n in range(3)]
+    one = (await gql(UNCOUNTED_SUBPROJECTS, {"p": project["id"]}, token=alice))["node"]["subprojects"]
+    assert names(one) == ["Roof", "Part 0"] and one["pageInfo"]["hasNextPage"]
+    two = (await gql(UNCOUNTED_SUBPROJECTS, {"p": project["id"], "after": parts[0]}, token=alice))["node"]
+    assert names(two["subprojects"]) == ["Part 1", "Part 2"] and not two["subprojects"]["pageInfo"]["hasNextPage"]
