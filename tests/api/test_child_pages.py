@@ -185,3 +185,21 @@ async def test_a_page_without_its_total_reads_only_the_page(gql, make_user, coun
     assert names(one) == ["Roof", "Part 0"] and one["pageInfo"]["hasNextPage"]
     two = (await gql(UNCOUNTED_SUBPROJECTS, {"p": project["id"], "after": parts[0]}, token=alice))["node"]
     assert names(two["subprojects"]) == ["Part 1", "Part 2"] and not two["subprojects"]["pageInfo"]["hasNextPage"]
+
+
+async def test_the_same_connection_twice_counts_only_where_asked(gql, make_user):
+    """Two aliases of one subproject's items, one with totalCount and one without, each get
+    their own page; fragments that ask for the count are seen too."""
+    _, alice = await make_user("alice")
+    _, sub, _ = await build_tree(gql, alice, items=3)
+    both = await gql(
+        """query($s: ID!) { node(id: $s) { ... on Subproject {
+          counted: workflowItems(first: 2) { ...Total edges { node { displayName } } }
+          scrolled: workflowItems(first: 2) { edges { node { displayName } } pageInfo { hasNextPage } } } } }
+        fragment Total on WorkflowItemConnection { totalCount }""",
+        {"s": sub["id"]},
+        token=alice,
+    )
+    assert both["node"]["counted"]["totalCount"] == 3
+    assert names(both["node"]["counted"]) == names(both["node"]["scrolled"]) == ["Item 0", "Item 1"]
+    assert both["node"]["scrolled"]["pageInfo"]["hasNextPage"]
