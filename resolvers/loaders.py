@@ -41,6 +41,9 @@ from resolvers.pagination import Page
 if TYPE_CHECKING:
     from resolvers.context import Context
 
+# Workflow rows by id, for the life of the process (see Loaders._workflows).
+_DEFINITIONS: dict[str, Any] = {}
+
 K = TypeVar("K")
 V = TypeVar("V")
 
@@ -357,7 +360,13 @@ class Loaders:
         return [dict(result.get(i, {})) for i in ids]
 
     async def _workflows(self, ids: list[str]) -> list[Workflow | None]:
-        return _one(await self._rows(select(Workflow.__table__).where(self._in(Workflow.id, ids))), ids, lambda r: r.id)
+        """Definitions never change (a new version is a new row) and every viewer may read
+        them: each is read once per process, not once per request that shows a state."""
+        missing = [i for i in ids if i not in _DEFINITIONS]
+        if missing:
+            for row in await self._rows(select(Workflow.__table__).where(self._in(Workflow.id, missing))):
+                _DEFINITIONS[row.id] = row
+        return [_DEFINITIONS.get(i) for i in ids]
 
     async def _budgets(self, ids: list[str]) -> list[list[ProjectedBudget]]:
         rows = await self._rows(

@@ -1,5 +1,7 @@
 """SQL statements per request are bounded by the query's depth, never by its breadth."""
 
+import re
+
 from tests.api.documents import CREATE_ITEM, CREATE_PROJECT, CREATE_SUBPROJECT, GRANT
 from tests.api.test_resource_tree import build_tree
 
@@ -127,3 +129,17 @@ async def test_creating_a_project_and_a_subproject_deletes_nothing(gql, make_use
     assert project["createProject"]["project"]["projectedBudgets"] == budgets
     assert sub["createSubproject"]["userErrors"] == []
     assert not [s for s in creating.statements if s.lstrip().upper().startswith("DELETE")], creating.statements
+
+
+async def test_a_workflow_definition_is_read_once(gql, make_user, count_statements):
+    """Definitions never change: once read, showing a case's state reads the case's rows only."""
+    _, alice = await make_user("alice")
+    await grow(gql, alice, 1, 1, 2)
+    with count_statements() as first:
+        before = await gql(NESTED, token=alice)
+    with count_statements() as again:
+        after = await gql(NESTED, token=alice)
+    assert after == before
+    reads_definitions = [s for s in again.statements if re.search(r"FROM workflow\b(?!_)", s)]
+    assert not reads_definitions, again.statements
+    assert again.count <= first.count
