@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Integer, String, and_, bindparam, case, func, literal, null, or_, select
+from sqlalchemy import Integer, String, and_, bindparam, case, func, or_, select
 from sqlalchemy.dialects import postgresql
 
 from engine.actors import Actor
@@ -103,10 +103,11 @@ def query(
     among: Callable[[Any, Any], Any],
 ) -> Any:
     """The pages of ``keys`` (which agree on ``batch()``), parent by parent in display order:
-    each child's row with its parent's ``total_count``, its ``place`` in display order and,
-    past a cursor, ``past`` (1 after the cursor) and ``seen`` (rows past the cursor so far).
-    A page is its first ``first`` rows past the cursor; one row more says there is a next page,
-    and the first row of each parent comes along to carry the count."""
+    each child's row with its ``place`` in display order, its parent's ``total_count`` when
+    the keys are counted and, past a cursor, ``past`` (1 after the cursor) and ``seen`` (rows
+    past the cursor so far). A page is its first ``first`` rows past the cursor; one row more
+    says there is a next page, and a counted page's parent's first row comes along to carry
+    the count."""
     key = keys[0]
     child = children.model.__table__
     parent = child.c[children.parent]
@@ -123,9 +124,10 @@ def query(
     columns = [
         child.c.id.label("ranked_id"),
         parent.label("ranked_parent"),
-        func.count().over(partition_by=parent).label("total_count"),
         func.row_number().over(partition_by=parent, order_by=order).label("place"),
     ]
+    if key.counted:
+        columns.append(func.count().over(partition_by=parent).label("total_count"))
     past = _past_cursor(key, child.c.id, position)
     if past is not None:
         passed = case((past, 1), else_=0)
@@ -138,11 +140,12 @@ def query(
     ranked = ranked.where(children.visible(actor))
     ranked = apply_resource_filter(ranked, children.model, key.filter).subquery()
     wanted = key.first + 1
-    keep = (
-        ranked.c.place <= wanted
-        if past is None
-        else or_(and_(ranked.c.past == 1, ranked.c.seen <= wanted), ranked.c.place == 1)
-    )
+    if past is None:
+        keep = ranked.c.place <= wanted
+    else:
+        keep = and_(ranked.c.past == 1, ranked.c.seen <= wanted)
+        if key.counted:
+            keep = or_(keep, ranked.c.place == 1)
     ranks = [column for column in ranked.c if column.name not in ("ranked_id", "ranked_parent")]
     return (
         select(*child.c, *ranks)
@@ -158,8 +161,7 @@ def _keyset(children: Children, key: PageKey, actor: Actor) -> Any:
     full instead of ranking every visible child, however many the parent holds (a client
     scrolling a subproject of 100,000 items)."""
     child = children.model.__table__
-    columns = [null().label("total_count"), *([literal(1).label("past")] if key.after is not None else [])]
-    page = select(*child.c, *columns).where(child.c[children.parent] == key.parent_id, children.visible(actor))
+    page = select(*child.c).where(child.c[children.parent] == key.parent_id, children.visible(actor))
     if key.after is not None:
         page = page.where(child.c.id > key.after)
     page = apply_resource_filter(page, children.model, key.filter)
@@ -183,8 +185,8 @@ def pages(children: Children, keys: Sequence[PageKey], rows: Sequence[Any]) -> l
     result = []
     for key in keys:
         found = by_parent.get(key.parent_id, [])
-        total = found[0].total_count if found else 0
-        if key.after is not None:
+        total = (found[0].total_count if found else 0) if key.counted else None
+        if key.after is not None and key.counted:  # the row carrying the count may come before the cursor
             found = [row for row in found if row.past == 1]
         nodes = found[: key.first]
         more = len(found) > key.first
