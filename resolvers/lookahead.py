@@ -18,14 +18,18 @@ _WANTS = {
 }
 
 
-def field_names(selections: list[Any]) -> set[str]:
+def field_names(selections: list[Any], *, deep: bool = True) -> set[str]:
+    """The names of the fields selected, through fragments; ``deep=False`` stops at the first
+    level of fields (a connection's own ``totalCount``, not one further down)."""
     names: set[str] = set()
     stack = list(selections)
     while stack:
         node = stack.pop()
         if isinstance(node, SelectedField):
             names.add(node.name)
-        if isinstance(node, SelectedField | InlineFragment | FragmentSpread):
+            if deep:
+                stack.extend(node.selections)
+        elif isinstance(node, InlineFragment | FragmentSpread):
             stack.extend(node.selections)
     return names
 
@@ -39,14 +43,5 @@ def item_prefetch(info: Any) -> frozenset[str]:
 
 
 def selects(info: Any, name: str) -> bool:
-    """Whether the field being resolved selects ``name`` directly (through fragments too, not
-    in fields below): a connection's ``totalCount``, say."""
-    stack = [selection for field in info.selected_fields for selection in field.selections]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, SelectedField):
-            if node.name == name:
-                return True
-        elif isinstance(node, InlineFragment | FragmentSpread):
-            stack.extend(node.selections)
-    return False
+    """Whether the field being resolved selects ``name`` directly."""
+    return name in field_names([node for field in info.selected_fields for node in field.selections], deep=False)
