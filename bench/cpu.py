@@ -21,13 +21,19 @@ def _machine_busy() -> float:
     return (sum(fields) - fields[3] - fields[4]) / _TICKS
 
 
+def _stat(pid: int | str) -> list[str]:
+    """The fields of ``/proc/<pid>/stat`` after the command name (which may hold spaces):
+    [0] state, [1] parent pid, [11] user and [12] system time in ticks."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
 def _tree(pid: int) -> list[int]:
     """``pid`` and its descendants (uvicorn's workers, npx's node)."""
     parents: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                ppid = int(_stat(entry.name)[1])
             except (FileNotFoundError, ProcessLookupError, IndexError):
                 continue
             parents.setdefault(ppid, []).append(int(entry.name))
@@ -43,7 +49,7 @@ def _process_cpu(pids: list[int]) -> float:
     total = 0
     for pid in pids:
         try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            fields = _stat(pid)
         except (FileNotFoundError, ProcessLookupError):
             continue  # ended meanwhile: its last slice goes uncounted (to the rest)
         total += int(fields[11]) + int(fields[12])  # utime + stime
