@@ -269,9 +269,9 @@ class Loaders:
         postgres = not self._ctx.db.is_sqlite
         for batch in batches.values():
             query = child_pages.query(children, batch, actor=self._ctx.viewer, postgres=postgres, among=self._in)
-            rows = await self._rows(query)
-            prime(by_id, {row.id: row for row in rows})
-            results.update(zip(batch, child_pages.pages(children, batch, rows), strict=True))
+            found = child_pages.pages(children, batch, await self._rows(query))
+            prime(by_id, {row.id: row for page in found for row in page.nodes})
+            results.update(zip(batch, found, strict=True))
         return [results[key] for key in keys]
 
     async def _item_pages(self, keys: list[tuple[tuple[str, ...], frozenset[str]]]) -> list[list[Any]]:

@@ -203,3 +203,48 @@ async def test_the_same_connection_twice_counts_only_where_asked(gql, make_user)
     assert both["node"]["counted"]["totalCount"] == 3
     assert names(both["node"]["counted"]) == names(both["node"]["scrolled"]) == ["Item 0", "Item 1"]
     assert both["node"]["scrolled"]["pageInfo"]["hasNextPage"]
+
+
+async def test_a_counted_page_of_one_parent_is_read_by_keyset_and_counted_apart(gql, make_user, count_statements):
+    """One unordered subproject's counted page: its page up to LIMIT first + 1 and its total as
+    an aggregate, not a rank of every visible item; the total counts only what the viewer may
+    see and what the filter keeps, and comes along past the last page and for an empty
+    subproject. Read together with a second subproject (ranked, one query for both), each
+    gets the same pages and totals."""
+    bob_id, bob = await make_user("bob")
+    _, alice = await make_user("alice")
+    project, sub, ids = await build_tree(gql, alice, items=6)
+    for resource, intent in [(sub["id"], "subproject.view")] + [(ids[n], "workflowItem.view") for n in (1, 2, 4, 5)]:
+        granted = await gql(GRANT, {"r": resource, "i": intent, "p": bob_id}, token=alice)
+        assert granted["grantPermission"]["userErrors"] == []
+    await gql(RENAME, {"id": ids[4], "name": "Roof 4"}, token=alice)
+
+    async def page(token, first, after=None, filter=None, of=None):
+        variables = {"s": of or sub["id"], "first": first, "after": after, "filter": filter}
+        with count_statements() as reading:
+            found = (await gql(PAGE, variables, token=token))["node"]["workflowItems"]
+        paging = [s for s in reading.statements if "workflow_item.display_name" in s]
+        assert len(paging) == 1 and "LIMIT" in paging[0].upper() and "OVER" not in paging[0].upper(), paging
+        assert "count(" in paging[0].lower()
+        return names(found), found["pageInfo"]["hasNextPage"], found["totalCount"]
+
+    assert await page(bob, 2) == (["Item 1", "Item 2"], True, 4)
+    assert await page(bob, 2, ids[2]) == (["Roof 4", "Item 5"], False, 4)
+    assert await page(bob, 2, ids[5]) == ([], False, 4)  # past the last page
+    assert await page(bob, 0) == ([], True, 4)
+    assert await page(bob, 5, filter={"search": "item"}) == (["Item 1", "Item 2", "Item 5"], False, 3)
+    assert await page(alice, 4, ids[1]) == (["Item 2", "Item 3", "Roof 4", "Item 5"], False, 6)
+    empty = await add_subproject(gql, alice, project["id"], "Empty")
+    assert await page(alice, 2, of=empty) == ([], False, 0)
+
+    walls = await add_subproject(gql, alice, project["id"], "Walls")
+    await gql(CREATE_ITEM, {"input": {"subprojectId": walls, "displayName": "Wall 0"}}, token=alice)
+    for token in (alice, bob):
+        both = await gql(TWO_SUBPROJECTS, {"a": sub["id"], "b": walls}, token=token)
+        for alias, subproject in (("a", sub["id"]), ("b", walls)):
+            alone = (await gql(PAGE, {"s": subproject, "first": 2}, token=token))["node"]
+            together = both[alias]
+            assert (together is None) == (alone is None)
+            if together is not None:
+                together, alone = together["workflowItems"], alone["workflowItems"]
+                assert names(together) == names(alone) and together["totalCount"] == alone["totalCount"]
