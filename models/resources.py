@@ -87,7 +87,9 @@ class Document(SQLModel, table=True):
 
 class Permission(SQLModel, table=True):
     __tablename__ = "permission"
-    __table_args__ = (Index("ix_permission_party_intent", "party_id", "intent"),)
+    # Covering: a read's visibility check hashes the viewer's grants of one intent straight
+    # from the index (migration 0005).
+    __table_args__ = (Index("ix_permission_party_intent_resource", "party_id", "intent", "resource_id"),)
 
     resource_id: str = Field(primary_key=True)
     intent: str = Field(primary_key=True)

@@ -51,7 +51,7 @@ class CaseState(SQLModel, table=True):
 
 class CaseRoleParty(SQLModel, table=True):
     __tablename__ = "case_role_party"
-    __table_args__ = (Index("ix_case_role_party_party", "party_id"),)
+    __table_args__ = (Index("ix_case_role_party_party_case", "party_id", "case_id"),)  # covering, as above
 
     case_id: str = Field(primary_key=True, foreign_key="workflow_case.id")
     role: str = Field(primary_key=True)
