@@ -21,6 +21,13 @@ class UTCDateTime(TypeDecorator[datetime]):
         value = value.astimezone(UTC)
         return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
 
+    def result_processor(self, dialect: Any, coltype: Any) -> Any:
+        """None on PostgreSQL: asyncpg already returns aware UTC datetimes, and a nested read
+        converts thousands of them (R1: 2,400 per request) for nothing."""
+        if dialect.name == "postgresql":
+            return self.impl_instance.result_processor(dialect, coltype)
+        return super().result_processor(dialect, coltype)
+
     def process_result_value(self, value: datetime | None, dialect: Any) -> datetime | None:
         if value is None:
             return None

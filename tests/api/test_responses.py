@@ -1,5 +1,7 @@
 """Responses: encoded with orjson (json for what orjson refuses), unexpected errors masked."""
 
+from datetime import UTC, datetime, timedelta
+
 from resolvers import queries
 from tests.api.documents import CREATE_PROJECT
 
@@ -36,3 +38,20 @@ async def test_an_unexpected_failure_is_masked_and_changes_nothing_else(gql, mak
 
     refused = await gql.raw("{ viewer { login } }")  # a client error: told as it is
     assert refused["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
+
+
+async def test_timestamps_read_back_as_utc_with_their_zone(gql, make_user) -> None:
+    """Every DateTime reads back in UTC with its offset, on either database (SQLite drops the
+    zone on the way in; PostgreSQL's driver returns it, and nothing converts it again)."""
+    _, token = await make_user("alice")
+    before = datetime.now(UTC)
+    created = await gql(CREATE_PROJECT, {"input": {"displayName": "P"}}, token=token)
+    project_id = created["createProject"]["project"]["id"]
+    read = await gql(
+        """query($id: ID!) { node(id: $id) { ... on Project { history(first: 1) { edges { node { at } } } } } }""",
+        {"id": project_id},
+        token=token,
+    )
+    at = read["node"]["history"]["edges"][0]["node"]["at"]
+    assert at.endswith("+00:00"), at
+    assert before - timedelta(seconds=1) <= datetime.fromisoformat(at) <= datetime.now(UTC)
