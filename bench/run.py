@@ -261,7 +261,11 @@ async def main_async(args: argparse.Namespace) -> None:
             try:
                 for n in (100, 1000):
                     print(f"S1 with {n} subscribers...", flush=True)
-                    fanout.append(await subscriptions.measure(server.url, url, subscribers=n, events=20))
+                    fanout.append(
+                        await subscriptions.measure(
+                            server.url, url, subscribers=n, events=20, server_pid=server.process.pid
+                        )
+                    )
             finally:
                 server.stop()
         # After S1, on a database of its own: S1 measures as in earlier reports, undisturbed
@@ -333,14 +337,15 @@ async def main_async(args: argparse.Namespace) -> None:
         if fanout:
             lines += [
                 "",
-                "S1, live activity fan-out (one server process, commit-to-delivery):",
+                "S1, live activity fan-out (one server process, commit-to-delivery; CPU per delivery of the "
+                "server and of the subscribers' client, a Python process on the same machine):",
                 "",
-                "| subscribers | deliveries | p50 ms | p99 ms | max ms |",
-                "| ---: | ---: | ---: | ---: | ---: |",
+                "| subscribers | deliveries | p50 ms | p99 ms | max ms | server CPU ms | client CPU ms |",
+                "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
             ]
             lines += [
                 f"| {f['subscribers']} | {f['deliveries']} | {f['p50_ms']:.1f} | {f['p99_ms']:.1f} | "
-                f"{f['max_ms']:.1f} |"
+                f"{f['max_ms']:.1f} | {f['server_ms_per_delivery']:.3f} | {f['client_ms_per_delivery']:.3f} |"
                 for f in fanout
             ]
         if FINDINGS.exists():

@@ -19,6 +19,7 @@ import httpx
 import websockets
 from sqlalchemy import select
 
+from bench import cpu
 from engine import identity, permissions
 from models import Database, User
 
@@ -59,7 +60,13 @@ async def _viewers(database_url: str, project_id: str, item_id: str) -> list[str
     return tokens
 
 
-async def measure(server_url: str, database_url: str, *, subscribers: int, events: int = 30) -> dict[str, Any]:
+async def measure(
+    server_url: str, database_url: str, *, subscribers: int, events: int = 30, server_pid: int | None = None
+) -> dict[str, Any]:
+    """With ``server_pid``, also the CPU per delivery of the server and of this process (the
+    subscribers' client), from the first event to the last delivery, the connections made by
+    then. The server's share includes what it spends once per event (the mutation, the hub's
+    reads), which weighs on each delivery ten times more at 100 subscribers than at 1,000."""
     token = await _token(database_url, "bench")
     headers = {"Authorization": f"Bearer {token}"}
     async with httpx.AsyncClient(base_url=server_url, headers=headers, timeout=60) as http:
@@ -118,6 +125,7 @@ async def measure(server_url: str, database_url: str, *, subscribers: int, event
         await all_ready.wait()
         await asyncio.sleep(1.0)  # every subscription registered with the hub
 
+        meter = cpu.Meter(server_pid).start() if server_pid else None
         committed: dict[str, float] = {}
         for n in range(events):
             key = f"e{n}"
@@ -129,6 +137,7 @@ async def measure(server_url: str, database_url: str, *, subscribers: int, event
             committed[key] = time.perf_counter()
             await asyncio.sleep(0.2)  # one event at a time: measure delivery, not queueing
         await asyncio.wait_for(asyncio.gather(*tasks), timeout=120)
+        use = meter.stop(events * subscribers) if meter else None
 
     latencies = sorted((t - committed[key]) * 1000 for key, times in received.items() for t in times)
     per_event = {key: statistics.median((t - committed[key]) * 1000 for t in times) for key, times in received.items()}
@@ -141,4 +150,6 @@ async def measure(server_url: str, database_url: str, *, subscribers: int, event
         "max_ms": latencies[-1],
         "slowest_event_median_ms": max(per_event.values()),
         "first_event_median_ms": per_event.get("e0"),
+        "server_ms_per_delivery": use.server_ms if use else None,
+        "client_ms_per_delivery": use.driver_ms if use else None,
     }
