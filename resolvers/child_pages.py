@@ -111,7 +111,7 @@ def query(
     key = keys[0]
     child = children.model.__table__
     parent = child.c[children.parent]
-    if by_keyset(keys):
+    if _by_keyset(keys):
         return _keyset(children, key, actor)
     source: Any = child
     position: Any = None
@@ -155,7 +155,7 @@ def query(
     )
 
 
-def by_keyset(keys: Sequence[PageKey]) -> bool:
+def _by_keyset(keys: Sequence[PageKey]) -> bool:
     """One parent without an ordering: its page is its children after the cursor in id order."""
     return len(keys) == 1 and not keys[0].ordering
 
@@ -195,7 +195,7 @@ def _past_cursor(key: PageKey, child_id: Any, position: Any) -> Any:
 
 def pages(children: Children, keys: Sequence[PageKey], rows: Sequence[Any]) -> list[Page[Any]]:
     """Each key's page from the rows ``query`` returned."""
-    if by_keyset(keys):
+    if _by_keyset(keys):
         key = keys[0]
         total = rows[0].total_count if key.counted else None  # a counted page has a row at least
         return [_page(key, [row for row in rows if row.id is not None], total)]
