@@ -60,13 +60,12 @@ async def check_party(session: AsyncSession, party_id: str | None, field: str) -
     return party_id
 
 
-async def assignee_or_creator(session: AsyncSession, assignee_id: str | None, actor: Actor) -> str | None:
+async def assignee_or_creator(session: AsyncSession, assignee_id: str | None, actor: Actor) -> str:
     """A new resource's assignee: the party named, which must exist, else its creator. The
     creator's user was read when it authenticated for this request: not read again."""
-    party = assignee_id or actor.user_id
-    if party == actor.user_id and kind_of(party) == "User":
-        return party
-    return await check_party(session, party, "assigneeId")
+    if not assignee_id or assignee_id == actor.user_id:
+        return actor.user_id
+    return await check_party(session, assignee_id, "assigneeId")  # type: ignore[return-value]
 
 
 def _budgets(budgets: list[BudgetInput] | None) -> list[BudgetInput]:
