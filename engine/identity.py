@@ -21,6 +21,9 @@ from models.db import insert_for
 _SCRYPT_N, _SCRYPT_R, _SCRYPT_P = 2**14, 8, 1
 # Granted to every new user so a fresh account can start a project of its own.
 DEFAULT_USER_INTENTS = ("global.createProject",)
+# Set in ``session.info`` by a change to who a token stands for (its user's groups), so that
+# whoever commits the transaction forgets the actors it remembers (server/actor_cache.py).
+IDENTITIES_CHANGED = "caseway.identities_changed"
 
 
 def hash_password(password: str) -> str:
@@ -106,12 +109,14 @@ async def add_group_member(session: AsyncSession, *, actor: Actor, group_id: str
     # A concurrent equal add is harmless: membership is what was asked for.
     insert = insert_for(session)
     await session.execute(insert(GroupMember).values(group_id=group_id, user_id=user_id).on_conflict_do_nothing())
+    session.info[IDENTITIES_CHANGED] = True
     return group
 
 
 async def remove_group_member(session: AsyncSession, *, actor: Actor, group_id: str, user_id: str) -> Group:
     group = await _get_group_for_change(session, actor, group_id)
     await session.execute(delete(GroupMember).where(GroupMember.group_id == group_id, GroupMember.user_id == user_id))
+    session.info[IDENTITIES_CHANGED] = True
     return group
 
 

@@ -20,6 +20,7 @@ class Context:
     db: Database
     settings: Any
     hub: Any = None  # the event hub of the live-activity layer, when one runs
+    actor_cache: Any = None  # the server's remembered bearer tokens (server/actor_cache.py)
     actor: Actor | None = None
     request: Any = None
     response: Any = None
@@ -87,6 +88,12 @@ class Context:
         """Forget everything read so far (called after a mutation commits)."""
         await self.close()
         self._loaders = None
+
+    def identities_changed(self) -> None:
+        """Who a token stands for may have changed (a committed group change): forget the
+        actors remembered, so the next request reads them afresh."""
+        if self.actor_cache is not None:
+            self.actor_cache.clear()
 
     async def published(self, activities: list[Any]) -> None:
         """Hand committed activity entries to the event hub, if the server runs one."""

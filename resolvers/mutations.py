@@ -8,6 +8,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from engine.activity import NEW_ACTIVITIES
 from engine.actors import Actor
 from engine.errors import DomainError
+from engine.identity import IDENTITIES_CHANGED
 from resolvers.context import Context
 from resolvers.errors import UserErrorRow, user_errors
 
@@ -29,12 +30,15 @@ async def run(
         async with ctx.db.transaction() as session:
             result = await operation(session, actor)
             activities = list(session.info.get(NEW_ACTIVITIES, []))
+            identities_changed = session.info.get(IDENTITIES_CHANGED, False)
             if rollback:
                 raise _DryRun(result)
     except _DryRun as dry:
         return dry.result, []
     except DomainError as error:
         return None, user_errors(error)
+    if identities_changed:
+        ctx.identities_changed()
     await ctx.refresh()
     await ctx.published(activities)
     return result, []

@@ -23,6 +23,7 @@ from engine import identity
 from models import Database
 from resolvers.context import Context
 from schema import schema
+from server.actor_cache import ActorCache
 from server.hub import EventHub, create_hub
 from server.settings import Settings
 
@@ -34,7 +35,7 @@ class CasewayGraphQL(GraphQL):
     WebSocket the token comes in the connection_init payload; a bad one closes with 4403.
     Cross-origin handshakes are refused (HTTP 403) unless the origin is allowed."""
 
-    def __init__(self, db: Database, settings: Settings, hub: EventHub) -> None:
+    def __init__(self, db: Database, settings: Settings, hub: EventHub, actor_cache: ActorCache) -> None:
         protocols = [GRAPHQL_TRANSPORT_WS_PROTOCOL] + ([GRAPHQL_WS_PROTOCOL] if settings.legacy_ws else [])
         super().__init__(
             schema,
@@ -46,6 +47,7 @@ class CasewayGraphQL(GraphQL):
         self.db = db
         self.settings = settings
         self.hub = hub
+        self.actor_cache = actor_cache
         self.live_contexts: weakref.WeakSet[Context] = weakref.WeakSet()
 
     async def recheck_live_connections(self) -> None:
@@ -76,13 +78,27 @@ class CasewayGraphQL(GraphQL):
 
     async def get_context(self, request: Any, response: Any) -> Context:  # type: ignore[override]
         live = isinstance(request, WebSocket)
-        ctx = Context(db=self.db, settings=self.settings, hub=self.hub, request=request, response=response, live=live)
+        ctx = Context(
+            db=self.db,
+            settings=self.settings,
+            hub=self.hub,
+            actor_cache=self.actor_cache,
+            request=request,
+            response=response,
+            live=live,
+        )
         header = request.headers.get("authorization", "")
         if header.lower().startswith("bearer ") and not live:
-            # Its own short connection: the request's read session opens only once execution
-            # starts, so a client that disconnects before that leaves nothing checked out.
-            async with self.db.reader.connect() as connection:
-                ctx.actor = await identity.authenticate(connection, header[7:].strip())
+            token = header[7:].strip()
+            ctx.actor = self.actor_cache.get(token)
+            if ctx.actor is None:
+                generation = self.actor_cache.generation
+                # Its own short connection: the request's read session opens only once execution
+                # starts, so a client that disconnects before that leaves nothing checked out.
+                async with self.db.reader.connect() as connection:
+                    ctx.actor = await identity.authenticate(connection, token)
+                if ctx.actor is not None:
+                    self.actor_cache.put(token, ctx.actor, read_in=generation)
         return ctx
 
     async def on_ws_connect(self, context: Context) -> None:  # type: ignore[override]
@@ -124,8 +140,9 @@ def tune_garbage_collector() -> None:
 def create_app(settings: Settings | None = None, *, db: Database | None = None) -> Starlette:
     settings = settings or Settings()
     db = db or Database(settings.database_url, pool_size=settings.db_pool_size)
-    hub = create_hub(db, poll_interval=settings.hub_poll_interval)
-    graphql = CasewayGraphQL(db, settings, hub)
+    actor_cache = ActorCache(settings.auth_cache_seconds)
+    hub = create_hub(db, poll_interval=settings.hub_poll_interval, on_identity_change=actor_cache.clear)
+    graphql = CasewayGraphQL(db, settings, hub, actor_cache)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -9,13 +9,15 @@ reads nothing (it catches up with the table when its next subscriber arrives).
 - ``EventHub``: one server process (the SQLite default). Wakes on local commits.
 - ``PostgresEventHub``: several processes on one database. Each keeps one LISTEN connection
   as a wake-up; commits send a NOTIFY afterwards, coalesced so that a burst of commits costs
-  one NOTIFY, never one inside each write transaction.
+  one NOTIFY, never one inside each write transaction. The same connection hears the
+  database's triggers say that who a token stands for changed (``IDENTITY_CHANNEL``,
+  migration 0006), for the server's remembered actors (server/actor_cache.py).
 """
 
 import asyncio
 import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import asyncpg
@@ -27,14 +29,24 @@ from resolvers.live import read_shared
 
 log = logging.getLogger("caseway.hub")
 CHANNEL = "caseway_activity"
+IDENTITY_CHANNEL = "caseway_identity"
 _NEWEST_SEQ = select(func.max(Activity.seq))
 
 
 class EventHub:
     def __init__(
-        self, db: Database, *, poll_interval: float = 5.0, batch_size: int = 500, queue_size: int = 10_000
+        self,
+        db: Database,
+        *,
+        poll_interval: float = 5.0,
+        batch_size: int = 500,
+        queue_size: int = 10_000,
+        on_identity_change: Callable[[], None] | None = None,
     ) -> None:
         self.db = db
+        # Called when another process may have changed who a token stands for (PostgreSQL only:
+        # this process's own changes are handled by whoever commits them).
+        self.on_identity_change = on_identity_change or (lambda: None)
         self.poll_interval = poll_interval
         self.batch_size = batch_size
         self.queue_size = queue_size
@@ -166,7 +178,9 @@ class PostgresEventHub(EventHub):
     async def _connect(self) -> None:
         self._conn = await asyncpg.connect(self.dsn, server_settings={"application_name": "caseway-hub"})
         await self._conn.add_listener(CHANNEL, lambda *_: self._wake.set())
+        await self._conn.add_listener(IDENTITY_CHANNEL, lambda *_: self.on_identity_change())
         self._wake.set()  # refill whatever committed while we were not listening
+        self.on_identity_change()  # and forget who tokens stood for: a change may have been missed
 
     async def _watch_connection(self) -> None:
         """Reconnect the LISTEN connection when it drops, with backoff."""

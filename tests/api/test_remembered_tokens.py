@@ -1,0 +1,119 @@
+"""A bearer token is read from the database once, then remembered for a few seconds, and
+forgotten as soon as who it stands for changes (server/actor_cache.py)."""
+
+import asyncio
+from datetime import timedelta
+
+import httpx
+from sqlalchemy import update
+
+from engine import identity
+from models import ApiToken, utcnow
+from server.app import create_app
+from server.settings import Settings
+from tests.api.documents import ADD_MEMBER, CREATE_GROUP, CREATE_PROJECT, GRANT
+from tests.fixtures.api import GraphQLClient
+
+VIEWER = "{ viewer { login } }"
+PROJECTS = "{ projects { totalCount } }"
+REMOVE_MEMBER = """mutation($g: ID!, $u: ID!) {
+  removeGroupMember(input: {groupId: $g, userId: $u}) { group { id } userErrors { code } } }"""
+
+
+def _reads_tokens(statements: list[str]) -> list[str]:
+    return [s for s in statements if "api_token" in s]
+
+
+async def test_a_token_is_read_once_then_remembered(gql, make_user, count_statements):
+    _, token = await make_user("alice")
+    with count_statements() as first:
+        assert (await gql(VIEWER, token=token))["viewer"] == {"login": "alice"}
+    with count_statements() as again:
+        assert (await gql(VIEWER, token=token))["viewer"] == {"login": "alice"}
+    assert len(_reads_tokens(first.statements)) == 1
+    assert _reads_tokens(again.statements) == [] and again.count == first.count - 1, again.statements
+    # An unknown token is asked about every time, and refused every time.
+    for _ in range(2):
+        with count_statements() as unknown:
+            body = await gql.raw(VIEWER, token="cw_not_a_token")
+        assert body["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
+        assert len(_reads_tokens(unknown.statements)) == 1
+
+
+async def test_a_group_change_reaches_a_remembered_viewer_at_once(gql, make_user):
+    _, admin = await make_user("root", admin=True)
+    _, alice = await make_user("alice")
+    carol_id, carol = await make_user("carol")
+    project = (await gql(CREATE_PROJECT, {"input": {"displayName": "P"}}, token=alice))["createProject"]["project"]
+    group = (await gql(CREATE_GROUP, {"name": "auditors"}, token=admin))["createGroup"]["group"]
+    await gql(GRANT, {"r": project["id"], "i": "project.view", "p": group["id"]}, token=alice)
+    assert (await gql(PROJECTS, token=carol))["projects"]["totalCount"] == 0  # carol is remembered
+
+    added = await gql(ADD_MEMBER, {"g": group["id"], "u": carol_id}, token=admin)
+    assert added["addGroupMember"]["userErrors"] == []
+    assert (await gql(PROJECTS, token=carol))["projects"]["totalCount"] == 1
+    removed = await gql(REMOVE_MEMBER, {"g": group["id"], "u": carol_id}, token=admin)
+    assert removed["removeGroupMember"]["userErrors"] == []
+    assert (await gql(PROJECTS, token=carol))["projects"]["totalCount"] == 0
+
+
+async def test_a_token_changed_behind_the_servers_back_stops_working_within_the_cache_lifetime(db, make_user):
+    """Without a notification (SQLite, or another process's change before it is heard), a
+    remembered token is read again once ``auth_cache_seconds`` have passed."""
+    alice_id, alice = await make_user("alice")
+    bob_id, bob = await make_user("bob")
+    app = create_app(Settings(database_url=db.url, auth_cache_seconds=0.5), db=db)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://caseway.test") as http:
+        gql = GraphQLClient(http)
+        for token in (alice, bob):
+            assert (await gql(VIEWER, token=token))["viewer"] is not None
+        async with db.transaction() as s:
+            await s.execute(update(ApiToken).values(revoked=True).where(ApiToken.user_id == alice_id))
+            await s.execute(
+                update(ApiToken).values(expires_at=utcnow() - timedelta(seconds=1)).where(ApiToken.user_id == bob_id)
+            )
+        await asyncio.sleep(0.6)
+        for token in (alice, bob):
+            body = await gql.raw(VIEWER, token=token)
+            assert body["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
+
+
+async def test_a_remembered_token_that_expires_is_refused_at_once(db, make_user):
+    alice_id, alice = await make_user("alice")
+    app = create_app(Settings(database_url=db.url, auth_cache_seconds=3600), db=db)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://caseway.test") as http:
+        gql = GraphQLClient(http)
+        async with db.transaction() as s:
+            await s.execute(
+                update(ApiToken)
+                .values(expires_at=utcnow() + timedelta(seconds=0.5))
+                .where(ApiToken.user_id == alice_id)
+            )
+        assert (await gql(VIEWER, token=alice))["viewer"] == {"login": "alice"}
+        await asyncio.sleep(0.6)
+        body = await gql.raw(VIEWER, token=alice)
+        assert body["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
+
+
+async def test_a_token_read_while_its_groups_change_is_not_remembered_stale(gql, make_user, monkeypatch):
+    """The group change commits while carol's token is being read: what was read may predate
+    it, so it serves that one request and is not remembered for the next."""
+    _, admin = await make_user("root", admin=True)
+    _, alice = await make_user("alice")
+    carol_id, carol = await make_user("carol")
+    project = (await gql(CREATE_PROJECT, {"input": {"displayName": "P"}}, token=alice))["createProject"]["project"]
+    group = (await gql(CREATE_GROUP, {"name": "auditors"}, token=admin))["createGroup"]["group"]
+    await gql(GRANT, {"r": project["id"], "i": "project.view", "p": group["id"]}, token=alice)
+    read_token = identity.authenticate
+    pending = [carol]
+
+    async def change_during_the_read(connection, token, **kwargs):
+        actor = await read_token(connection, token, **kwargs)
+        if token in pending:
+            pending.clear()
+            await gql(ADD_MEMBER, {"g": group["id"], "u": carol_id}, token=admin)
+        return actor
+
+    monkeypatch.setattr(identity, "authenticate", change_during_the_read)
+    assert (await gql(PROJECTS, token=carol))["projects"]["totalCount"] == 0  # read before the change
+    assert (await gql(PROJECTS, token=carol))["projects"]["totalCount"] == 1
