@@ -1,6 +1,5 @@
 """The per-request context: database, viewer and loaders."""
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,8 +30,10 @@ class Context:
     _session: ReadSession | EphemeralReadSession | None = None
     _loaders: Loaders | None = field(default=None, repr=False)
     # The live event being executed: its entry, its results shared by subscribers
-    # (engine.events.Event) and what this viewer was primed with. None outside a live event.
+    # (engine.events.Event) and which of its rows this viewer may see. None outside a live event.
     _event: tuple[Any, dict[Any, Any], tuple[Any, ...]] | None = field(default=None, repr=False)
+    # The live event whose shared rows this viewer's loaders start with, once made.
+    _primed_with: tuple[Any, Any] | None = field(default=None, repr=False)
     # Set when the viewer was asked for or the database read (by a loader that missed, say):
     # what is computed since may be this viewer's own.
     _personal: bool = field(default=False, repr=False)
@@ -47,7 +48,12 @@ class Context:
     @property
     def loaders(self) -> Loaders:
         if self._loaders is None:
-            self._loaders = Loaders(self, cache=not self.live)
+            if self._primed_with is None:
+                self._loaders = Loaders(self, cache=not self.live)
+            else:  # a live event's: remembers its reads, starting with the shared rows
+                shared, entry = self._primed_with
+                known = shared.known_to(self.actor, entry) if shared is not None else {}
+                self._loaders = Loaders(self, cache=True, known=known)
         return self._loaders
 
     @property
@@ -57,15 +63,17 @@ class Context:
             raise unauthenticated()
         return self.actor
 
-    def start_event(
-        self, entry: Any, known: Mapping[str, Mapping[Any, Any]], results: dict[Any, Any] | None = None
-    ) -> None:
+    def start_event(self, entry: Any, shared: Any = None, results: dict[Any, Any] | None = None) -> None:
         """Before a live event's ``entry`` is executed: loaders that remember this event's reads
-        only, starting with ``known`` (what the event's subscribers share, resolvers/live.py);
-        ``results``, the event's results shared by its subscribers (see ``shared_result``)."""
-        self._loaders = Loaders(self, cache=True, known=known)
+        only, starting with what the event's subscribers share and this viewer may see
+        (``shared``, resolvers/live.py); ``results``, the event's results shared by its
+        subscribers (see ``shared_result``). The loaders are made when first used: most
+        subscribers of an event take a result another one computed and read nothing."""
+        self._loaders = None
+        self._primed_with = (shared, entry)
         self._personal = False
-        self._event = None if results is None else (entry, results, _view(known))
+        view = shared.view_of(self.actor, entry) if shared is not None else ()
+        self._event = None if results is None else (entry, results, view)
 
     def shared_result(self, root: Any, operation: Any) -> Any:
         """The result of ``operation`` (a hashable key of document and variables) over the live
@@ -104,9 +112,3 @@ class Context:
         if self._session is not None:
             await self._session.close()
             self._session = None
-
-
-def _view(known: Mapping[str, Mapping[Any, Any]]) -> tuple[Any, ...]:
-    """What a viewer was primed with, as far as it can differ between viewers of one event:
-    which of the event's rows it may see (the rows themselves are the same objects for all)."""
-    return tuple(sorted((loader, key, row is not None) for loader, rows in known.items() for key, row in rows.items()))

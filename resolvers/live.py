@@ -9,7 +9,7 @@ with the rows it may see (``None`` for the others, as its own visibility-filtere
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import select
@@ -42,6 +42,21 @@ _VISIBLE_BY_GRANT = {
 class SharedRows:
     rows: dict[str, Any]  # id -> row, as the loaders read it
     viewers: dict[str, frozenset[str]]  # resource id -> parties that may view it
+    # (entry id, admin, parties) -> view_of: a thousand subscribers are a handful of viewers
+    _views: dict[tuple[Any, ...], tuple[bool, ...]] = field(default_factory=dict)
+
+    def view_of(self, actor: Actor, entry: Activity) -> tuple[bool, ...]:
+        """Which of ``entry``'s rows ``actor`` may see, all that tells two viewers' ``known_to``
+        apart: the rows are the same objects for every viewer of the event."""
+        key = (entry.id, actor.is_admin, actor.party_ids)
+        view = self._views.get(key)
+        if view is None:
+            view = self._views[key] = tuple(
+                actor.is_admin or not self.viewers.get(resource_id, frozenset()).isdisjoint(actor.party_ids)
+                for column in _VISIBLE_BY_GRANT
+                if (resource_id := getattr(entry, column)) is not None
+            )
+        return view
 
     def known_to(self, actor: Actor, entry: Activity) -> dict[str, dict[str, Any]]:
         """Loader name -> {id: row, or None where ``actor`` may not view it} for ``entry``."""

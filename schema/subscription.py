@@ -103,9 +103,7 @@ class Subscription:
                 last = entry.seq
                 # Checked per event: an expired token ends the stream, a revoked grant hides the entry.
                 if in_scope(entry) and event.audience.admits(ctx.viewer):
-                    ctx.start_event(
-                        entry, event.shared.known_to(ctx.viewer, entry) if event.shared else {}, event.results
-                    )
+                    ctx.start_event(entry, event.shared, event.results)
                     yield entry  # type: ignore[misc]
         finally:
             if subscriber is not None:

@@ -2,9 +2,11 @@
 once per batch of entries (resolvers/live.py), not once per subscriber."""
 
 import asyncio
+from types import SimpleNamespace
 
 import engine
 from resolvers.context import Context
+from resolvers.live import SharedRows
 from schema import schema
 from server.hub import EventHub
 from server.settings import Settings
@@ -63,31 +65,49 @@ async def test_a_live_result_is_shared_only_by_viewers_it_cannot_differ_for(db, 
     """The rule behind sharing one execution of a live event among its subscribers (see
     Context.share_result): same entry, same operation, same view of the event, and nothing
     asked of the viewer or the database while computing it."""
-    alice, bob = await make_actor("alice"), await make_actor("bob")
+    alice, bob, carol = await make_actor("alice"), await make_actor("bob"), await make_actor("carol")
 
     def context(actor):
         return Context(db=db, settings=Settings(database_url=db.url), actor=actor, live=True)
 
-    entry, note, results = object(), object(), {}
-    sees_item, not_item = {"item_by_id": {"i": object()}}, {"item_by_id": {"i": None}}
+    entry = SimpleNamespace(id="act_1", actor_id=None, project_id=None, subproject_id=None, workflow_item_id="i")
+    note, results, item = object(), {}, object()
+    # alice and bob may view the entry's item, carol may not: she would see workflowItem null
+    shared = SharedRows(rows={"i": item}, viewers={"i": frozenset({alice.user_id, bob.user_id})})
     first = context(alice)
-    first.start_event(entry, sees_item, results)
+    first.start_event(entry, shared, results)
     first.share_result(entry, "op", "computed once")
     same_view = context(bob)
-    same_view.start_event(entry, {"item_by_id": {"i": object()}}, results)
+    same_view.start_event(entry, shared, results)
     assert same_view.shared_result(entry, "op") == "computed once"
     assert same_view.shared_result(entry, "another op") is None
     assert same_view.shared_result(note, "op") is None  # another root, e.g. a notification
-    other_view = context(bob)
-    other_view.start_event(entry, not_item, results)
+    other_view = context(carol)
+    other_view.start_event(entry, shared, results)
     assert other_view.shared_result(entry, "op") is None
 
     personal, fresh = context(alice), {}
-    personal.start_event(entry, sees_item, fresh)
+    personal.start_event(entry, shared, fresh)
     personal.viewer  # noqa: B018 - a resolver asked who is viewing
     personal.share_result(entry, "op", "alice's own")
     reads, fresh_too = context(alice), {}
-    reads.start_event(entry, sees_item, fresh_too)
+    reads.start_event(entry, shared, fresh_too)
     reads.session  # noqa: B018 - a loader missed and read the database
     reads.share_result(entry, "op", "alice's own")
     assert fresh == fresh_too == {}
+
+
+async def test_a_live_events_loaders_start_with_the_shared_rows_the_viewer_may_see(db, make_actor, count_statements):
+    """A subscriber that computes an event's result reads what the event's subscribers share
+    through its loaders, as its own visibility-filtered read would find it; one that takes a
+    shared result never needs them."""
+    alice, carol = await make_actor("alice"), await make_actor("carol")
+    entry = SimpleNamespace(id="act_1", actor_id=None, project_id=None, subproject_id=None, workflow_item_id="i")
+    item = object()
+    shared = SharedRows(rows={"i": item}, viewers={"i": frozenset({alice.user_id})})
+    for actor, expected in ((alice, item), (carol, None)):
+        ctx = Context(db=db, settings=Settings(database_url=db.url), actor=actor, live=True)
+        ctx.start_event(entry, shared, {})
+        with count_statements() as counted:
+            assert await ctx.loaders.item_by_id.load("i") is expected
+        assert counted.count == 0  # answered from the shared rows
