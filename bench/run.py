@@ -156,6 +156,18 @@ def _cpu_table(results: dict[str, Run], peer: Run | None, w2: cpu.CpuUse) -> lis
     return lines
 
 
+def _ratio_lines(name: str, targets: str, ours: tuple[str, list[float]], theirs: tuple[str, list[float]]) -> list[str]:
+    """The median ratio of alternating rounds, then each round's throughputs and ratio."""
+    ratios = [a / b for a, b in zip(ours[1], theirs[1], strict=True) if b]
+    if not ratios:
+        return [f"- {name}: {theirs[0].split()[0]} completed no request"]
+    rounds = "; ".join(f"{label} " + ", ".join(f"{v:,.0f}" for v in values) for label, values in (ours, theirs))
+    return [
+        f"- {name}: **{statistics.median(ratios):.2f}** (median of {len(ratios)} alternating rounds; {targets})",
+        f"  - rounds: {rounds}; ratios " + ", ".join(f"{r:.2f}" for r in ratios),
+    ]
+
+
 async def _wide_pages(args: argparse.Namespace) -> tuple[Run, int]:
     """R4 on its own database: one subproject of 20,000 items (bulk-seeded), paged."""
     url, name = await fresh_postgres()
@@ -343,41 +355,17 @@ async def main_async(args: argparse.Namespace) -> None:
         lines.append(_row("peer", f"R1 on {POSTGRAPHILE} (median of {len(peer_rounds)})", peer, "-"))
         lines += ["", "Ratios:"]
         if peer_rounds:
-            ratios = [
-                c.requests_per_second / p.requests_per_second
-                for (c, _), (p, _) in zip(r1_rounds, peer_rounds, strict=True)
-                if p.requests_per_second
-            ]
-            lines.append(
-                f"- R1 Caseway / PostGraphile: **{statistics.median(ratios):.2f}** (median of {len(ratios)} alternating"
-                " rounds; goal >= 1, floor 0.5)"
-                if ratios
-                else "- R1 Caseway / PostGraphile: PostGraphile completed no request"
+            lines += _ratio_lines(
+                "R1 Caseway / PostGraphile",
+                "goal >= 1, floor 0.5",
+                ("Caseway req/s", [r.requests_per_second for r, _ in r1_rounds]),
+                ("PostGraphile req/s", [r.requests_per_second for r, _ in peer_rounds]),
             )
-            lines.append(
-                "  - rounds, req/s: Caseway "
-                + ", ".join(f"{r.requests_per_second:,.0f}" for r, _ in r1_rounds)
-                + "; PostGraphile "
-                + ", ".join(f"{r.requests_per_second:,.0f}" for r, _ in peer_rounds)
-                + "; ratios "
-                + ", ".join(f"{r:.2f}" for r in ratios)
-            )
-        write_ratios = [
-            w1_run.requests_per_second / w2_run["tps"]
-            for (w1_run, _), (w2_run, _) in zip(w1_rounds, w2_rounds, strict=True)
-            if w2_run["tps"]
-        ]
-        lines.append(
-            f"- W1 / W2: **{statistics.median(write_ratios):.2f}** (median of {len(write_ratios)} alternating rounds;"
-            " floor 0.5)"
-        )
-        lines.append(
-            "  - rounds: W1 req/s "
-            + ", ".join(f"{r.requests_per_second:,.0f}" for r, _ in w1_rounds)
-            + "; W2 tx/s "
-            + ", ".join(f"{r['tps']:,.0f}" for r, _ in w2_rounds)
-            + "; ratios "
-            + ", ".join(f"{r:.2f}" for r in write_ratios)
+        lines += _ratio_lines(
+            "W1 / W2",
+            "floor 0.5",
+            ("W1 req/s", [r.requests_per_second for r, _ in w1_rounds]),
+            ("W2 tx/s", [r["tps"] for r, _ in w2_rounds]),
         )
         lines += _cpu_table(results, peer, w2_cpu)
         if fanout:

@@ -24,6 +24,17 @@ def _reads_tokens(statements: list[str]) -> list[str]:
     return [s for s in statements if "api_token" in s]
 
 
+async def _a_group_that_may_view_a_project_and_carol(gql, make_user):
+    """An admin's token, a group that may view alice's project, and carol (id, token), not in it."""
+    _, admin = await make_user("root", admin=True)
+    _, alice = await make_user("alice")
+    carol_id, carol = await make_user("carol")
+    project = (await gql(CREATE_PROJECT, {"input": {"displayName": "P"}}, token=alice))["createProject"]["project"]
+    group = (await gql(CREATE_GROUP, {"name": "auditors"}, token=admin))["createGroup"]["group"]
+    await gql(GRANT, {"r": project["id"], "i": "project.view", "p": group["id"]}, token=alice)
+    return admin, group, carol_id, carol
+
+
 async def test_a_token_is_read_once_then_remembered(gql, make_user, count_statements):
     _, token = await make_user("alice")
     with count_statements() as first:
@@ -41,12 +52,7 @@ async def test_a_token_is_read_once_then_remembered(gql, make_user, count_statem
 
 
 async def test_a_group_change_reaches_a_remembered_viewer_at_once(gql, make_user):
-    _, admin = await make_user("root", admin=True)
-    _, alice = await make_user("alice")
-    carol_id, carol = await make_user("carol")
-    project = (await gql(CREATE_PROJECT, {"input": {"displayName": "P"}}, token=alice))["createProject"]["project"]
-    group = (await gql(CREATE_GROUP, {"name": "auditors"}, token=admin))["createGroup"]["group"]
-    await gql(GRANT, {"r": project["id"], "i": "project.view", "p": group["id"]}, token=alice)
+    admin, group, carol_id, carol = await _a_group_that_may_view_a_project_and_carol(gql, make_user)
     assert (await gql(PROJECTS, token=carol))["projects"]["totalCount"] == 0  # carol is remembered
 
     added = await gql(ADD_MEMBER, {"g": group["id"], "u": carol_id}, token=admin)
@@ -98,12 +104,7 @@ async def test_a_remembered_token_that_expires_is_refused_at_once(db, make_user)
 async def test_a_token_read_while_its_groups_change_is_not_remembered_stale(gql, make_user, monkeypatch):
     """The group change commits while carol's token is being read: what was read may predate
     it, so it serves that one request and is not remembered for the next."""
-    _, admin = await make_user("root", admin=True)
-    _, alice = await make_user("alice")
-    carol_id, carol = await make_user("carol")
-    project = (await gql(CREATE_PROJECT, {"input": {"displayName": "P"}}, token=alice))["createProject"]["project"]
-    group = (await gql(CREATE_GROUP, {"name": "auditors"}, token=admin))["createGroup"]["group"]
-    await gql(GRANT, {"r": project["id"], "i": "project.view", "p": group["id"]}, token=alice)
+    admin, group, carol_id, carol = await _a_group_that_may_view_a_project_and_carol(gql, make_user)
     read_token = identity.authenticate
     pending = [carol]
 
