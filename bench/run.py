@@ -14,6 +14,7 @@ import signal
 import statistics
 import subprocess
 import time
+from collections.abc import Callable
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -117,9 +118,9 @@ def _load(server_pid: int, url: str, bodies: list[dict], **kwargs: Any) -> Run:
     return result, meter.stop(result.requests)
 
 
-def _median(runs: list[Run]) -> Run:
+def _median(runs: list[Any], rate: Callable[[Any], float] = lambda run: run[0].requests_per_second) -> Any:
     """The run with the median throughput (the lower middle one for an even count)."""
-    return sorted(runs, key=lambda r: r[0].requests_per_second)[(len(runs) - 1) // 2]
+    return sorted(runs, key=rate)[(len(runs) - 1) // 2]
 
 
 def _row(name: str, what: str, run: Run | None, statements_count: Any = "") -> str:
@@ -287,7 +288,7 @@ async def main_async(args: argparse.Namespace) -> None:
             if graphile is not None:
                 graphile.stop()
         peer = _median(peer_rounds) if peer_rounds else None
-        w2, w2_cpu = sorted(w2_rounds, key=lambda r: r[0]["tps"])[(len(w2_rounds) - 1) // 2]
+        w2, w2_cpu = _median(w2_rounds, rate=lambda run: run[0]["tps"])
 
         fanout = []
         if not args.skip_subscriptions:

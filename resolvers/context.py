@@ -1,13 +1,16 @@
 """The per-request context: database, viewer and loaders."""
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.actors import Actor
 from models import Database, utcnow
 from resolvers.errors import unauthenticated
 from resolvers.loaders import Loaders
 from resolvers.sessions import EphemeralReadSession, ReadSession
+
+if TYPE_CHECKING:
+    from resolvers.live import SharedRows
 
 
 @dataclass(eq=False)
@@ -33,7 +36,7 @@ class Context:
     # (engine.events.Event) and which of its rows this viewer may see. None outside a live event.
     _event: tuple[Any, dict[Any, Any], tuple[Any, ...]] | None = field(default=None, repr=False)
     # The live event whose shared rows this viewer's loaders start with, once made.
-    _primed_with: tuple[Any, Any] | None = field(default=None, repr=False)
+    _primed_with: "tuple[SharedRows | None, Any] | None" = field(default=None, repr=False)
     # Set when the viewer was asked for or the database read (by a loader that missed, say):
     # what is computed since may be this viewer's own.
     _personal: bool = field(default=False, repr=False)
@@ -63,7 +66,9 @@ class Context:
             raise unauthenticated()
         return self.actor
 
-    def start_event(self, entry: Any, shared: Any = None, results: dict[Any, Any] | None = None) -> None:
+    def start_event(
+        self, entry: Any, shared: "SharedRows | None" = None, results: dict[Any, Any] | None = None
+    ) -> None:
         """Before a live event's ``entry`` is executed: loaders that remember this event's reads
         only, starting with what the event's subscribers share and this viewer may see
         (``shared``, resolvers/live.py); ``results``, the event's results shared by its

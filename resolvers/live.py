@@ -52,11 +52,14 @@ class SharedRows:
         view = self._views.get(key)
         if view is None:
             view = self._views[key] = tuple(
-                actor.is_admin or not self.viewers.get(resource_id, frozenset()).isdisjoint(actor.party_ids)
+                self._may_view(actor, resource_id)
                 for column in _VISIBLE_BY_GRANT
                 if (resource_id := getattr(entry, column)) is not None
             )
         return view
+
+    def _may_view(self, actor: Actor, resource_id: str) -> bool:
+        return actor.is_admin or not self.viewers.get(resource_id, frozenset()).isdisjoint(actor.party_ids)
 
     def known_to(self, actor: Actor, entry: Activity) -> dict[str, dict[str, Any]]:
         """Loader name -> {id: row, or None where ``actor`` may not view it} for ``entry``."""
@@ -68,8 +71,7 @@ class SharedRows:
             resource_id = getattr(entry, column)
             if resource_id is None:
                 continue
-            visible = actor.is_admin or not self.viewers.get(resource_id, frozenset()).isdisjoint(actor.party_ids)
-            known[loader] = {resource_id: self.rows.get(resource_id) if visible else None}
+            known[loader] = {resource_id: self.rows.get(resource_id) if self._may_view(actor, resource_id) else None}
         return known
 
 
