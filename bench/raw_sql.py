@@ -35,37 +35,44 @@ CASE_ROWS = (
 
 async def _one(conn: asyncpg.Connection, item_id: str, actor_id: str) -> None:
     async with conn.transaction():
-        case = await conn.fetchrow(CASE, item_id)
-        rows = await conn.fetch(CASE_ROWS, case["id"], item_id, case["subproject_id"], case["workflow_id"])
-        instance = min((r["enabled_at"], r["id"]) for r in rows if r["action"] == "comment")[1]
-        now = datetime.now(UTC)
-        await conn.execute(
-            "UPDATE enabled_action SET status = 'COMPLETED', completed_at = $2 WHERE id = $1", instance, now
-        )
-        await conn.execute(
-            "INSERT INTO enabled_action (id, case_id, action, scope, trigger, status, enabled_at) "
-            "VALUES ($1, $2, 'comment', '', 'user', 'ENABLED', $3)",
-            f"ea_{uuid.uuid4().hex}",
-            case["id"],
-            now,
-        )
-        await conn.execute("UPDATE workflow_case SET version = version + 1 WHERE id = $1", case["id"])
-        prev = await conn.fetchval("SELECT caseway_chain_head($1)", item_id)
-        entry_id = f"act_{uuid.uuid4().hex}"
-        digest = hashlib.sha256(json.dumps([prev, entry_id, "comment"]).encode()).hexdigest()
-        await conn.execute(
-            "INSERT INTO activity (id, workflow_item_id, case_id, kind, action, actor_id, at, comment, data, chain, "
-            "prev_hash, hash) SELECT $1, $2, $3, 'action_executed', 'comment', $4, $5, 'bench', '{}', $2, $6, $7 "
-            "FROM pg_advisory_xact_lock($8)",
-            entry_id,
-            item_id,
-            case["id"],
-            actor_id,
-            now,
-            prev,
-            digest,
-            LOG_LOCK_KEY,
-        )
+        await transaction_body(conn, item_id, actor_id)
+
+
+async def transaction_body(conn: asyncpg.Connection, item_id: str, actor_id: str) -> int:
+    """The transaction's statements, in the caller's transaction; returns the case's new version
+    (W0, bench/floor.py, answers with it)."""
+    case = await conn.fetchrow(CASE, item_id)
+    rows = await conn.fetch(CASE_ROWS, case["id"], item_id, case["subproject_id"], case["workflow_id"])
+    instance = min((r["enabled_at"], r["id"]) for r in rows if r["action"] == "comment")[1]
+    now = datetime.now(UTC)
+    await conn.execute("UPDATE enabled_action SET status = 'COMPLETED', completed_at = $2 WHERE id = $1", instance, now)
+    await conn.execute(
+        "INSERT INTO enabled_action (id, case_id, action, scope, trigger, status, enabled_at) "
+        "VALUES ($1, $2, 'comment', '', 'user', 'ENABLED', $3)",
+        f"ea_{uuid.uuid4().hex}",
+        case["id"],
+        now,
+    )
+    version = await conn.fetchval(
+        "UPDATE workflow_case SET version = version + 1 WHERE id = $1 RETURNING version", case["id"]
+    )
+    prev = await conn.fetchval("SELECT caseway_chain_head($1)", item_id)
+    entry_id = f"act_{uuid.uuid4().hex}"
+    digest = hashlib.sha256(json.dumps([prev, entry_id, "comment"]).encode()).hexdigest()
+    await conn.execute(
+        "INSERT INTO activity (id, workflow_item_id, case_id, kind, action, actor_id, at, comment, data, chain, "
+        "prev_hash, hash) SELECT $1, $2, $3, 'action_executed', 'comment', $4, $5, 'bench', '{}', $2, $6, $7 "
+        "FROM pg_advisory_xact_lock($8)",
+        entry_id,
+        item_id,
+        case["id"],
+        actor_id,
+        now,
+        prev,
+        digest,
+        LOG_LOCK_KEY,
+    )
+    return version
 
 
 async def statements(dsn: str, item_id: str, actor_id: str) -> int:

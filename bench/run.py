@@ -137,7 +137,7 @@ def _row(name: str, what: str, run: Run | None, statements_count: Any = "") -> s
 def _cpu_table(results: dict[str, Run], peer: Run | None, w2: cpu.CpuUse) -> list[str]:
     """Where each scenario's CPU went, per request: with the server, PostgreSQL and the driver
     on the same cores, a CPU-bound scenario runs at about cores / total."""
-    uses = [(key, results[key][1]) for key in ("R1", "R2", "R3", "R4", "W1") if key in results]
+    uses = [(key, results[key][1]) for key in ("R1", "R2", "R3", "R4", "W1", "W0") if key in results]
     uses.append(("W2", w2))
     if peer is not None:
         uses.append(("peer", peer[1]))
@@ -218,6 +218,7 @@ async def main_async(args: argparse.Namespace) -> None:
         r1_rounds: list[Run] = []
         peer_rounds: list[Run] = []
         w1_rounds: list[Run] = []
+        w0_rounds: list[Run] = []
         w2_rounds: list[tuple[dict[str, Any], cpu.CpuUse]] = []
         try:
             endpoint = f"{server.url}/graphql"
@@ -267,22 +268,35 @@ async def main_async(args: argparse.Namespace) -> None:
             if graphile is not None:
                 graphile.stop()
                 graphile = None
-            _check(endpoint, w1[0], token)  # executes once: the case moves on, comment stays enabled
-            # Unmeasured: the write pool's connections are opened and their statements prepared
-            # on first use, as W2 opens its connections before its clock starts.
-            wrk.run(server.url, w1, token=token, connections=32, seconds=WARM_UP_SECONDS)
-            # W1 against the raw transaction in alternating rounds too, for the same reason as R1
-            # against the peer; W2's driver is this process (the idle server costs nothing).
-            for n in range(args.rounds):
-                print(f"W1 / W2 round {n + 1}/{args.rounds}...", flush=True)
-                w1_rounds.append(
-                    _load(server.process.pid, server.url, w1, token=token, connections=32, seconds=args.seconds)
-                )
-                await asyncio.sleep(SETTLE_SECONDS)
-                meter = cpu.Meter().start()
-                w2_run = await raw_sql.run(dsn, items, data["owner"], clients=32, seconds=args.seconds)
-                w2_rounds.append((w2_run, meter.stop(w2_run["transactions"])))
-            results["W1"] = _median(w1_rounds)
+            floor = Server(url, workers=args.workers, app="bench.floor:app", env={"CASEWAY_FLOOR_ACTOR": data["owner"]})
+            try:
+                for measured in (server, floor):
+                    _check(f"{measured.url}/graphql", w1[0], token)  # executes once: comment stays enabled
+                    # Unmeasured: the pools' connections are opened and their statements prepared
+                    # on first use, as W2 opens its connections before its clock starts.
+                    wrk.run(measured.url, w1, token=token, connections=32, seconds=WARM_UP_SECONDS)
+                # W1, W0 and the raw transaction in alternating rounds, for the same reason as R1
+                # against the peer; W2's driver is this process (the idle servers cost nothing).
+                for n in range(args.rounds):
+                    print(f"W1 / W0 / W2 round {n + 1}/{args.rounds}...", flush=True)
+                    for measured, rounds in ((server, w1_rounds), (floor, w0_rounds)):
+                        rounds.append(
+                            _load(
+                                measured.process.pid,
+                                measured.url,
+                                w1,
+                                token=token,
+                                connections=32,
+                                seconds=args.seconds,
+                            )
+                        )
+                        await asyncio.sleep(SETTLE_SECONDS)
+                    meter = cpu.Meter().start()
+                    w2_run = await raw_sql.run(dsn, items, data["owner"], clients=32, seconds=args.seconds)
+                    w2_rounds.append((w2_run, meter.stop(w2_run["transactions"])))
+            finally:
+                floor.stop()
+            results["W1"], results["W0"] = _median(w1_rounds), _median(w0_rounds)
         finally:
             server.stop()
             if graphile is not None:
@@ -349,6 +363,15 @@ async def main_async(args: argparse.Namespace) -> None:
             )
         )
         lines.append(
+            _row(
+                "W0",
+                f"W1's request on the stack's floor: W2's transaction behind a bare strawberry mutation, "
+                f"no engine, ORM or authentication (`bench/floor.py`; median of {len(w0_rounds)})",
+                results["W0"],
+                w2["statements"],
+            )
+        )
+        lines.append(
             f"| W2 | the same transaction as raw SQL (asyncpg, 32 clients; median of {len(w2_rounds)}) | "
             f"{w2['tps']:,.0f} | "
             f"{w2['p50_ms']:.1f} | {w2['p99_ms']:.1f} | {w2['statements']} |"
@@ -367,6 +390,18 @@ async def main_async(args: argparse.Namespace) -> None:
             "floor 0.5",
             ("W1 req/s", [r.requests_per_second for r, _ in w1_rounds]),
             ("W2 tx/s", [r["tps"] for r, _ in w2_rounds]),
+        )
+        lines += _ratio_lines(
+            "W0 / W2",
+            "the most an executeAction served through this stack's HTTP and GraphQL could reach",
+            ("W0 req/s", [r.requests_per_second for r, _ in w0_rounds]),
+            ("W2 tx/s", [r["tps"] for r, _ in w2_rounds]),
+        )
+        lines += _ratio_lines(
+            "W1 / W0",
+            "how much of that floor Caseway keeps; its engine, ORM and request context cost the rest",
+            ("W1 req/s", [r.requests_per_second for r, _ in w1_rounds]),
+            ("W0 req/s", [r.requests_per_second for r, _ in w0_rounds]),
         )
         lines += _cpu_table(results, peer, w2_cpu)
         if fanout:
@@ -397,7 +432,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument(
-        "--rounds", type=int, default=5, help="alternating rounds: R1 against PostGraphile, W1 against W2"
+        "--rounds", type=int, default=5, help="alternating rounds: R1 against PostGraphile, W1 against W0 and W2"
     )
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--skip-postgraphile", action="store_true")

@@ -54,9 +54,16 @@ async def drop_postgres(name: str) -> None:
 
 
 class Server:
-    """`uvicorn server.asgi:app` in a child process, stopped by its PID."""
+    """`uvicorn server.asgi:app` (or another ``app``) in a child process, stopped by its PID."""
 
-    def __init__(self, database_url: str, *, workers: int = 1, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        database_url: str,
+        *,
+        workers: int = 1,
+        env: dict[str, str] | None = None,
+        app: str = "server.asgi:app",
+    ) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.process = subprocess.Popen(
@@ -64,7 +71,7 @@ class Server:
                 sys.executable,
                 "-m",
                 "uvicorn",
-                "server.asgi:app",
+                app,
                 "--host",
                 "127.0.0.1",
                 "--port",
