@@ -23,6 +23,7 @@ graphql-core produces. No field is ever resolved twice.
 
 import json
 from collections.abc import Callable
+from types import CoroutineType, GeneratorType
 from typing import Any
 
 from graphql import (
@@ -46,8 +47,32 @@ from models import kind_of
 
 CONTEXT_ONLY = "__caseway_context_only__"
 
-# Values that are certainly not awaitable (rows are tuples): no further check needed.
-_PLAIN = frozenset({type(None), bool, int, float, str, list, tuple, dict})
+# Types whose values are certainly not awaitable: no further check needed. Starts with the
+# built-in ones and learns the classes met that offer no way to be awaited (rows, workflow
+# specs, edges): a nested read completes thousands of them, each an is_awaitable call before.
+_PLAIN: set[type] = {type(None), bool, int, float, str, list, tuple, dict}
+_PLAIN_LIMIT = 1024  # row classes are made per column set; a bound, should they churn
+
+
+def _learning(is_awaitable: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    """``is_awaitable``, noting in ``_PLAIN`` the class of a value that is not and cannot be."""
+
+    def awaitable(value: Any) -> bool:
+        if is_awaitable(value):
+            return True
+        kind = type(value)
+        if (
+            len(_PLAIN) < _PLAIN_LIMIT
+            and not hasattr(kind, "__await__")
+            and not hasattr(kind, "__getattr__")  # could answer for __await__ per instance
+            and not issubclass(kind, CoroutineType | GeneratorType)
+        ):
+            _PLAIN.add(kind)
+        return False
+
+    return awaitable
+
+
 # Scalars a leaf field completes by coercion alone.
 _SCALARS = frozenset({bool, int, float, str})
 # Built-in scalar types whose coercion returns a value of this Python type unchanged.
@@ -148,6 +173,7 @@ class CasewayExecutor(StrawberryGraphQLCoreExecutionContext):
         super().__init__(*args, **kwargs)
         self._context_info = _ContextInfo(self.context_value)
         self._has_middleware = bool(self.middleware_manager and self.middleware_manager.middlewares)
+        self._is_awaitable = _learning(self.is_awaitable)
         # grouped field set -> its fields' plans; the sets are memoized by graphql-core for the
         # whole execution, so each selection is planned once however many rows it applies to.
         self._plans: dict[int, tuple[Any, list[tuple[Any, ...]]]] = {}
@@ -252,7 +278,7 @@ class CasewayExecutor(StrawberryGraphQLCoreExecutionContext):
         """``execute_fields`` over planned fields."""
         results: dict[str, Any] = {}
         awaitable_fields: list[str] = []
-        is_awaitable = self.is_awaitable
+        is_awaitable = self._is_awaitable
         context_info = self._context_info
         type_name = parent_type.name
         try:
@@ -386,7 +412,7 @@ class CasewayExecutor(StrawberryGraphQLCoreExecutionContext):
 
     def _list_completer(self, return_type: Any, *, non_null: bool = False) -> Callable[..., Any]:
         item_type = return_type.of_type
-        is_awaitable = self.is_awaitable
+        is_awaitable = self._is_awaitable
         inner: list[Callable[..., Any]] = []
 
         def complete_list(fdl: Any, parent_type: Any, path: Path, value: Any) -> Any:
@@ -433,7 +459,7 @@ class CasewayExecutor(StrawberryGraphQLCoreExecutionContext):
 
     def _object_completer(self, return_type: GraphQLObjectType, *, non_null: bool = False) -> Callable[..., Any]:
         is_type_of = return_type.is_type_of
-        is_awaitable = self.is_awaitable
+        is_awaitable = self._is_awaitable
         # id(field group) -> (field group, plans of its subfields, completed values): the group
         # is kept alive with its entry, so its id cannot be reused during the execution. When
         # the selection reads only attributes into scalars, its result depends on the value
