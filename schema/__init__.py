@@ -15,6 +15,7 @@ from schema.identity import Group, User
 from schema.item import WorkflowItem
 from schema.masking import MaskUnexpectedErrors
 from schema.project import Project, ProjectFilter, Subproject, filter_key
+from schema.runner import Schema
 from schema.subscription import Subscription
 from schema.workflow import Workflow
 
@@ -88,7 +89,7 @@ class Mutation:
 
 _DEPTH_RULE = create_validator(15, None, None)
 
-schema = strawberry.Schema(
+schema = Schema(
     query=Query,
     mutation=Mutation,
     subscription=Subscription,

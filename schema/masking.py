@@ -1,5 +1,7 @@
 """Unexpected errors reach clients as "Unexpected error." (the details go to the log)."""
 
+from typing import Any
+
 from strawberry.extensions import MaskErrors
 
 from resolvers.errors import is_client_error
@@ -12,6 +14,12 @@ class MaskUnexpectedErrors(MaskErrors):
 
     def __init__(self) -> None:
         super().__init__(should_mask_error=lambda error: not is_client_error(error))
+
+    def on_stream_result(self, result: Any) -> None:  # type: ignore[override]
+        """strawberry's hook, as a plain call rather than a generator around nothing: the same
+        work before the result is sent, without a context manager per result (schema/runner.py)."""
+        self._stream_result_processed = True
+        self._process_stream_result(result)
 
     def _process_result(self, result: object) -> None:
         errors = getattr(result, "errors", None)

@@ -7,6 +7,7 @@ from types import SimpleNamespace
 import engine
 from resolvers.context import Context
 from resolvers.live import SharedRows
+from schema import activity as activity_schema
 from schema import schema
 from server.hub import EventHub
 from server.settings import Settings
@@ -111,3 +112,46 @@ async def test_a_live_events_loaders_start_with_the_shared_rows_the_viewer_may_s
         with count_statements() as counted:
             assert await ctx.loaders.item_by_id.load("i") is expected
         assert counted.count == 0  # answered from the shared rows
+
+
+async def test_an_unexpected_failure_in_a_live_event_reaches_its_subscribers_masked(db, make_actor, monkeypatch):
+    """As over HTTP: a bug met while computing a live event reaches each subscriber as
+    "Unexpected error." at its path, never as the exception's text, and the stream goes on."""
+    owner = await make_actor("owner")
+    async with db.transaction() as s:
+        project = await engine.create_project(s, actor=owner, display_name="P")
+        sub = await engine.create_subproject(
+            s, actor=owner, project_id=project.id, display_name="S", currency="EUR", workflow="bug"
+        )
+        item, _ = await engine.create_workflow_item(s, actor=owner, subproject_id=sub.id, display_name="I")
+    hub = EventHub(db)
+    await hub.start()
+    context = Context(db=db, settings=Settings(database_url=db.url), hub=hub, actor=owner, live=True)
+    # schema.stream is what the WebSocket transports run (strawberry's graphql-transport-ws handler)
+    stream = await schema.stream(
+        "subscription($p: ID) { activity(projectId: $p) { comment actor { login } } }",
+        variable_values={"p": project.id},
+        context_value=context,
+    )
+    pending = asyncio.ensure_future(anext(stream))
+    for _ in range(500):
+        if hub.subscriber_count == 1:
+            break
+        await asyncio.sleep(0.01)
+
+    def broken(*_: object) -> None:
+        raise RuntimeError("connection string postgresql://secret@db")
+
+    monkeypatch.setattr(activity_schema, "one", broken)
+    for comment in ("first", "second"):
+        async with db.transaction() as s:
+            await engine.execute(s, actor=owner, action="comment", workflow_item_id=item.id, comment=comment)
+    await hub.catch_up()
+    first = await pending
+    second = await anext(stream)
+    await stream.aclose()
+    await hub.stop()
+    for result, comment in ((first, "first"), (second, "second")):
+        assert result.data == {"activity": {"comment": comment, "actor": None}}
+        assert [(e.message, e.path) for e in result.errors] == [("Unexpected error.", ["activity", "actor"])]
+        assert "secret" not in str(result.errors)
