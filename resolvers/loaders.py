@@ -111,7 +111,7 @@ def with_loaded(needs: Sequence[tuple[DataLoader[Any, Any], Any]], compute: Call
     depend on these; graphql-core awaits whatever comes back awaitable."""
     values = []
     for loader, key in needs:
-        value = cached(loader, key)
+        value = loader.cache_map.values.get(key, MISSING) if loader.cache else MISSING  # cached(), inline
         if value is MISSING:
             return _after_loading(needs, compute)
         values.append(value)
@@ -119,8 +119,11 @@ def with_loaded(needs: Sequence[tuple[DataLoader[Any, Any], Any]], compute: Call
 
 
 def one(loader: Any, key: str | None) -> Any:
-    """A single related row (None for no key)."""
-    return None if key is None else with_loaded([(loader, key)], lambda value: value)
+    """A single related row (None for no key): the row itself when known, else its load."""
+    if key is None:
+        return None
+    value = cached(loader, key)
+    return loader.load(key) if value is MISSING else value
 
 
 async def _after_loading(needs: Sequence[tuple[DataLoader[Any, Any], Any]], compute: Callable[..., Any]) -> Any:
