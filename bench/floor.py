@@ -5,7 +5,7 @@ No engine, no ORM, no authentication (the bearer token is ignored; W2's actor is
 ``CASEWAY_FLOOR_ACTOR``), parsed and validated documents cached as Caseway caches them. What
 it costs on top of W2 is what any executeAction served by this stack costs whatever its engine
 does: HTTP, GraphQL and the event loop. So W1 / W2 can never exceed W0 / W2 here, and W1 / W0
-is the share of the stack's floor that Caseway's engine keeps.
+is the share of that floor Caseway keeps (its engine, ORM and request context cost the rest).
 
     CASEWAY_DATABASE_URL=postgresql://… CASEWAY_FLOOR_ACTOR=usr_… uvicorn bench.floor:app
 """

@@ -16,6 +16,17 @@ ACTIVITY = """subscription($p: ID) { activity(projectId: $p) {
   comment actor { login } project { displayName } subproject { displayName } workflowItem { displayName } } }"""
 
 
+async def _project_with_an_item(db, owner):
+    """Project P, its subproject S on the bug workflow, and its item I."""
+    async with db.transaction() as s:
+        project = await engine.create_project(s, actor=owner, display_name="P")
+        sub = await engine.create_subproject(
+            s, actor=owner, project_id=project.id, display_name="S", currency="EUR", workflow="bug"
+        )
+        item, _ = await engine.create_workflow_item(s, actor=owner, subproject_id=sub.id, display_name="I")
+    return project, item
+
+
 async def _deliver_one_event(db, owner, project_id, item_id, subscribers, count_statements):
     hub = EventHub(db)
     await hub.start()
@@ -41,12 +52,7 @@ async def _deliver_one_event(db, owner, project_id, item_id, subscribers, count_
 
 async def test_the_reads_of_a_live_event_do_not_grow_with_its_subscribers(db, make_actor, count_statements):
     owner = await make_actor("owner")
-    async with db.transaction() as s:
-        project = await engine.create_project(s, actor=owner, display_name="P")
-        sub = await engine.create_subproject(
-            s, actor=owner, project_id=project.id, display_name="S", currency="EUR", workflow="bug"
-        )
-        item, _ = await engine.create_workflow_item(s, actor=owner, subproject_id=sub.id, display_name="I")
+    project, item = await _project_with_an_item(db, owner)
     one, (result,) = await _deliver_one_event(db, owner, project.id, item.id, 1, count_statements)
     assert not result.errors and result.data == {
         "activity": {
@@ -118,12 +124,7 @@ async def test_an_unexpected_failure_in_a_live_event_reaches_its_subscribers_mas
     """As over HTTP: a bug met while computing a live event reaches each subscriber as
     "Unexpected error." at its path, never as the exception's text, and the stream goes on."""
     owner = await make_actor("owner")
-    async with db.transaction() as s:
-        project = await engine.create_project(s, actor=owner, display_name="P")
-        sub = await engine.create_subproject(
-            s, actor=owner, project_id=project.id, display_name="S", currency="EUR", workflow="bug"
-        )
-        item, _ = await engine.create_workflow_item(s, actor=owner, subproject_id=sub.id, display_name="I")
+    project, item = await _project_with_an_item(db, owner)
     hub = EventHub(db)
     await hub.start()
     context = Context(db=db, settings=Settings(database_url=db.url), hub=hub, actor=owner, live=True)
