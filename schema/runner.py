@@ -94,6 +94,8 @@ def _plain_stream_hooks(extensions: list[SchemaExtension]) -> list[tuple[SchemaE
 
 
 class Schema(strawberry.Schema):
+    """strawberry's Schema, its operations run by LeanExtensionsRunner."""
+
     def create_extensions_runner(
         self, execution_context: ExecutionContext, extensions: list[SchemaExtension]
     ) -> SchemaExtensionsRunner:

@@ -32,6 +32,13 @@ class Plain(SchemaExtension):
         return {"plain": len(self.execution_context.context["seen"])}
 
 
+class Awaiting(SchemaExtension):
+    """A per-result hook that awaits something."""
+
+    async def on_stream_result(self, result: object) -> None:
+        self.execution_context.context["seen"].append(("awaited", result.data))  # type: ignore[attr-defined]
+
+
 class Wrapping(SchemaExtension):
     """A hook around the result's delivery: strawberry's own context manager runs it."""
 
@@ -75,4 +82,17 @@ async def test_a_hook_around_the_delivery_still_wraps_it() -> None:
         ("before", {"count": 2}),
         ("delivered", {"count": 2}),
         ("after", {"count": 2}),
+    ]
+
+
+async def test_an_async_hook_is_awaited_in_its_turn() -> None:
+    delivered, seen = await _deliveries([Awaiting, Plain])
+    assert [data for data, _ in delivered] == [{"count": 1}, {"count": 2}]
+    assert seen == [
+        ("awaited", {"count": 1}),
+        ("plain", {"count": 1}),
+        ("delivered", {"count": 1}),
+        ("awaited", {"count": 2}),
+        ("plain", {"count": 2}),
+        ("delivered", {"count": 2}),
     ]
