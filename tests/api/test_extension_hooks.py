@@ -59,40 +59,24 @@ async def _deliveries(extensions: list[type[SchemaExtension]]) -> tuple[list[obj
     return delivered, context["seen"]
 
 
+def _for_each_result(*steps: str) -> list[tuple[str, object]]:
+    """The steps in this order for the first result, then for the second."""
+    return [(step, {"count": n}) for n in (1, 2) for step in steps]
+
+
 async def test_plain_hooks_run_on_each_result_before_it_is_delivered() -> None:
     delivered, seen = await _deliveries([Plain])
     assert delivered == [({"count": 1}, {"plain": 0}), ({"count": 2}, {"plain": 2})]
-    assert seen == [
-        ("plain", {"count": 1}),
-        ("delivered", {"count": 1}),
-        ("plain", {"count": 2}),
-        ("delivered", {"count": 2}),
-    ]
+    assert seen == _for_each_result("plain", "delivered")
 
 
 async def test_a_hook_around_the_delivery_still_wraps_it() -> None:
     delivered, seen = await _deliveries([Plain, Wrapping])
     assert [data for data, _ in delivered] == [{"count": 1}, {"count": 2}]
-    assert seen == [
-        ("plain", {"count": 1}),
-        ("before", {"count": 1}),
-        ("delivered", {"count": 1}),
-        ("after", {"count": 1}),
-        ("plain", {"count": 2}),
-        ("before", {"count": 2}),
-        ("delivered", {"count": 2}),
-        ("after", {"count": 2}),
-    ]
+    assert seen == _for_each_result("plain", "before", "delivered", "after")
 
 
 async def test_an_async_hook_is_awaited_in_its_turn() -> None:
     delivered, seen = await _deliveries([Awaiting, Plain])
     assert [data for data, _ in delivered] == [{"count": 1}, {"count": 2}]
-    assert seen == [
-        ("awaited", {"count": 1}),
-        ("plain", {"count": 1}),
-        ("delivered", {"count": 1}),
-        ("awaited", {"count": 2}),
-        ("plain", {"count": 2}),
-        ("delivered", {"count": 2}),
-    ]
+    assert seen == _for_each_result("awaited", "plain", "delivered")
