@@ -385,23 +385,21 @@ async def main_async(args: argparse.Namespace) -> None:
                 ("Caseway req/s", [r.requests_per_second for r, _ in r1_rounds]),
                 ("PostGraphile req/s", [r.requests_per_second for r, _ in peer_rounds]),
             )
-        lines += _ratio_lines(
-            "W1 / W2",
-            "floor 0.5",
-            ("W1 req/s", [r.requests_per_second for r, _ in w1_rounds]),
-            ("W2 tx/s", [r["tps"] for r, _ in w2_rounds]),
-        )
+        w1_rates = ("W1 req/s", [r.requests_per_second for r, _ in w1_rounds])
+        w0_rates = ("W0 req/s", [r.requests_per_second for r, _ in w0_rounds])
+        w2_rates = ("W2 tx/s", [r["tps"] for r, _ in w2_rounds])
+        lines += _ratio_lines("W1 / W2", "floor 0.5", w1_rates, w2_rates)
         lines += _ratio_lines(
             "W0 / W2",
             "the most an executeAction served through this stack's HTTP and GraphQL could reach",
-            ("W0 req/s", [r.requests_per_second for r, _ in w0_rounds]),
-            ("W2 tx/s", [r["tps"] for r, _ in w2_rounds]),
+            w0_rates,
+            w2_rates,
         )
         lines += _ratio_lines(
             "W1 / W0",
             "how much of that floor Caseway keeps; its engine, ORM and request context cost the rest",
-            ("W1 req/s", [r.requests_per_second for r, _ in w1_rounds]),
-            ("W0 req/s", [r.requests_per_second for r, _ in w0_rounds]),
+            w1_rates,
+            w0_rates,
         )
         lines += _cpu_table(results, peer, w2_cpu)
         if fanout:
