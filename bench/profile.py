@@ -1,23 +1,26 @@
 """In-process timing (and optionally a profile) of one scenario, through the whole ASGI app.
 
-    python -m bench.profile --database-url postgresql://…/db [--scenario R1|R2|R3|R4|W1]
+    python -m bench.profile --database-url postgresql://…/db [--scenario R1|R2|R3|R4|W1|W0]
                             [--requests 50] [--repeat 1] [--cprofile | --pyinstrument]
 
 Seed the database first (`python -m bench.seed --size medium --bulk --database-url …`). One
 client, no network: it prints the time a request takes and the CPU it costs the server (the
-rest is waiting on the database), the numbers to move before wrk can show anything.
+rest is waiting on the database), the numbers to move before wrk can show anything. W0 sends
+W1's requests to the stack's floor (`bench/floor.py`) instead of to Caseway.
 """
 
 import argparse
 import asyncio
 import cProfile
+import os
 import pstats
 import time
 from typing import Any
 
+import asyncpg
 import httpx
 
-from bench import queries, seed
+from bench import floor, queries, seed
 from models import Database
 from server.app import create_app, tune_garbage_collector
 from server.settings import Settings
@@ -25,10 +28,14 @@ from server.settings import Settings
 
 async def main_async(args: argparse.Namespace) -> None:
     db = Database(args.database_url)
-    app = create_app(Settings(database_url=args.database_url), db=db)
+    app: Any = create_app(Settings(database_url=args.database_url), db=db)
     tune_garbage_collector()  # as the server's start-up does (the ASGI transport runs no lifespan)
     data = await seed.driver_data(args.database_url)
-    token, bodies = data["token"], queries.bodies(data)[args.scenario]
+    token, bodies = data["token"], queries.bodies(data)["W1" if args.scenario == "W0" else args.scenario]
+    if args.scenario == "W0":
+        app = floor.app
+        app.state.pool = await asyncpg.create_pool(args.database_url, min_size=1, max_size=2)
+        os.environ["CASEWAY_FLOOR_ACTOR"] = data["owner"]
     headers = {"Authorization": f"Bearer {token}"}
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bench") as client:
 
@@ -65,6 +72,8 @@ async def main_async(args: argparse.Namespace) -> None:
             profiler.stop()
             print(profiler.output_text(unicode=False, color=False, show_all=False))
     await db.dispose()
+    if args.scenario == "W0":
+        await app.state.pool.close()
     per_request, cpu_per_request = elapsed / args.requests * 1000, cpu / args.requests * 1000
     print(
         f"{args.scenario}: {per_request:.2f} ms per request, of which {cpu_per_request:.2f} ms CPU in this process"
@@ -75,7 +84,7 @@ async def main_async(args: argparse.Namespace) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--database-url", required=True)
-    parser.add_argument("--scenario", choices=["R1", "R2", "R3", "R4", "W1"], default="R1")
+    parser.add_argument("--scenario", choices=["R1", "R2", "R3", "R4", "W1", "W0"], default="R1")
     parser.add_argument("--requests", type=int, default=50)
     parser.add_argument("--repeat", type=int, default=1, help="rounds of --requests; the best one is printed")
     group = parser.add_mutually_exclusive_group()

@@ -12,6 +12,7 @@ previous entry's hash, so an edited or deleted entry breaks every hash after it.
 import hashlib
 import json
 from datetime import datetime
+from types import SimpleNamespace
 from typing import Any
 
 from sqlalchemy import bindparam, func, insert, select
@@ -40,7 +41,33 @@ def scope_of(resource: Any, *, case_id: str | None = None) -> dict[str, str | No
     return {**scope, "case_id": case_id} if case_id else scope
 
 
-def entry_hash(prev_hash: str | None, entry: Activity) -> str:
+_UNSCOPED: dict[str, str | None] = dict.fromkeys(("project_id", "subproject_id", "workflow_item_id", "case_id"))
+
+
+class LogEntry(SimpleNamespace):
+    """An entry as the transaction that writes it holds it: ``models.Activity``'s columns as
+    plain attributes, ``seq`` and ``hash`` filled in by its insert. It is inserted with Core,
+    never through the session, so it needs none of an ORM row's instrumentation (building an
+    ``Activity`` cost 70 µs, 4% of an executeAction's CPU in bench W1)."""
+
+    seq: int | None
+    id: str
+    kind: str
+    actor_id: str | None
+    chain: str
+    project_id: str | None
+    subproject_id: str | None
+    workflow_item_id: str | None
+    case_id: str | None
+    action: str | None
+    comment: str | None
+    data: dict[str, Any]
+    at: datetime
+    prev_hash: str | None
+    hash: str
+
+
+def entry_hash(prev_hash: str | None, entry: Activity | LogEntry) -> str:
     payload = json.dumps(
         [
             prev_hash,
@@ -73,15 +100,16 @@ async def record(
     comment: str | None = None,
     data: dict[str, Any] | None = None,
     at: datetime | None = None,
-) -> Activity:
+) -> LogEntry:
     """Queue an entry about ``about`` (a project, subproject or workflow item); it is hashed and
     inserted just before the transaction commits."""
-    entry = Activity(
+    entry = LogEntry(
+        seq=None,
         id=new_id("act"),
         kind=kind,
         actor_id=actor_id,
         chain=about.id,  # each resource's entries form one hash chain
-        **scope_of(about, case_id=case_id),
+        **(_UNSCOPED | scope_of(about, case_id=case_id)),
         action=action,
         comment=comment,
         data=data or {},

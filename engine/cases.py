@@ -15,6 +15,7 @@ from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine import activity, assignment, notifications, permissions
+from engine.activity import LogEntry
 from engine.actors import Actor
 from engine.context import CaseContext, load_case, new_case_context
 from engine.errors import DomainError, ErrorCode, not_found
@@ -45,7 +46,7 @@ EXECUTABLE_STATUSES = ("ACTIVE", "COMPLETED")  # a completed case can still be r
 @dataclass
 class ExecutionResult:
     case: Case
-    activity: Activity | None
+    activity: LogEntry | Activity | None  # the row read back when a request is replayed
     replayed: bool = False
 
 

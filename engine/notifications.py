@@ -13,11 +13,11 @@ from collections.abc import Iterable
 from sqlalchemy import and_, delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from engine.activity import LogEntry
 from engine.actors import Actor
 from engine.context import OPT_IN_LEVELS, CaseContext, subscribers_query
 from engine.errors import DomainError, ErrorCode
 from models import (
-    Activity,
     GroupMember,
     Notification,
     NotificationSubscription,
@@ -57,7 +57,7 @@ async def _subscribers(session: AsyncSession, ctx: CaseContext) -> dict[str, set
     return result
 
 
-async def notify(ctx: CaseContext, entry: Activity, *, assigned_parties: Iterable[str]) -> None:
+async def notify(ctx: CaseContext, entry: LogEntry, *, assigned_parties: Iterable[str]) -> None:
     """Write the notifications of one case activity."""
     session = ctx.session
     role_players = await users_of(session, {p for parties in ctx.roles.values() for p in parties})

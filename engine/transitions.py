@@ -14,7 +14,7 @@ from engine.errors import DomainError, ErrorCode
 from engine.registry import side_effects
 from engine.side_effects import Execution
 from engine.specs import ActionSpec
-from models import Activity, CaseState, EnabledAction, new_id
+from models import CaseState, EnabledAction, new_id
 
 MAX_AUTOMATIC_STEPS = 100
 
@@ -34,7 +34,7 @@ async def fire(
     comment: str | None,
     values: dict[str, Any],
     now: datetime,
-) -> Activity:
+) -> activity.LogEntry:
     """Complete one instance: change its scope's state, log it, run side effects, re-enable."""
     scope = instance.scope
     from_state = ctx.states[scope]
