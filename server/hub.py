@@ -23,6 +23,7 @@ from typing import Any
 import asyncpg
 from sqlalchemy import func, select
 
+from engine.activity import LogEntry
 from engine.events import Event, Subscriber, audiences
 from models import Activity, Database, Notification
 from resolvers.live import read_shared
@@ -67,7 +68,7 @@ class EventHub:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
 
-    async def publish(self, entries: Sequence[Activity]) -> None:
+    async def publish(self, entries: Sequence[LogEntry]) -> None:
         """Called after a commit: look at the table again."""
         self._wake.set()
 
@@ -198,7 +199,7 @@ class PostgresEventHub(EventHub):
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 5.0)
 
-    async def publish(self, entries: Sequence[Activity]) -> None:
+    async def publish(self, entries: Sequence[LogEntry]) -> None:
         self._wake.set()  # local subscribers need no round trip
         self._notify_wanted = True
         if self._notifier is None or self._notifier.done():
