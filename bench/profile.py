@@ -28,14 +28,16 @@ from server.settings import Settings
 
 async def main_async(args: argparse.Namespace) -> None:
     db = Database(args.database_url)
-    app: Any = create_app(Settings(database_url=args.database_url), db=db)
     tune_garbage_collector()  # as the server's start-up does (the ASGI transport runs no lifespan)
     data = await seed.driver_data(args.database_url)
     token, bodies = data["token"], queries.bodies(data)["W1" if args.scenario == "W0" else args.scenario]
-    if args.scenario == "W0":
+    app: Any
+    if args.scenario == "W0":  # W1's requests, answered by the stack's floor (bench/floor.py)
         app = floor.app
         app.state.pool = await asyncpg.create_pool(args.database_url, min_size=1, max_size=2)
         os.environ["CASEWAY_FLOOR_ACTOR"] = data["owner"]
+    else:
+        app = create_app(Settings(database_url=args.database_url), db=db)
     headers = {"Authorization": f"Bearer {token}"}
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bench") as client:
 
