@@ -199,3 +199,37 @@ async def test_execute_by_case_id_and_unknown_ids(gql, make_user):
     after = (await gql(CASE, {"id": item["id"]}, token=sam))["node"]["case"]
     comments = [e["node"] for e in after["log"]["edges"] if e["node"]["action"] == "comment"]
     assert after["version"] == 1 and [c["comment"] for c in comments] == ["hi"]  # the refusals changed nothing
+
+
+ENTRY = "id seq at kind action comment data hash prevHash actor { login } workflowItem { id }"
+EXECUTE_WITH_ENTRY = f"""mutation($input: ExecuteActionInput!) {{
+  executeAction(input: $input) {{ activity {{ {ENTRY} }} userErrors {{ code }} }} }}"""
+ITEM_HISTORY = f"""query($id: ID!) {{ node(id: $id) {{ ... on WorkflowItem {{
+  history(first: 50) {{ edges {{ node {{ {ENTRY} }} }} }} }} }} }}"""
+
+
+async def test_the_payloads_entry_is_the_one_the_log_stored(gql, make_user):
+    """executeAction answers with the entry its transaction wrote, numbered and hashed at
+    commit: the item's history holds the same entry, chained to the item's entry before it."""
+    _, sam = await make_user("sam")
+    dev_id, dev = await make_user("dev")
+    item = await bug_item(gql, sam, dev_id)
+    done = (
+        await gql(
+            EXECUTE_WITH_ENTRY,
+            {"input": {"workflowItemId": item["id"], "action": "comment", "comment": "seen", "data": {"n": 1}}},
+            token=dev,
+        )
+    )["executeAction"]
+    assert done["userErrors"] == []
+    entry = done["activity"]
+    history = [e["node"] for e in (await gql(ITEM_HISTORY, {"id": item["id"]}, token=sam))["node"]["history"]["edges"]]
+    assert entry in history
+    assert (entry["kind"], entry["action"], entry["comment"], entry["actor"]) == (
+        "action_executed",
+        "comment",
+        "seen",
+        {"login": "dev"},
+    )
+    earlier = [e for e in history if e["seq"] < entry["seq"]]
+    assert earlier and entry["prevHash"] == max(earlier, key=lambda e: e["seq"])["hash"]
