@@ -122,7 +122,8 @@ def _load(server_pid: int, url: str, bodies: list[dict], **kwargs: Any) -> Run:
 
 
 def _median(runs: list[Any], rate: Callable[[Any], float] = lambda run: run[0].requests_per_second) -> Any:
-    """The run with the median throughput (the lower middle one for an even count)."""
+    """The run with the median ``rate`` (throughput unless told; the lower middle one for an
+    even count)."""
     return sorted(runs, key=rate)[(len(runs) - 1) // 2]
 
 
@@ -320,7 +321,7 @@ async def main_async(args: argparse.Namespace) -> None:
                                 server.url, url, subscribers=n, events=20, server_pid=server.process.pid
                             )
                         )
-                    median = sorted(rounds, key=lambda run: run["p99_ms"])[(len(rounds) - 1) // 2]
+                    median = _median(rounds, rate=lambda run: run["p99_ms"])
                     fanout.append({**median, "rounds_p99_ms": [run["p99_ms"] for run in rounds]})
             finally:
                 server.stop()
