@@ -111,7 +111,7 @@ def with_loaded(needs: Sequence[tuple[DataLoader[Any, Any], Any]], compute: Call
     depend on these; graphql-core awaits whatever comes back awaitable."""
     values = []
     for loader, key in needs:
-        value = loader.cache_map.values.get(key, MISSING) if loader.cache else MISSING  # cached(), inline
+        value = cached(loader, key)
         if value is MISSING:
             return _after_loading(needs, compute)
         values.append(value)
