@@ -46,25 +46,10 @@ _UNSCOPED: dict[str, str | None] = dict.fromkeys(("project_id", "subproject_id",
 
 class LogEntry(SimpleNamespace):
     """An entry as the transaction that writes it holds it: ``models.Activity``'s columns as
-    plain attributes, ``seq`` and ``hash`` filled in by its insert. It is inserted with Core,
-    never through the session, so it needs none of an ORM row's instrumentation (building an
-    ``Activity`` cost 70 µs, 4% of an executeAction's CPU in bench W1)."""
-
-    seq: int | None
-    id: str
-    kind: str
-    actor_id: str | None
-    chain: str
-    project_id: str | None
-    subproject_id: str | None
-    workflow_item_id: str | None
-    case_id: str | None
-    action: str | None
-    comment: str | None
-    data: dict[str, Any]
-    at: datetime
-    prev_hash: str | None
-    hash: str
+    plain attributes (``record`` sets them all), ``seq`` and ``hash`` filled in by its insert.
+    It is inserted with Core, never through the session, so it needs none of an ORM row's
+    instrumentation (building an ``Activity`` cost 70 µs, 4% of an executeAction's CPU in bench
+    W1)."""
 
 
 def entry_hash(prev_hash: str | None, entry: Activity | LogEntry) -> str:
