@@ -59,7 +59,7 @@ class Mutation:
     async def execute_action(self, info: strawberry.Info, input: ExecuteActionInput) -> ExecuteActionPayload:
         pool: asyncpg.Pool = info.context["request"].app.state.pool
         async with pool.acquire() as connection, connection.transaction():
-            version = await raw_sql.transaction_body(
+            _, version = await raw_sql.transaction_body(
                 connection, input.workflow_item_id, os.environ["CASEWAY_FLOOR_ACTOR"]
             )
         return ExecuteActionPayload(case=Case(version=version), user_errors=[])

@@ -38,9 +38,9 @@ async def _one(conn: asyncpg.Connection, item_id: str, actor_id: str) -> None:
         await transaction_body(conn, item_id, actor_id)
 
 
-async def transaction_body(conn: asyncpg.Connection, item_id: str, actor_id: str) -> int:
-    """The transaction's statements, in the caller's transaction; returns the case's new version
-    (W0, bench/floor.py, answers with it)."""
+async def transaction_body(conn: asyncpg.Connection, item_id: str, actor_id: str) -> tuple[str, int]:
+    """The transaction's statements, in the caller's transaction; returns the case's id and new
+    version (W0, bench/floor.py, and W1e, bench/engineless.py, answer with them)."""
     case = await conn.fetchrow(CASE, item_id)
     rows = await conn.fetch(CASE_ROWS, case["id"], item_id, case["subproject_id"], case["workflow_id"])
     instance = min((r["enabled_at"], r["id"]) for r in rows if r["action"] == "comment")[1]
@@ -72,7 +72,7 @@ async def transaction_body(conn: asyncpg.Connection, item_id: str, actor_id: str
         digest,
         LOG_LOCK_KEY,
     )
-    return version
+    return case["id"], version
 
 
 async def statements(dsn: str, item_id: str, actor_id: str) -> int:

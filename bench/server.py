@@ -54,7 +54,8 @@ async def drop_postgres(name: str) -> None:
 
 
 class Server:
-    """`uvicorn server.asgi:app` (or another ``app``) in a child process, stopped by its PID."""
+    """`uvicorn server.asgi:app` (or another ``app``, or a ``factory`` of one) in a child process,
+    stopped by its PID."""
 
     def __init__(
         self,
@@ -63,6 +64,7 @@ class Server:
         workers: int = 1,
         env: dict[str, str] | None = None,
         app: str = "server.asgi:app",
+        factory: bool = False,
     ) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -83,6 +85,7 @@ class Server:
                 "--no-access-log",
                 "--ws-per-message-deflate",  # off, as `caseway serve` runs it
                 "false",
+                *(["--factory"] if factory else []),
             ],
             cwd=ROOT,
             env={**os.environ, "CASEWAY_DATABASE_URL": database_url, **(env or {})},

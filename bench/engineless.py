@@ -1,0 +1,45 @@
+"""W1e, the ceiling of any engine on Caseway's stack: W1's request through the whole Caseway
+server (HTTP, authentication, request context, the mutation's transaction and payload) with an
+engine that costs nothing, because ``engine.execute`` is replaced by W2's hand-written
+statements on the session's own driver connection.
+
+W0 (bench/floor.py) is the floor of the libraries; W1e adds what Caseway does around every
+mutation. W1 / W2 can never exceed W1e / W2 here, so W1e tells how much of W1's gap an engine
+redesign could close, and how much no engine could.
+
+    CASEWAY_DATABASE_URL=postgresql://… uvicorn --factory bench.engineless:create
+"""
+
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+from starlette.applications import Starlette
+
+import engine
+from bench import raw_sql
+from engine.actors import Actor
+from engine.cases import ExecutionResult
+from models import Database
+from resolvers.records import record_type
+from server.app import create_app
+from server.settings import Settings
+
+# What W1's payload reads of its case, as the read path's plain rows carry it.
+CaseRow = record_type(("id", "version"))
+
+
+async def execute(
+    session: AsyncSession, *, actor: Actor, workflow_item_id: str | None = None, **_: Any
+) -> ExecutionResult:
+    """W2's transaction body in the mutation's transaction; answers with the case's new version."""
+    connection = await session.connection()
+    driver = (await connection.get_raw_connection()).driver_connection
+    case_id, version = await raw_sql.transaction_body(driver, workflow_item_id or "", actor.user_id)
+    return ExecutionResult(case=CaseRow(case_id, version), activity=None)
+
+
+def create(settings: Settings | None = None, *, db: Database | None = None) -> Starlette:
+    """Caseway's app in a process whose ``engine.execute`` is the one above (the mutation looks
+    it up at request time); for a process of its own: the patch is not undone."""
+    engine.execute = execute
+    return create_app(settings, db=db)
