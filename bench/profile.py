@@ -1,12 +1,13 @@
 """In-process timing (and optionally a profile) of one scenario, through the whole ASGI app.
 
-    python -m bench.profile --database-url postgresql://…/db [--scenario R1|R2|R3|R4|W1|W0]
+    python -m bench.profile --database-url postgresql://…/db [--scenario R1|R2|R3|R4|W1|W1e|W0]
                             [--requests 50] [--repeat 1] [--cprofile | --pyinstrument]
 
 Seed the database first (`python -m bench.seed --size medium --bulk --database-url …`). One
 client, no network: it prints the time a request takes and the CPU it costs the server (the
 rest is waiting on the database), the numbers to move before wrk can show anything. W0 sends
-W1's requests to the stack's floor (`bench/floor.py`) instead of to Caseway.
+W1's requests to the stack's floor (`bench/floor.py`) instead of to Caseway, W1e to Caseway
+with an engine that costs nothing (`bench/engineless.py`).
 """
 
 import argparse
@@ -20,7 +21,7 @@ from typing import Any
 import asyncpg
 import httpx
 
-from bench import floor, queries, seed
+from bench import engineless, floor, queries, seed
 from models import Database
 from server.app import create_app, tune_garbage_collector
 from server.settings import Settings
@@ -30,14 +31,16 @@ async def main_async(args: argparse.Namespace) -> None:
     db = Database(args.database_url)
     tune_garbage_collector()  # as the server's start-up does (the ASGI transport runs no lifespan)
     data = await seed.driver_data(args.database_url)
-    token, bodies = data["token"], queries.bodies(data)["W1" if args.scenario == "W0" else args.scenario]
+    token, bodies = data["token"], queries.bodies(data)["W1" if args.scenario in ("W0", "W1e") else args.scenario]
     app: Any
     if args.scenario == "W0":  # W1's requests, answered by the stack's floor (bench/floor.py)
         app = floor.app
         app.state.pool = await asyncpg.create_pool(args.database_url, min_size=1, max_size=2)
         os.environ["CASEWAY_FLOOR_ACTOR"] = data["owner"]
     else:
-        app = create_app(Settings(database_url=args.database_url), db=db)
+        # W1e: W1's requests, answered by Caseway without its engine
+        make = engineless.create if args.scenario == "W1e" else create_app
+        app = make(Settings(database_url=args.database_url), db=db)
     headers = {"Authorization": f"Bearer {token}"}
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bench") as client:
 
@@ -86,7 +89,7 @@ async def main_async(args: argparse.Namespace) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--database-url", required=True)
-    parser.add_argument("--scenario", choices=["R1", "R2", "R3", "R4", "W1", "W0"], default="R1")
+    parser.add_argument("--scenario", choices=["R1", "R2", "R3", "R4", "W1", "W1e", "W0"], default="R1")
     parser.add_argument("--requests", type=int, default=50)
     parser.add_argument("--repeat", type=int, default=1, help="rounds of --requests; the best one is printed")
     group = parser.add_mutually_exclusive_group()

@@ -141,7 +141,7 @@ def _row(name: str, what: str, run: Run | None, statements_count: Any = "") -> s
 def _cpu_table(results: dict[str, Run], peer: Run | None, w2: cpu.CpuUse) -> list[str]:
     """Where each scenario's CPU went, per request: with the server, PostgreSQL and the driver
     on the same cores, a CPU-bound scenario runs at about cores / total."""
-    uses = [(key, results[key][1]) for key in ("R1", "R2", "R3", "R4", "W1", "W0") if key in results]
+    uses = [(key, results[key][1]) for key in ("R1", "R2", "R3", "R4", "W1", "W1e", "W0") if key in results]
     uses.append(("W2", w2))
     if peer is not None:
         uses.append(("peer", peer[1]))
@@ -171,6 +171,18 @@ def _ratio_lines(name: str, targets: str, ours: tuple[str, list[float]], theirs:
         f"- {name}: **{statistics.median(ratios):.2f}** (median of {len(ratios)} alternating rounds; {targets})",
         f"  - rounds: {rounds}; ratios " + ", ".join(f"{r:.2f}" for r in ratios),
     ]
+
+
+def _engineless(url: str, args: argparse.Namespace, w1: list[dict], token: str) -> Run:
+    """One round of W1e on a server started for it: three servers' pools and W2's 32
+    connections together would pass PostgreSQL's 100."""
+    server = Server(url, workers=args.workers, app="bench.engineless:create", factory=True)
+    try:
+        _check(f"{server.url}/graphql", w1[0], token)
+        wrk.run(server.url, w1, token=token, connections=32, seconds=WARM_UP_SECONDS)
+        return _load(server.process.pid, server.url, w1, token=token, connections=32, seconds=args.seconds)
+    finally:
+        server.stop()
 
 
 async def _wide_pages(args: argparse.Namespace) -> tuple[Run, int]:
@@ -223,6 +235,7 @@ async def main_async(args: argparse.Namespace) -> None:
         peer_rounds: list[Run] = []
         w1_rounds: list[Run] = []
         w0_rounds: list[Run] = []
+        w1e_rounds: list[Run] = []
         w2_rounds: list[tuple[dict[str, Any], cpu.CpuUse]] = []
         try:
             endpoint = f"{server.url}/graphql"
@@ -279,28 +292,27 @@ async def main_async(args: argparse.Namespace) -> None:
                     # Unmeasured: the pools' connections are opened and their statements prepared
                     # on first use, as W2 opens its connections before its clock starts.
                     wrk.run(measured.url, w1, token=token, connections=32, seconds=WARM_UP_SECONDS)
-                # W1, W0 and the raw transaction in alternating rounds, for the same reason as R1
+                # W1, W1e, W0 and the raw transaction in alternating rounds, for the same reason as R1
                 # against the peer; W2's driver is this process (the idle servers cost nothing).
                 for n in range(args.rounds):
-                    print(f"W1 / W0 / W2 round {n + 1}/{args.rounds}...", flush=True)
-                    for measured, rounds in ((server, w1_rounds), (floor, w0_rounds)):
-                        rounds.append(
-                            _load(
-                                measured.process.pid,
-                                measured.url,
-                                w1,
-                                token=token,
-                                connections=32,
-                                seconds=args.seconds,
-                            )
-                        )
-                        await asyncio.sleep(SETTLE_SECONDS)
+                    print(f"W1 / W1e / W0 / W2 round {n + 1}/{args.rounds}...", flush=True)
+                    w1_rounds.append(
+                        _load(server.process.pid, server.url, w1, token=token, connections=32, seconds=args.seconds)
+                    )
+                    await asyncio.sleep(SETTLE_SECONDS)
+                    w1e_rounds.append(_engineless(url, args, w1, token))
+                    await asyncio.sleep(SETTLE_SECONDS)
+                    w0_rounds.append(
+                        _load(floor.process.pid, floor.url, w1, token=token, connections=32, seconds=args.seconds)
+                    )
+                    await asyncio.sleep(SETTLE_SECONDS)
                     meter = cpu.Meter().start()
                     w2_run = await raw_sql.run(dsn, items, data["owner"], clients=32, seconds=args.seconds)
                     w2_rounds.append((w2_run, meter.stop(w2_run["transactions"])))
             finally:
                 floor.stop()
             results["W1"], results["W0"] = _median(w1_rounds), _median(w0_rounds)
+            results["W1e"] = _median(w1e_rounds)
         finally:
             server.stop()
             if graphile is not None:
@@ -372,6 +384,15 @@ async def main_async(args: argparse.Namespace) -> None:
         )
         lines.append(
             _row(
+                "W1e",
+                "W1's request through Caseway's whole server with an engine that costs nothing: W2's "
+                f"statements in place of `engine.execute` (`bench/engineless.py`; median of {len(w1e_rounds)})",
+                results["W1e"],
+                w2["statements"],
+            )
+        )
+        lines.append(
+            _row(
                 "W0",
                 f"W1's request on the stack's floor: W2's transaction behind a bare strawberry mutation, "
                 f"no engine, ORM or authentication (`bench/floor.py`; median of {len(w0_rounds)})",
@@ -397,6 +418,13 @@ async def main_async(args: argparse.Namespace) -> None:
         w0_rates = ("W0 req/s", [r.requests_per_second for r, _ in w0_rounds])
         w2_rates = ("W2 tx/s", [r["tps"] for r, _ in w2_rounds])
         lines += _ratio_lines("W1 / W2", "floor 0.5", w1_rates, w2_rates)
+        w1e_rates = ("W1e req/s", [r.requests_per_second for r, _ in w1e_rounds])
+        lines += _ratio_lines(
+            "W1e / W2",
+            "the most any engine could reach behind Caseway's server: W1 / W2 can never exceed it",
+            w1e_rates,
+            w2_rates,
+        )
         lines += _ratio_lines(
             "W0 / W2",
             "the most an executeAction served through this stack's HTTP and GraphQL could reach",
@@ -408,6 +436,12 @@ async def main_async(args: argparse.Namespace) -> None:
             "how much of that floor Caseway keeps; its engine, ORM and request context cost the rest",
             w1_rates,
             w0_rates,
+        )
+        lines += _ratio_lines(
+            "W1 / W1e",
+            "how much of that ceiling Caseway's engine keeps; the rest is what its engine and ORM cost",
+            w1_rates,
+            w1e_rates,
         )
         lines += _cpu_table(results, peer, w2_cpu)
         if fanout:
@@ -441,7 +475,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument(
-        "--rounds", type=int, default=5, help="alternating rounds: R1 against PostGraphile, W1 against W0 and W2"
+        "--rounds", type=int, default=5, help="alternating rounds: R1 against PostGraphile, W1 against W1e, W0 and W2"
     )
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--skip-postgraphile", action="store_true")
