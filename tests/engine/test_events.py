@@ -6,10 +6,11 @@ import time
 
 import asyncpg
 import pytest
+from sqlalchemy.engine import make_url
 
 import engine
 from engine.events import SubscriberDropped
-from server.hub import CHANNEL, EventHub, create_hub
+from server.hub import CHANNEL, EventHub, PostgresEventHub
 from tests.fixtures.database import BACKEND
 
 
@@ -66,33 +67,85 @@ async def test_a_hub_without_subscribers_reads_nothing_and_starts_a_newcomer_at_
         await hub.stop()
 
 
+class HoldingProxy:
+    """A TCP relay to PostgreSQL that can hold what the client sends: a NOTIFY held here is in
+    flight, for as long as a test needs it to be."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.target = (host, port)
+        self.open = asyncio.Event()
+        self.open.set()
+        self.holding = asyncio.Event()  # set once something waits at the closed gate
+        self._pumps: set[asyncio.Task[None]] = set()
+
+    async def start(self) -> int:
+        self._server = await asyncio.start_server(self._relay, "127.0.0.1", 0)
+        return self._server.sockets[0].getsockname()[1]
+
+    async def stop(self) -> None:
+        self._server.close()
+        for pump in self._pumps:
+            pump.cancel()
+        await asyncio.gather(*self._pumps, return_exceptions=True)
+
+    async def _relay(self, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter) -> None:
+        server_reader, server_writer = await asyncio.open_connection(*self.target)
+        self._pumps |= {
+            asyncio.create_task(self._pump(client_reader, server_writer, gated=True)),
+            asyncio.create_task(self._pump(server_reader, client_writer, gated=False)),
+        }
+
+    async def _pump(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *, gated: bool) -> None:
+        try:
+            while chunk := await reader.read(65536):
+                if gated and not self.open.is_set():
+                    self.holding.set()
+                    await self.open.wait()
+                writer.write(chunk)
+                await writer.drain()
+        finally:
+            writer.close()
+
+
 @pytest.mark.skipif(BACKEND != "postgres", reason="the NOTIFY wake-up exists on PostgreSQL only")
-async def test_a_burst_of_commits_sends_its_wake_ups_one_at_a_time(db, caplog):
-    """asyncpg runs one operation per connection: a publish that lands while a NOTIFY is in
+async def test_commits_during_a_notify_in_flight_get_one_more_notify_after_it(db, caplog):
+    """asyncpg runs one operation per connection: publishes that land while a NOTIFY is in
     flight must wait for it, not start a second one (which fails, and the wake-up it carried is
-    lost until the other processes' next poll). The burst ends with a NOTIFY that arrives."""
-    listener = await asyncpg.connect(db.url.replace("postgresql+asyncpg://", "postgresql://"))
+    lost until the other processes' next poll), and must not be forgotten either: one more
+    NOTIFY, after the one in flight, covers them all."""
+    url = make_url(db.url)
+    listener = await asyncpg.connect(host=url.host, port=url.port, user=url.username, database=url.database)
     arrivals: list[float] = []
     await listener.add_listener(CHANNEL, lambda *_: arrivals.append(time.monotonic()))
     failures: list[dict] = []
     loop = asyncio.get_running_loop()
     loop.set_exception_handler(lambda _, context: failures.append(context))
-    hub = create_hub(db, notify_delay=0)
+    proxy = HoldingProxy(url.host or "127.0.0.1", url.port or 5432)
+    port = await proxy.start()
+    dsn = url.set(drivername="postgresql", host="127.0.0.1", port=port).render_as_string(hide_password=False)
+    hub = PostgresEventHub(db, dsn=dsn, notify_delay=0)
     await hub.start()
     try:
+        proxy.open.clear()
+        await hub.publish([])
+        await asyncio.wait_for(proxy.holding.wait(), 5)  # the first NOTIFY is in flight
         for _ in range(200):
             await hub.publish([])
-            last_publish = time.monotonic()  # publish never yields: its NOTIFY is not sent yet
-            for _ in range(3):  # lets a NOTIFY start, so the next publish lands during it
-                await asyncio.sleep(0)
-        for _ in range(50):
-            if arrivals and arrivals[-1] > last_publish:
+            await asyncio.sleep(0)
+        assert arrivals == []
+        released = time.monotonic()
+        proxy.open.set()
+        for _ in range(100):
+            if len(arrivals) >= 2:
                 break
-            await asyncio.sleep(0.05)
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(0.2)  # time for a third NOTIFY, were one sent
     finally:
+        proxy.open.set()
         await hub.stop()
         await listener.close()
+        await proxy.stop()
         gc.collect()  # an unretrieved task exception is reported when the task is collected
         loop.set_exception_handler(None)
-    assert arrivals and arrivals[-1] > last_publish
+    assert len(arrivals) == 2 and arrivals[0] > released
     assert failures == [] and "NOTIFY failed" not in caplog.text
