@@ -173,14 +173,26 @@ def _ratio_lines(name: str, targets: str, ours: tuple[str, list[float]], theirs:
     ]
 
 
+def _warm_w1(server: Server, w1: list[dict], token: str) -> None:
+    """Check that ``server`` answers W1 (executes once: comment stays enabled), then load it
+    unmeasured: the pools' connections are opened and their statements prepared on first use,
+    as W2 opens its connections before its clock starts."""
+    _check(f"{server.url}/graphql", w1[0], token)
+    wrk.run(server.url, w1, token=token, connections=32, seconds=WARM_UP_SECONDS)
+
+
+def _load_w1(server: Server, w1: list[dict], token: str, seconds: int) -> Run:
+    """One measured W1 run (32 clients) against ``server``."""
+    return _load(server.process.pid, server.url, w1, token=token, connections=32, seconds=seconds)
+
+
 def _engineless(url: str, args: argparse.Namespace, w1: list[dict], token: str) -> Run:
     """One round of W1e on a server started for it: three servers' pools and W2's 32
     connections together would pass PostgreSQL's 100."""
     server = Server(url, workers=args.workers, app="bench.engineless:create", factory=True)
     try:
-        _check(f"{server.url}/graphql", w1[0], token)
-        wrk.run(server.url, w1, token=token, connections=32, seconds=WARM_UP_SECONDS)
-        return _load(server.process.pid, server.url, w1, token=token, connections=32, seconds=args.seconds)
+        _warm_w1(server, w1, token)
+        return _load_w1(server, w1, token, args.seconds)
     finally:
         server.stop()
 
@@ -288,23 +300,16 @@ async def main_async(args: argparse.Namespace) -> None:
             floor = Server(url, workers=args.workers, app="bench.floor:app", env={"CASEWAY_FLOOR_ACTOR": data["owner"]})
             try:
                 for measured in (server, floor):
-                    _check(f"{measured.url}/graphql", w1[0], token)  # executes once: comment stays enabled
-                    # Unmeasured: the pools' connections are opened and their statements prepared
-                    # on first use, as W2 opens its connections before its clock starts.
-                    wrk.run(measured.url, w1, token=token, connections=32, seconds=WARM_UP_SECONDS)
+                    _warm_w1(measured, w1, token)
                 # W1, W1e, W0 and the raw transaction in alternating rounds, for the same reason as R1
                 # against the peer; W2's driver is this process (the idle servers cost nothing).
                 for n in range(args.rounds):
                     print(f"W1 / W1e / W0 / W2 round {n + 1}/{args.rounds}...", flush=True)
-                    w1_rounds.append(
-                        _load(server.process.pid, server.url, w1, token=token, connections=32, seconds=args.seconds)
-                    )
+                    w1_rounds.append(_load_w1(server, w1, token, args.seconds))
                     await asyncio.sleep(SETTLE_SECONDS)
                     w1e_rounds.append(_engineless(url, args, w1, token))
                     await asyncio.sleep(SETTLE_SECONDS)
-                    w0_rounds.append(
-                        _load(floor.process.pid, floor.url, w1, token=token, connections=32, seconds=args.seconds)
-                    )
+                    w0_rounds.append(_load_w1(floor, w1, token, args.seconds))
                     await asyncio.sleep(SETTLE_SECONDS)
                     meter = cpu.Meter().start()
                     w2_run = await raw_sql.run(dsn, items, data["owner"], clients=32, seconds=args.seconds)
