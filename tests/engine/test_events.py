@@ -113,16 +113,15 @@ async def test_commits_during_a_notify_in_flight_get_one_more_notify_after_it(db
     flight must wait for it, not start a second one (which fails, and the wake-up it carried is
     lost until the other processes' next poll), and must not be forgotten either: one more
     NOTIFY, after the one in flight, covers them all."""
-    url = make_url(db.url)
-    listener = await asyncpg.connect(host=url.host, port=url.port, user=url.username, database=url.database)
+    url = make_url(db.url).set(drivername="postgresql")
+    listener = await asyncpg.connect(url.render_as_string(hide_password=False))
     arrivals: list[float] = []
     await listener.add_listener(CHANNEL, lambda *_: arrivals.append(time.monotonic()))
     failures: list[dict] = []
     loop = asyncio.get_running_loop()
     loop.set_exception_handler(lambda _, context: failures.append(context))
     proxy = HoldingProxy(url.host or "127.0.0.1", url.port or 5432)
-    port = await proxy.start()
-    dsn = url.set(drivername="postgresql", host="127.0.0.1", port=port).render_as_string(hide_password=False)
+    dsn = url.set(host="127.0.0.1", port=await proxy.start()).render_as_string(hide_password=False)
     hub = PostgresEventHub(db, dsn=dsn, notify_delay=0)
     await hub.start()
     try:
