@@ -22,6 +22,7 @@ class ErrorCode(StrEnum):
     PARTY_NOT_ALLOWED = "PARTY_NOT_ALLOWED"
     UNKNOWN_ROLE = "UNKNOWN_ROLE"
     WORKFLOW_LOOP = "WORKFLOW_LOOP"
+    TOO_MANY_ATTEMPTS = "TOO_MANY_ATTEMPTS"
 
 
 class DomainError(Exception):

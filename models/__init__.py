@@ -1,8 +1,8 @@
 """SQLModel tables and the database handle. No business rules live here."""
 
-from models.activity import Activity
+from models.activity import Activity, HistoryCheckpoint
 from models.db import Database, normalize_url
-from models.identity import ApiToken, Group, GroupMember, User
+from models.identity import ApiToken, Group, GroupMember, LoginAttempt, User
 from models.ids import kind_of, new_id
 from models.notification import Notification, NotificationSubscription
 from models.resources import (
@@ -27,7 +27,9 @@ __all__ = [
     "EnabledAction",
     "Group",
     "GroupMember",
+    "HistoryCheckpoint",
     "Idempotency",
+    "LoginAttempt",
     "Notification",
     "NotificationSubscription",
     "Permission",

@@ -42,3 +42,17 @@ class Activity(SQLModel, table=True):
     chain: str
     prev_hash: str | None = None
     hash: str
+
+
+class HistoryCheckpoint(SQLModel, table=True):
+    """The newest signed head of one hash chain: the server signs ``(chain, seq, hash, at)``
+    with its secret key (never stored here), so an edit, a truncation or a deleted chain up to
+    this entry is detected even by someone who could rewrite every row of ``activity``."""
+
+    __tablename__ = "history_checkpoint"
+
+    chain: str = Field(primary_key=True)
+    seq: int = Field(sa_column=Column(SeqType, nullable=False))
+    hash: str
+    signed_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
+    signature: str

@@ -47,3 +47,15 @@ class ApiToken(SQLModel, table=True):
     expires_at: datetime = Field(sa_column=Column(UTCDateTime, nullable=False))
     revoked: bool = False
     created_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
+
+
+class LoginAttempt(SQLModel, table=True):
+    """Failed logins counted per key ("login:<name>" or "address:<ip>"), shared by every server
+    process, so guessing is throttled however many workers answer (engine/throttle.py)."""
+
+    __tablename__ = "login_attempt"
+
+    key: str = Field(primary_key=True)
+    failures: int = 0
+    last_failure_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
+    locked_until: datetime | None = Field(default=None, sa_column=Column(UTCDateTime, nullable=True))

@@ -26,3 +26,23 @@ class Settings(BaseSettings):
     # seconds an HTTP request's bearer token is remembered (server/actor_cache.py); 0: never
     auth_cache_seconds: float = 10.0
     ws_auth_refresh: float = 30.0  # seconds between re-checks of a live connection's token and groups
+
+    # --- Bounded work per request (schema/limits.py, server/request_limits.py) ---
+    max_body_bytes: int = 1_000_000  # a request body larger than this is refused with 413
+    max_query_tokens: int = 5_000  # tokens in one GraphQL document
+    max_query_depth: int = 15  # nested selections, fragments followed
+    max_aliases: int = 50  # aliased fields in one document
+    max_query_cost: int = 50_000  # nodes a query may ask for, from the `first` arguments along each path
+    operation_timeout: float = 10.0  # seconds one operation may run before it is stopped
+
+    # --- Logins and tokens (engine/throttle.py) ---
+    login_free_failures: int = 5  # failed logins per login name or address before any delay
+    login_max_delay: float = 2.0  # seconds, the longest delay of a failed login's answer
+    login_lockout_failures: int = 20  # failures after which logins are refused for a while
+    login_lockout_seconds: int = 900  # how long that refusal lasts
+
+    # --- Verifiable history (engine/history.py) ---
+    # HMAC key for signed checkpoints of the activity hash chains; never stored in the database.
+    # Empty: no checkpoints are signed, and verification checks the hash chains alone.
+    secret_key: str = ""
+    checkpoint_interval: float = 60.0  # seconds between checkpoint passes of a server process
