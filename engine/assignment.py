@@ -5,14 +5,15 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine import activity, notifications, permissions
 from engine.actors import Actor
-from engine.context import CaseContext, load_case
+from engine.context import CaseContext, case_not_found, load_case
 from engine.errors import DomainError, ErrorCode
 from engine.registry import assignee_callbacks, register_assignee
 from engine.resources import check_party
 from engine.specs import RoleSpec
+from engine.visibility import item_visible
 from engine.workflows import spec_of
 from models import Case as CaseRow
-from models import CaseRoleParty, GroupMember, Workflow
+from models import CaseRoleParty, GroupMember, Workflow, WorkflowItem
 
 REASSIGN_MODES = ("REPLACE", "ADD", "REMOVE")
 
@@ -120,23 +121,19 @@ async def reassign(
 ) -> CaseRow:
     """Change who plays a role. Needs workflowItem.assign, or playing a role the spec lets
     reassign this one (``assignable_by``)."""
-    ctx = await load_case(session, case_id=case_id, workflow_item_id=workflow_item_id, lock=True)
-    spec_role = ctx.spec.roles.get(role)
     if mode not in REASSIGN_MODES:
         raise DomainError(ErrorCode.INVALID_INPUT, "mode is REPLACE, ADD or REMOVE.", ["mode"])
+    ctx = await load_case(session, case_id=case_id, workflow_item_id=workflow_item_id, lock=True)
     played = ctx.roles_of(actor.party_ids)
-    may_view = bool(played) or await permissions.has_intent(
-        session, actor=actor, resource_id=ctx.item.id, intent="workflowItem.view"
-    )
-    if spec_role is None or not played.intersection(spec_role.assignable_by):
-        await permissions.require(
-            session,
-            actor=actor,
-            resource_id=ctx.item.id,
-            intent="workflowItem.assign",
-            what="workflow item",
-            field="workflowItemId",
-            visible=may_view,
+    held = await permissions.held_intents(session, actor=actor, resource_id=ctx.item.id)
+    if not played and "workflowItem.view" not in held:  # before anything that tells the case exists
+        raise case_not_found(case_id=case_id, workflow_item_id=workflow_item_id)
+    spec_role = ctx.spec.roles.get(role)
+    if (spec_role is None or not played.intersection(spec_role.assignable_by)) and "workflowItem.assign" not in held:
+        raise DomainError(
+            ErrorCode.NOT_ALLOWED,
+            "You may not do workflowItem.assign on this workflow item.",
+            ["caseId" if case_id is not None else "workflowItemId"],
         )
     await check_assignment(ctx, role, party_ids if mode != "REMOVE" else [], "role")
     before = sorted(ctx.roles.get(role, set()))
@@ -162,9 +159,10 @@ async def reassign(
     return ctx.case
 
 
-async def pick_list(session: AsyncSession, *, case: CaseRow, role: str, limit: int = 20) -> list[str]:
-    """Likely assignees: parties playing this role in other cases of the same workflow (most
-    frequent first), then the role's allowed parties."""
+async def pick_list(session: AsyncSession, *, actor: Actor, case: CaseRow, role: str, limit: int = 20) -> list[str]:
+    """Likely assignees: parties playing this role in other cases of the same workflow that
+    ``actor`` may view (most frequent first), then the role's allowed parties. Cases the actor
+    may not view count for nothing: their players are not named."""
     workflow = await session.get(Workflow, case.workflow_id)
     assert workflow is not None
     rows = (
@@ -172,8 +170,12 @@ async def pick_list(session: AsyncSession, *, case: CaseRow, role: str, limit: i
             select(CaseRoleParty.party_id, func.count())
             .join(CaseRow, CaseRow.id == CaseRoleParty.case_id)
             .join(Workflow, Workflow.id == CaseRow.workflow_id)
+            .join(WorkflowItem, WorkflowItem.id == CaseRow.object_id)
             .where(
-                Workflow.short_name == workflow.short_name, CaseRoleParty.role == role, CaseRoleParty.case_id != case.id
+                Workflow.short_name == workflow.short_name,
+                CaseRoleParty.role == role,
+                CaseRoleParty.case_id != case.id,
+                item_visible(actor),
             )
             .group_by(CaseRoleParty.party_id)
             .order_by(func.count().desc(), CaseRoleParty.party_id)

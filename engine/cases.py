@@ -17,8 +17,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from engine import activity, assignment, notifications, permissions
 from engine.activity import LogEntry
 from engine.actors import Actor
-from engine.context import CaseContext, load_case, new_case_context
-from engine.errors import DomainError, ErrorCode, not_found
+from engine.context import CaseContext, case_not_found, load_case, new_case_context
+from engine.errors import DomainError, ErrorCode
 from engine.specs import WorkflowSpec
 from engine.transitions import (
     after_enable,
@@ -219,12 +219,7 @@ async def execute(
     if not plays_a_role or _needs_privileges(ctx, action):
         held = await permissions.held_intents(session, actor=actor, resource_id=ctx.item.id)
     if not plays_a_role and "workflowItem.view" not in held:
-        # Invisible cases do not exist for this actor.
-        raise (
-            not_found("case", case_id, "caseId")
-            if case_id
-            else not_found("workflow item", workflow_item_id or "", "workflowItemId")
-        )
+        raise case_not_found(case_id=case_id, workflow_item_id=workflow_item_id)
     if ctx.case.status not in EXECUTABLE_STATUSES:
         raise DomainError(ErrorCode.CASE_NOT_ACTIVE, f"The case is {ctx.case.status.lower()}; no action can run.")
     if expected_version is not None and expected_version != ctx.case.version:

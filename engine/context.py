@@ -6,7 +6,7 @@ from typing import Any
 from sqlalchemy import String, and_, bindparam, cast, literal, null, or_, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from engine.errors import not_found
+from engine.errors import DomainError, not_found
 from engine.specs import WorkflowSpec
 from engine.workflows import spec_by_id
 from models import (
@@ -125,9 +125,7 @@ async def load_case(
     by, key = ("case", case_id) if case_id is not None else ("item", workflow_item_id)
     found = (await session.execute(_CASE_QUERIES[(by, lock)], {"key": key})).first()
     if found is None:
-        if case_id is not None:
-            raise not_found("case", case_id, "caseId")
-        raise not_found("workflow item", workflow_item_id or "", "workflowItemId")
+        raise case_not_found(case_id=case_id, workflow_item_id=workflow_item_id)
     case, item, subproject = found
     ctx = await _context(session, case, item, subproject)
     params = {"case": case.id}
@@ -146,6 +144,14 @@ async def load_case(
         else:
             ctx.subscribers[key].add(value)  # type: ignore[index]
     return ctx
+
+
+def case_not_found(*, case_id: str | None, workflow_item_id: str | None) -> DomainError:
+    """The answer for a case that does not exist, by whichever id it was named; a case the actor
+    may not view gets exactly this too (DESIGN §4), never naming the other id."""
+    if case_id is not None:
+        return not_found("case", case_id, "caseId")
+    return not_found("workflow item", workflow_item_id or "", "workflowItemId")
 
 
 async def new_case_context(session: AsyncSession, *, case: Case, item: WorkflowItem) -> CaseContext:

@@ -5,18 +5,21 @@
 3. CASE      - a workflow item you subscribed to (opt-in)
 4. WORKFLOW  - every case of a subproject or workflow you subscribed to (opt-in)
 A user gets the first level that applies; the actor is never notified of their own activity,
-and nobody hears of a case they may not view. Rows are written in the activity's transaction.
+and nobody hears of an activity they may not read (``engine.visibility.entry_readable``). Rows
+are written in the activity's transaction; the rule is checked again whenever they are read
+(``readable_notifications``), so a revoked grant hides what it had let through.
 """
 
 from collections.abc import Iterable
 
-from sqlalchemy import and_, delete, func, select, update
+from sqlalchemy import ColumnElement, and_, delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.activity import LogEntry
 from engine.actors import Actor
 from engine.context import OPT_IN_LEVELS, CaseContext, subscribers_query
 from engine.errors import DomainError, ErrorCode
+from engine.visibility import HISTORY_INTENTS, notification_readable
 from models import (
     GroupMember,
     Notification,
@@ -69,14 +72,14 @@ async def notify(ctx: CaseContext, entry: LogEntry, *, assigned_parties: Iterabl
         ("CASE", subscribed["CASE"]),
         ("WORKFLOW", subscribed["WORKFLOW"]),
     ]
-    # Assignees and role players see the case; only other subscribers need a visibility check.
-    may_view = role_players | assigned
-    outsiders = (subscribed["CASE"] | subscribed["WORKFLOW"]) - may_view
+    # Assignees and role players may read the case's log; other subscribers need viewHistory.
+    may_read = role_players | assigned
+    outsiders = (subscribed["CASE"] | subscribed["WORKFLOW"]) - may_read
     if outsiders:
-        may_view |= await _may_view_item(session, ctx.item.id, outsiders)
+        may_read |= await _may_read_history(session, ctx, outsiders)
     notified: set[str] = {entry.actor_id or ""}
     for level, users in levels:
-        for user_id in sorted((users & may_view) - notified):
+        for user_id in sorted((users & may_read) - notified):
             session.add(
                 Notification(
                     id=new_id("ntf"), recipient_id=user_id, activity_id=entry.id, level=level, created_at=entry.at
@@ -86,24 +89,28 @@ async def notify(ctx: CaseContext, entry: LogEntry, *, assigned_parties: Iterabl
     await session.flush()
 
 
-async def _may_view_item(session: AsyncSession, item_id: str, user_ids: set[str]) -> set[str]:
-    """Which of these users hold workflowItem.view on the item (themselves or through a group),
-    or are admins."""
-    holders = await users_of(
-        session,
-        (
-            await session.scalars(
-                select(Permission.party_id).where(
-                    Permission.resource_id == item_id, Permission.intent == "workflowItem.view"
-                )
-            )
-        ).all(),
+async def _may_read_history(session: AsyncSession, ctx: CaseContext, user_ids: set[str]) -> set[str]:
+    """Which of these users may read the case's entries by a grant: viewHistory on its item,
+    subproject or project (themselves or through a group), or admins (engine.visibility)."""
+    resources = {
+        ctx.item.id: HISTORY_INTENTS["workflow_item_id"],
+        ctx.subproject.id: HISTORY_INTENTS["subproject_id"],
+        ctx.subproject.project_id: HISTORY_INTENTS["project_id"],
+    }
+    grants = await session.execute(
+        select(Permission.resource_id, Permission.intent, Permission.party_id).where(
+            Permission.resource_id.in_(resources), Permission.intent.in_(resources.values())
+        )
     )
+    holders = await users_of(session, {party for resource, intent, party in grants if resources[resource] == intent})
     admins = set((await session.scalars(select(User.id).where(User.id.in_(user_ids), User.is_admin))).all())
     return (holders | admins) & user_ids
 
 
 async def subscribe(session: AsyncSession, *, actor: Actor, level: str, target_id: str | None) -> None:
+    """Opt in to news of a target. The target is not checked for existence or visibility: one
+    may subscribe to an item before being let see it (nothing is delivered until then), and a
+    hidden id and a made-up one get the same answer (DESIGN §4)."""
     target = _check_subscription(level, target_id)
     exists = await session.get(NotificationSubscription, (actor.user_id, level, target))
     if exists is None:
@@ -138,25 +145,36 @@ def _check_subscription(level: str, target_id: str | None) -> str:
 
 
 async def mark_read(session: AsyncSession, *, actor: Actor, ids: list[str] | None, all: bool = False) -> int:
-    """Mark the actor's notifications read; returns how many are still unread."""
+    """Mark the actor's notifications read; returns how many are still unread (of those the
+    actor may read, as ``unread_count``)."""
     if not all and not ids:
         raise DomainError(ErrorCode.INVALID_INPUT, "Give ids, or all: true.", ["ids"])
     condition = and_(Notification.recipient_id == actor.user_id, Notification.read_at.is_(None))
     if not all:
         condition = and_(condition, Notification.id.in_(ids or []))
     await session.execute(update(Notification).where(condition).values(read_at=utcnow()))
-    return await unread_count(session, user_id=actor.user_id)
+    return await unread_count(session, actor=actor)
 
 
-async def unread_count(session: AsyncSession, *, user_id: str) -> int:
-    return (
-        await session.scalar(
-            select(func.count())
-            .select_from(Notification)
-            .where(Notification.recipient_id == user_id, Notification.read_at.is_(None))
-        )
-        or 0
-    )
+def readable_notifications(actor: Actor, *, unread_only: bool = False) -> ColumnElement[bool]:
+    """The actor's notifications whose activity they may read now: what every list and count
+    of notifications shows (an unreadable one is left out, as if it had never been written)."""
+    condition = and_(Notification.recipient_id == actor.user_id, notification_readable(actor, Notification.activity_id))
+    return and_(condition, Notification.read_at.is_(None)) if unread_only else condition
 
 
-__all__ = ["LEVELS", "mark_read", "notify", "subscribe", "unread_count", "unsubscribe", "users_of"]
+async def unread_count(session: AsyncSession, *, actor: Actor) -> int:
+    query = select(func.count()).select_from(Notification).where(readable_notifications(actor, unread_only=True))
+    return await session.scalar(query) or 0
+
+
+__all__ = [
+    "LEVELS",
+    "mark_read",
+    "notify",
+    "readable_notifications",
+    "subscribe",
+    "unread_count",
+    "unsubscribe",
+    "users_of",
+]

@@ -14,6 +14,7 @@ from engine import activity, permissions
 from engine.actors import Actor
 from engine.errors import DomainError, ErrorCode
 from engine.resources import lock
+from engine.visibility import item_visible
 from models import Case, Subproject, WorkflowItem
 
 OPEN_CASE_STATUSES = ("ACTIVE", "SUSPENDED")
@@ -28,7 +29,8 @@ def ordered(item_ids: Iterable[str], ordering: Sequence[str]) -> list[str]:
 
 
 async def reorder(session: AsyncSession, *, actor: Actor, subproject_id: str, ordering: list[str]) -> Subproject:
-    """Replace the whole ordering atomically (last writer wins)."""
+    """Replace the whole ordering atomically (last writer wins). An item the actor may not view
+    is refused exactly as an id that names no item of the subproject (``UNKNOWN_ITEM``)."""
     subproject = await lock(session, Subproject, subproject_id, what="subproject", field="subprojectId")
     await permissions.require(
         session,
@@ -44,7 +46,7 @@ async def reorder(session: AsyncSession, *, actor: Actor, subproject_id: str, or
         (
             await session.scalars(
                 select(WorkflowItem.id).where(
-                    WorkflowItem.subproject_id == subproject_id, WorkflowItem.id.in_(ordering)
+                    WorkflowItem.subproject_id == subproject_id, WorkflowItem.id.in_(ordering), item_visible(actor)
                 )
             )
         ).all()

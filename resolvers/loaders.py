@@ -411,25 +411,31 @@ class Loaders:
             result[resource_id].add(intent)
         return [frozenset(result.get(i, ())) for i in ids]
 
-    async def _history(self, keys: list[tuple[str, str, HistoryFilterKey]]) -> list[tuple[list[Activity], int]]:
-        """Keys are (column, resource id, filter incl. page args): for each distinct
-        (column, filter), one windowed query returns the page of every resource at once."""
-        results: dict[tuple[str, str, HistoryFilterKey], tuple[list[Activity], int]] = {}
-        for column_name, filt in {(c, f) for c, _, f in keys}:
-            ids = [r for c, r, f in keys if c == column_name and f == filt]
+    async def _history(self, keys: list[tuple[str, str, HistoryFilterKey, bool]]) -> list[tuple[list[Activity], int]]:
+        """Keys are (column, resource id, filter incl. page args, restricted): for each distinct
+        (column, filter, restricted), one windowed query returns the page of every resource at
+        once. ``restricted``: the viewer lacks viewHistory on the resource itself, so each entry
+        is kept only if the visibility rule lets the viewer read it some other way (a grant on an
+        enclosing resource, a role in the item's case)."""
+        results: dict[tuple[str, str, HistoryFilterKey, bool], tuple[list[Activity], int]] = {}
+        for column_name, filt, restricted in {(c, f, r) for c, _, f, r in keys}:
+            ids = [i for c, i, f, r in keys if (c, f, r) == (column_name, filt, restricted)]
             column = getattr(Activity, column_name)
+            within = [self._in(column, ids)]
+            if restricted:
+                within.append(visibility.entry_readable(self._ctx.viewer))
             counts = dict(
                 (
                     await self._ctx.session.execute(
                         apply_history_filter(
-                            select(column, func.count()).where(self._in(column, ids)), filt, with_cursor=False
+                            select(column, func.count()).where(*within), filt, with_cursor=False
                         ).group_by(column)
                     )
                 ).all()
             )
             ranked = apply_history_filter(
                 select(Activity, func.row_number().over(partition_by=column, order_by=Activity.seq).label("rn")).where(
-                    self._in(column, ids)
+                    *within
                 ),
                 filt,
                 with_cursor=True,
@@ -439,11 +445,14 @@ class Loaders:
                 await self._ctx.session.scalars(select(entry).where(ranked.c.rn <= filt.limit + 1).order_by(entry.seq))
             ).all()
             for rid, group in zip(ids, _many(rows, ids, lambda r, c=column_name: getattr(r, c)), strict=True):
-                results[(column_name, rid, filt)] = (group, counts.get(rid, 0))
+                results[(column_name, rid, filt, restricted)] = (group, counts.get(rid, 0))
         return [results[k] for k in keys]
 
     async def _activities(self, ids: list[str]) -> list[Activity | None]:
-        return _one(await self._rows(select(Activity.__table__).where(self._in(Activity.id, ids))), ids, lambda r: r.id)
+        """Entries the viewer may read (engine.visibility); the others read as missing."""
+        readable = visibility.entry_readable(self._ctx.viewer)
+        rows = await self._rows(select(Activity.__table__).where(self._in(Activity.id, ids), readable))
+        return _one(rows, ids, lambda r: r.id)
 
     async def _members(self, ids: list[str]) -> list[list[User]]:
         rows = (

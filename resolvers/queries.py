@@ -4,8 +4,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from engine.permissions import intent_prefix
-from models import Activity, Project, User, Workflow, kind_of
+from models import Project, User, Workflow, kind_of
 from resolvers import visibility
 from resolvers.cases import visible_case
 from resolvers.context import Context
@@ -62,21 +61,5 @@ async def node(ctx: Context, id: str) -> Any:
     if kind == "Case":
         return await visible_case(ctx, await loaders.case_by_id.load(id))
     if kind == "Activity":
-        return await _activity(ctx, id)
-    return None
-
-
-async def _activity(ctx: Context, id: str) -> Activity | None:
-    """An entry is visible to whoever may read the history it belongs to."""
-    entry = await ctx.session.scalar(select(Activity).where(Activity.id == id))
-    if entry is None:
-        return None
-    resource = entry.workflow_item_id or entry.subproject_id or entry.project_id
-    if resource is None:
-        return None
-    held = await ctx.loaders.intents_by_resource.load(resource)
-    if f"{intent_prefix(resource)}.viewHistory" in held:
-        return entry
-    if entry.case_id and await visible_case(ctx, await ctx.loaders.case_by_id.load(entry.case_id)):
-        return entry
+        return await loaders.activity_by_id.load(id)
     return None

@@ -44,17 +44,17 @@ async def history(
     actor_id: str | None = None,
     since: datetime | None = None,
     until: datetime | None = None,
-    check_intent: bool = True,
 ) -> Page[Any]:
-    """A page of the resource's log, oldest first; the cursor is the entry's ``seq``. Without
-    the viewHistory intent the log reads as empty (``check_intent=False``: the caller has
-    already established the viewer may read it, as for a case's own players)."""
+    """A page of the resource's log, oldest first; the cursor is the entry's ``seq``. Every
+    entry is one the viewer may read (``engine.visibility.entry_readable``): with viewHistory on
+    the resource itself that is all of them, and nothing is checked per entry; without it,
+    each entry is checked (a grant on an enclosing resource, a role in the item's case), so a
+    user who may only view an item reads none of its comments."""
     limit = check_first(first)
     prefix = intent_prefix(resource_id)
-    if check_intent and f"{prefix}.viewHistory" not in await ctx.loaders.intents_by_resource.load(resource_id):
-        return Page(nodes=[], cursors=[], has_next_page=False, total_count=0)
+    restricted = f"{prefix}.viewHistory" not in await ctx.loaders.intents_by_resource.load(resource_id)
     key = HistoryFilterKey(
         kind=kind, actor_id=actor_id, since=since, until=until, after_seq=parse_seq_cursor(after), limit=limit
     )
-    rows, total = await ctx.loaders.history_by_resource.load((HISTORY_COLUMN[prefix], resource_id, key))
+    rows, total = await ctx.loaders.history_by_resource.load((HISTORY_COLUMN[prefix], resource_id, key, restricted))
     return keyset_page(rows, limit=limit, total=total, cursor=lambda r: str(r.seq))

@@ -1,30 +1,19 @@
-"""SQL conditions for "the viewer may see this row" (DESIGN §5), in one place."""
+"""SQL conditions for "the viewer may see this row" (DESIGN §5). The rules themselves are
+``engine.visibility``'s, one per kind of row; the read layer takes them from here."""
 
-from sqlalchemy import ColumnElement, String, cast, exists, func, or_, true
+from sqlalchemy import ColumnElement, String, cast, func
 
-from engine.actors import Actor
-from engine.permissions import visible_filter
-from models import Case, CaseRoleParty, Project, Subproject, WorkflowItem
+from engine.visibility import entry_readable, item_visible, notification_readable, project_visible, subproject_visible
 
-
-def project_visible(actor: Actor) -> ColumnElement[bool]:
-    return visible_filter(Project.id, "project.view", actor)
-
-
-def subproject_visible(actor: Actor) -> ColumnElement[bool]:
-    return visible_filter(Subproject.id, "subproject.view", actor)
-
-
-def item_visible(actor: Actor) -> ColumnElement[bool]:
-    """A grant of workflowItem.view, or a role in the item's case."""
-    if actor.is_admin:
-        return true()
-    in_role = exists().where(
-        Case.object_id == WorkflowItem.id,
-        CaseRoleParty.case_id == Case.id,
-        CaseRoleParty.party_id.in_(actor.party_ids),
-    )
-    return or_(visible_filter(WorkflowItem.id, "workflowItem.view", actor), in_role)
+__all__ = [
+    "entry_readable",
+    "has_tag",
+    "item_visible",
+    "name_contains",
+    "notification_readable",
+    "project_visible",
+    "subproject_visible",
+]
 
 
 def has_tag(column: ColumnElement[object], tag: str) -> ColumnElement[bool]:

@@ -67,10 +67,14 @@ class CaseRole:
     def assignees(self, info: AppInfo) -> list[Party]:
         return case_reads.parties(info.context, self.party_ids)  # type: ignore[attr-defined]
 
-    @strawberry.field(description="Likely assignees: players of this role in other cases, then allowed parties.")
+    @strawberry.field(
+        description="Likely assignees: players of this role in other cases you may view, then allowed parties."
+    )
     @context_only
     async def pick_list(self, info: AppInfo) -> list[Party]:
-        ids = await pick_list(info.context.session, case=self.case, role=self.role.short_name)  # type: ignore[attr-defined]
+        ctx = info.context
+        case = self.case  # type: ignore[attr-defined]
+        ids = await pick_list(ctx.session, actor=ctx.viewer, case=case, role=self.role.short_name)
         return [p for p in await info.context.loaders.party_by_id.load_many(ids) if p is not None]
 
 
@@ -125,8 +129,10 @@ class Case(Node):
     def roles(self, info: AppInfo) -> list[CaseRole]:
         return case_reads.roles(info.context, self, _case_role)  # type: ignore[arg-type]
 
-    @strawberry.field(description="The log of this case, oldest first.")
+    @strawberry.field(
+        description="The log of this case's workflow item, oldest first: the entries you may read (viewHistory, "
+        "or a role in this case)."
+    )
     async def log(self, info: AppInfo, first: int | None = None, after: str | None = None) -> Connection[Activity]:
-        return connection(
-            await resources.history(info.context, self.object_id, first=first, after=after, check_intent=False)
-        )  # type: ignore[attr-defined]
+        item_id = self.object_id  # type: ignore[attr-defined]
+        return connection(await resources.history(info.context, item_id, first=first, after=after))

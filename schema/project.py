@@ -154,11 +154,19 @@ class Subproject(ResourceFields, Node):
     created_at: datetime
     currency: str
     workflow_mode: WorkflowMode
-    workflow_item_ordering: list[strawberry.ID]
     tags: list[str]
     additional_data: JSON
 
     is_type_of = by_id_prefix("Subproject")
+
+    @strawberry.field(description="The items this subproject's ordering lists, in order: those you may view.")
+    @context_only
+    async def workflow_item_ordering(self, info: AppInfo) -> list[strawberry.ID]:
+        ids = list(self.workflow_item_ordering)  # the stored column: it may name items you may not view
+        if not ids:
+            return []
+        found = await info.context.loaders.item_by_id.load_many(ids)
+        return [strawberry.ID(i) for i, row in zip(ids, found, strict=True) if row is not None]
 
     @strawberry.field
     @context_only

@@ -119,7 +119,11 @@ class Subscription:
         try:
             subscriber = await ctx.hub.subscribe(notifications_for=user_id)
             async for event in _events(ctx, subscriber, lambda: None):
-                ctx.viewer  # noqa: B018 - token expiry
+                viewer = ctx.viewer  # token expiry ends the stream
+                # The entry's audience is read from the grants as they are now (engine.visibility):
+                # a notification whose activity the viewer may no longer read is not delivered.
+                if not event.audience.admits(viewer):
+                    continue
                 for note in event.notifications:
                     if note.recipient_id == user_id:
                         yield note  # type: ignore[misc]

@@ -11,7 +11,7 @@ UNSUBSCRIBE = """mutation($level: NotificationLevel!, $target: ID) {
   unsubscribeFromNotifications(input: {level: $level, targetId: $target}) { ok userErrors { code message } } }"""
 MARK = """mutation($ids: [ID!], $all: Boolean) {
   markNotificationsRead(input: {ids: $ids, all: $all}) { unreadCount userErrors { code } } }"""
-GRANT_VIEW = """mutation($r: ID!, $p: ID!) { grantPermission(input: {resourceId: $r, intent: "workflowItem.view",
+GRANT = """mutation($r: ID!, $p: ID!, $intent: String!) { grantPermission(input: {resourceId: $r, intent: $intent,
   partyId: $p}) { userErrors { code } } }"""
 
 
@@ -40,8 +40,9 @@ async def test_levels_and_deduplication(gql, make_user):
     await gql(SUBSCRIBE, {"level": "CASE", "target": item["id"]}, token=fan)
     await gql(SUBSCRIBE, {"level": "ROLE"}, token=dev)
     await gql(SUBSCRIBE, {"level": "CASE", "target": item["id"]}, token=dev)  # dev would qualify three ways
-    for user in (watcher_id, fan_id):
-        await gql(GRANT_VIEW, {"r": item["id"], "p": user}, token=sam)
+    for user in (watcher_id, fan_id):  # a notification shows an activity: reading it takes viewHistory
+        for intent in ("workflowItem.view", "workflowItem.viewHistory"):
+            await gql(GRANT, {"r": item["id"], "p": user, "intent": intent}, token=sam)
     await gql(
         EXECUTE, {"input": {"workflowItemId": item["id"], "action": "comment", "comment": "any news?"}}, token=sam
     )

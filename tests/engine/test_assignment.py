@@ -73,7 +73,9 @@ async def test_pick_list_prefers_players_in_other_cases(db, make_actor):
     async with db.session() as s:
         from models import Case
 
-        assert await engine.pick_list(s, case=await s.get(Case, other.id), role="assignee") == [dev.user_id]
+        assert await engine.pick_list(s, actor=owner, case=await s.get(Case, other.id), role="assignee") == [
+            dev.user_id
+        ]
 
 
 async def test_plugin_assignee_callback(db, make_actor):

@@ -1,0 +1,146 @@
+"""Who may see which row (DESIGN §5): one rule per kind of row, written once.
+
+Every read path asks these, so no path shows more than another: the loaders, pages and
+``node`` (``resolvers``), notifications (written and read), pick lists, mutations' "not found"
+answers, and the live streams (``audiences``, the same rule in Python over rows read once per
+batch of entries).
+
+- A **project** or **subproject**: a grant of its ``.view`` intent.
+- A **workflow item** (and its case): a grant of ``workflowItem.view``, or a role in its case.
+- An **activity entry** (its comment and data): a grant of ``.viewHistory`` on any resource the
+  entry is about (its project, subproject or workflow item), or a role in the case of its
+  workflow item. ``workflowItem.view`` alone shows the item, not its log. A role in the case
+  lets one read the whole log of that item (what the live stream has always shown its
+  players), entries without a case (item created, updated) included: the player can read the
+  item's fields anyway.
+- A **notification**: its activity entry's rule, checked when it is read, so revoking a grant
+  hides what it revealed at once.
+
+Admins see everything. ``actor.party_ids`` already holds the user and their groups.
+"""
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import ColumnElement, exists, or_, select, true
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
+
+from engine.actors import Actor
+from engine.permissions import visible_filter
+from models import Activity, Case, CaseRoleParty, Permission, Project, Subproject, WorkflowItem
+
+# activity column -> the intent on that resource that lets a party read the entry
+HISTORY_INTENTS = {
+    "project_id": "project.viewHistory",
+    "subproject_id": "subproject.viewHistory",
+    "workflow_item_id": "workflowItem.viewHistory",
+}
+
+
+def project_visible(actor: Actor) -> ColumnElement[bool]:
+    return visible_filter(Project.id, "project.view", actor)
+
+
+def subproject_visible(actor: Actor) -> ColumnElement[bool]:
+    return visible_filter(Subproject.id, "subproject.view", actor)
+
+
+def plays_role(actor: Actor, item_id: Any) -> ColumnElement[bool]:
+    """The actor plays a role in the case of the workflow item ``item_id`` (a column or value).
+    Over aliases, so it correlates with ``item_id`` alone even inside a query that reads cases
+    and role players itself (a pick list)."""
+    case, player = aliased(Case), aliased(CaseRoleParty)
+    return exists().where(
+        case.object_id == item_id,
+        player.case_id == case.id,
+        player.party_id.in_(actor.party_ids),
+    )
+
+
+def item_visible(actor: Actor) -> ColumnElement[bool]:
+    """Workflow items: a grant of workflowItem.view, or a role in the item's case."""
+    if actor.is_admin:
+        return true()
+    return or_(visible_filter(WorkflowItem.id, "workflowItem.view", actor), plays_role(actor, WorkflowItem.id))
+
+
+def entry_readable(actor: Actor) -> ColumnElement[bool]:
+    """Activity entries the actor may read (see the module docstring): one EXISTS per way in,
+    each a probe of a primary key, so the database checks a page's rows, not every grant."""
+    if actor.is_admin:
+        return true()
+    by_grant = [
+        exists().where(
+            Permission.resource_id == getattr(Activity, column),
+            Permission.intent == intent,
+            Permission.party_id.in_(actor.party_ids),
+        )
+        for column, intent in HISTORY_INTENTS.items()
+    ]
+    return or_(*by_grant, plays_role(actor, Activity.workflow_item_id))
+
+
+def notification_readable(actor: Actor, activity_id: Any) -> ColumnElement[bool]:
+    """Notifications whose entry (``activity_id``, a column) the actor may read now."""
+    if actor.is_admin:
+        return true()
+    return exists().where(Activity.id == activity_id, entry_readable(actor))
+
+
+@dataclass(frozen=True, slots=True)
+class Audience:
+    """The parties that may read one entry (``entry_readable``, computed for a live event)."""
+
+    parties: frozenset[str]
+
+    def admits(self, actor: Actor) -> bool:
+        return actor.is_admin or not self.parties.isdisjoint(actor.party_ids)
+
+
+async def audiences(session: AsyncSession, entries: Sequence[Activity]) -> dict[str, Audience]:
+    """``entry_readable`` for a batch of entries and every subscriber at once: two queries per
+    batch (viewHistory holders, case players), whatever the number of subscribers."""
+    resources = {getattr(e, column) for e in entries for column in HISTORY_INTENTS if getattr(e, column)}
+    item_ids = {e.workflow_item_id for e in entries if e.workflow_item_id}
+    holders: dict[tuple[str, str], set[str]] = defaultdict(set)
+    if resources:
+        rows = await session.execute(
+            select(Permission.resource_id, Permission.intent, Permission.party_id).where(
+                Permission.resource_id.in_(resources), Permission.intent.in_(HISTORY_INTENTS.values())
+            )
+        )
+        for resource_id, intent, party in rows:
+            holders[(resource_id, intent)].add(party)
+    players: dict[str, set[str]] = defaultdict(set)
+    if item_ids:
+        for item_id, party in await session.execute(
+            select(Case.object_id, CaseRoleParty.party_id)
+            .join(CaseRoleParty, CaseRoleParty.case_id == Case.id)
+            .where(Case.object_id.in_(item_ids))
+        ):
+            players[item_id].add(party)
+    result = {}
+    for entry in entries:
+        parties: set[str] = set(players.get(entry.workflow_item_id or "", ()))
+        for column, intent in HISTORY_INTENTS.items():
+            resource = getattr(entry, column)
+            if resource:
+                parties |= holders.get((resource, intent), set())
+        result[entry.id] = Audience(frozenset(parties))
+    return result
+
+
+__all__ = [
+    "HISTORY_INTENTS",
+    "Audience",
+    "audiences",
+    "entry_readable",
+    "item_visible",
+    "notification_readable",
+    "plays_role",
+    "project_visible",
+    "subproject_visible",
+]
