@@ -5,7 +5,17 @@ from datetime import datetime
 from typing import Any
 
 from models import Activity, Case, WorkflowItem
+from resolvers.pagination import invalid_argument
 from resolvers.visibility import has_tag, name_contains
+
+MAX_SEARCH = 200  # characters of ProjectFilter.search: a LIKE over every visible name
+MAX_TAG = 64  # as a tag may be (engine/validation.py)
+MAX_KIND = 64  # HistoryFilter.kind: activity kinds are short names
+
+
+def _bounded(value: str | None, limit: int, field: str) -> None:
+    if value is not None and len(value) > limit:
+        raise invalid_argument(f"filter.{field} is longer than {limit} characters.", "filter", field)
 
 
 @dataclass(frozen=True, slots=True)
@@ -13,6 +23,10 @@ class ResourceFilterKey:
     status: str | None = None
     tag: str | None = None
     search: str | None = None
+
+    def __post_init__(self) -> None:
+        _bounded(self.tag, MAX_TAG, "tag")
+        _bounded(self.search, MAX_SEARCH, "search")
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +37,9 @@ class HistoryFilterKey:
     until: datetime | None = None
     after_seq: int | None = None
     limit: int = 20
+
+    def __post_init__(self) -> None:
+        _bounded(self.kind, MAX_KIND, "kind")
 
 
 def apply_resource_filter(query: Any, model: Any, filt: ResourceFilterKey) -> Any:
