@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from sqlalchemy import and_, delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from engine import validation
 from engine.activity import LogEntry
 from engine.actors import Actor
 from engine.context import OPT_IN_LEVELS, CaseContext, subscribers_query
@@ -141,6 +142,8 @@ async def mark_read(session: AsyncSession, *, actor: Actor, ids: list[str] | Non
     """Mark the actor's notifications read; returns how many are still unread."""
     if not all and not ids:
         raise DomainError(ErrorCode.INVALID_INPUT, "Give ids, or all: true.", ["ids"])
+    if ids:
+        validation.bounded_list(ids, "ids", max_items=validation.MAX_NOTIFICATION_IDS)
     condition = and_(Notification.recipient_id == actor.user_id, Notification.read_at.is_(None))
     if not all:
         condition = and_(condition, Notification.id.in_(ids or []))
