@@ -73,51 +73,70 @@ def _where(path: Path) -> str:
 
 def check_text(value: str, path: Path, limit: int = MAX_STRING, *, key: bool = False) -> None:
     """``key``: the string is a key of the object at ``path`` (a bad key is not named)."""
-    subject = f"A key of {_where(path)}" if key else _where(path)
     if len(value) > limit:
-        raise invalid_input(f"{subject} is longer than {limit} characters.", path)
+        raise invalid_input(f"{_subject(path, key)} is longer than {limit} characters.", path)
     found = _FORBIDDEN.search(value)
     if found is not None:
         what = "a NUL character" if found.group() == "\x00" else "a lone UTF-16 surrogate"
-        raise invalid_input(f"{subject} contains {what}, which text may not hold.", path)
+        raise invalid_input(f"{_subject(path, key)} contains {what}, which text may not hold.", path)
 
 
-def _check_number(value: float, path: Path) -> None:
-    if isinstance(value, float) and not math.isfinite(value):
-        raise invalid_input(f"{_where(path)} is not a finite number (NaN and Infinity are not JSON).", path)
-    if abs(value) > _FLOAT_MAX:
-        raise invalid_input(f"{_where(path)} is beyond the range of a double-precision number.", path)
+def _subject(path: Path, key: bool) -> str:
+    return f"A key of {_where(path)}" if key else _where(path)
+
+
+def _check_scalar(item: Any, parent: Path, key: str | int) -> None:
+    """A JSON leaf under ``parent``; its path is built only to report a problem."""
+    if isinstance(item, str):
+        if len(item) > MAX_STRING or _FORBIDDEN.search(item) is not None:
+            check_text(item, (*parent, key))
+    elif isinstance(item, bool) or item is None:
+        return
+    elif isinstance(item, float):
+        if not math.isfinite(item):
+            path = (*parent, key)
+            raise invalid_input(f"{_where(path)} is not a finite number (NaN and Infinity are not JSON).", path)
+    elif isinstance(item, int):
+        if abs(item) > _FLOAT_MAX:
+            path = (*parent, key)
+            raise invalid_input(f"{_where(path)} is beyond the range of a double-precision number.", path)
+    else:
+        path = (*parent, key)
+        raise invalid_input(f"{_where(path)} is not a JSON value.", path)
 
 
 def check_json(value: Any, path: Path = ()) -> Any:
     """A JSON value the database and every client can hold: finite numbers, clean text, at most
     MAX_JSON_DEPTH nested and MAX_JSON_VALUES values. Returns the value (a scalar's parse_value)."""
+    if not isinstance(value, dict | list):
+        if path:
+            _check_scalar(value, path[:-1], path[-1])
+        else:
+            _check_scalar(value, (), "value")
+        return value
     budget = MAX_JSON_VALUES
-    stack: list[tuple[Any, Path, int]] = [(value, path, 0)]
+    stack: list[tuple[Any, Path, int]] = [(value, path, 1)]
     while stack:
-        item, where, depth = stack.pop()
-        budget -= 1
+        container, where, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            raise invalid_input(f"{_where(path)} is nested deeper than {MAX_JSON_DEPTH} levels.", path)
+        budget -= len(container)
         if budget < 0:
             raise invalid_input(f"{_where(path)} holds more than {MAX_JSON_VALUES} values.", path)
-        if isinstance(item, str):
-            check_text(item, where)
-        elif isinstance(item, bool) or item is None:
-            continue
-        elif isinstance(item, int | float):
-            _check_number(item, where)
-        elif isinstance(item, dict | list):
-            if depth >= MAX_JSON_DEPTH:
-                raise invalid_input(f"{_where(path)} is nested deeper than {MAX_JSON_DEPTH} levels.", path)
-            if isinstance(item, dict):
-                for key, child in item.items():
-                    if not isinstance(key, str):
-                        raise invalid_input(f"{_where(where)} has a key that is not a string.", where)
+        if isinstance(container, dict):
+            pairs: Any = container.items()
+            for key in container:
+                if not isinstance(key, str):
+                    raise invalid_input(f"{_where(where)} has a key that is not a string.", where)
+                if len(key) > MAX_JSON_KEY or _FORBIDDEN.search(key) is not None:
                     check_text(key, where, MAX_JSON_KEY, key=True)
-                    stack.append((child, (*where, key), depth + 1))
-            else:
-                stack.extend((child, (*where, i), depth + 1) for i, child in enumerate(item))
         else:
-            raise invalid_input(f"{_where(where)} is not a JSON value.", where)
+            pairs = enumerate(container)
+        for key, item in pairs:
+            if isinstance(item, dict | list):
+                stack.append((item, (*where, key), depth + 1))
+            else:
+                _check_scalar(item, where, key)
     return value
 
 
