@@ -6,6 +6,7 @@ and what it should be, and the whole spec is bounded so that no definition can m
 ("Input limits").
 """
 
+from collections.abc import Iterable
 from typing import Any
 
 from engine.errors import DomainError, ErrorCode
@@ -13,6 +14,8 @@ from engine.errors import DomainError, ErrorCode
 MAX_ROLES = 50
 MAX_STATES = 200  # in all scopes together
 MAX_ACTIONS = 500  # in all scopes together, children included
+# (action, state it is enabled in, output) triples: the edges of the workflow's diagram
+MAX_TRANSITIONS = 5000
 MAX_CHILD_DEPTH = 4  # levels of child workflows below the top level
 MAX_NAME = 64  # characters of a short name (workflow, role, state, action, output, party id)
 MAX_PRETTY = 200  # characters of a pretty name
@@ -150,6 +153,42 @@ class SpecChecker:
             self.fail(path, f"{self.where(path)} must be a whole number{unit} between {low} and {high}.")
             return None
         return value
+
+    def depends_on(self, value: Any, path: list[str]) -> tuple[tuple[str, int, int | None], ...]:
+        """``{action: {min, max}}``: each dependency must have completed min times (default 1)
+        and at most max times (default: no limit)."""
+        depends: list[tuple[str, int, int | None]] = []
+        for dep, limits in self.entries(value, path, "dependency", MAX_NAMES).items():
+            dpath = [*path, dep]
+            limits = self.mapping(limits, dpath)
+            self.unknown_keys(limits, {"min", "max"}, dpath)
+            low = self.whole(limits.get("min"), [*dpath, "min"], low=0, high=MAX_COUNT)
+            high = self.whole(limits.get("max"), [*dpath, "max"], low=0, high=MAX_COUNT)
+            low = 1 if low is None else low
+            if high is not None and high < low:
+                self.fail([*dpath, "max"], f"{self.where([*dpath, 'max'])} must be at least min ({low}).")
+                continue
+            depends.append((dep, low, high))
+        return tuple(depends)
+
+    def count_transitions(self, states: Iterable[Any], actions: Iterable[Any]) -> None:
+        """Bound the diagram: every (action, state it is enabled in, output) is one of its edges."""
+        scope_sizes: dict[str | None, int] = {}
+        for state in states:
+            scope_sizes[state.scope] = scope_sizes.get(state.scope, 0) + 1
+        total = 0
+        for action in actions:
+            if action.always_enabled:
+                enabled = scope_sizes.get(action.parent, 0)
+            else:
+                enabled = len({*action.enabled_states, *action.assigned_states})
+            total += enabled * max(1, len(action.outputs))
+        if total > MAX_TRANSITIONS:
+            self.fail(
+                ["actions"],
+                f"The spec has {total} transitions (an action in a state it is enabled in, once per output); "
+                f"at most {MAX_TRANSITIONS}.",
+            )
 
     def unknown_keys(self, obj: dict[str, Any], allowed: set[str], path: list[str]) -> None:
         for key in obj:

@@ -12,7 +12,6 @@ from engine.permissions import WORKFLOW_ITEM_INTENTS
 from engine.spec_checker import (
     MAX_ACTIONS,
     MAX_CHILD_DEPTH,
-    MAX_COUNT,
     MAX_DESCRIPTION,
     MAX_NAME,
     MAX_NAMES,
@@ -198,6 +197,7 @@ def parse(raw: Any, *, known_callbacks: set[str], known_side_effects: set[str]) 
     actions: dict[str, ActionSpec] = {}
     _scope(c, top, [], None, roles, states, actions, depth=0)
 
+    c.count_transitions(states.values(), actions.values())
     workflow_effects = c.names(top.get("side_effects"), ["side_effects"], "side effect name")
     for name in workflow_effects:
         if name not in known_side_effects:
@@ -275,8 +275,9 @@ def _scope(
     if inits > 1:
         c.fail([*path, key], "A workflow scope has at most one INIT action.")
 
+    known_states = set(scope_states)
     for apath, name, action in pending:
-        actions[name] = _action(c, apath, name, action, parent, roles, scope_states)
+        actions[name] = _action(c, apath, name, action, parent, roles, known_states)
         if actions[name].trigger in PARENT_TRIGGERS:
             _scope(c, action, apath, name, roles, states, actions, depth=depth + 1)
             actions[name] = _with_children(actions[name], action)
@@ -298,7 +299,7 @@ def _action(
     body: dict[str, Any],
     parent: str | None,
     roles: dict[str, RoleSpec],
-    scope_states: list[str],
+    scope_states: set[str],
 ) -> ActionSpec:
     trigger = body.get("trigger", "user")
     if not isinstance(trigger, str) or trigger not in TRIGGERS:
@@ -370,28 +371,10 @@ def _action(
         new_state=new_state,
         timeout_seconds=timeout,
         side_effects=effects,
-        depends_on=_depends_on(c, body.get("depends_on"), [*path, "depends_on"]),
+        depends_on=c.depends_on(body.get("depends_on"), [*path, "depends_on"]),
         outputs=tuple(outputs),
         parent=parent,
     )
-
-
-def _depends_on(c: SpecChecker, value: Any, path: list[str]) -> tuple[tuple[str, int, int | None], ...]:
-    """``{action: {min, max}}``: each dependency must have completed min times (default 1) and at
-    most max times (default: no limit)."""
-    depends: list[tuple[str, int, int | None]] = []
-    for dep, limits in c.entries(value, path, "dependency", MAX_NAMES).items():
-        dpath = [*path, dep]
-        limits = c.mapping(limits, dpath)
-        c.unknown_keys(limits, {"min", "max"}, dpath)
-        low = c.whole(limits.get("min"), [*dpath, "min"], low=0, high=MAX_COUNT)
-        high = c.whole(limits.get("max"), [*dpath, "max"], low=0, high=MAX_COUNT)
-        low = 1 if low is None else low
-        if high is not None and high < low:
-            c.fail([*dpath, "max"], f"{c.where([*dpath, 'max'])} must be at least min ({low}).")
-            continue
-        depends.append((dep, low, high))
-    return tuple(depends)
 
 
 def normalize(value: Any) -> Any:

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from engine import DomainError, workflows
-from engine.spec_checker import MAX_ACTIONS, MAX_CHILD_DEPTH, MAX_ERRORS, MAX_STATES, MAX_TIMEOUT
+from engine.spec_checker import MAX_ACTIONS, MAX_CHILD_DEPTH, MAX_ERRORS, MAX_STATES, MAX_TIMEOUT, MAX_TRANSITIONS
 from models import Database
 
 
@@ -134,10 +134,16 @@ async def test_sizes_are_bounded(db: Database):
         level["children"][f"c{depth}"] = child
         level = child
     too_deep = with_("actions.nest", nested)
+    # 30 always-enabled actions in 200 states: 6,000 edges of the diagram
+    dense = with_("states", many(MAX_STATES, lambda i: {}))
+    dense["actions"] = {"start": {"trigger": "init", "new_state": "n0"}} | many(30, lambda i: {"always_enabled": True})
+    dense["actions"] = {f"a{k}": v for k, v in dense["actions"].items()}
+    assert 30 * MAX_STATES > MAX_TRANSITIONS
     for spec, field, words in [
         (too_many_states, ["spec", "states"], "at most 200"),
         (too_many_actions, ["spec", "actions"], "at most 500"),
         (too_deep, None, "nest at most"),
+        (dense, ["spec", "actions"], "transitions"),
     ]:
         with pytest.raises(DomainError) as raised:
             async with db.transaction() as s:
