@@ -1,7 +1,7 @@
 """Filter inputs as hashable keys (so loaders can batch by them) and their SQL."""
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from models import Activity, Case, WorkflowItem
@@ -11,6 +11,16 @@ from resolvers.visibility import has_tag, name_contains
 MAX_SEARCH = 200  # characters of ProjectFilter.search: a LIKE over every visible name
 MAX_TAG = 64  # as a tag may be (engine/validation.py)
 MAX_KIND = 64  # HistoryFilter.kind: activity kinds are short names
+
+
+def _utc(value: datetime | None, field: str) -> datetime | None:
+    """An instant in UTC (naive means UTC, as stored); 0001-01-01T00:00+14:00 has none."""
+    if value is None:
+        return None
+    try:
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    except OverflowError:
+        raise invalid_argument(f"filter.{field} is outside the years 1 to 9999 in UTC.", "filter", field) from None
 
 
 def _bounded(value: str | None, limit: int, field: str) -> None:
@@ -40,6 +50,8 @@ class HistoryFilterKey:
 
     def __post_init__(self) -> None:
         _bounded(self.kind, MAX_KIND, "kind")
+        object.__setattr__(self, "since", _utc(self.since, "from"))
+        object.__setattr__(self, "until", _utc(self.until, "to"))
 
 
 def apply_resource_filter(query: Any, model: Any, filt: ResourceFilterKey) -> Any:

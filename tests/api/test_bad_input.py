@@ -277,3 +277,16 @@ async def test_odd_values_get_clear_errors(app_client, gql, tree):
         assert answer.get("errors") or any(
             payload.get("userErrors") for payload in (answer.get("data") or {}).values() if payload
         ), answer
+
+
+@pytest.mark.parametrize(
+    ("bound", "value"), [("from", "0001-01-01T00:00:00+14:00"), ("to", "9999-12-31T23:59:59-14:00")]
+)
+async def test_history_filter_instants_outside_utc_years_are_refused(app_client, gql, tree, bound, value):
+    variables = {"id": tree["project"]["id"], "filter": {bound: value}}
+    answer = await post(app_client, {"query": HISTORY, "variables": variables}, tree["token"])
+    assert answer["errors"][0]["extensions"] == {"code": "INVALID_INPUT", "field": ["filter", bound]}
+    # the same instant written in UTC, and an ordinary offset, still filter
+    around = {"from": "2000-01-01T05:00:00+05:00", "to": "9999-12-31T23:59:59+00:00"}
+    page = (await gql(HISTORY, {"id": tree["project"]["id"], "filter": around}, token=tree["token"]))["node"]
+    assert page["history"]["totalCount"] > 0
