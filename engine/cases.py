@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from engine import activity, assignment, notifications, permissions
+from engine import activity, assignment, notifications, permissions, validation
 from engine.activity import LogEntry
 from engine.actors import Actor
 from engine.context import CaseContext, case_not_found, load_case, new_case_context
@@ -192,7 +192,10 @@ async def execute(
     """Execute a USER action on a case as ``actor`` (seed 004 ``case::action::execute``)."""
     now = now or utcnow()
     data = data or {}
+    if comment is not None:
+        validation.optional_text(comment, "comment", max_len=validation.MAX_COMMENT)
     if idempotency_key is not None:
+        validation.idempotency_key(idempotency_key)
         req = request_hash(
             {
                 "case": case_id,

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from sqlalchemy import ColumnElement, and_, delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from engine import validation
 from engine.activity import LogEntry
 from engine.actors import Actor
 from engine.context import OPT_IN_LEVELS, CaseContext, subscribers_query
@@ -149,6 +150,8 @@ async def mark_read(session: AsyncSession, *, actor: Actor, ids: list[str] | Non
     actor may read, as ``unread_count``)."""
     if not all and not ids:
         raise DomainError(ErrorCode.INVALID_INPUT, "Give ids, or all: true.", ["ids"])
+    if ids:
+        validation.bounded_list(ids, "ids", max_items=validation.MAX_NOTIFICATION_IDS)
     condition = and_(Notification.recipient_id == actor.user_id, Notification.read_at.is_(None))
     if not all:
         condition = and_(condition, Notification.id.in_(ids or []))

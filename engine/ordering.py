@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from engine import activity, permissions
+from engine import activity, permissions, validation
 from engine.actors import Actor
 from engine.errors import DomainError, ErrorCode
 from engine.resources import lock
@@ -31,6 +31,7 @@ def ordered(item_ids: Iterable[str], ordering: Sequence[str]) -> list[str]:
 async def reorder(session: AsyncSession, *, actor: Actor, subproject_id: str, ordering: list[str]) -> Subproject:
     """Replace the whole ordering atomically (last writer wins). An item the actor may not view
     is refused exactly as an id that names no item of the subproject (``UNKNOWN_ITEM``)."""
+    validation.bounded_list(ordering, "ordering", max_items=validation.MAX_ORDERING)
     subproject = await lock(session, Subproject, subproject_id, what="subproject", field="subprojectId")
     await permissions.require(
         session,

@@ -7,7 +7,20 @@ exporting a workflow returns what was defined and define(export(w)) clones it ex
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from engine.errors import DomainError, DomainErrors, ErrorCode
+from engine.errors import DomainErrors
+from engine.permissions import WORKFLOW_ITEM_INTENTS
+from engine.spec_checker import (
+    MAX_ACTIONS,
+    MAX_CHILD_DEPTH,
+    MAX_DESCRIPTION,
+    MAX_NAME,
+    MAX_NAMES,
+    MAX_ROLES,
+    MAX_STATES,
+    MAX_TIMEOUT,
+    SpecChecker,
+    kind,
+)
 
 TRIGGERS = ("user", "auto", "init", "time", "workflow", "parallel", "dynamic")
 PARENT_TRIGGERS = ("workflow", "parallel", "dynamic")
@@ -134,66 +147,33 @@ class WorkflowSpec:
         return self.scope_states(parent)[0].short_name
 
 
-class _Checker:
-    def __init__(self, known_callbacks: set[str], known_side_effects: set[str]) -> None:
-        self.errors: list[DomainError] = []
-        self.known_callbacks = known_callbacks
-        self.known_side_effects = known_side_effects
-
-    def fail(self, path: list[str], message: str) -> None:
-        self.errors.append(DomainError(ErrorCode.INVALID_SPEC, message, ["spec", *path]))
-
-    def mapping(self, value: Any, path: list[str]) -> dict[str, Any]:
-        if not isinstance(value, dict):
-            self.fail(path, f"{'.'.join(path) or 'spec'} must be an object.")
-            return {}
-        return value
-
-    def names(self, value: Any, path: list[str]) -> tuple[str, ...]:
-        if value is None:
-            return ()
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            self.fail(path, f"{'.'.join(path)} must be a list of names.")
-            return ()
-        return tuple(value)
-
-    def text(self, value: Any, path: list[str], default: str) -> str:
-        if value is None:
-            return default
-        if not isinstance(value, str) or not value.strip():
-            self.fail(path, f"{'.'.join(path)} must be a non-empty string.")
-            return default
-        return value
-
-    def unknown_keys(self, obj: dict[str, Any], allowed: set[str], path: list[str]) -> None:
-        for key in obj:
-            if key not in allowed:
-                self.fail([*path, key], f"Unknown key {key!r} in {'.'.join(path) or 'spec'}.")
-
-
 def parse(raw: Any, *, known_callbacks: set[str], known_side_effects: set[str]) -> WorkflowSpec:
-    """Validate a spec; raises DomainErrors listing every problem found (code INVALID_SPEC)."""
-    c = _Checker(known_callbacks, known_side_effects)
-    top = c.mapping(raw, [])
-    if c.errors:
+    """Validate a spec; raises DomainErrors listing every problem found (code INVALID_SPEC), each
+    with the path of its key. Every key is type-checked and the whole is bounded (spec_checker)."""
+    c = SpecChecker(known_callbacks, known_side_effects)
+    if not isinstance(raw, dict):
+        c.fail([], f"A spec must be an object, not {kind(raw)}.")
         raise DomainErrors(c.errors)
+    top = raw
     c.unknown_keys(top, _TOP_KEYS, [])
     short_name = top.get("short_name")
     if (
         not isinstance(short_name, str)
         or not short_name.strip()
+        or len(short_name) > MAX_NAME
         or not short_name.replace("_", "").replace("-", "").isalnum()
     ):
-        c.fail(["short_name"], "short_name is required: letters, digits, '-' and '_'.")
+        c.fail(["short_name"], f"short_name is required: 1 to {MAX_NAME} letters, digits, '-' and '_'.")
         short_name = "invalid"
     pretty_name = c.text(top.get("pretty_name"), ["pretty_name"], short_name)
+    c.text(top.get("description"), ["description"], "", max_len=MAX_DESCRIPTION)
 
     roles: dict[str, RoleSpec] = {}
-    for name, body in c.mapping(top.get("roles", {}), ["roles"]).items():
+    for name, body in c.entries(top.get("roles"), ["roles"], "role", MAX_ROLES).items():
         path = ["roles", name]
-        body = c.mapping(body or {}, path)
+        body = c.mapping(body, path)
         c.unknown_keys(body, _ROLE_KEYS, path)
-        callbacks = c.names(body.get("callbacks"), [*path, "callbacks"])
+        callbacks = c.names(body.get("callbacks"), [*path, "callbacks"], "callback name")
         for cb in callbacks:
             if cb not in known_callbacks:
                 c.fail([*path, "callbacks"], f"Role {name!r} names unknown assignee callback {cb!r}.")
@@ -201,9 +181,9 @@ def parse(raw: Any, *, known_callbacks: set[str], known_side_effects: set[str]) 
             short_name=name,
             pretty_name=c.text(body.get("pretty_name"), [*path, "pretty_name"], name),
             callbacks=callbacks,
-            allowed_parties=c.names(body.get("allowed_parties"), [*path, "allowed_parties"]),
-            static_parties=c.names(body.get("static_parties"), [*path, "static_parties"]),
-            assignable_by=c.names(body.get("assignable_by"), [*path, "assignable_by"]),
+            allowed_parties=c.names(body.get("allowed_parties"), [*path, "allowed_parties"], "user or group id"),
+            static_parties=c.names(body.get("static_parties"), [*path, "static_parties"], "user or group id"),
+            assignable_by=c.names(body.get("assignable_by"), [*path, "assignable_by"], "role name"),
         )
     for role in roles.values():
         for other in role.assignable_by:
@@ -215,9 +195,10 @@ def parse(raw: Any, *, known_callbacks: set[str], known_side_effects: set[str]) 
 
     states: dict[str, StateSpec] = {}
     actions: dict[str, ActionSpec] = {}
-    _scope(c, top, [], None, roles, states, actions)
+    _scope(c, top, [], None, roles, states, actions, depth=0)
 
-    workflow_effects = c.names(top.get("side_effects"), ["side_effects"])
+    c.count_transitions(states.values(), actions.values())
+    workflow_effects = c.names(top.get("side_effects"), ["side_effects"], "side effect name")
     for name in workflow_effects:
         if name not in known_side_effects:
             c.fail(["side_effects"], f"Unknown side effect {name!r}.")
@@ -235,67 +216,70 @@ def parse(raw: Any, *, known_callbacks: set[str], known_side_effects: set[str]) 
 
 
 def _scope(
-    c: _Checker,
+    c: SpecChecker,
     body: dict[str, Any],
     path: list[str],
     parent: str | None,
     roles: dict[str, RoleSpec],
     states: dict[str, StateSpec],
     actions: dict[str, ActionSpec],
+    *,
+    depth: int,
 ) -> None:
     """Validate one FSM scope: the top level, or the child workflow of a parent action."""
+    if depth > MAX_CHILD_DEPTH:
+        c.fail(path, f"Child workflows nest at most {MAX_CHILD_DEPTH} levels deep.")
+        return
     scope_states: list[str] = []
-    for name, state in c.mapping(body.get("states", {}), [*path, "states"]).items():
-        spath = [*path, "states", name]
-        state = c.mapping(state or {}, spath)
-        c.unknown_keys(state, _STATE_KEYS, spath)
+    spath = [*path, "states"]
+    for name, state in c.entries(body.get("states"), spath, "state", MAX_STATES - c.states).items():
+        state_path = [*spath, name]
+        state = c.mapping(state, state_path)
+        c.unknown_keys(state, _STATE_KEYS, state_path)
         if name in states:
-            c.fail(spath, f"State {name!r} is defined twice.")
+            c.fail(state_path, f"State {name!r} is defined twice.")
             continue
-        terminal = state.get("terminal", False)
-        if not isinstance(terminal, bool):
-            c.fail([*spath, "terminal"], "terminal is true or false.")
-            terminal = False
+        c.states += 1
         states[name] = StateSpec(
             short_name=name,
-            pretty_name=c.text(state.get("pretty_name"), [*spath, "pretty_name"], name),
-            terminal=terminal,
-            hidden_fields=c.names(state.get("hidden_fields"), [*spath, "hidden_fields"]),
+            pretty_name=c.text(state.get("pretty_name"), [*state_path, "pretty_name"], name),
+            terminal=c.flag(state.get("terminal"), [*state_path, "terminal"]),
+            hidden_fields=c.names(state.get("hidden_fields"), [*state_path, "hidden_fields"], "field name"),
             scope=parent,
         )
         scope_states.append(name)
     needs_states = parent is None or body.get("trigger", "user") == "workflow"
     if needs_states and not scope_states:
         c.fail(
-            [*path, "states"],
+            spath,
             "A workflow needs at least one state."
             if parent is None
             else f"Child workflow {parent!r} needs at least one state.",
         )
 
-    raw_actions = c.mapping(
-        body.get("actions" if parent is None else "children", {}), [*path, "actions" if parent is None else "children"]
-    )
+    key = "actions" if parent is None else "children"
     pending: list[tuple[list[str], str, dict[str, Any]]] = []
     inits = 0
-    for name, action in raw_actions.items():
-        apath = [*path, "actions" if parent is None else "children", name]
-        action = c.mapping(action or {}, apath)
+    for name, action in c.entries(body.get(key), [*path, key], "action", MAX_ACTIONS - c.actions).items():
+        apath = [*path, key, name]
+        action = c.mapping(action, apath)
         c.unknown_keys(action, _ACTION_KEYS, apath)
         if name in actions or any(name == p[1] for p in pending):
             c.fail(apath, f"Action {name!r} is defined twice.")
             continue
+        c.actions += 1
         if action.get("trigger", "user") == "init":
             inits += 1
         pending.append((apath, name, action))
         actions[name] = ActionSpec(short_name=name, pretty_name=name, pretty_past_tense=name)  # placeholder
     if inits > 1:
-        c.fail([*path, "actions" if parent is None else "children"], "A workflow scope has at most one INIT action.")
+        c.fail([*path, key], "A workflow scope has at most one INIT action.")
 
+    known_states = set(scope_states)
     for apath, name, action in pending:
-        actions[name] = _action(c, apath, name, action, parent, roles, scope_states)
-        if action.get("trigger") in PARENT_TRIGGERS:
-            _scope(c, action, apath, name, roles, states, actions)
+        actions[name] = _action(c, apath, name, action, parent, roles, known_states)
+        if actions[name].trigger in PARENT_TRIGGERS:
+            _scope(c, action, apath, name, roles, states, actions, depth=depth + 1)
             actions[name] = _with_children(actions[name], action)
     for apath, name, _ in pending:
         for dep, _, _ in actions[name].depends_on:
@@ -304,73 +288,72 @@ def _scope(
 
 
 def _with_children(action: ActionSpec, body: dict[str, Any]) -> ActionSpec:
-    return replace(action, children=tuple(body.get("children", {}) or {}))
+    children = body.get("children")
+    return replace(action, children=tuple(children) if isinstance(children, dict) else ())
 
 
 def _action(
-    c: _Checker,
+    c: SpecChecker,
     path: list[str],
     name: str,
     body: dict[str, Any],
     parent: str | None,
     roles: dict[str, RoleSpec],
-    scope_states: list[str],
+    scope_states: set[str],
 ) -> ActionSpec:
     trigger = body.get("trigger", "user")
-    if trigger not in TRIGGERS:
-        c.fail([*path, "trigger"], f"Action {name!r} has unknown trigger {trigger!r}; one of {', '.join(TRIGGERS)}.")
+    if not isinstance(trigger, str) or trigger not in TRIGGERS:
+        c.fail([*path, "trigger"], f"{c.where([*path, 'trigger'])} must be one of {', '.join(TRIGGERS)}.")
         trigger = "user"
-    role_names = c.names(body.get("allowed_roles"), [*path, "allowed_roles"])
-    assigned_role = body.get("assigned_role")
-    for role in [*role_names, *([assigned_role] if assigned_role is not None else [])]:
+    role_names = c.names(body.get("allowed_roles"), [*path, "allowed_roles"], "role name")
+    for role in role_names:
         if role not in roles:
+            c.fail([*path, "allowed_roles"], f"Action {name!r} names unknown role {role!r}.")
+    assigned_role = c.name(body.get("assigned_role"), [*path, "assigned_role"], "a role name")
+    if assigned_role is not None and assigned_role not in roles:
+        c.fail([*path, "assigned_role"], f"Action {name!r} names unknown role {assigned_role!r}.")
+        assigned_role = None
+    privileges = c.names(body.get("privileges"), [*path, "privileges"], "intent")
+    for privilege in privileges:
+        if privilege not in WORKFLOW_ITEM_INTENTS:
             c.fail(
-                [*path, "assigned_role" if role == assigned_role else "allowed_roles"],
-                f"Action {name!r} names unknown role {role!r}.",
+                [*path, "privileges"],
+                f"Action {name!r} names unknown privilege {privilege!r}; one of {', '.join(WORKFLOW_ITEM_INTENTS)}.",
             )
 
     def state_list(key: str) -> tuple[str, ...]:
-        values = c.names(body.get(key), [*path, key])
+        values = c.names(body.get(key), [*path, key], "state name")
         for state in values:
             if state not in scope_states:
                 c.fail([*path, key], f"Action {name!r} names unknown state {state!r}.")
         return values
 
     enabled_states, assigned_states = state_list("enabled_states"), state_list("assigned_states")
-    if assigned_states and assigned_role is None:
+    if assigned_states and "assigned_role" not in body:
         c.fail([*path, "assigned_states"], f"Action {name!r} has assigned_states but no assigned_role.")
-    new_state = body.get("new_state")
+    new_state = c.name(body.get("new_state"), [*path, "new_state"], "a state name")
     if new_state is not None and new_state not in scope_states:
         c.fail([*path, "new_state"], f"Action {name!r} names unknown state {new_state!r}.")
-    if trigger == "init" and new_state is None:
+    if trigger == "init" and "new_state" not in body:
         c.fail([*path, "new_state"], f"INIT action {name!r} must name its new_state.")
-    always = body.get("always_enabled", False)
-    if not isinstance(always, bool):
-        c.fail([*path, "always_enabled"], "always_enabled is true or false.")
-        always = False
-    timeout = body.get("timeout_seconds")
-    if timeout is not None and (not isinstance(timeout, int) or isinstance(timeout, bool) or timeout < 0):
-        c.fail([*path, "timeout_seconds"], "timeout_seconds is a whole number of seconds, 0 or more.")
-        timeout = None
-    if trigger == "time" and timeout is None:
+    always = c.flag(body.get("always_enabled"), [*path, "always_enabled"])
+    timeout = c.whole(
+        body.get("timeout_seconds"), [*path, "timeout_seconds"], low=0, high=MAX_TIMEOUT, unit=" of seconds"
+    )
+    if trigger == "time" and "timeout_seconds" not in body:
         c.fail([*path, "timeout_seconds"], f"TIME action {name!r} needs timeout_seconds.")
-    effects = c.names(body.get("side_effects"), [*path, "side_effects"])
+    effects = c.names(body.get("side_effects"), [*path, "side_effects"], "side effect name")
     for effect in effects:
         if effect not in c.known_side_effects:
             c.fail([*path, "side_effects"], f"Action {name!r} names unknown side effect {effect!r}.")
-    depends: list[tuple[str, int, int | None]] = []
-    for dep, limits in c.mapping(body.get("depends_on", {}), [*path, "depends_on"]).items():
-        limits = limits or {}
-        lo, hi = limits.get("min", 1), limits.get("max")
-        if not isinstance(lo, int) or (hi is not None and (not isinstance(hi, int) or hi < lo)):
-            c.fail([*path, "depends_on", dep], "depends_on takes {min, max} with max >= min.")
-            continue
-        depends.append((dep, lo, hi))
     outputs: list[tuple[str, str]] = []
-    for output, state in c.mapping(body.get("outputs", {}), [*path, "outputs"]).items():
-        if state not in scope_states:
-            c.fail([*path, "outputs", output], f"Output {output!r} of {name!r} names unknown state {state!r}.")
-        outputs.append((output, state))
+    for output, state in c.entries(body.get("outputs"), [*path, "outputs"], "output", MAX_NAMES).items():
+        target = c.name(state, [*path, "outputs", output], "a state name")
+        if target is None:
+            continue
+        if target not in scope_states:
+            c.fail([*path, "outputs", output], f"Output {output!r} of {name!r} names unknown state {target!r}.")
+        outputs.append((output, target))
     if trigger not in PARENT_TRIGGERS and ("children" in body or "states" in body):
         c.fail([*path, "children"], f"Only workflow, parallel and dynamic actions have children ({name!r}).")
     pretty = c.text(body.get("pretty_name"), [*path, "pretty_name"], name)
@@ -381,14 +364,14 @@ def _action(
         trigger=trigger,
         assigned_role=assigned_role,
         allowed_roles=role_names,
-        privileges=c.names(body.get("privileges"), [*path, "privileges"]),
+        privileges=privileges,
         enabled_states=enabled_states,
         assigned_states=assigned_states,
         always_enabled=always,
         new_state=new_state,
         timeout_seconds=timeout,
         side_effects=effects,
-        depends_on=tuple(depends),
+        depends_on=c.depends_on(body.get("depends_on"), [*path, "depends_on"]),
         outputs=tuple(outputs),
         parent=parent,
     )

@@ -1,5 +1,6 @@
 """Input checks shared by every verb: each failure is a DomainError naming its field."""
 
+import re
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -17,8 +18,15 @@ CURRENCIES = frozenset(
     XAG XAU XBA XBB XBC XBD XCD XCG XDR XOF XPD XPF XPT XSU XTS XUA XXX YER ZAR ZMW ZWG ZWL""".split()
 )
 
+# The documented maxima of the verbs' inputs (README, "Input limits"). The GraphQL layer has
+# its own ceilings for every string, list and JSON value (schema/input_guard.py).
 MAX_TEXT = 2000
 MAX_TAGS = 50
+MAX_COMMENT = 5000
+MAX_IDEMPOTENCY_KEY = 200
+MAX_ORDERING = 10_000
+MAX_NOTIFICATION_IDS = 1000
+_DECIMAL = re.compile(r"[+-]?[0-9]+(\.[0-9]+)?")
 
 
 def invalid(message: str, field: str) -> DomainError:
@@ -42,6 +50,21 @@ def optional_text(value: str | None, field: str, *, max_len: int = MAX_TEXT) -> 
     return text
 
 
+def idempotency_key(value: str) -> str:
+    """A client's key for replaying a request: non-empty, at most MAX_IDEMPOTENCY_KEY characters."""
+    if not value.strip():
+        raise invalid("idempotencyKey must not be empty.", "idempotencyKey")
+    if len(value) > MAX_IDEMPOTENCY_KEY:
+        raise invalid(f"idempotencyKey is longer than {MAX_IDEMPOTENCY_KEY} characters.", "idempotencyKey")
+    return value
+
+
+def bounded_list(values: list[Any], field: str, *, max_items: int) -> list[Any]:
+    if len(values) > max_items:
+        raise invalid(f"{field} has more than {max_items} items.", field)
+    return values
+
+
 def currency(value: str | None, field: str = "currency") -> str:
     code = (value or "").strip().upper()
     if code not in CURRENCIES:
@@ -50,14 +73,17 @@ def currency(value: str | None, field: str = "currency") -> str:
 
 
 def decimal_string(value: str | None, field: str, *, positive: bool = False) -> str:
-    """A finite decimal written as a string (amounts never pass through floats)."""
+    """A decimal written as a string in plain notation, at most 40 characters (amounts never pass
+    through floats; "1e999999999" or "NaN" would pass Decimal() and then break the sums)."""
     text = (value or "").strip()
+    if _DECIMAL.fullmatch(text) is None:
+        raise invalid(f'{field} must be a decimal number written as a string, like "1234.50".', field)
+    if len(text) > 40:
+        raise invalid(f"{field} has more than 40 characters.", field)
     try:
         number = Decimal(text)
-    except InvalidOperation:
-        raise invalid(f'{field} must be a decimal number written as a string, like "1234.50".', field) from None
-    if not number.is_finite() or len(text) > 40:
-        raise invalid(f"{field} must be a finite decimal number.", field)
+    except InvalidOperation:  # pragma: no cover - the pattern admits only valid decimals
+        raise invalid(f"{field} must be a finite decimal number.", field) from None
     if positive and number <= 0:
         raise invalid(f"{field} must be greater than zero.", field)
     return text

@@ -10,10 +10,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine import permissions, specs
 from engine.actors import Actor
-from engine.errors import DomainError, ErrorCode
+from engine.errors import DomainError, DomainErrors, ErrorCode
 from engine.registry import assignee_callbacks, side_effects
 from engine.specs import WorkflowSpec
-from models import Workflow, new_id
+from models import Group, User, Workflow, new_id
 
 BUILTIN_DIR = Path(__file__).parent / "builtin_workflows"
 _spec_cache: dict[str, WorkflowSpec] = {}
@@ -45,6 +45,7 @@ async def define_workflow(session: AsyncSession, *, actor: Actor | None, spec: A
     if actor is not None:
         await permissions.require_global(session, actor=actor, intent="global.defineWorkflow")
     parsed = parse_spec(spec)
+    await _require_parties(session, parsed)
     latest = await session.scalar(select(func.max(Workflow.version)).where(Workflow.short_name == parsed.short_name))
     workflow = Workflow(
         id=new_id("wf"),
@@ -57,6 +58,34 @@ async def define_workflow(session: AsyncSession, *, actor: Actor | None, spec: A
     await session.flush()
     _spec_cache[workflow.id] = parsed
     return workflow
+
+
+async def _require_parties(session: AsyncSession, spec: WorkflowSpec) -> None:
+    """Roles may only name users and groups that exist: a static party that doesn't would make
+    every new case fail to assign the role. (One statement, only for specs that name parties.)"""
+    named = {p for role in spec.roles.values() for p in (*role.static_parties, *role.allowed_parties)}
+    if not named:
+        return
+    found = set(
+        (
+            await session.scalars(
+                select(User.id).where(User.id.in_(named)).union(select(Group.id).where(Group.id.in_(named)))
+            )
+        ).all()
+    )
+    errors = [
+        DomainError(
+            ErrorCode.INVALID_SPEC,
+            f"Role {role.short_name!r} names {party!r}, which is not a user or group.",
+            ["spec", "roles", role.short_name, key],
+        )
+        for role in spec.roles.values()
+        for key, parties in (("static_parties", role.static_parties), ("allowed_parties", role.allowed_parties))
+        for party in parties
+        if party not in found
+    ]
+    if errors:
+        raise DomainErrors(errors)
 
 
 async def latest_workflow(session: AsyncSession, *, short_name: str, field: str = "workflow") -> Workflow:

@@ -11,7 +11,7 @@ from engine.workflows import spec_of
 from models import Case, CaseRoleParty, EnabledAction
 from resolvers.context import Context
 from resolvers.loaders import MISSING, cached, with_loaded
-from resolvers.pagination import Page, check_first, keyset_page
+from resolvers.pagination import Page, check_first, check_id_cursor, keyset_page
 from resolvers.records import records
 
 
@@ -131,7 +131,7 @@ async def my_tasks(ctx: Context, *, first: int | None, after: str | None) -> Pag
     )
     total = await ctx.session.scalar(select(func.count()).select_from(EnabledAction).where(condition)) or 0
     query = select(EnabledAction.__table__).where(condition).order_by(EnabledAction.id).limit(limit + 1)
-    if after:
+    if check_id_cursor(after):
         query = query.where(EnabledAction.id > after)
     rows = records(await ctx.session.execute(query))
     return keyset_page(rows, limit=limit, total=total, cursor=lambda r: r.id)

@@ -1,11 +1,31 @@
 """Filter inputs as hashable keys (so loaders can batch by them) and their SQL."""
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from models import Activity, Case, WorkflowItem
+from resolvers.pagination import invalid_argument
 from resolvers.visibility import has_tag, name_contains
+
+MAX_SEARCH = 200  # characters of ProjectFilter.search: a LIKE over every visible name
+MAX_TAG = 64  # as a tag may be (engine/validation.py)
+MAX_KIND = 64  # HistoryFilter.kind: activity kinds are short names
+
+
+def _utc(value: datetime | None, field: str) -> datetime | None:
+    """An instant in UTC (naive means UTC, as stored); 0001-01-01T00:00+14:00 has none."""
+    if value is None:
+        return None
+    try:
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    except OverflowError:
+        raise invalid_argument(f"filter.{field} is outside the years 1 to 9999 in UTC.", "filter", field) from None
+
+
+def _bounded(value: str | None, limit: int, field: str) -> None:
+    if value is not None and len(value) > limit:
+        raise invalid_argument(f"filter.{field} is longer than {limit} characters.", "filter", field)
 
 
 @dataclass(frozen=True, slots=True)
@@ -13,6 +33,10 @@ class ResourceFilterKey:
     status: str | None = None
     tag: str | None = None
     search: str | None = None
+
+    def __post_init__(self) -> None:
+        _bounded(self.tag, MAX_TAG, "tag")
+        _bounded(self.search, MAX_SEARCH, "search")
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +47,11 @@ class HistoryFilterKey:
     until: datetime | None = None
     after_seq: int | None = None
     limit: int = 20
+
+    def __post_init__(self) -> None:
+        _bounded(self.kind, MAX_KIND, "kind")
+        object.__setattr__(self, "since", _utc(self.since, "from"))
+        object.__setattr__(self, "until", _utc(self.until, "to"))
 
 
 def apply_resource_filter(query: Any, model: Any, filt: ResourceFilterKey) -> Any:

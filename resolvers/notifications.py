@@ -5,7 +5,7 @@ from sqlalchemy import func, select
 from engine.notifications import readable_notifications, unread_count
 from models import Notification
 from resolvers.context import Context
-from resolvers.pagination import Page, check_first, keyset_page
+from resolvers.pagination import Page, check_first, check_id_cursor, keyset_page
 
 
 async def page(
@@ -18,7 +18,7 @@ async def page(
     condition = readable_notifications(ctx.viewer, unread_only=unread_only)
     total = await ctx.session.scalar(select(func.count()).select_from(Notification).where(condition)) or 0
     query = select(Notification).where(condition).order_by(Notification.id.desc()).limit(limit + 1)
-    if after:
+    if check_id_cursor(after):
         query = query.where(Notification.id < after)
     rows = list((await ctx.session.scalars(query)).all())
     unread = await unread_count(ctx.session, actor=ctx.viewer)

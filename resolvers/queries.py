@@ -9,7 +9,7 @@ from resolvers import visibility
 from resolvers.cases import visible_case
 from resolvers.context import Context
 from resolvers.filters import ResourceFilterKey, apply_resource_filter
-from resolvers.pagination import Page, check_first, keyset_page
+from resolvers.pagination import Page, check_first, check_id_cursor, keyset_page
 from resolvers.records import records
 
 
@@ -20,7 +20,7 @@ async def _by_id(ctx: Context, model: Any, *, first: int | None, after: str | No
     query = select(model.__table__).order_by(model.id).limit(limit + 1)
     if where is not None:
         count, query = count.where(where), query.where(where)
-    if after:
+    if check_id_cursor(after):
         query = query.where(model.id > after)
     total = await ctx.session.scalar(count) or 0
     return keyset_page(records(await ctx.session.execute(query)), limit=limit, total=total, cursor=lambda r: r.id)

@@ -3,12 +3,10 @@
 from datetime import datetime
 from typing import Any
 
-from graphql import GraphQLError
-
 from engine.permissions import intent_prefix
 from resolvers.context import Context
 from resolvers.filters import HistoryFilterKey
-from resolvers.pagination import Page, check_first, keyset_page
+from resolvers.pagination import Page, check_first, keyset_page, parse_seq_cursor
 
 HISTORY_COLUMN = {"project": "project_id", "subproject": "subproject_id", "workflowItem": "workflow_item_id"}
 
@@ -23,15 +21,6 @@ async def grants(ctx: Context, resource_id: str) -> dict[str, list[str]] | None:
     if f"{intent_prefix(resource_id)}.intent.listPermissions" not in held:
         return None
     return await ctx.loaders.grants_by_resource.load(resource_id)
-
-
-def parse_seq_cursor(after: str | None) -> int | None:
-    if after is None:
-        return None
-    try:
-        return int(after)
-    except ValueError:
-        raise GraphQLError("after is not a history cursor.", extensions={"code": "BAD_USER_INPUT"}) from None
 
 
 async def history(

@@ -3,15 +3,17 @@
 import strawberry
 from strawberry.extensions import AddValidationRules, ParserCache, ValidationCache
 from strawberry.extensions.query_depth_limiter import create_validator
+from strawberry.schema.config import StrawberryConfig
 
 from resolvers import cases as case_reads
 from resolvers import queries
 from schema import case_mutations, identity, item_mutations, notification, project_mutations
 from schema.activity import Activity
-from schema.base import AppInfo, Connection, Node, connection
+from schema.base import SCALAR_MAP, AppInfo, Connection, Node, connection
 from schema.case import Case, EnabledAction
 from schema.execution import CasewayExecutor
 from schema.identity import Group, User
+from schema.input_guard import InputGuard
 from schema.item import WorkflowItem
 from schema.masking import MaskUnexpectedErrors
 from schema.project import Project, ProjectFilter, Subproject, filter_key
@@ -95,12 +97,14 @@ schema = Schema(
     subscription=Subscription,
     types=[Project, Subproject, WorkflowItem, Case, Workflow, Activity, User, Group],
     execution_context_class=CasewayExecutor,
+    config=StrawberryConfig(scalar_map=SCALAR_MAP),  # our JSON scalar (schema/base.py)
     extensions=[
         # One rule class for the life of the process: the validation cache is keyed by it.
         lambda: AddValidationRules([_DEPTH_RULE]),
         # Clients send the same documents over and over: parse and validate each once.
         lambda: ParserCache(maxsize=512),
         lambda: ValidationCache(maxsize=512),
+        InputGuard,  # after ValidationCache: NUL, lone surrogates, sizes (schema/input_guard.py)
         MaskUnexpectedErrors,
     ],
 )

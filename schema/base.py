@@ -6,10 +6,9 @@ the row's attributes directly, and a type recognizes its rows by their id prefix
 (``by_id_prefix``). That keeps the read path free of ORM hydration and per-object copying.
 """
 
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, NewType, TypeVar
 
 import strawberry
-from strawberry.scalars import JSON
 from strawberry.types import Info
 
 from engine.errors import ErrorCode
@@ -17,12 +16,37 @@ from models import kind_of
 from resolvers.context import Context
 from resolvers.errors import UserErrorRow
 from resolvers.pagination import Page
+from schema.input_guard import check_json
 
 T = TypeVar("T")
 UserErrorCode = strawberry.enum(ErrorCode, name="UserErrorCode", description="Why a mutation was refused.")
 AppInfo = Info[Context, None]
 
-__all__ = ["JSON", "AppInfo", "Connection", "Node", "PageInfo", "UserError", "by_id_prefix", "connection", "row_type"]
+_ECMA_404 = "https://ecma-international.org/wp-content/uploads/ECMA-404_2nd_edition_december_2017.pdf"
+JSON = NewType("JSON", object)
+JSON_SCALAR = strawberry.scalar(
+    name="JSON",
+    description=f"The `JSON` scalar type represents JSON values as specified by [ECMA-404]({_ECMA_404}).",
+    specified_by_url=_ECMA_404,
+    serialize=lambda v: v,
+    # strawberry's JSON takes anything; ours refuses what a database or client cannot hold
+    # (NaN, 1e400, NUL, lone surrogates) and bounds depth and size (schema/input_guard.py).
+    parse_value=check_json,
+)
+SCALAR_MAP = {JSON: JSON_SCALAR}  # the schema's StrawberryConfig(scalar_map=...)
+
+__all__ = [
+    "JSON",
+    "SCALAR_MAP",
+    "AppInfo",
+    "Connection",
+    "Node",
+    "PageInfo",
+    "UserError",
+    "by_id_prefix",
+    "connection",
+    "row_type",
+]
 
 
 def row_type(model: type) -> Any:

@@ -12,7 +12,7 @@ from resolvers.child_pages import PageKey
 from resolvers.filters import ResourceFilterKey
 from resolvers.loaders import one
 from resolvers.lookahead import item_prefetch, selects
-from resolvers.pagination import check_first
+from resolvers.pagination import check_first, check_id_cursor
 from schema.activity import Activity, HistoryFilter
 from schema.base import JSON, AppInfo, Connection, Node, by_id_prefix, connection
 from schema.execution import context_only
@@ -142,7 +142,9 @@ class Project(ResourceFields, Node):
     async def subprojects(
         self, info: AppInfo, first: int | None = None, after: str | None = None, filter: ProjectFilter | None = None
     ) -> Connection["Subproject"]:
-        key = PageKey(self.id, (), filter_key(filter), check_first(first), after, selects(info, "totalCount"))
+        key = PageKey(
+            self.id, (), filter_key(filter), check_first(first), check_id_cursor(after), selects(info, "totalCount")
+        )
         return connection(await info.context.loaders.subprojects_by_project.load(key))
 
 
@@ -199,7 +201,14 @@ class Subproject(ResourceFields, Node):
     ) -> Connection[Annotated["WorkflowItem", strawberry.lazy("schema.item")]]:
         loaders = info.context.loaders
         ordering = tuple(self.workflow_item_ordering)
-        key = PageKey(self.id, ordering, filter_key(filter), check_first(first), after, selects(info, "totalCount"))
+        key = PageKey(
+            self.id,
+            ordering,
+            filter_key(filter),
+            check_first(first),
+            check_id_cursor(after),
+            selects(info, "totalCount"),
+        )
         page = await loaders.items_by_subproject.load(key)
         ids = tuple(row.id for row in page.nodes)
         rows = await loaders.item_page.load((ids, item_prefetch(info))) if ids else []

@@ -9,7 +9,7 @@ from sqlalchemy import select
 from engine.events import Event, Subscriber, SubscriberDropped, audiences
 from models import Activity as ActivityRow
 from resolvers.context import Context
-from resolvers.resources import parse_seq_cursor
+from resolvers.pagination import parse_seq_cursor
 from schema.activity import Activity
 from schema.base import AppInfo
 from schema.notification import Notification

@@ -237,6 +237,7 @@ def _reference_schema() -> strawberry.Schema:
         subscription=Subscription,
         types=[Project, Subproject, WorkflowItem, Case, Workflow, Activity, User, Group],
         extensions=[MaskErrors],
+        config=caseway_schema.config,  # the same scalars (our JSON)
     )
 
 

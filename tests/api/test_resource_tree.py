@@ -251,7 +251,7 @@ async def test_bad_input_is_a_user_error_and_changes_nothing(gql, make_user):
     assert (ok["amount"], ok["currency"], ok["exchangeRate"]) == ("10.25", "EUR", "1.0")
     # Oversized `first` and wrong types are GraphQL errors, not 500s.
     body = await gql.raw("{ projects(first: 1000) { totalCount } }", token=alice)
-    assert body["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT"
+    assert body["errors"][0]["extensions"]["code"] == "INVALID_INPUT"
     body = await gql.raw('{ projects(first: "x") { totalCount } }', token=alice)
     assert body["errors"]
 
