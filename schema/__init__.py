@@ -1,8 +1,7 @@
 """The GraphQL schema: Query, Mutation (and later Subscription) composed from the domain slices."""
 
 import strawberry
-from strawberry.extensions import AddValidationRules, ParserCache, ValidationCache
-from strawberry.extensions.query_depth_limiter import create_validator
+from strawberry.extensions import ParserCache
 
 from resolvers import cases as case_reads
 from resolvers import queries
@@ -13,6 +12,7 @@ from schema.case import Case, EnabledAction
 from schema.execution import CasewayExecutor
 from schema.identity import Group, User
 from schema.item import WorkflowItem
+from schema.limits import BoundedWork
 from schema.masking import MaskUnexpectedErrors
 from schema.project import Project, ProjectFilter, Subproject, filter_key
 from schema.runner import Schema
@@ -87,8 +87,6 @@ class Mutation:
     unsubscribe_from_notifications = strawberry.mutation(resolver=notification.unsubscribe_from_notifications)
 
 
-_DEPTH_RULE = create_validator(15, None, None)
-
 schema = Schema(
     query=Query,
     mutation=Mutation,
@@ -96,11 +94,10 @@ schema = Schema(
     types=[Project, Subproject, WorkflowItem, Case, Workflow, Activity, User, Group],
     execution_context_class=CasewayExecutor,
     extensions=[
-        # One rule class for the life of the process: the validation cache is keyed by it.
-        lambda: AddValidationRules([_DEPTH_RULE]),
         # Clients send the same documents over and over: parse and validate each once.
         lambda: ParserCache(maxsize=512),
-        lambda: ValidationCache(maxsize=512),
+        # Token, depth, alias and cost limits (schema/limits.py), then the cached validation.
+        lambda: BoundedWork(maxsize=512),
         MaskUnexpectedErrors,
     ],
 )
