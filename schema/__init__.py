@@ -1,7 +1,6 @@
 """The GraphQL schema: Query, Mutation (and later Subscription) composed from the domain slices."""
 
 import strawberry
-from strawberry.extensions import ParserCache
 
 from resolvers import cases as case_reads
 from resolvers import queries
@@ -94,9 +93,8 @@ schema = Schema(
     types=[Project, Subproject, WorkflowItem, Case, Workflow, Activity, User, Group],
     execution_context_class=CasewayExecutor,
     extensions=[
-        # Clients send the same documents over and over: parse and validate each once.
-        lambda: ParserCache(maxsize=512),
-        # Token, depth, alias and cost limits (schema/limits.py), then the cached validation.
+        # Parse with a token limit, check depth, aliases and cost, then validate (schema/limits.py).
+        # Clients send the same documents over and over: each is parsed and validated once.
         lambda: BoundedWork(maxsize=512),
         MaskUnexpectedErrors,
     ],

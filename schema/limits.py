@@ -1,6 +1,6 @@
 """Bounded work per GraphQL operation, measured before anything runs, cheapest check first.
 
-1. Tokens, while parsing: graphql-core stops at ``max_tokens`` (the parser cache keys by it).
+1. Tokens, while parsing: graphql-core stops at ``max_tokens`` (the parse cache keys by it).
 2. Depth, aliases and cost, in one walk of the document that visits each fragment once
    (its result is remembered and reused at every spread): linear in the document's size,
    whatever it expands to. A chain of fragments that each spread the next twice expands to
@@ -38,7 +38,9 @@ from graphql import (
     is_interface_type,
     is_object_type,
 )
+from graphql.error import GraphQLSyntaxError
 from strawberry.extensions import SchemaExtension
+from strawberry.extensions.parser_cache import _get_parse_cache
 from strawberry.extensions.validation_cache import _get_validate_cache
 
 from resolvers.pagination import DEFAULT_FIRST, MAX_FIRST
@@ -75,7 +77,9 @@ class Shape:
 def refusal(shape: Shape, limits: Limits) -> GraphQLError | None:
     """The error for the first limit the shape passes, if any."""
     if shape.depth > limits.max_depth:
-        return _error(f"The query is {shape.depth} fields deep; at most {limits.max_depth} are allowed.", "QUERY_TOO_DEEP")
+        return _error(
+            f"The query is {shape.depth} fields deep; at most {limits.max_depth} are allowed.", "QUERY_TOO_DEEP"
+        )
     if shape.aliases > limits.max_aliases:
         return _error(
             f"The query has {shape.aliases} aliases (fragments counted at each use); at most {limits.max_aliases}"
@@ -293,11 +297,13 @@ def _hashable(value: Any) -> Any:
 
 
 class BoundedWork(SchemaExtension):
-    """Checks each operation against the limits of the server's settings (from the request
-    context), then validates it through the shared validation cache — so a document refused
-    by a cheap check never reaches graphql-core's rules. Replaces ValidationCache."""
+    """Parses (through the shared parse cache, stopping at the token limit), checks the
+    operation against the limits of the server's settings (from the request context), then
+    validates it (through the shared validation cache) — so a document refused by a cheap check
+    never reaches graphql-core's rules. Takes the place of ParserCache and ValidationCache."""
 
     def __init__(self, maxsize: int = 512) -> None:
+        self.parse = _get_parse_cache(maxsize)
         self.validate = _get_validate_cache(maxsize)
         self.limits = Limits()
         self.cost: int | None = None
@@ -309,6 +315,18 @@ class BoundedWork(SchemaExtension):
         self.execution_context.parse_options["max_tokens"] = self.limits.max_tokens
         yield
 
+    def on_parse(self) -> Iterator[None]:
+        context = self.execution_context
+        if context.query:  # strawberry refuses a missing query itself
+            try:
+                context.graphql_document = self.parse(context.query, **context.parse_options)
+            except GraphQLSyntaxError as error:
+                code = "TOO_MANY_TOKENS" if _TOKENS_EXCEEDED in error.message else "GRAPHQL_PARSE_FAILED"
+                raise GraphQLError(
+                    error.message, source=error.source, positions=error.positions, extensions={"code": code}
+                ) from None
+        yield
+
     def on_validate(self) -> Iterator[None]:
         context = self.execution_context
         document = context.graphql_document
@@ -318,8 +336,9 @@ class BoundedWork(SchemaExtension):
         if error is not None:
             context.pre_execution_errors = [error]
         else:
-            context.pre_execution_errors = self.validate(context.schema._schema, document, context.validation_rules)
-            if shape is not None and not shape.subscription and not context.pre_execution_errors:
+            errors = self.validate(context.schema._schema, document, context.validation_rules)
+            context.pre_execution_errors = [_about_the_document(e) for e in errors]
+            if shape is not None and not shape.subscription and not errors:
                 self.cost = shape.cost
         yield
 
@@ -327,6 +346,21 @@ class BoundedWork(SchemaExtension):
         if self.cost is None:
             return {}
         return {"cost": {"requested": self.cost, "limit": self.limits.max_cost}}
+
+
+_TOKENS_EXCEEDED = "tokens. Parsing aborted."
+
+
+def _about_the_document(error: GraphQLError) -> GraphQLError:
+    """A validation error is the document's fault even when a value's conversion raised (an
+    integer literal of 5,000 digits): told to the client with a code, not masked as unexpected."""
+    if error.original_error is None:
+        return error
+    return GraphQLError(
+        error.message.split("; use sys.")[0],  # Python's advice on its digit limit means nothing to a client
+        nodes=error.nodes,
+        extensions={"code": "GRAPHQL_VALIDATION_FAILED"},
+    )
 
 
 __all__ = ["COST", "BoundedWork", "Limits", "Shape", "measure", "refusal"]

@@ -152,7 +152,9 @@ class CasewayGraphQL(GraphQL):
         batch, which strawberry refuses with its own message)."""
         value = super().parse_json(data)
         if not isinstance(value, dict | list):
-            raise HTTPException(400, f"Expected a JSON object, got {type(value).__name__ if value is not None else 'null'}.")
+            raise HTTPException(
+                400, f"Expected a JSON object, got {type(value).__name__ if value is not None else 'null'}."
+            )
         return value
 
     async def render_graphql_ide(self, request: Request) -> Response:
