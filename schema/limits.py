@@ -290,7 +290,8 @@ def measure(
 
 
 def _hashable(value: Any) -> Any:
-    return value if isinstance(value, int | None) else repr(type(value))
+    """A page size's value as a cache key: ints as they are (True is not 1 here), else its type."""
+    return value if isinstance(value, int | None) and not isinstance(value, bool) else repr(type(value))
 
 
 # --- The extension ----------------------------------------------------------------------------

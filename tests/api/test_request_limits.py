@@ -194,7 +194,8 @@ async def test_an_operation_past_its_time_limit_is_stopped_and_changes_nothing(a
             if not db.is_sqlite:
                 await holding.execute(text("SELECT id FROM project WHERE id = :id FOR UPDATE"), {"id": project_id})
             started = time.perf_counter()
-            response = await client.post("/graphql", json=update, headers=headers)
+            # (bounded here too, so that a missing time limit fails the test instead of hanging it)
+            response = await asyncio.wait_for(client.post("/graphql", json=update, headers=headers), 10)
             elapsed = time.perf_counter() - started
         assert response.status_code == 200
         body = response.json()
