@@ -1,8 +1,6 @@
 """The GraphQL schema: Query, Mutation (and later Subscription) composed from the domain slices."""
 
 import strawberry
-from strawberry.extensions import AddValidationRules, ParserCache, ValidationCache
-from strawberry.extensions.query_depth_limiter import create_validator
 from strawberry.schema.config import StrawberryConfig
 
 from resolvers import cases as case_reads
@@ -15,6 +13,7 @@ from schema.execution import CasewayExecutor
 from schema.identity import Group, User
 from schema.input_guard import InputGuard
 from schema.item import WorkflowItem
+from schema.limits import BoundedWork
 from schema.masking import MaskUnexpectedErrors
 from schema.project import Project, ProjectFilter, Subproject, filter_key
 from schema.runner import Schema
@@ -89,8 +88,6 @@ class Mutation:
     unsubscribe_from_notifications = strawberry.mutation(resolver=notification.unsubscribe_from_notifications)
 
 
-_DEPTH_RULE = create_validator(15, None, None)
-
 schema = Schema(
     query=Query,
     mutation=Mutation,
@@ -99,12 +96,10 @@ schema = Schema(
     execution_context_class=CasewayExecutor,
     config=StrawberryConfig(scalar_map=SCALAR_MAP),  # our JSON scalar (schema/base.py)
     extensions=[
-        # One rule class for the life of the process: the validation cache is keyed by it.
-        lambda: AddValidationRules([_DEPTH_RULE]),
-        # Clients send the same documents over and over: parse and validate each once.
-        lambda: ParserCache(maxsize=512),
-        lambda: ValidationCache(maxsize=512),
-        InputGuard,  # after ValidationCache: NUL, lone surrogates, sizes (schema/input_guard.py)
+        # Parse with a token limit, check depth, aliases and cost, then validate (schema/limits.py).
+        # Clients send the same documents over and over: each is parsed and validated once.
+        lambda: BoundedWork(maxsize=512),
+        InputGuard,  # after BoundedWork: NUL, lone surrogates, sizes (schema/input_guard.py)
         MaskUnexpectedErrors,
     ],
 )

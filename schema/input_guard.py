@@ -202,7 +202,7 @@ class InputLiteralsRule(ValidationRule):
 
 class InputGuard(AddValidationRules):
     """Adds ``InputLiteralsRule`` to validation and checks the variables on entering it. List it
-    after ``ValidationCache``: a document the cache already refused is not checked further, and
+    after ``BoundedWork``: a document it already refused is not checked further, and
     variables refused here skip validation (the request is refused either way)."""
 
     def __init__(self) -> None:

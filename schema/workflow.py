@@ -1,5 +1,7 @@
 """Workflow definitions as clients read them: roles, states, actions and the spec itself."""
 
+import asyncio
+from collections import OrderedDict
 from enum import Enum
 
 import strawberry
@@ -7,7 +9,17 @@ import strawberry
 from engine.diagram import render
 from engine.specs import ActionSpec, RoleSpec, StateSpec
 from engine.workflows import spec_of
+from models import Workflow as WorkflowRow
 from schema.base import JSON, Node, by_id_prefix, row_type
+from schema.limits import COST
+
+# A diagram walks every action against every state: ~1 s for a 3,000-state workflow. Its
+# weight in a query's cost stands for that; its text is kept per workflow version and format
+# (both immutable), rendered off the event loop, once however many fields ask at the same time.
+DIAGRAM_COST = 100
+_DIAGRAMS_KEPT = 128
+_diagrams: OrderedDict[tuple[str, str], str] = OrderedDict()
+_rendering: dict[tuple[str, str], asyncio.Future[str]] = {}
 
 
 @strawberry.enum
@@ -91,6 +103,31 @@ class Workflow(Node):
     def actions(self) -> list[Action]:
         return list(spec_of(self).actions.values())  # type: ignore[arg-type]
 
-    @strawberry.field(description="The top-level state machine as a Mermaid or Graphviz DOT diagram.")
-    def diagram(self, format: DiagramFormat = DiagramFormat.MERMAID) -> str:
-        return render(spec_of(self), format.value)  # type: ignore[arg-type]
+    @strawberry.field(
+        description="The top-level state machine as a Mermaid or Graphviz DOT diagram.", metadata={COST: DIAGRAM_COST}
+    )
+    async def diagram(self, format: DiagramFormat = DiagramFormat.MERMAID) -> str:
+        return await diagram_of(self, format.value)  # type: ignore[arg-type]
+
+
+async def diagram_of(workflow: WorkflowRow, fmt: str) -> str:
+    """The diagram of a workflow version in a format, rendered once and remembered."""
+    key = (workflow.id, fmt)
+    text = _diagrams.get(key)
+    if text is not None:
+        _diagrams.move_to_end(key)
+        return text
+    pending = _rendering.get(key)
+    if pending is None:
+        pending = _rendering[key] = asyncio.ensure_future(asyncio.to_thread(lambda: render(spec_of(workflow), fmt)))
+        pending.add_done_callback(lambda done: _remember(key, done))
+    # Shielded: one request stopped by its time limit leaves the rendering to the others.
+    return await asyncio.shield(pending)
+
+
+def _remember(key: tuple[str, str], done: "asyncio.Future[str]") -> None:
+    _rendering.pop(key, None)
+    if not done.cancelled() and done.exception() is None:
+        _diagrams[key] = done.result()
+        if len(_diagrams) > _DIAGRAMS_KEPT:
+            _diagrams.popitem(last=False)

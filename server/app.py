@@ -2,6 +2,7 @@
 
 import asyncio
 import gc
+import json
 import logging
 import weakref
 from collections.abc import AsyncIterator
@@ -10,14 +11,19 @@ from datetime import timedelta
 from typing import Any
 
 import orjson
+from cross_web import HTTPException
+from graphql import GraphQLError
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import JSONResponse, RedirectResponse
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
 from strawberry.exceptions import ConnectionRejectionError
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL
+from strawberry.types import ExecutionResult
 
 from engine import identity
 from models import Database
@@ -25,6 +31,7 @@ from resolvers.context import Context
 from schema import schema
 from server.actor_cache import ActorCache
 from server.hub import EventHub, create_hub
+from server.request_limits import BodyLimit, error_response, graphiql_headers
 from server.settings import Settings
 
 log = logging.getLogger("caseway.server")
@@ -49,6 +56,7 @@ class CasewayGraphQL(GraphQL):
         self.hub = hub
         self.actor_cache = actor_cache
         self.live_contexts: weakref.WeakSet[Context] = weakref.WeakSet()
+        self.graphiql_headers = graphiql_headers(self.graphql_ide_html) if settings.graphiql else {}
 
     async def recheck_live_connections(self) -> None:
         """Re-read the token and groups of every live connection in two queries, so a revoked
@@ -119,13 +127,60 @@ class CasewayGraphQL(GraphQL):
         except ClientDisconnect:  # the client went away mid-request: nothing to answer, nothing to log
             return
 
+    async def run(self, *args: Any, **kwargs: Any) -> Any:
+        """strawberry's, its refusals (bad JSON, no query, a GET mutation) answered as GraphQL
+        errors with a code rather than plain text."""
+        try:
+            return await super().run(*args, **kwargs)
+        except HTTPException as refusal:
+            return error_response(refusal.status_code, refusal.reason)
+
+    def decode_json(self, data: str | bytes) -> object:
+        """json (not orjson, which reads integers beyond 64 bits as floats), its every failure a
+        client's mistake: malformed, nested too deeply, or a number too long to convert."""
+        try:
+            return json.loads(data)
+        except json.JSONDecodeError:
+            raise
+        except RecursionError:
+            raise HTTPException(400, "The JSON is nested too deeply.") from None
+        except ValueError:
+            raise HTTPException(400, "The JSON has a number too long to read.") from None
+
+    def parse_json(self, data: str | bytes) -> Any:
+        """A body, or the variables or extensions of a GET, must be a JSON object (a list is a
+        batch, which strawberry refuses with its own message)."""
+        value = super().parse_json(data)
+        if not isinstance(value, dict | list):
+            raise HTTPException(
+                400, f"Expected a JSON object, got {type(value).__name__ if value is not None else 'null'}."
+            )
+        return value
+
+    async def render_graphql_ide(self, request: Request) -> Response:
+        return HTMLResponse(self.graphql_ide_html, headers=self.graphiql_headers)
+
     async def execute_operation(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
         context = kwargs.get("context")
+        limit = asyncio.timeout(self.settings.operation_timeout)
         try:
-            return await super().execute_operation(*args, **kwargs)
+            async with limit:
+                return await super().execute_operation(*args, **kwargs)
+        except TimeoutError:
+            if not limit.expired():
+                raise
+            return timed_out(self.settings.operation_timeout)
         finally:  # the request's read session goes back to the pool
             if isinstance(context, Context):
                 await context.close()
+
+
+def timed_out(seconds: float) -> ExecutionResult:
+    """The answer of an operation stopped at its time limit: whatever it was doing was
+    cancelled, and a write's transaction rolled back unless it had already committed."""
+    log.warning("an operation was stopped after %s seconds", seconds)
+    message = f"The operation took longer than {seconds:g} seconds and was stopped."
+    return ExecutionResult(data=None, errors=[GraphQLError(message, extensions={"code": "TIMEOUT"})])
 
 
 def tune_garbage_collector() -> None:
@@ -168,6 +223,18 @@ def create_app(settings: Settings | None = None, *, db: Database | None = None) 
             Route("/health", health),
             Route("/graphql", graphql, methods=["GET", "POST"]),
             WebSocketRoute("/graphql", graphql),
+        ],
+        middleware=[
+            # Other origins' pages may call the HTTP endpoint as they may open a WebSocket;
+            # same-origin pages and non-browser clients send no preflight and are unaffected.
+            Middleware(
+                CORSMiddleware,
+                allow_origins=settings.allowed_origins,
+                allow_methods=["GET", "POST"],
+                allow_headers=["Authorization", "Content-Type"],
+                max_age=600,
+            ),
+            Middleware(BodyLimit, max_bytes=settings.max_body_bytes),
         ],
         lifespan=lifespan,
     )

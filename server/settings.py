@@ -27,13 +27,13 @@ class Settings(BaseSettings):
     auth_cache_seconds: float = 10.0
     ws_auth_refresh: float = 30.0  # seconds between re-checks of a live connection's token and groups
 
-    # --- Bounded work per request (schema/limits.py, server/request_limits.py) ---
+    # --- Bounded work per request (schema/limits.py, server/request_limits.py; README "Limits") ---
     max_body_bytes: int = 1_000_000  # a request body larger than this is refused with 413
     max_query_tokens: int = 5_000  # tokens in one GraphQL document
     max_query_depth: int = 15  # nested selections, fragments followed
     max_aliases: int = 50  # aliased fields in one document
     max_query_cost: int = 50_000  # nodes a query may ask for, from the `first` arguments along each path
-    operation_timeout: float = 10.0  # seconds one operation may run before it is stopped
+    operation_timeout: float = 10.0  # seconds one HTTP operation may run before it is stopped (TIMEOUT)
 
     # --- Logins and tokens (engine/throttle.py) ---
     login_free_failures: int = 5  # failed logins per login name or address before any delay

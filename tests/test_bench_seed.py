@@ -5,8 +5,8 @@ import pytest
 from bench import seed
 from tests.fixtures.database import BACKEND
 
-ITEMS = """{ projects { edges { node { displayName subprojects { edges { node { displayName
-  workflowItems { edges { node { displayName status amount amountType currency
+ITEMS = """{ projects(first: 2) { edges { node { displayName subprojects(first: 1) { edges { node { displayName
+  workflowItems(first: 2) { edges { node { displayName status amount amountType currency
     assignee { ... on User { login } }
     case { status version state { shortName }
       enabledActions { action { shortName } assignees { ... on User { login } } }

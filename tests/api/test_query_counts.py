@@ -5,8 +5,8 @@ import re
 from tests.api.documents import CREATE_ITEM, CREATE_PROJECT, CREATE_SUBPROJECT, GRANT
 from tests.api.test_resource_tree import build_tree
 
-NESTED = """{ projects(first: 100) { totalCount edges { node { displayName assignee { ... on User { login } }
-  subprojects(first: 100) { edges { node { displayName workflowItems(first: 100) { edges { node {
+NESTED = """{ projects(first: 10) { totalCount edges { node { displayName assignee { ... on User { login } }
+  subprojects(first: 10) { edges { node { displayName workflowItems(first: 20) { edges { node {
     displayName status assignee { ... on User { login } }
     case { state { shortName } version enabledActions { action { shortName } assignees { ... on User { login } } }
       roles { role { shortName } assignees { ... on User { login } } } } } } } } } } } } } }"""
