@@ -59,7 +59,19 @@ class Query:
 @strawberry.type
 class Mutation:
     login = strawberry.mutation(
-        resolver=identity.login, description="Exchange a login and password for a bearer token."
+        resolver=identity.login,
+        description="Exchange a login and password for a bearer token. Failed logins are throttled per login "
+        "and per address: answers slow down, then TOO_MANY_ATTEMPTS for a while. Once per request.",
+    )
+    logout = strawberry.mutation(
+        resolver=identity.logout, description="Revoke the token of this request (or all yours); at once everywhere."
+    )
+    revoke_token = strawberry.mutation(
+        resolver=identity.revoke_token, description="Admin: revoke a token by its value, or every token of a user."
+    )
+    disable_user = strawberry.mutation(
+        resolver=identity.disable_user,
+        description="Admin: disable a user (no login, no token works, live connections closed) or enable them again.",
     )
     create_user = strawberry.mutation(resolver=identity.create_user)
     create_group = strawberry.mutation(resolver=identity.create_group)
@@ -97,7 +109,7 @@ schema = Schema(
     execution_context_class=CasewayExecutor,
     extensions=[
         # One rule class for the life of the process: the validation cache is keyed by it.
-        lambda: AddValidationRules([_DEPTH_RULE]),
+        lambda: AddValidationRules([_DEPTH_RULE, identity.OneLoginPerOperation]),
         # Clients send the same documents over and over: parse and validate each once.
         lambda: ParserCache(maxsize=512),
         lambda: ValidationCache(maxsize=512),
