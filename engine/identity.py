@@ -6,6 +6,7 @@ import hashlib
 import hmac
 import os
 import secrets
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -137,12 +138,18 @@ async def find_user(session: AsyncSession, *, login: str) -> User | None:
     return await session.scalar(select(User).where(User.login == login))
 
 
+# Password checks run here, never on the event loop, and at most one fewer at a time than
+# there are CPUs: eight clients guessing at once must not take every core from the requests.
+_HASHING = ThreadPoolExecutor(max_workers=max(1, (os.cpu_count() or 2) - 1), thread_name_prefix="caseway-hash")
+
+
 async def password_matches(user: User | None, password: str) -> bool:
     """Whether ``password`` is ``user``'s. scrypt takes tens of milliseconds of CPU: it runs in
-    a thread, so the event loop keeps serving meanwhile. An unknown login is checked against a
+    a thread of its own (``_HASHING``), so the event loop keeps serving meanwhile. An unknown login is checked against a
     dummy hash, so the time taken does not reveal which logins exist; a disabled user's
     password is checked too, and never matches."""
-    ok = await asyncio.to_thread(verify_password, password, user.password_hash if user else _DUMMY_HASH)
+    stored = user.password_hash if user else _DUMMY_HASH
+    ok = await asyncio.get_running_loop().run_in_executor(_HASHING, verify_password, password, stored)
     return ok and user is not None and not user.disabled
 
 
