@@ -97,9 +97,14 @@ async def create_group(session: AsyncSession, *, actor: Actor, name: str, displa
     return group
 
 
+# Row locks on users and groups that do not block the foreign-key checks of a concurrent
+# addGroupMember (FOR KEY SHARE): those would deadlock with a disabling in progress.
+_NO_KEY_UPDATE = {"key_share": True}
+
+
 async def _get_group_for_change(session: AsyncSession, actor: Actor, group_id: str, *, lock: bool = False) -> Group:
     await permissions.require_global(session, actor=actor, intent="global.createGroup")
-    group = await session.get(Group, group_id, with_for_update=lock or None)
+    group = await session.get(Group, group_id, with_for_update=_NO_KEY_UPDATE if lock else None)
     if group is None:
         raise not_found("group", group_id, "groupId")
     return group
@@ -145,9 +150,9 @@ _HASHING = ThreadPoolExecutor(max_workers=max(1, (os.cpu_count() or 2) - 1), thr
 
 async def password_matches(user: User | None, password: str) -> bool:
     """Whether ``password`` is ``user``'s. scrypt takes tens of milliseconds of CPU: it runs in
-    a thread of its own (``_HASHING``), so the event loop keeps serving meanwhile. An unknown login is checked against a
-    dummy hash, so the time taken does not reveal which logins exist; a disabled user's
-    password is checked too, and never matches."""
+    a thread of its own (``_HASHING``), so the event loop keeps serving meanwhile. An unknown
+    login is checked against a dummy hash, so the time taken does not reveal which logins
+    exist; a disabled user's password is checked too, and never matches."""
     stored = user.password_hash if user else _DUMMY_HASH
     ok = await asyncio.get_running_loop().run_in_executor(_HASHING, verify_password, password, stored)
     return ok and user is not None and not user.disabled
@@ -202,7 +207,7 @@ async def set_disabled(session: AsyncSession, *, actor: Actor, user_id: str, dis
     _require_admin(actor, "disable or enable users")
     if user_id == actor.user_id and disabled:
         raise DomainError(ErrorCode.NOT_ALLOWED, "You may not disable yourself.", ["userId"])
-    user = await session.get(User, user_id, with_for_update=True)
+    user = await session.get(User, user_id, with_for_update=_NO_KEY_UPDATE)
     if user is None:
         raise not_found("user", user_id, "userId")
     if user.disabled == disabled:
@@ -212,7 +217,7 @@ async def set_disabled(session: AsyncSession, *, actor: Actor, user_id: str, dis
         # Their groups' rows first (as removing a member does), then the grants they reach.
         memberships = select(GroupMember.group_id).where(GroupMember.user_id == user_id)
         parties += await session.scalars(
-            select(Group.id).where(Group.id.in_(memberships)).order_by(Group.id).with_for_update()
+            select(Group.id).where(Group.id.in_(memberships)).order_by(Group.id).with_for_update(key_share=True)
         )
         await permissions.lock_grant_holders(session, permissions.resources_granted_to(parties))
     user.disabled = disabled
