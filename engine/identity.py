@@ -1,13 +1,16 @@
 """Users, groups, passwords and bearer tokens."""
 
+import asyncio
 import base64
 import hashlib
 import hmac
 import os
 import secrets
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
+from typing import Any
 
-from sqlalchemy import bindparam, delete, select
+from sqlalchemy import bindparam, delete, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from engine import permissions
@@ -94,9 +97,14 @@ async def create_group(session: AsyncSession, *, actor: Actor, name: str, displa
     return group
 
 
-async def _get_group_for_change(session: AsyncSession, actor: Actor, group_id: str) -> Group:
+# Row locks on users and groups that do not block the foreign-key checks of a concurrent
+# addGroupMember (FOR KEY SHARE): those would deadlock with a disabling in progress.
+_NO_KEY_UPDATE = {"key_share": True}
+
+
+async def _get_group_for_change(session: AsyncSession, actor: Actor, group_id: str, *, lock: bool = False) -> Group:
     await permissions.require_global(session, actor=actor, intent="global.createGroup")
-    group = await session.get(Group, group_id)
+    group = await session.get(Group, group_id, with_for_update=_NO_KEY_UPDATE if lock else None)
     if group is None:
         raise not_found("group", group_id, "groupId")
     return group
@@ -114,30 +122,115 @@ async def add_group_member(session: AsyncSession, *, actor: Actor, group_id: str
 
 
 async def remove_group_member(session: AsyncSession, *, actor: Actor, group_id: str, user_id: str) -> Group:
-    group = await _get_group_for_change(session, actor, group_id)
-    await session.execute(delete(GroupMember).where(GroupMember.group_id == group_id, GroupMember.user_id == user_id))
-    session.info[IDENTITIES_CHANGED] = True
+    """Take a user out of a group. Refused (LAST_GRANT_HOLDER) if the group then has nobody who
+    may act and was the last party that could grant permissions on some resource: a group
+    counts as a holder only while it has a member who is not disabled. The group's row is
+    locked first, so a concurrent grant to the group is either seen here or waits for this."""
+    group = await _get_group_for_change(session, actor, group_id, lock=True)
+    await permissions.lock_grant_holders(session, permissions.resources_granted_to([group_id]))
+    removed = await session.execute(
+        delete(GroupMember).where(GroupMember.group_id == group_id, GroupMember.user_id == user_id)
+    )
+    if removed.rowcount:  # type: ignore[attr-defined]
+        await permissions.require_grant_holders_remain(session, party_ids=[group_id])
+        session.info[IDENTITIES_CHANGED] = True
     return group
 
 
-async def login(session: AsyncSession, *, login: str, password: str, ttl_seconds: int) -> tuple[str, User]:
-    """Check the password and issue a new bearer token; only its hash is stored."""
-    user = await session.scalar(select(User).where(User.login == login))
-    # Verify against a dummy hash for unknown logins so timing does not reveal which exist.
-    ok = verify_password(password, user.password_hash if user else _DUMMY_HASH)
-    if user is None or not ok or user.disabled:
-        raise DomainError(ErrorCode.INVALID_CREDENTIALS, "Login or password is wrong.", ["login"])
-    token = issue_token_value()
-    session.add(
-        ApiToken(
-            id=new_id("tok"),
-            user_id=user.id,
-            token_hash=_token_hash(token),
-            expires_at=utcnow() + timedelta(seconds=ttl_seconds),
+async def find_user(session: AsyncSession, *, login: str) -> User | None:
+    """The user who signs in with ``login``, if any (one read; the caller closes it before
+    checking the password, so the slow hash holds no database lock)."""
+    return await session.scalar(select(User).where(User.login == login))
+
+
+# Password checks run here, never on the event loop, and at most one fewer at a time than
+# there are CPUs: eight clients guessing at once must not take every core from the requests.
+_HASHING = ThreadPoolExecutor(max_workers=max(1, (os.cpu_count() or 2) - 1), thread_name_prefix="caseway-hash")
+
+
+async def password_matches(user: User | None, password: str) -> bool:
+    """Whether ``password`` is ``user``'s. scrypt takes tens of milliseconds of CPU: it runs in
+    a thread of its own (``_HASHING``), so the event loop keeps serving meanwhile. An unknown
+    login is checked against a dummy hash, so the time taken does not reveal which logins
+    exist; a disabled user's password is checked too, and never matches."""
+    stored = user.password_hash if user else _DUMMY_HASH
+    ok = await asyncio.get_running_loop().run_in_executor(_HASHING, verify_password, password, stored)
+    return ok and user is not None and not user.disabled
+
+
+def invalid_credentials() -> DomainError:
+    return DomainError(ErrorCode.INVALID_CREDENTIALS, "Login or password is wrong.", ["login"])
+
+
+async def logout(session: AsyncSession, *, actor: Actor, token: str | None, everywhere: bool = False) -> int:
+    """Revoke the token the request came with (``everywhere``: every token of the actor's).
+    Returns how many tokens were revoked. Takes effect at once: the committer forgets the
+    remembered actors (IDENTITIES_CHANGED) and live connections are checked again."""
+    if everywhere:
+        condition = ApiToken.user_id == actor.user_id
+    elif token:
+        condition = (ApiToken.token_hash == _token_hash(token)) & (ApiToken.user_id == actor.user_id)
+    else:
+        return 0
+    return await _revoke(session, condition)
+
+
+async def revoke_tokens(
+    session: AsyncSession, *, actor: Actor, token: str | None = None, user_id: str | None = None
+) -> int:
+    """Admin: revoke one token, given by its value (a token found in a log or a leaked
+    configuration), or every token of a user. Returns how many were revoked."""
+    _require_admin(actor, "revoke tokens")
+    if (token is None) == (user_id is None):
+        raise DomainError(ErrorCode.INVALID_INPUT, "Give either a token or a userId, not both.", ["token"])
+    if user_id is not None:
+        if await session.get(User, user_id) is None:
+            raise not_found("user", user_id, "userId")
+        return await _revoke(session, ApiToken.user_id == user_id)
+    token_hash = _token_hash(token or "")
+    if await session.scalar(select(ApiToken.id).where(ApiToken.token_hash == token_hash)) is None:
+        raise DomainError(ErrorCode.NOT_FOUND, "No such token exists.", ["token"])
+    return await _revoke(session, ApiToken.token_hash == token_hash)
+
+
+async def _revoke(session: AsyncSession, condition: Any) -> int:
+    result = await session.execute(update(ApiToken).where(condition, ApiToken.revoked.is_(False)).values(revoked=True))
+    session.info[IDENTITIES_CHANGED] = True
+    return int(result.rowcount)  # type: ignore[attr-defined]
+
+
+async def set_disabled(session: AsyncSession, *, actor: Actor, user_id: str, disabled: bool) -> User:
+    """Admin: disable a user (none of their tokens works, they cannot log in, and they no
+    longer count as a holder of grantPermission, nor make their groups count), or enable them
+    again (their unexpired, unrevoked tokens work again). Refused for oneself, and
+    (LAST_GRANT_HOLDER) when some resource would be left with nobody who may grant on it."""
+    _require_admin(actor, "disable or enable users")
+    if user_id == actor.user_id and disabled:
+        raise DomainError(ErrorCode.NOT_ALLOWED, "You may not disable yourself.", ["userId"])
+    user = await session.get(User, user_id, with_for_update=_NO_KEY_UPDATE)
+    if user is None:
+        raise not_found("user", user_id, "userId")
+    if user.disabled == disabled:
+        return user
+    parties = [user_id]
+    if disabled:
+        # Their groups' rows first (as removing a member does), then the grants they reach.
+        memberships = select(GroupMember.group_id).where(GroupMember.user_id == user_id)
+        parties += await session.scalars(
+            select(Group.id).where(Group.id.in_(memberships)).order_by(Group.id).with_for_update(key_share=True)
         )
-    )
+        await permissions.lock_grant_holders(session, permissions.resources_granted_to(parties))
+    user.disabled = disabled
     await session.flush()
-    return token, user
+    if disabled:
+        await permissions.require_grant_holders_remain(session, party_ids=parties)
+    session.info[IDENTITIES_CHANGED] = True
+    return user
+
+
+def _require_admin(actor: Actor, what: str) -> None:
+    if not actor.is_admin:
+        raise DomainError(ErrorCode.NOT_ALLOWED, f"Only an admin may {what}.")
 
 
 def issue_token_value() -> str:

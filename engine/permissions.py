@@ -7,12 +7,13 @@ Grants are rows (resource_id, intent, party_id); a party is a user or a group, a
 from collections import defaultdict
 from collections.abc import Iterable
 
-from sqlalchemy import ColumnElement, delete, exists, func, select, true
+from sqlalchemy import ColumnElement, Select, delete, exists, or_, select, true
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
 
 from engine.actors import Actor
 from engine.errors import DomainError, ErrorCode, not_found
-from models import Group, Permission, Project, Subproject, User, WorkflowItem, kind_of
+from models import Group, GroupMember, Permission, Project, Subproject, User, WorkflowItem, kind_of
 from models.db import insert_for
 
 GLOBAL = "global"
@@ -38,6 +39,8 @@ _INTENTS_BY_KIND = {
     "WorkflowItem": WORKFLOW_ITEM_INTENTS,
 }
 _PREFIX_BY_KIND = {"Project": "project", "Subproject": "subproject", "WorkflowItem": "workflowItem"}
+# The intents whose last holder cannot be revoked (DESIGN §5), one per kind of resource.
+GRANT_INTENTS = tuple(f"{prefix}.intent.grantPermission" for prefix in _PREFIX_BY_KIND.values())
 
 
 def intents_for(resource_id: str) -> tuple[str, ...]:
@@ -168,9 +171,15 @@ async def grants_of(session: AsyncSession, resource_id: str) -> dict[str, list[s
 
 
 async def _check_party(session: AsyncSession, party_id: str) -> None:
+    """The party exists; its row is share-locked until commit, so a concurrent removal of a
+    group's last member or a user's disabling (which lock it for update) either sees this grant
+    or happens before it, and never leaves the resource granted to nobody who may act."""
     kind = kind_of(party_id)
     model = User if kind == "User" else Group if kind == "Group" else None
-    if model is None or await session.get(model, party_id) is None:
+    found = None
+    if model is not None:
+        found = await session.scalar(select(model.id).where(model.id == party_id).with_for_update(read=True))
+    if found is None:
         raise not_found("user or group", party_id, "partyId")
 
 
@@ -187,15 +196,20 @@ async def grant(session: AsyncSession, *, actor: Actor, resource_id: str, intent
 
 
 async def revoke(session: AsyncSession, *, actor: Actor, resource_id: str, intent: str, party_id: str) -> None:
+    """Take ``intent`` on a resource from a party. The last party that may act on a resource's
+    grantPermission intent keeps it (LAST_GRANT_HOLDER): the intent's grants are locked first,
+    so two concurrent revokes of its last two holders cannot both see the other one remain."""
     await _check_change(session, actor=actor, resource_id=resource_id, intent=intent, verb="revokePermission")
-    if intent.endswith(".intent.grantPermission"):
-        holders = await session.scalar(
-            select(func.count())
-            .select_from(Permission)
-            .where(Permission.resource_id == resource_id, Permission.intent == intent)
+    if intent in GRANT_INTENTS:
+        await lock_grant_holders(session, [resource_id])
+        acting = set(
+            await session.scalars(
+                select(Permission.party_id).where(
+                    Permission.resource_id == resource_id, Permission.intent == intent, may_act(Permission.party_id)
+                )
+            )
         )
-        holds = await session.get(Permission, (resource_id, intent, party_id))
-        if holds is not None and holders == 1:
+        if acting == {party_id}:
             raise DomainError(
                 ErrorCode.LAST_GRANT_HOLDER,
                 "This is the last party that may grant permissions here; grant another one first.",
@@ -206,6 +220,58 @@ async def revoke(session: AsyncSession, *, actor: Actor, resource_id: str, inten
             Permission.resource_id == resource_id, Permission.intent == intent, Permission.party_id == party_id
         )
     )
+
+
+def may_act(party_id: ColumnElement[str]) -> ColumnElement[bool]:
+    """Whether a granted party can use its grant: a user who is not disabled, or a group with
+    such a member (an empty group holds a grant nobody can use)."""
+    member = aliased(User)
+    return or_(
+        exists().where(User.id == party_id, User.disabled.is_(False)),
+        exists().where(GroupMember.group_id == party_id, member.id == GroupMember.user_id, member.disabled.is_(False)),
+    )
+
+
+def resources_granted_to(party_ids: list[str]) -> Select[tuple[str]]:
+    """The resources on which any of ``party_ids`` holds the grantPermission intent."""
+    return select(Permission.resource_id).where(
+        Permission.party_id.in_(party_ids), Permission.intent.in_(GRANT_INTENTS)
+    )
+
+
+async def lock_grant_holders(session: AsyncSession, resource_ids: Select[tuple[str]] | list[str]) -> None:
+    """Lock the grantPermission grants of ``resource_ids`` until commit (PostgreSQL; SQLite's
+    one writer serializes anyway). Every change that can take the last holder from a resource
+    (revoking, removing a group's last member, disabling a user) takes these locks before it
+    counts, always in the same order, so such changes on one resource run one after the other
+    and each counts what the one before it committed."""
+    await session.execute(
+        select(Permission.party_id)
+        .where(Permission.resource_id.in_(resource_ids), Permission.intent.in_(GRANT_INTENTS))
+        .order_by(Permission.resource_id, Permission.intent, Permission.party_id)
+        .with_for_update()
+    )
+
+
+async def require_grant_holders_remain(session: AsyncSession, *, party_ids: list[str]) -> None:
+    """After a change that may have left ``party_ids`` unable to act (a member removed, a user
+    disabled): refuse it if some resource they held grantPermission on has no party left that
+    may act on it. The resource is not named: the caller may not be allowed to see it."""
+    held, other = aliased(Permission), aliased(Permission)
+    orphaned = await session.scalar(
+        select(held.resource_id)
+        .where(held.party_id.in_(party_ids), held.intent.in_(GRANT_INTENTS))
+        .where(
+            ~exists().where(other.resource_id == held.resource_id, other.intent == held.intent, may_act(other.party_id))
+        )
+        .limit(1)
+    )
+    if orphaned is not None:
+        raise DomainError(
+            ErrorCode.LAST_GRANT_HOLDER,
+            "This would leave a resource with nobody who may grant permissions on it; grant another party first.",
+            ["userId"],
+        )
 
 
 async def _check_change(session: AsyncSession, *, actor: Actor, resource_id: str, intent: str, verb: str) -> None:

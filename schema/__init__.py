@@ -1,6 +1,7 @@
 """The GraphQL schema: Query, Mutation (and later Subscription) composed from the domain slices."""
 
 import strawberry
+from strawberry.extensions import AddValidationRules
 from strawberry.schema.config import StrawberryConfig
 
 from resolvers import cases as case_reads
@@ -60,7 +61,19 @@ class Query:
 @strawberry.type
 class Mutation:
     login = strawberry.mutation(
-        resolver=identity.login, description="Exchange a login and password for a bearer token."
+        resolver=identity.login,
+        description="Exchange a login and password for a bearer token. Failed logins are throttled per login "
+        "and per address: answers slow down, then TOO_MANY_ATTEMPTS for a while. Once per request.",
+    )
+    logout = strawberry.mutation(
+        resolver=identity.logout, description="Revoke the token of this request (or all yours); at once everywhere."
+    )
+    revoke_token = strawberry.mutation(
+        resolver=identity.revoke_token, description="Admin: revoke a token by its value, or every token of a user."
+    )
+    disable_user = strawberry.mutation(
+        resolver=identity.disable_user,
+        description="Admin: disable a user (no login, no token works, live connections closed) or enable them again.",
     )
     create_user = strawberry.mutation(resolver=identity.create_user)
     create_group = strawberry.mutation(resolver=identity.create_group)
@@ -100,6 +113,8 @@ schema = Schema(
         # Clients send the same documents over and over: each is parsed and validated once.
         lambda: BoundedWork(maxsize=512),
         InputGuard,  # after BoundedWork: NUL, lone surrogates, sizes (schema/input_guard.py)
+        # At most one login per operation: each is a password check (schema/identity.py).
+        lambda: AddValidationRules([identity.OneLoginPerOperation]),
         MaskUnexpectedErrors,
     ],
 )

@@ -1,10 +1,13 @@
 """Users, groups and login."""
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import strawberry
+from graphql import FragmentSpreadNode, GraphQLError, InlineFragmentNode, OperationType, SelectionSetNode
+from graphql.validation import ValidationRule
 
 from engine import identity
+from resolvers import login as logins
 from resolvers import queries
 from resolvers.mutations import run
 from schema.base import AppInfo, Connection, Node, UserError, by_id_prefix, connection
@@ -17,6 +20,7 @@ class User(Node):
     display_name: str
     organization: str
     is_admin: bool = strawberry.field(name="admin")
+    disabled: bool = strawberry.field(description="A disabled user cannot log in, and none of their tokens works.")
 
     is_type_of = by_id_prefix("User")
 
@@ -84,14 +88,90 @@ class GroupPayload:
 
 
 async def login(info: AppInfo, input: LoginInput) -> LoginPayload:
-    ttl = info.context.settings.token_ttl
-    result, errors = await run(
-        info.context,
-        lambda s, _: identity.login(s, login=input.login, password=input.password, ttl_seconds=ttl),
-        authenticated=False,
-    )
+    result, errors = await logins.login(info.context, login=input.login, password=input.password)
     token, user = result if result else (None, None)
     return LoginPayload(token=token, user=user, user_errors=errors)
+
+
+@strawberry.input
+class LogoutInput:
+    everywhere: bool = strawberry.field(default=False, description="Revoke every token of yours, not only this one.")
+
+
+@strawberry.type
+class LogoutPayload:
+    revoked_tokens: int = strawberry.field(default=0, description="How many tokens were revoked.")
+    user_errors: list[UserError] = strawberry.field(default_factory=list)
+
+
+async def logout(info: AppInfo, input: LogoutInput | None = None) -> LogoutPayload:
+    everywhere = bool(input and input.everywhere)
+    token = info.context.token
+    revoked, errors = await run(
+        info.context, lambda s, a: identity.logout(s, actor=a, token=token, everywhere=everywhere)
+    )
+    return LogoutPayload(revoked_tokens=revoked or 0, user_errors=errors)
+
+
+@strawberry.input(description="Exactly one of `token` and `userId`.")
+class RevokeTokenInput:
+    token: str | None = strawberry.field(default=None, description="A token's value: revoke that token.")
+    user_id: strawberry.ID | None = strawberry.field(default=None, description="Revoke every token of this user.")
+
+
+async def revoke_token(info: AppInfo, input: RevokeTokenInput) -> LogoutPayload:
+    revoked, errors = await run(
+        info.context, lambda s, a: identity.revoke_tokens(s, actor=a, token=input.token, user_id=input.user_id)
+    )
+    return LogoutPayload(revoked_tokens=revoked or 0, user_errors=errors)
+
+
+@strawberry.input
+class DisableUserInput:
+    user_id: strawberry.ID
+    disabled: bool = strawberry.field(default=True, description="false enables the user again.")
+
+
+async def disable_user(info: AppInfo, input: DisableUserInput) -> UserPayload:
+    user, errors = await run(
+        info.context,
+        lambda s, a: identity.set_disabled(s, actor=a, user_id=input.user_id, disabled=input.disabled),
+    )
+    return UserPayload(user=user, user_errors=errors)
+
+
+class OneLoginPerOperation(ValidationRule):
+    """A request may call ``login`` once: aliases would otherwise let one request try a
+    hundred passwords, each hash costing the server tens of milliseconds, before any throttle
+    could answer. Counts the distinct response keys of root ``login`` fields, fragments
+    followed (fields with one response key merge and run once)."""
+
+    def enter_operation_definition(self, node: Any, *_: Any) -> None:
+        if node.operation != OperationType.MUTATION:
+            return
+        keys: set[str] = set()
+        self._collect(node.selection_set, keys, set())
+        if len(keys) > 1:
+            self.report_error(
+                GraphQLError(
+                    "A request may log in only once; send each login in a request of its own.",
+                    node,
+                    extensions={"code": "TOO_MANY_LOGINS"},
+                )
+            )
+
+    def _collect(self, selection_set: SelectionSetNode, keys: set[str], seen: set[str]) -> None:
+        for selection in selection_set.selections:
+            if isinstance(selection, InlineFragmentNode):
+                self._collect(selection.selection_set, keys, seen)
+            elif isinstance(selection, FragmentSpreadNode):
+                name = selection.name.value
+                fragment = self.context.get_fragment(name)
+                if fragment is not None and name not in seen:
+                    seen.add(name)
+                    self._collect(fragment.selection_set, keys, seen)
+            elif selection.name.value == "login":  # type: ignore[attr-defined]
+                keys.add(selection.alias.value if selection.alias else "login")  # type: ignore[attr-defined]
 
 
 async def create_user(info: AppInfo, input: CreateUserInput) -> UserPayload:

@@ -8,8 +8,14 @@ its cache at once (``resolvers.mutations``), and on PostgreSQL triggers on ``api
 ``user`` and ``group_member`` NOTIFY every process, so even a change made with plain SQL
 reaches all of them (migration 0006, ``server.hub``). Without PostgreSQL's notifications, a
 change made by another process takes effect within ``ttl`` seconds.
+
+Each clear also wakes whoever waits in ``changed`` (the server's re-check of its live
+WebSocket connections), so a logout, a revoked token or a disabled user ends live access at
+once rather than at the next periodic re-check.
 """
 
+import asyncio
+import contextlib
 import time
 
 from engine.actors import Actor
@@ -23,6 +29,7 @@ class ActorCache:
         self._actors: dict[str, tuple[float, Actor]] = {}  # token -> (monotonic deadline, actor)
         # Counts the clears, so an actor read before a change is not remembered after it.
         self.generation = 0
+        self._changed = asyncio.Event()
 
     def get(self, token: str) -> Actor | None:
         found = self._actors.get(token)
@@ -47,3 +54,10 @@ class ActorCache:
     def clear(self) -> None:
         self._actors.clear()
         self.generation += 1
+        self._changed.set()
+
+    async def changed(self, *, within: float) -> None:
+        """Return at the next clear (or one since the last return), or after ``within`` seconds."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._changed.wait(), within)
+        self._changed.clear()

@@ -1,6 +1,7 @@
 """The ASGI application: Starlette around Strawberry's GraphQL endpoint."""
 
 import asyncio
+import contextlib
 import gc
 import json
 import logging
@@ -60,9 +61,12 @@ class CasewayGraphQL(GraphQL):
 
     async def recheck_live_connections(self) -> None:
         """Re-read the token and groups of every live connection in two queries, so a revoked
-        token or a group change reaches long-lived subscriptions without delaying any event."""
+        token or a group change reaches long-lived subscriptions without delaying any event:
+        periodically, and at once when who a token stands for changed (a logout, a revoked
+        token, a disabled user, a group change: ``ActorCache.changed``). A connection whose
+        token no longer works is closed with 4403, as one that came with a bad token."""
         while True:
-            await asyncio.sleep(self.settings.ws_auth_refresh)
+            await self.actor_cache.changed(within=self.settings.ws_auth_refresh)
             contexts = [c for c in self.live_contexts if c.token]
             if not contexts:
                 continue
@@ -74,6 +78,10 @@ class CasewayGraphQL(GraphQL):
                 continue
             for context in contexts:
                 context.actor = actors.get(context.token or "")
+                if context.actor is None:
+                    self.live_contexts.discard(context)
+                    with contextlib.suppress(Exception):  # already closed
+                        await context.request.close(code=4403, reason="Forbidden")
 
     def encode_json(self, data: object) -> str:
         """orjson: several times faster than json on a big read. Text, because WebSocket
@@ -97,7 +105,7 @@ class CasewayGraphQL(GraphQL):
         )
         header = request.headers.get("authorization", "")
         if header.lower().startswith("bearer ") and not live:
-            token = header[7:].strip()
+            token = ctx.token = header[7:].strip()  # ``logout`` revokes it
             ctx.actor = self.actor_cache.get(token)
             if ctx.actor is None:
                 generation = self.actor_cache.generation

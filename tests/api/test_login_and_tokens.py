@@ -1,0 +1,299 @@
+"""Logins are throttled per login name and per client address, run their password hash outside
+every database lock, and tokens end at once, over HTTP and WebSocket, on logout, revocation and
+disabling (issue 19, finding 5)."""
+
+import asyncio
+import json
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator
+from datetime import timedelta
+
+import httpx
+import pytest
+import websockets
+
+import resolvers.login
+from engine import identity
+from models import Database, utcnow
+from server.app import create_app
+from server.settings import Settings
+from tests.api.documents import CREATE_PROJECT, LOGIN
+from tests.fixtures.api import GraphQLClient
+from tests.fixtures.live import LiveServer, WsClient
+
+VIEWER = "{ viewer { login } }"
+LOGOUT = """mutation($everywhere: Boolean!) {
+  logout(input: {everywhere: $everywhere}) { revokedTokens userErrors { code message field } } }"""
+REVOKE_TOKEN = """mutation($input: RevokeTokenInput!) {
+  revokeToken(input: $input) { revokedTokens userErrors { code message field } } }"""
+DISABLE = """mutation($u: ID!, $disabled: Boolean!) {
+  disableUser(input: {userId: $u, disabled: $disabled}) {
+    user { login disabled } userErrors { code message field } } }"""
+NOTIFICATIONS = "subscription { notifications { level } }"
+# Small numbers so a lockout takes a few requests: 2 free failures, then 0.25 s, 0.5 s, 1 s, 1 s;
+# the 6th failure locks the key for 60 s.
+THROTTLE = {"login_free_failures": 2, "login_max_delay": 1.0, "login_lockout_failures": 6, "login_lockout_seconds": 60}
+
+
+class FakeTime:
+    """The login throttle's clock and wait: time moves only when a test moves it."""
+
+    def __init__(self) -> None:
+        self.now = utcnow().replace(microsecond=0)
+        self.waits: list[float] = []
+
+    def clock(self):  # type: ignore[no-untyped-def]
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.waits.append(seconds)
+
+
+@pytest.fixture
+def fake_time(monkeypatch: pytest.MonkeyPatch) -> FakeTime:
+    time = FakeTime()
+    monkeypatch.setattr(resolvers.login, "clock", time.clock)
+    monkeypatch.setattr(resolvers.login, "sleep", time.sleep)
+    return time
+
+
+@pytest.fixture
+async def client_at(db: Database) -> AsyncIterator[Callable[[str], GraphQLClient]]:
+    """``client_at("203.0.113.7")``: a client of one throttled server, from that address."""
+    app = create_app(Settings(database_url=db.url, **THROTTLE), db=db)
+    clients: list[httpx.AsyncClient] = []
+
+    def at(address: str) -> GraphQLClient:
+        transport = httpx.ASGITransport(app=app, client=(address, 40000))
+        clients.append(httpx.AsyncClient(transport=transport, base_url="http://caseway.test"))
+        return GraphQLClient(clients[-1])
+
+    yield at
+    for client in clients:
+        await client.aclose()
+
+
+async def log_in(client: GraphQLClient, login: str, password: str) -> dict:
+    return (await client(LOGIN, {"login": login, "password": password}))["login"]
+
+
+def code_of(payload: dict) -> str | None:
+    return payload["userErrors"][0]["code"] if payload["userErrors"] else None
+
+
+def locked_message(until) -> str:  # type: ignore[no-untyped-def]
+    return f"Too many failed logins; try again in 60 seconds (after {until:%Y-%m-%d %H:%M:%S} UTC)."
+
+
+async def test_failures_of_one_login_slow_down_then_lock_it_even_for_the_right_password(
+    client_at, fake_time, make_user
+):
+    await make_user("alice")
+    await make_user("bob")
+    guesses = [await log_in(client_at(f"198.51.100.{i}"), "alice", f"guess-{i}") for i in range(6)]
+    assert [code_of(g) for g in guesses] == ["INVALID_CREDENTIALS"] * 6
+    assert fake_time.waits == [0.25, 0.5, 1.0, 1.0]  # the first two were free
+
+    for address in ("198.51.100.0", "192.0.2.1"):  # a new address does not help
+        refused = await log_in(client_at(address), "alice", "password123")
+        assert refused["token"] is None
+        assert refused["userErrors"] == [
+            {
+                "code": "TOO_MANY_ATTEMPTS",
+                "message": locked_message(fake_time.now + timedelta(seconds=60)),
+                "field": ["login"],
+            }
+        ]
+    assert fake_time.waits == [0.25, 0.5, 1.0, 1.0]  # refused at once, not checked
+    assert (await log_in(client_at("192.0.2.1"), "bob", "password123"))["user"] == {"login": "bob"}
+
+    fake_time.now += timedelta(seconds=61)  # the lockout is over, and the failures forgotten
+    assert (await log_in(client_at("192.0.2.1"), "alice", "password123"))["user"] == {"login": "alice"}
+    assert code_of(await log_in(client_at("192.0.2.1"), "alice", "wrong")) == "INVALID_CREDENTIALS"
+    assert fake_time.waits == [0.25, 0.5, 1.0, 1.0]
+
+
+async def test_a_success_forgets_the_logins_failures(client_at, fake_time, make_user):
+    await make_user("alice")
+    for i in range(3):  # from three addresses: only the login's counter reaches 3
+        assert code_of(await log_in(client_at(f"198.51.100.{i}"), "alice", "wrong")) == "INVALID_CREDENTIALS"
+    assert fake_time.waits == [0.25]
+    assert (await log_in(client_at("198.51.100.9"), "alice", "password123"))["token"].startswith("cw_")
+    assert fake_time.waits == [0.25, 0.5]  # the success waited too: it came after 3 failures
+    assert code_of(await log_in(client_at("198.51.100.10"), "alice", "wrong")) == "INVALID_CREDENTIALS"
+    assert fake_time.waits == [0.25, 0.5]  # counted from zero again
+
+
+async def test_failures_from_one_address_lock_the_address_for_every_login(client_at, fake_time, make_user):
+    await make_user("alice")
+    guesser = client_at("203.0.113.7")
+    for i in range(6):  # six login names, known or not
+        assert code_of(await log_in(guesser, f"nobody{i}", "wrong")) == "INVALID_CREDENTIALS"
+    assert code_of(await log_in(guesser, "alice", "password123")) == "TOO_MANY_ATTEMPTS"
+    assert (await log_in(client_at("192.0.2.1"), "alice", "password123"))["user"] == {"login": "alice"}
+
+
+async def test_a_request_may_log_in_once(gql, make_user, count_statements):
+    await make_user("alice")
+    aliases = """mutation { a: login(input: {login: "alice", password: "x1"}) { token }
+      b: login(input: {login: "alice", password: "x2"}) { token } }"""
+    fragments = """fragment Guess on Mutation { c: login(input: {login: "alice", password: "x3"}) { token } }
+      mutation { ...Guess d: login(input: {login: "alice", password: "x4"}) { token } }"""
+    for document in (aliases, fragments):
+        with count_statements() as counted:
+            body = await gql.raw(document)
+        assert body.get("data") is None
+        assert [e["extensions"]["code"] for e in body["errors"]] == ["TOO_MANY_LOGINS"]
+        assert counted.count == 0  # refused before anything ran
+    # One login, spread twice, is one field: it runs once and is allowed.
+    once = """fragment Me on Mutation { login(input: {login: "alice", password: "password123"}) { token } }
+      mutation { ...Me ...Me }"""
+    assert (await gql(once))["login"]["token"].startswith("cw_")
+
+
+async def test_the_password_hash_holds_no_database_lock(gql, make_user, monkeypatch):
+    """While a login's hash runs, a write completes (on SQLite writes are serialized in the
+    process: a hash inside the write transaction would make this write wait for it)."""
+    _, alice = await make_user("alice")
+    hashing, release = threading.Event(), threading.Event()
+    real_verify = identity.verify_password
+
+    def slow_verify(password: str, stored: str) -> bool:
+        hashing.set()
+        release.wait(timeout=30)
+        return real_verify(password, stored)
+
+    monkeypatch.setattr(identity, "verify_password", slow_verify)
+    login = asyncio.create_task(gql(LOGIN, {"login": "alice", "password": "password123"}))
+    try:
+        assert await asyncio.to_thread(hashing.wait, 10)
+        created = await asyncio.wait_for(gql(CREATE_PROJECT, {"input": {"displayName": "P"}}, token=alice), 10)
+        assert created["createProject"]["userErrors"] == []
+        assert not login.done()  # the hash was still in progress during the write
+    finally:
+        release.set()
+    assert (await login)["login"]["user"] == {"login": "alice"}
+
+
+async def test_logout_revokes_this_token_at_once(gql, make_user):
+    _, made = await make_user("alice")
+    first = (await gql(LOGIN, {"login": "alice", "password": "password123"}))["login"]["token"]
+    second = (await gql(LOGIN, {"login": "alice", "password": "password123"}))["login"]["token"]
+    third = (await gql(LOGIN, {"login": "alice", "password": "password123"}))["login"]["token"]
+    for token in (first, second, third):  # each is remembered by the server
+        assert (await gql(VIEWER, token=token))["viewer"] == {"login": "alice"}
+
+    assert (await gql(LOGOUT, {"everywhere": False}, token=first))["logout"] == {
+        "revokedTokens": 1,
+        "userErrors": [],
+    }
+    assert (await gql.raw(VIEWER, token=first))["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
+    assert (await gql(VIEWER, token=second))["viewer"] == {"login": "alice"}
+
+    assert (await gql(LOGOUT, {"everywhere": True}, token=second))["logout"]["revokedTokens"] == 3
+    for token in (second, third, made):
+        assert (await gql.raw(VIEWER, token=token))["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
+    body = await gql.raw(LOGOUT, {"everywhere": False}, token=first)  # a revoked token cannot log out
+    assert body["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
+
+
+async def test_an_admin_revokes_a_users_tokens_or_one_token(gql, make_user):
+    _, admin = await make_user("root", admin=True)
+    bob_id, bob = await make_user("bob")
+    _, carol = await make_user("carol")
+    other_bob = (await gql(LOGIN, {"login": "bob", "password": "password123"}))["login"]["token"]
+    for token in (bob, other_bob, carol):
+        assert (await gql(VIEWER, token=token))["viewer"] is not None
+
+    refused = (await gql(REVOKE_TOKEN, {"input": {"userId": bob_id}}, token=carol))["revokeToken"]
+    assert refused == {
+        "revokedTokens": 0,
+        "userErrors": [{"code": "NOT_ALLOWED", "message": "Only an admin may revoke tokens.", "field": None}],
+    }
+    revoked = (await gql(REVOKE_TOKEN, {"input": {"token": carol}}, token=admin))["revokeToken"]
+    assert revoked == {"revokedTokens": 1, "userErrors": []}
+    assert (await gql.raw(VIEWER, token=carol))["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
+    assert (await gql(VIEWER, token=bob))["viewer"] == {"login": "bob"}
+
+    revoked = (await gql(REVOKE_TOKEN, {"input": {"userId": bob_id}}, token=admin))["revokeToken"]
+    assert revoked == {"revokedTokens": 2, "userErrors": []}
+    for token in (bob, other_bob):
+        assert (await gql.raw(VIEWER, token=token))["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
+
+    for bad, code, field in (
+        ({"token": "cw_never_issued"}, "NOT_FOUND", ["token"]),
+        ({"userId": "usr_nope"}, "NOT_FOUND", ["userId"]),
+        ({}, "INVALID_INPUT", ["token"]),
+        ({"token": carol, "userId": bob_id}, "INVALID_INPUT", ["token"]),
+    ):
+        (error,) = (await gql(REVOKE_TOKEN, {"input": bad}, token=admin))["revokeToken"]["userErrors"]
+        assert (error["code"], error["field"]) == (code, field), bad
+
+
+async def test_a_disabled_user_cannot_log_in_nor_use_a_token_until_enabled(gql, make_user):
+    root_id, admin = await make_user("root", admin=True)
+    bob_id, bob = await make_user("bob")
+    assert (await gql(VIEWER, token=bob))["viewer"] == {"login": "bob"}  # remembered
+
+    refused = (await gql(DISABLE, {"u": root_id, "disabled": True}, token=bob))["disableUser"]
+    assert refused["userErrors"][0]["code"] == "NOT_ALLOWED"
+    myself = (await gql(DISABLE, {"u": root_id, "disabled": True}, token=admin))["disableUser"]
+    assert myself["userErrors"] == [
+        {"code": "NOT_ALLOWED", "message": "You may not disable yourself.", "field": ["userId"]}
+    ]
+
+    disabled = (await gql(DISABLE, {"u": bob_id, "disabled": True}, token=admin))["disableUser"]
+    assert disabled == {"user": {"login": "bob", "disabled": True}, "userErrors": []}
+    assert (await gql.raw(VIEWER, token=bob))["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
+    login = (await gql(LOGIN, {"login": "bob", "password": "password123"}))["login"]
+    assert (login["token"], login["userErrors"][0]["code"]) == (None, "INVALID_CREDENTIALS")
+
+    enabled = (await gql(DISABLE, {"u": bob_id, "disabled": False}, token=admin))["disableUser"]
+    assert enabled == {"user": {"login": "bob", "disabled": False}, "userErrors": []}
+    assert (await gql(VIEWER, token=bob))["viewer"] == {"login": "bob"}
+    assert (await gql(LOGIN, {"login": "bob", "password": "password123"}))["login"]["token"].startswith("cw_")
+
+
+# --- Over WebSocket: a live connection loses access at once, not at the next periodic re-check.
+
+
+@pytest.fixture(scope="module")
+def slow_recheck_server(database: Database) -> Iterator[LiveServer]:
+    """Re-checks live connections only every hour unless told that something changed."""
+    server = LiveServer(database.url, ws_auth_refresh="3600")
+    yield server
+    server.stop()
+
+
+async def closed_code(ws: WsClient, *, within: float = 10) -> int:
+    """Wait for the server to close the socket; its close code."""
+    with pytest.raises(websockets.ConnectionClosed) as closed:
+        while True:
+            await asyncio.wait_for(ws.socket.recv(), within)
+    return closed.value.rcvd.code
+
+
+async def test_logout_revocation_and_disabling_close_live_connections_at_once(slow_recheck_server, db, make_user):
+    server = slow_recheck_server
+    _, admin = await make_user("root", admin=True)
+    _, alice = await make_user("alice")
+    bob_id, bob = await make_user("bob")
+    carol_id, carol = await make_user("carol")
+    sockets = {}
+    for name, token in (("alice", alice), ("bob", bob), ("carol", carol), ("admin", admin)):
+        sockets[name] = await WsClient.connect(server.ws, token)
+        await sockets[name].subscribe(NOTIFICATIONS)
+
+    assert (await server.gql(LOGOUT, {"everywhere": False}, token=alice))["logout"]["revokedTokens"] == 1
+    assert await closed_code(sockets["alice"]) == 4403
+    revoked = await server.gql(REVOKE_TOKEN, {"input": {"userId": bob_id}}, token=admin)
+    assert revoked["revokeToken"]["revokedTokens"] == 1
+    assert await closed_code(sockets["bob"]) == 4403
+    disabled = await server.gql(DISABLE, {"u": carol_id, "disabled": True}, token=admin)
+    assert disabled["disableUser"]["userErrors"] == []
+    assert await closed_code(sockets["carol"]) == 4403
+
+    # The admin's connection stays open.
+    await sockets["admin"].socket.send(json.dumps({"type": "ping"}))
+    assert json.loads(await asyncio.wait_for(sockets["admin"].socket.recv(), 10)) == {"type": "pong"}
+    await sockets["admin"].close()
