@@ -179,7 +179,7 @@ def check_variables(schema: Any, document: Any, variables: dict[str, Any] | None
     if not variables:
         return
     for operation in _operations(document):
-        for definition in operation.variable_definitions:
+        for definition in operation.variable_definitions or ():
             name = definition.variable.name.value
             if name in variables:
                 type_ = type_from_ast(schema, definition.type)
