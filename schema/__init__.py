@@ -6,7 +6,7 @@ from strawberry.extensions.query_depth_limiter import create_validator
 
 from resolvers import cases as case_reads
 from resolvers import queries
-from schema import case_mutations, identity, item_mutations, notification, project_mutations
+from schema import case_mutations, history, identity, item_mutations, notification, project_mutations
 from schema.activity import Activity
 from schema.base import AppInfo, Connection, Node, connection
 from schema.case import Case, EnabledAction
@@ -54,6 +54,7 @@ class Query:
     notifications = strawberry.field(
         resolver=notification.notifications_query, description="Your notifications, newest first."
     )
+    verify_history = history.verify_history_field
 
 
 @strawberry.type
