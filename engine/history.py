@@ -21,7 +21,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import and_, func, select, tuple_
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.activity import entry_hash
@@ -249,7 +249,7 @@ async def verify_all(session: AsyncSession, *, secret_key: str) -> AsyncIterator
         page = (
             await connection.execute(
                 select(*_ENTRY_COLUMNS)
-                .where(or_(Activity.chain > chain, and_(Activity.chain == chain, Activity.seq > seq)))
+                .where(tuple_(Activity.chain, Activity.seq) > tuple_(chain, seq))  # an index range, page after page
                 .order_by(Activity.chain, Activity.seq)
                 .limit(_PAGE)
             )

@@ -98,9 +98,8 @@ def _rehash(entry_hash: Callable[[str | None, Any], str]) -> None:
             .limit(_BATCH)
         )
         if chain is not None:
-            page = page.where(
-                sa.or_(_activity.c.chain > chain, sa.and_(_activity.c.chain == chain, _activity.c.seq > after_seq))
-            )
+            # a row comparison: an index range (ix_activity_chain_seq), page after page
+            page = page.where(sa.tuple_(_activity.c.chain, _activity.c.seq) > sa.tuple_(chain, after_seq))
         rows = bind.execute(page).all()
         if not rows:
             return

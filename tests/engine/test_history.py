@@ -282,3 +282,57 @@ async def test_every_server_process_signs_checkpoints_in_the_background(db, item
     gc.unfreeze()  # what the server's start-up tuned, for the rest of the test session
     gc.set_threshold(*threshold)
     assert (await verify(db, item["id"])).intact
+
+
+@pytest.fixture
+async def fresh_url(tmp_path):
+    """A database of the test backend of its own: migrations run down and up on it."""
+    from tests.fixtures.database import BACKEND, POSTGRES_URL
+
+    if BACKEND != "postgres":
+        yield f"sqlite:///{tmp_path / 'migrations.db'}"
+        return
+    import uuid
+
+    import asyncpg
+
+    name = f"caseway_migrations_{uuid.uuid4().hex[:12]}"
+    admin = await asyncpg.connect(POSTGRES_URL)
+    await admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield POSTGRES_URL.rsplit("/", 1)[0] + f"/{name}"
+    finally:
+        await admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+        await admin.close()
+
+
+async def test_migration_0008_rehashes_existing_chains(fresh_url):
+    """Entries hashed the old way (revision 0007) verify once 0008 has run; the downgrade
+    writes the old hashes back."""
+    from alembic import command
+
+    from engine import identity, workflows
+    from models import Database
+    from server.migrate import alembic_config, upgrade
+
+    await asyncio.to_thread(upgrade, fresh_url)
+    db = Database(fresh_url)
+    try:
+        async with db.transaction() as s:
+            await workflows.sync_spec_files(s, workflows.BUILTIN_DIR)
+            users = [await identity.create_user(s, actor=None, login=n, password="password123") for n in ("o", "d")]
+        async with db.transaction() as s:
+            owner, dev = [await identity.actor_for(s, user_id=u.id, login=u.login, is_admin=False) for u in users]
+        await two_items(db, owner, dev)
+
+        async def intact() -> list[bool]:
+            async with db.session() as s:
+                return [r.intact async for r in verify_all(s, secret_key="")]
+
+        assert await intact() == [True] * 4
+        await asyncio.to_thread(command.downgrade, alembic_config(fresh_url), "0007")
+        assert await intact() == [False] * 4  # the old hashes leave out seq, case_id and chain
+        await asyncio.to_thread(upgrade, fresh_url)
+        assert await intact() == [True] * 4
+    finally:
+        await db.dispose()
