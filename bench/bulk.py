@@ -29,7 +29,7 @@ _TABLES = (
 
 
 def _columns(table: str) -> list[str]:
-    return [c.name for c in SQLModel.metadata.tables[table].columns if c.name != "seq"]
+    return [c.name for c in SQLModel.metadata.tables[table].columns]
 
 
 def _json_columns(table: str) -> set[str]:
@@ -43,7 +43,7 @@ class _Batch:
     def add(self, table: str, **row: Any) -> None:
         self.rows[table].append(row)
 
-    def log(self, chain_heads: dict[str, str | None], **row: Any) -> None:
+    def log(self, **row: Any) -> None:
         defaults = {
             "comment": None,
             "action": None,
@@ -52,12 +52,20 @@ class _Batch:
             "workflow_item_id": None,
             "case_id": None,
         }
-        entry = types.SimpleNamespace(id=new_id("act"), **{**defaults, **row})
-        entry.prev_hash = chain_heads.get(entry.chain)
-        entry.hash = chain_heads[entry.chain] = entry_hash(entry.prev_hash, entry)  # type: ignore[arg-type]
-        self.add("activity", **vars(entry))
+        # Hashed in ``copy``, once the entry has its seq (the hash covers it).
+        self.add("activity", **{"id": new_id("act"), **defaults, **row})
 
     async def copy(self, conn: asyncpg.Connection) -> None:
+        entries = self.rows["activity"]
+        # Seqs in the order the entries were logged, as the engine's inserts would take them.
+        seqs = await conn.fetch(
+            "SELECT nextval('activity_seq_seq') FROM generate_series(1, $1::int) ORDER BY 1", len(entries)
+        )
+        heads: dict[str, str | None] = {}
+        for entry, record in zip(entries, seqs, strict=True):
+            entry["seq"] = record[0]
+            entry["prev_hash"] = heads.get(entry["chain"])
+            entry["hash"] = heads[entry["chain"]] = entry_hash(entry["prev_hash"], types.SimpleNamespace(**entry))
         for table in _TABLES:
             columns, json_columns = _columns(table), _json_columns(table)
             records = [
@@ -76,7 +84,7 @@ async def seed_bulk(
     now = datetime.now(UTC)
     try:
         for p in range(projects):
-            batch, heads = _Batch(), {}
+            batch = _Batch()
             project = new_id("prj")
             batch.add(
                 "project",
@@ -91,7 +99,6 @@ async def seed_bulk(
                 additional_data={},
             )
             batch.log(
-                heads,
                 chain=project,
                 kind="project_created",
                 actor_id=owner,
@@ -123,7 +130,6 @@ async def seed_bulk(
                     workflow_item_ordering=[],
                 )
                 batch.log(
-                    heads,
                     chain=sub,
                     kind="subproject_created",
                     actor_id=owner,
@@ -138,7 +144,6 @@ async def seed_bulk(
                 for k in range(items):
                     _item(
                         batch,
-                        heads,
                         project=project,
                         sub=sub,
                         owner=owner,
@@ -156,7 +161,6 @@ async def seed_bulk(
 
 def _item(
     batch: _Batch,
-    heads: dict[str, str | None],
     *,
     project: str,
     sub: str,
@@ -190,7 +194,6 @@ def _item(
         batch.add("permission", resource_id=item, intent=intent, party_id=owner)
     batch.add("permission", resource_id=item, intent="workflowItem.view", party_id=dev)
     batch.log(
-        heads,
         chain=item,
         kind="workflow_item_created",
         actor_id=owner,
@@ -210,7 +213,6 @@ def _item(
     )
     batch.add("case_state", case_id=case, scope="", state="open")
     batch.log(
-        heads,
         chain=item,
         kind="action_executed",
         actor_id=owner,
@@ -235,7 +237,6 @@ def _item(
     for role, party, by in (("submitter", owner, "creation_user"), ("assignee", dev, "item_assignee")):
         batch.add("case_role_party", case_id=case, role=role, party_id=party)
         batch.log(
-            heads,
             chain=item,
             kind="role_assigned",
             actor_id=None,

@@ -52,7 +52,7 @@ class HistoryCheckpoint(SQLModel, table=True):
     __tablename__ = "history_checkpoint"
 
     chain: str = Field(primary_key=True)
-    seq: int = Field(sa_column=Column(SeqType, nullable=False))
+    seq: int = Field(sa_column=Column(SeqType, nullable=False, index=True))  # where the last pass stopped
     hash: str
     signed_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
     signature: str

@@ -6,7 +6,7 @@ from strawberry.schema.config import StrawberryConfig
 
 from resolvers import cases as case_reads
 from resolvers import queries
-from schema import case_mutations, identity, item_mutations, notification, project_mutations
+from schema import case_mutations, history, identity, item_mutations, notification, project_mutations
 from schema.activity import Activity
 from schema.base import SCALAR_MAP, AppInfo, Connection, Node, connection
 from schema.case import Case, EnabledAction
@@ -56,6 +56,7 @@ class Query:
     notifications = strawberry.field(
         resolver=notification.notifications_query, description="Your notifications, newest first."
     )
+    verify_history = history.verify_history_field
 
 
 @strawberry.type

@@ -31,6 +31,7 @@ from models import Database
 from resolvers.context import Context
 from schema import schema
 from server.actor_cache import ActorCache
+from server.checkpoints import checkpoint_forever
 from server.hub import EventHub, create_hub
 from server.request_limits import BodyLimit, error_response, graphiql_headers
 from server.settings import Settings
@@ -212,10 +213,19 @@ def create_app(settings: Settings | None = None, *, db: Database | None = None) 
         tune_garbage_collector()
         await hub.start()
         recheck = asyncio.create_task(graphql.recheck_live_connections())
+        signer = (  # signed history checkpoints, only with a key (engine/history.py)
+            asyncio.create_task(
+                checkpoint_forever(db, secret_key=settings.secret_key, interval=settings.checkpoint_interval)
+            )
+            if settings.secret_key
+            else None
+        )
         try:
             yield
         finally:
             recheck.cancel()
+            if signer is not None:
+                signer.cancel()
             await hub.stop()
             await db.dispose()
 

@@ -1,11 +1,14 @@
-"""The `caseway` command: serve, migrate, demo, create-user, define-workflow, export-schema."""
+"""The `caseway` command: serve, migrate, demo, create-user, define-workflow, export-schema,
+verify-history, checkpoint-history."""
 
 import argparse
 import asyncio
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
-from models import Database
+from models import Database, normalize_url
 from server.settings import Settings
 
 
@@ -81,6 +84,66 @@ async def _define_workflow(settings: Settings, path: Path) -> None:
         await db.dispose()
 
 
+async def _verify_history(settings: Settings, resource_id: str | None) -> bool:
+    """Print a sentence per chain; True if every chain is intact."""
+    from engine import history
+    from engine.errors import DomainError
+
+    if not settings.secret_key:
+        print("No secret key is configured (CASEWAY_SECRET_KEY): checking the hash chains alone.", file=sys.stderr)
+    db = _db(settings)
+    checked = broken = 0
+    try:
+        async with db.session() as s:
+            if resource_id is not None:
+                reports = _one(await history.verify_history(s, resource_id=resource_id, secret_key=settings.secret_key))
+            else:
+                reports = history.verify_all(s, secret_key=settings.secret_key)
+            async for report in reports:  # printed as they come: --all reads the log in pages
+                print(report.message, flush=resource_id is not None)
+                checked, broken = checked + 1, broken + (not report.intact)
+    except DomainError as error:
+        raise SystemExit(f"error: {error.message}") from None
+    finally:
+        await db.dispose()
+    if resource_id is None:
+        print(f"{checked - broken} of {checked} histories intact.")
+    return broken == 0
+
+
+async def _one(report: Any) -> AsyncIterator[Any]:
+    yield report
+
+
+async def _checkpoint_history(settings: Settings) -> None:
+    from server.checkpoints import run_checkpoints
+
+    if not settings.secret_key:
+        raise SystemExit("error: CASEWAY_SECRET_KEY is not set, so no checkpoint can be signed.")
+    db = _db(settings)
+    try:
+        run = await run_checkpoints(db, secret_key=settings.secret_key)
+    finally:
+        await db.dispose()
+    if run.skipped:
+        print("Another process is signing checkpoints right now; nothing to do.")
+        return
+    print(f"Signed {run.signed} checkpoints; the log is covered through seq {run.through_seq}.")
+    for chain in run.refused:
+        print(f"Not re-signed: the history of {chain} no longer matches its checkpoint (run verify-history).")
+
+
+def _refuse_unsafe(settings: Settings) -> None:
+    """Several worker processes on SQLite race each other's writes (one action executed twice
+    was seen): each process serializes its own writers only."""
+    if settings.workers > 1 and normalize_url(settings.database_url).startswith("sqlite"):
+        raise SystemExit(
+            f"error: cannot serve SQLite with {settings.workers} workers: SQLite has one writer and worker "
+            "processes do not share its lock, so concurrent requests can execute an action twice. "
+            "Use PostgreSQL (CASEWAY_DATABASE_URL=postgresql://...) for several workers, or serve with --workers 1."
+        )
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="caseway", description="Caseway, a GraphQL workflow server.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -99,12 +162,20 @@ def main(argv: list[str] | None = None) -> None:
     define = commands.add_parser("define-workflow", help="define a workflow from a YAML or JSON spec file")
     define.add_argument("file", type=Path)
     commands.add_parser("export-schema", help="print the GraphQL SDL")
+    verify = commands.add_parser(
+        "verify-history", help="verify the activity hash chains and their signed checkpoints (exit 1 if broken)"
+    )
+    target = verify.add_mutually_exclusive_group(required=True)
+    target.add_argument("resource_id", nargs="?", metavar="RESOURCE_ID", help="a project, subproject or item id")
+    target.add_argument("--all", action="store_true", help="every chain")
+    commands.add_parser("checkpoint-history", help="sign checkpoints of every chain that grew, now")
     args = parser.parse_args(argv)
     settings = Settings()
 
     if args.command == "serve":
         overrides = {k: v for k, v in (("host", args.host), ("port", args.port), ("workers", args.workers)) if v}
         settings = settings.model_copy(update=overrides)
+        _refuse_unsafe(settings)
         if args.demo:
             asyncio.run(_demo(settings, print_token=True))
         else:
@@ -139,6 +210,11 @@ def main(argv: list[str] | None = None) -> None:
         from schema import schema
 
         sys.stdout.write(schema.as_str() + "\n")
+    elif args.command == "verify-history":
+        if not asyncio.run(_verify_history(settings, None if args.all else args.resource_id)):
+            raise SystemExit(1)
+    elif args.command == "checkpoint-history":
+        asyncio.run(_checkpoint_history(settings))
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ ITEMS = """{ projects(first: 2) { edges { node { displayName subprojects(first: 
 @pytest.mark.skipif(BACKEND != "postgres", reason="bulk seeding uses PostgreSQL COPY")
 async def test_bulk_rows_read_like_engine_rows(db, gql):
     from engine import identity
-    from engine.activity import verify_chain
+    from engine.history import verify_history
 
     await seed.seed(db.url, 1, 1, 2)
     await seed.seed(db.url, 1, 1, 2, bulk=True)
@@ -33,4 +33,4 @@ async def test_bulk_rows_read_like_engine_rows(db, gql):
         from models import WorkflowItem
 
         for item_id in (await s.scalars(select(WorkflowItem.id))).all():
-            assert await verify_chain(s, item_id)
+            assert (await verify_history(s, resource_id=item_id, secret_key="")).intact

@@ -51,3 +51,24 @@ def test_migrate_define_and_workflows_dir(tmp_path):
     assert {"simple", "bug", "approval", "from_dir", "cli_flow"} <= names
     sdl = caseway("export-schema", env=env)
     assert "type Query" in sdl.stdout
+
+
+def test_serve_refuses_several_workers_on_sqlite(tmp_path):
+    """Worker processes do not share SQLite's writer lock: one action was executed twice. (An
+    address that cannot be bound: were the refusal gone, the server would fail, not start.)"""
+    env = {**os.environ, "CASEWAY_DATABASE_URL": f"sqlite:///{tmp_path / 'cli.db'}"}
+    for refused in (
+        caseway("serve", "--workers", "2", "--host", "256.0.0.1", env=env),
+        caseway("serve", "--host", "256.0.0.1", env={**env, "CASEWAY_WORKERS": "3"}),
+    ):
+        assert refused.returncode != 0
+        assert "Use PostgreSQL" in refused.stderr and "Traceback" not in refused.stderr
+    assert not (tmp_path / "cli.db").exists()  # refused before anything was done
+
+
+def test_verify_history_needs_one_target(tmp_path):
+    env = {**os.environ, "CASEWAY_DATABASE_URL": f"sqlite:///{tmp_path / 'cli.db'}"}
+    for args in ((), ("prj_x", "--all")):
+        bad = caseway("verify-history", *args, env=env)
+        assert bad.returncode == 2 and "usage: caseway verify-history" in bad.stderr
+        assert "Traceback" not in bad.stderr
