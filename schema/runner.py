@@ -13,10 +13,14 @@ from types import TracebackType
 from typing import Any
 
 import strawberry
+from graphql import GraphQLError
 from strawberry.extensions import SchemaExtension
 from strawberry.extensions.runner import SchemaExtensionsRunner
 from strawberry.types import ExecutionContext
 from strawberry.utils.await_maybe import await_maybe
+from strawberry.utils.logging import StrawberryLogger
+
+from resolvers.errors import is_client_error
 
 _DEFAULT_RESULTS = SchemaExtension.get_results
 _DEFAULT_STREAM_HOOK = SchemaExtension.on_stream_result
@@ -95,6 +99,14 @@ def _plain_stream_hooks(extensions: list[SchemaExtension]) -> list[tuple[SchemaE
 
 class Schema(strawberry.Schema):
     """strawberry's Schema, its operations run by LeanExtensionsRunner."""
+
+    def process_errors(self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None) -> None:
+        """Log what the server did wrong, with its traceback; a client's mistake (a refused
+        document, a value no field accepts, a missing token) is answered, not logged: a guesser
+        or a fuzzer must not be able to fill the log."""
+        for error in errors:
+            if not is_client_error(error):
+                StrawberryLogger.error(error, execution_context)
 
     def create_extensions_runner(
         self, execution_context: ExecutionContext, extensions: list[SchemaExtension]

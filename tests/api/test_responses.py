@@ -36,8 +36,12 @@ async def test_an_unexpected_failure_is_masked_and_changes_nothing_else(gql, mak
     assert "secret" not in str(body) and "Traceback" not in str(body)
     assert "connection string postgresql://secret@db" in caplog.text  # the operator still sees it
 
-    refused = await gql.raw("{ viewer { login } }")  # a client error: told as it is
+    caplog.clear()
+    refused = await gql.raw("{ viewer { login } }")  # a client error: told as it is, and not logged
     assert refused["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
+    nul = await gql.raw("query($q: String) { projects(filter: {search: $q}) { totalCount } }", {"q": "a\x00"}, token=token)
+    assert nul["errors"][0]["extensions"]["code"] == "INVALID_INPUT"
+    assert caplog.text == ""  # a guesser or a fuzzer cannot fill the server's log
 
 
 async def test_timestamps_read_back_as_utc_with_their_zone(gql, make_user) -> None:
