@@ -1,0 +1,396 @@
+"""A1: how fast the server refuses each abusive document of issue 19, and whether other requests
+wait behind it.
+
+    python -m bench.abuse [--size small] [--rounds 5] [--timeout 30] [--only F30 BODY50 ...]
+                          [--checkout /path/to/other/worktree] [--report bench/REPORT.md | --no-report]
+
+Each document gets a fresh server process (uvicorn, one worker: a stalled event loop shows in
+full instead of being hidden by a second worker), so a document that hangs or bloats the server
+does not weigh on the next. While the document is sent ``rounds`` times, one after the other,
+a probe sends `{ __typename }` over its own connection every few milliseconds; the probe's
+latencies while the document is in flight say how long other requests wait behind it. Every
+request has a client timeout; a document stops after its first timeout (or once its rounds have
+taken ``timeout`` seconds), and a server that did not answer is killed by its PID.
+
+Run alone, it seeds a fresh database, measures, and replaces the A1 section of bench/REPORT.md
+(between its ``<!-- A1 -->`` markers); `make bench` runs it on its own data and writes the same
+section.
+"""
+
+import argparse
+import asyncio
+import datetime
+import json
+import statistics
+import subprocess
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+from sqlalchemy import select
+
+from bench import seed
+from bench.abusive import DIAGRAM_STATES, Document, documents, workflow_spec
+from bench.server import ROOT, Server, drop_postgres, fresh_postgres
+from engine import identity
+from models import Database, User
+
+REPORT = ROOT / "bench" / "REPORT.md"
+BEGIN, END = "<!-- A1 -->", "<!-- /A1 -->"
+
+ROUNDS = 5
+TIMEOUT = 30.0  # seconds: a request's client timeout, and what one document's rounds may take
+REFUSAL_GOAL_MS = 50.0
+WAIT_GOAL_MS = 100.0
+PROBE = b'{"query":"{ __typename }"}'
+PROBE_PAUSE = 0.005  # seconds between the probe's requests: a steady 150-200 requests/s
+READ_CAP = 1 << 20  # bytes of an answer read; a longer answer is no refusal, and is dropped
+JSON = {"Content-Type": "application/json"}
+
+
+@dataclass
+class Answer:
+    ms: float
+    status: int | None  # None: no HTTP answer (timeout, connection closed)
+    code: str  # errors[0].extensions.code, "data" when answered, or what went wrong
+
+    @property
+    def refused(self) -> bool:
+        return self.status is not None and self.status < 500 and self.code != "data"
+
+
+@dataclass
+class Result:
+    document: Document
+    answers: list[Answer]
+    probe_ms: list[float]  # latencies of the `{ __typename }` requests in flight with the document
+    timeout: float = TIMEOUT
+    hung: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.hung = any(a.status is None and a.code == "timeout" for a in self.answers)
+
+    @property
+    def refusal_ms(self) -> tuple[float, float]:
+        times = [a.ms for a in self.answers]
+        return statistics.median(times), max(times)
+
+    @property
+    def probe_p99_max(self) -> tuple[float, float]:
+        if not self.probe_ms:
+            return float("nan"), float("nan")
+        ordered = sorted(self.probe_ms)
+        return ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))], ordered[-1]
+
+    @property
+    def codes(self) -> str:
+        seen = dict.fromkeys(f"{a.status or '-'} {a.code}" for a in self.answers)
+        return ", ".join(seen)
+
+    @property
+    def problems(self) -> list[str]:
+        found = []
+        if self.hung:
+            found.append(f"no answer in {self.timeout:.0f} s")
+        if any(a.status is not None and a.status >= 500 for a in self.answers):
+            found.append("HTTP 5xx")
+        if not self.document.may_answer and any(a.code == "data" for a in self.answers):
+            found.append("answered, not refused")
+        slowest = self.refusal_ms[1]
+        if not self.hung and slowest > REFUSAL_GOAL_MS:
+            found.append(f"took {slowest:,.0f} ms > {REFUSAL_GOAL_MS:.0f}")
+        waited = self.probe_p99_max[1]
+        if not waited <= WAIT_GOAL_MS:  # NaN (no probe answered) fails too
+            found.append(f"`{{ __typename }}` waited {waited:,.0f} ms > {WAIT_GOAL_MS:.0f}")
+        return found
+
+    @property
+    def verdict(self) -> str:
+        problems = self.problems
+        return "ok" if not problems else "**fail**: " + "; ".join(problems)
+
+
+def _code(raw: bytes, truncated: bool) -> str:
+    """What an answer says, in a few words: its first error's code, or that it answered."""
+    if truncated:
+        return f"data (> {READ_CAP >> 20} MB)"
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        return raw[:40].decode(errors="replace").strip() or "(empty)"
+    if isinstance(body, dict) and body.get("errors"):
+        error = body["errors"][0]
+        return str((error.get("extensions") or {}).get("code") or error.get("message", "")[:40])
+    return "data"
+
+
+async def _chunks(body: bytes, size: int = 1 << 16) -> AsyncIterator[bytes]:
+    """The body without a Content-Length, as a client streaming it would send it."""
+    view = memoryview(body)
+    for start in range(0, len(body), size):
+        yield bytes(view[start : start + size])
+
+
+async def _post(client: httpx.AsyncClient, url: str, body: bytes, headers: dict[str, str], chunked: bool) -> Answer:
+    started = time.perf_counter()
+    async with client.stream("POST", url, content=_chunks(body) if chunked else body, headers=headers) as response:
+        raw = bytearray()
+        async for chunk in response.aiter_raw():
+            raw += chunk
+            if len(raw) > READ_CAP:
+                break
+        code = _code(bytes(raw), len(raw) > READ_CAP)
+        return Answer((time.perf_counter() - started) * 1000, response.status_code, code)
+
+
+async def send(
+    client: httpx.AsyncClient, url: str, body: bytes, *, headers: dict[str, str], chunked: bool, time_limit: float
+) -> Answer:
+    """One request of a document, bounded by ``time_limit`` seconds as a whole (httpx's own timeouts are
+    per read, and a server that trickles its answer never trips them)."""
+    started = time.perf_counter()
+    try:
+        return await asyncio.wait_for(_post(client, url, body, headers, chunked), time_limit)
+    except TimeoutError:
+        return Answer((time.perf_counter() - started) * 1000, None, "timeout")
+    except httpx.TransportError as error:  # e.g. the server closed the connection mid-body
+        return Answer((time.perf_counter() - started) * 1000, None, type(error).__name__)
+
+
+class Probe:
+    """`{ __typename }` in a loop over one connection; ``spans`` are (start, seconds) of each
+    request, including the one still waiting when the probe is stopped."""
+
+    def __init__(self, url: str, timeout: float) -> None:
+        self.url, self.timeout = url, timeout
+        self.spans: list[tuple[float, float]] = []
+        self.answered = asyncio.Event()
+
+    async def run(self) -> None:
+        limits = httpx.Limits(max_connections=1)
+        async with httpx.AsyncClient(timeout=self.timeout, limits=limits) as client:
+            while True:
+                started = time.perf_counter()
+                try:
+                    await asyncio.wait_for(client.post(self.url, content=PROBE, headers=JSON), self.timeout)
+                except (TimeoutError, httpx.TransportError):
+                    pass  # counted by its latency: a probe that waited out its timeout waited that long
+                except asyncio.CancelledError:
+                    self.spans.append((started, time.perf_counter() - started))
+                    raise
+                self.spans.append((started, time.perf_counter() - started))
+                self.answered.set()
+                await asyncio.sleep(PROBE_PAUSE)
+
+    def during(self, start: float, end: float) -> list[float]:
+        """Latencies in ms of the requests in flight at some moment between ``start`` and ``end``."""
+        return [seconds * 1000 for begun, seconds in self.spans if begun <= end and begun + seconds >= start]
+
+
+async def measure(
+    url: str, document: Document, *, token: str | None, rounds: int = ROUNDS, time_limit: float = TIMEOUT
+) -> Result:
+    """Send ``document`` ``rounds`` times to ``url`` (the GraphQL endpoint) with the probe running."""
+    bodies = [build() for build in document.bodies]  # built before the clock starts
+    headers = dict(JSON)
+    if token and document.authenticated:
+        headers["Authorization"] = f"Bearer {token}"
+    probe = Probe(url, time_limit)
+    probing = asyncio.create_task(probe.run())
+    answers: list[Answer] = []
+    try:
+        await asyncio.wait_for(probe.answered.wait(), time_limit)  # the server answers others first
+        start = time.perf_counter()
+        async with httpx.AsyncClient(timeout=time_limit) as client:
+            for n in range(rounds):
+                body = bodies[n % len(bodies)]
+                answers.append(
+                    await send(client, url, body, headers=headers, chunked=document.chunked, time_limit=time_limit)
+                )
+                if answers[-1].code == "timeout" or time.perf_counter() - start > time_limit:
+                    break
+                await asyncio.sleep(0.05)  # the probe gets answers between rounds
+        end = time.perf_counter()
+        if not answers[-1].code == "timeout":
+            await asyncio.sleep(0.05)  # a probe stuck behind the last round finishes
+    finally:
+        probing.cancel()
+        await asyncio.gather(probing, return_exceptions=True)
+    return Result(document, answers, probe.during(start, end), time_limit)
+
+
+async def _admin_token(database_url: str) -> str:
+    """A token of an admin (created if missing), who may define the large workflow."""
+    db = Database(database_url)
+    async with db.transaction() as s:
+        admin = await s.scalar(select(User).where(User.login == "a1-admin"))
+        if admin is None:
+            admin = await identity.create_user(s, actor=None, login="a1-admin", password=uuid.uuid4().hex, admin=True)
+        token = await identity.create_token(s, user_id=admin.id, ttl_seconds=3600)
+    await db.dispose()
+    return token
+
+
+DEFINE = """mutation($spec: JSON!) { defineWorkflow(input: {spec: $spec}) {
+  workflow { id } userErrors { code message } } }"""
+
+
+def define_largest_workflow(url: str, token: str, sizes: tuple[int, ...] = DIAGRAM_STATES) -> tuple[str, int, list]:
+    """Define the largest of ``sizes`` states the server accepts; returns its id, its states and
+    the answers of the sizes refused (the spec limits of issue 19 may refuse 3,000)."""
+    refused = []
+    for states in sizes:
+        response = httpx.post(
+            url,
+            json={"query": DEFINE, "variables": {"spec": workflow_spec(states)}},
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=TIMEOUT,
+        )
+        body = response.json()
+        payload = (body.get("data") or {}).get("defineWorkflow") or {}
+        if payload.get("workflow"):
+            return payload["workflow"]["id"], states, refused
+        refused.append((states, response.status_code, payload.get("userErrors") or body.get("errors")))
+    raise RuntimeError(f"the server refused every workflow size: {refused}")
+
+
+def _stop(server: Server, hung: bool) -> None:
+    """Stop the server by its PID: a hung one ignores SIGTERM (issue 19, finding 1), so kill it."""
+    if not hung:
+        server.process.terminate()
+        try:
+            server.process.wait(5)
+            return
+        except subprocess.TimeoutExpired:
+            pass
+    server.process.kill()
+    server.process.wait(10)
+
+
+async def run(
+    database_url: str,
+    token: str,
+    *,
+    rounds: int = ROUNDS,
+    time_limit: float = TIMEOUT,
+    only: list[str] | None = None,
+    checkout: Path | None = None,
+    start: Callable[..., Server] = Server,
+) -> tuple[list[Result], dict[str, Any]]:
+    """A1 over a seeded database (``token``: its bench user's); a fresh server per document."""
+    chosen = set(only or [])
+    admin = await _admin_token(database_url)
+    server = await asyncio.to_thread(start, database_url, workers=1, checkout=checkout)
+    try:
+        workflow_id, states, refused = await asyncio.to_thread(define_largest_workflow, f"{server.url}/graphql", admin)
+    finally:
+        _stop(server, hung=False)
+    setup = {"workflow_states": states, "workflow_sizes_refused": refused, "rounds": rounds, "timeout": time_limit}
+    results = []
+    for document in documents(workflow_id=workflow_id, workflow_states=states):
+        if chosen and document.key not in chosen:
+            continue
+        print(f"A1 {document.key}...", flush=True)
+        server = await asyncio.to_thread(start, database_url, workers=1, checkout=checkout)
+        hung = True
+        try:
+            endpoint = f"{server.url}/graphql"
+            async with httpx.AsyncClient(timeout=time_limit) as warm:  # pools, caches, the token's actor
+                for _ in range(3):
+                    await warm.post(endpoint, content=PROBE, headers=JSON)
+                viewer = {"query": "{ viewer { login } }"}
+                await warm.post(endpoint, json=viewer, headers={"Authorization": f"Bearer {token}"})
+            result = await measure(endpoint, document, token=token, rounds=rounds, time_limit=time_limit)
+            hung = result.hung
+            results.append(result)
+        finally:
+            _stop(server, hung=hung)
+    return results, setup
+
+
+def _commit(checkout: Path) -> str:
+    out = subprocess.run(["git", "-C", str(checkout), "log", "-1", "--format=%h %s"], capture_output=True, text=True)
+    return out.stdout.strip()
+
+
+def section(results: list[Result], setup: dict[str, Any], checkout: Path | None = None) -> list[str]:
+    """The A1 section of the report, between its markers."""
+    where = checkout or ROOT
+    refused = "; ".join(f"{states} refused ({status})" for states, status, _ in setup["workflow_sizes_refused"])
+    lines = [
+        BEGIN,
+        "",
+        f"A1, abusive documents of issue 19 (`bench/abuse.py`, {datetime.datetime.now(datetime.UTC):%Y-%m-%d}, "
+        f"server from `{where.name}` at `{_commit(where)}`): a fresh server process per document (uvicorn, one "
+        f"worker), each document sent {setup['rounds']} times one after the other while one client sends "
+        f"`{{ __typename }}` over its own connection every {PROBE_PAUSE * 1000:.0f} ms; client timeout "
+        f"{setup['timeout']:.0f} s, after which the document stops and the server is killed. Goal: every refusal "
+        f"≤ {REFUSAL_GOAL_MS:.0f} ms, no `{{ __typename }}` waits more than {WAIT_GOAL_MS:.0f} ms. The workflow of "
+        f"D20 has {setup['workflow_states']:,} states" + (f" ({refused})" if refused else "") + ".",
+        "",
+        "| document | answer (status, code) | rounds | refusal p50 / max ms | `{ __typename }` during it: "
+        "requests, p99 / max ms | verdict |",
+        "| --- | --- | ---: | ---: | ---: | --- |",
+    ]
+    for r in results:
+        p50, slowest = r.refusal_ms
+        p99, waited = r.probe_p99_max
+        lines.append(
+            f"| {r.document.key}: {r.document.what} | {r.codes} | {len(r.answers)} | {p50:,.1f} / {slowest:,.1f} | "
+            f"{len(r.probe_ms)}, {p99:,.1f} / {waited:,.1f} | {r.verdict} |"
+        )
+    return [*lines, "", END]
+
+
+def replace_section(report: Path, lines: list[str]) -> None:
+    """Put the A1 section into ``report`` in place of the one there (before the profile
+    findings if it has none), leaving the rest of the report as it was."""
+    text = report.read_text() if report.exists() else ""
+    block = "\n".join(lines)
+    if BEGIN in text and END in text:
+        head, rest = text.split(BEGIN, 1)
+        text = head + block + rest.split(END, 1)[1]
+    elif "\n## Profile findings" in text:
+        head, rest = text.split("\n## Profile findings", 1)
+        text = head + block + "\n\n## Profile findings" + rest
+    else:
+        text = text + ("\n" if text else "") + block + "\n"
+    report.write_text(text)
+
+
+async def main_async(args: argparse.Namespace) -> None:
+    url, name = await fresh_postgres("caseway_a1")
+    try:
+        print(f"seeding {args.size} into {name}...", flush=True)
+        await seed.seed(url, *seed.SIZES[args.size])
+        data = await seed.driver_data(url)
+        results, setup = await run(
+            url, data["token"], rounds=args.rounds, time_limit=args.timeout, only=args.only, checkout=args.checkout
+        )
+    finally:
+        await drop_postgres(name)
+    lines = section(results, setup, args.checkout)
+    print("\n".join(lines))
+    if not args.no_report:
+        replace_section(args.report, lines)
+        print(f"wrote the A1 section of {args.report}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--size", choices=["small", "medium"], default="small")
+    parser.add_argument("--rounds", type=int, default=ROUNDS)
+    parser.add_argument("--timeout", type=float, default=TIMEOUT)
+    parser.add_argument("--only", nargs="+", metavar="KEY", help="documents to send (their keys in the table)")
+    parser.add_argument("--checkout", type=Path, help="start the server from this checkout (its .venv)")
+    parser.add_argument("--report", type=Path, default=REPORT)
+    parser.add_argument("--no-report", action="store_true", help="print the section only")
+    asyncio.run(main_async(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    main()
