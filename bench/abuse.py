@@ -95,7 +95,7 @@ class Result:
     def problems(self) -> list[str]:
         found = []
         if self.hung:
-            found.append(f"no answer in {self.timeout:.0f} s")
+            found.append(f"no answer in {self.timeout:g} s")
         if any(a.status is not None and a.status >= 500 for a in self.answers):
             found.append("HTTP 5xx")
         if not self.document.may_answer and any(a.code == "data" for a in self.answers):
@@ -279,14 +279,18 @@ async def run(
     time_limit: float = TIMEOUT,
     only: list[str] | None = None,
     checkout: Path | None = None,
+    workflow_sizes: tuple[int, ...] = DIAGRAM_STATES,
     start: Callable[..., Server] = Server,
 ) -> tuple[list[Result], dict[str, Any]]:
-    """A1 over a seeded database (``token``: its bench user's); a fresh server per document."""
+    """A1 over a seeded database (``token``: a user's who may read its projects); a fresh server
+    per document, started by ``start``."""
     chosen = set(only or [])
     admin = await _admin_token(database_url)
     server = await asyncio.to_thread(start, database_url, workers=1, checkout=checkout)
     try:
-        workflow_id, states, refused = await asyncio.to_thread(define_largest_workflow, f"{server.url}/graphql", admin)
+        workflow_id, states, refused = await asyncio.to_thread(
+            define_largest_workflow, f"{server.url}/graphql", admin, workflow_sizes
+        )
     finally:
         _stop(server, hung=False)
     setup = {"workflow_states": states, "workflow_sizes_refused": refused, "rounds": rounds, "timeout": time_limit}
@@ -356,7 +360,7 @@ def replace_section(report: Path, lines: list[str]) -> None:
         text = head + block + rest.split(END, 1)[1]
     elif "\n## Profile findings" in text:
         head, rest = text.split("\n## Profile findings", 1)
-        text = head + block + "\n\n## Profile findings" + rest
+        text = head.rstrip("\n") + "\n\n" + block + "\n\n## Profile findings" + rest
     else:
         text = text + ("\n" if text else "") + block + "\n"
     report.write_text(text)
