@@ -154,7 +154,8 @@ async def send(
     per read, and a server that trickles its answer never trips them)."""
     started = time.perf_counter()
     try:
-        return await asyncio.wait_for(_post(client, url, body, headers, chunked), time_limit)
+        async with asyncio.timeout(time_limit):
+            return await _post(client, url, body, headers, chunked)
     except TimeoutError:
         return Answer((time.perf_counter() - started) * 1000, None, "timeout")
     except httpx.TransportError as error:  # e.g. the server closed the connection mid-body
@@ -162,29 +163,38 @@ async def send(
 
 
 class Probe:
-    """`{ __typename }` in a loop over one connection; ``spans`` are (start, seconds) of each
-    request, including the one still waiting when the probe is stopped."""
+    """`{ __typename }` in a loop over one connection until stopped; ``spans`` are (start,
+    seconds) of each request, and the one still waiting when the probe is stopped counts for as
+    long as it had waited."""
 
-    def __init__(self, url: str, timeout: float) -> None:
-        self.url, self.timeout = url, timeout
+    def __init__(self, url: str, time_limit: float) -> None:
+        self.url, self.time_limit = url, time_limit
         self.spans: list[tuple[float, float]] = []
         self.answered = asyncio.Event()
+        self._waiting_since: float | None = None
+        self._stopped = False
 
     async def run(self) -> None:
         limits = httpx.Limits(max_connections=1)
-        async with httpx.AsyncClient(timeout=self.timeout, limits=limits) as client:
-            while True:
-                started = time.perf_counter()
+        async with httpx.AsyncClient(timeout=self.time_limit, limits=limits) as client:
+            while not self._stopped:
+                self._waiting_since = started = time.perf_counter()
                 try:
-                    await asyncio.wait_for(client.post(self.url, content=PROBE, headers=JSON), self.timeout)
+                    async with asyncio.timeout(self.time_limit):
+                        await client.post(self.url, content=PROBE, headers=JSON)
                 except (TimeoutError, httpx.TransportError):
-                    pass  # counted by its latency: a probe that waited out its timeout waited that long
-                except asyncio.CancelledError:
+                    pass  # counted by its latency: a probe that waited out its limit waited that long
+                self._waiting_since = None
+                if not self._stopped:
                     self.spans.append((started, time.perf_counter() - started))
-                    raise
-                self.spans.append((started, time.perf_counter() - started))
-                self.answered.set()
-                await asyncio.sleep(PROBE_PAUSE)
+                    self.answered.set()
+                    await asyncio.sleep(PROBE_PAUSE)
+
+    def stop(self) -> None:
+        """End the loop; a request in flight is recorded now, not when (or if) it is answered."""
+        self._stopped = True
+        if self._waiting_since is not None:
+            self.spans.append((self._waiting_since, time.perf_counter() - self._waiting_since))
 
     def during(self, start: float, end: float) -> list[float]:
         """Latencies in ms of the requests in flight at some moment between ``start`` and ``end``."""
@@ -203,7 +213,8 @@ async def measure(
     probing = asyncio.create_task(probe.run())
     answers: list[Answer] = []
     try:
-        await asyncio.wait_for(probe.answered.wait(), time_limit)  # the server answers others first
+        async with asyncio.timeout(time_limit):  # the server answers others first
+            await probe.answered.wait()
         start = time.perf_counter()
         async with httpx.AsyncClient(timeout=time_limit) as client:
             for n in range(rounds):
@@ -218,8 +229,9 @@ async def measure(
         if not answers[-1].code == "timeout":
             await asyncio.sleep(0.05)  # a probe stuck behind the last round finishes
     finally:
-        probing.cancel()
-        await asyncio.gather(probing, return_exceptions=True)
+        probe.stop()
+        probing.cancel()  # an answer it waits for may never come
+        await asyncio.wait([probing], timeout=1)
     return Result(document, answers, probe.during(start, end), time_limit)
 
 
