@@ -1,7 +1,7 @@
 """A1: how fast the server refuses each abusive document of issue 19, and whether other requests
 wait behind it.
 
-    python -m bench.abuse [--size small] [--rounds 5] [--timeout 30] [--only F30 BODY50 ...]
+    python -m bench.abuse [--size small] [--rounds 5] [--timeout 30] [--only F30 B50 ...]
                           [--checkout /path/to/other/worktree] [--report bench/REPORT.md | --no-report]
 
 Each document gets a fresh server process (uvicorn, one worker: a stalled event loop shows in
@@ -59,8 +59,13 @@ class Answer:
     code: str  # errors[0].extensions.code, "data" when answered, or what went wrong
 
     @property
+    def answered(self) -> bool:
+        """The server ran the document and sent its data."""
+        return self.status is not None and self.status < 400 and self.code.startswith("data")
+
+    @property
     def refused(self) -> bool:
-        return self.status is not None and self.status < 500 and self.code != "data"
+        return self.status is not None and self.status < 500 and not self.answered
 
 
 @dataclass
@@ -98,7 +103,7 @@ class Result:
             found.append(f"no answer in {self.timeout:g} s")
         if any(a.status is not None and a.status >= 500 for a in self.answers):
             found.append("HTTP 5xx")
-        if not self.document.may_answer and any(a.code == "data" for a in self.answers):
+        if not self.document.may_answer and any(a.answered for a in self.answers):
             found.append("answered, not refused")
         slowest = self.refusal_ms[1]
         if not self.hung and slowest > REFUSAL_GOAL_MS:
