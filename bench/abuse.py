@@ -23,6 +23,7 @@ import datetime
 import json
 import statistics
 import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -168,47 +169,71 @@ async def send(
         return Answer((time.perf_counter() - started) * 1000, None, type(error).__name__)
 
 
+# The probe's loop, in a process of its own: "S <start>" before each request, "E <start> <seconds>"
+# after. time.perf_counter is the system's monotonic clock, the same in both processes.
+_PROBE_LOOP = """
+import sys, time, httpx
+url, limit, pause = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+with httpx.Client(timeout=limit, limits=httpx.Limits(max_connections=1)) as client:
+    while True:
+        started = time.perf_counter()
+        print("S", started, flush=True)
+        try:
+            client.post(url, content=b'{"query":"{ __typename }"}', headers={"Content-Type": "application/json"})
+        except httpx.HTTPError:
+            pass
+        print("E", started, time.perf_counter() - started, flush=True)
+        time.sleep(pause)
+"""
+
+
 class Probe:
-    """`{ __typename }` in a loop over one connection, in a thread of its own until stopped:
-    the sender's event loop (pushing 50 MB, reading a large answer) never delays it, so its
-    latencies are the server's. ``spans`` are (start, seconds) of each request; the one still
-    waiting when the probe is stopped counts for as long as it had waited."""
+    """`{ __typename }` in a loop over one connection, in a process of its own until stopped:
+    neither the sender's event loop nor its hold on the GIL (copying a 50 MB body) can delay it,
+    so its latencies are the server's. ``spans`` are (start, seconds) of each request; the one
+    still waiting when the probe is stopped counts for as long as it had waited."""
 
     def __init__(self, url: str, time_limit: float) -> None:
         self.url, self.time_limit = url, time_limit
         self.spans: list[tuple[float, float]] = []
         self.answered = threading.Event()
         self._waiting_since: float | None = None
-        self._stopped = threading.Event()
-        self._lock = threading.Lock()  # a request's end and the stop record its span exactly once
-        self._thread = threading.Thread(target=self._run, name="a1-probe", daemon=True)
+        self._lock = threading.Lock()  # the reader and stop() record the last span exactly once
+        self._stopped = False
+        self._process: subprocess.Popen[str] | None = None
 
     def start(self) -> "Probe":
-        self._thread.start()
+        self._process = subprocess.Popen(
+            [sys.executable, "-c", _PROBE_LOOP, self.url, str(self.time_limit), str(PROBE_PAUSE)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        threading.Thread(target=self._read, args=(self._process.stdout,), name="a1-probe", daemon=True).start()
         return self
 
-    def _run(self) -> None:
-        with httpx.Client(timeout=self.time_limit, limits=httpx.Limits(max_connections=1)) as client:
-            while not self._stopped.is_set():
-                self._waiting_since = started = time.perf_counter()
-                try:
-                    client.post(self.url, content=PROBE, headers=JSON)
-                except httpx.HTTPError:
-                    pass  # counted by its latency: a probe that waited out its limit waited that long
+    def _read(self, lines: Any) -> None:
+        with lines:  # to its end: the probe's process is killed by stop()
+            for line in lines:
+                kind, *numbers = line.split()
                 with self._lock:
-                    self._waiting_since = None
-                    if self._stopped.is_set():
-                        break  # stop() recorded it
-                    self.spans.append((started, time.perf_counter() - started))
-                self.answered.set()
-                self._stopped.wait(PROBE_PAUSE)
+                    if self._stopped:
+                        continue
+                    if kind == "S":
+                        self._waiting_since = float(numbers[0])
+                    else:
+                        self._waiting_since = None
+                        self.spans.append((float(numbers[0]), float(numbers[1])))
+                        self.answered.set()
 
     def stop(self) -> None:
-        """End the loop; a request in flight is recorded now, not when (or if) it is answered."""
+        """End the probe by its PID; a request in flight is recorded now, for as long as it waited."""
         with self._lock:
-            self._stopped.set()
+            self._stopped = True
             if self._waiting_since is not None:
                 self.spans.append((self._waiting_since, time.perf_counter() - self._waiting_since))
+        if self._process is not None:
+            self._process.kill()
+            self._process.wait(10)
 
     def during(self, start: float, end: float) -> list[float]:
         """Latencies in ms of the requests in flight at some moment between ``start`` and ``end``."""
@@ -242,7 +267,7 @@ async def measure(
         if not answers[-1].code == "timeout":
             await asyncio.sleep(0.05)  # a probe stuck behind the last round finishes
     finally:
-        probe.stop()  # its thread (a daemon) ends once its request is answered or its server stopped
+        probe.stop()
     return Result(document, answers, probe.during(start, end), time_limit)
 
 
