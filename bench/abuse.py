@@ -21,13 +21,14 @@ import argparse
 import asyncio
 import datetime
 import json
+import re
 import statistics
 import subprocess
 import sys
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -76,6 +77,7 @@ class Result:
     answers: list[Answer]
     probe_ms: list[float]  # latencies of the `{ __typename }` requests in flight with the document
     timeout: float = TIMEOUT
+    probe_failures: int = 0  # `{ __typename }` requests that got no 200 (a crashed server answers none)
     hung: bool = field(init=False)
 
     def __post_init__(self) -> None:
@@ -110,6 +112,8 @@ class Result:
         slowest = self.refusal_ms[1]
         if not self.hung and slowest > REFUSAL_GOAL_MS:
             found.append(f"took {slowest:,.0f} ms > {REFUSAL_GOAL_MS:.0f}")
+        if self.probe_failures:
+            found.append(f"`{{ __typename }}` failed {self.probe_failures} times")
         waited = self.probe_p99_max[1]
         if not waited <= WAIT_GOAL_MS:  # NaN (no probe answered) fails too
             found.append(f"`{{ __typename }}` waited {waited:,.0f} ms > {WAIT_GOAL_MS:.0f}")
@@ -135,16 +139,9 @@ def _code(raw: bytes, truncated: bool) -> str:
     return "data"
 
 
-async def _chunks(body: bytes, size: int = 1 << 16) -> AsyncIterator[bytes]:
-    """The body without a Content-Length, as a client streaming it would send it."""
-    view = memoryview(body)
-    for start in range(0, len(body), size):
-        yield bytes(view[start : start + size])
-
-
-async def _post(client: httpx.AsyncClient, url: str, body: bytes, headers: dict[str, str], chunked: bool) -> Answer:
+async def _post(client: httpx.AsyncClient, url: str, body: bytes, headers: dict[str, str]) -> Answer:
     started = time.perf_counter()
-    async with client.stream("POST", url, content=_chunks(body) if chunked else body, headers=headers) as response:
+    async with client.stream("POST", url, content=body, headers=headers) as response:
         raw = bytearray()
         async for chunk in response.aiter_raw():
             raw += chunk
@@ -154,23 +151,65 @@ async def _post(client: httpx.AsyncClient, url: str, body: bytes, headers: dict[
         return Answer((time.perf_counter() - started) * 1000, response.status_code, code)
 
 
+async def _push(url: str, body: bytes, headers: dict[str, str], chunked: bool) -> Answer:
+    """A large body as an attacker pushes it, over HTTP/1.1 by hand, reading while it writes: a
+    server that refuses may answer and close long before the body is written, which httpx
+    (writing first) reports as a ReadError instead of the server's answer."""
+    target = httpx.URL(url)
+    started = time.perf_counter()
+    reader, writer = await asyncio.open_connection(target.host, target.port)
+    framing = {"Transfer-Encoding": "chunked"} if chunked else {"Content-Length": str(len(body))}
+    fields = {"Host": f"{target.host}:{target.port}", **headers, **framing}
+    head = f"POST {target.raw_path.decode()} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in fields.items())
+
+    async def write() -> None:
+        writer.write(head.encode() + b"\r\n")
+        view = memoryview(body)
+        for offset in range(0, len(body), 1 << 16):
+            piece = view[offset : offset + (1 << 16)]
+            writer.write(b"%x\r\n%b\r\n" % (len(piece), piece) if chunked else piece)
+            await writer.drain()
+        writer.write(b"0\r\n\r\n" if chunked else b"")
+        await writer.drain()
+
+    pushing = asyncio.create_task(write())
+    try:
+        answer_head = await reader.readuntil(b"\r\n\r\n")
+        length = re.search(rb"(?im)^content-length:\s*(\d+)", answer_head)
+        raw = await reader.readexactly(min(int(length.group(1)), READ_CAP)) if length else b""
+        status = int(answer_head.split(None, 2)[1])
+        return Answer((time.perf_counter() - started) * 1000, status, _code(raw, False))
+    finally:
+        pushing.cancel()
+        await asyncio.gather(pushing, return_exceptions=True)  # the server may have closed on it
+        writer.close()
+
+
 async def send(
-    client: httpx.AsyncClient, url: str, body: bytes, *, headers: dict[str, str], chunked: bool, time_limit: float
+    client: httpx.AsyncClient,
+    url: str,
+    body: bytes,
+    *,
+    headers: dict[str, str],
+    pushed: bool = False,
+    chunked: bool = False,
+    time_limit: float,
 ) -> Answer:
-    """One request of a document, bounded by ``time_limit`` seconds as a whole (httpx's own timeouts are
-    per read, and a server that trickles its answer never trips them)."""
+    """One request of a document, bounded by ``time_limit`` seconds as a whole (httpx's own
+    timeouts are per read, and a server that trickles its answer never trips them)."""
     started = time.perf_counter()
     try:
         async with asyncio.timeout(time_limit):
-            return await _post(client, url, body, headers, chunked)
+            return await (_push(url, body, headers, chunked) if pushed else _post(client, url, body, headers))
     except TimeoutError:
         return Answer((time.perf_counter() - started) * 1000, None, "timeout")
-    except httpx.TransportError as error:  # e.g. the server closed the connection mid-body
+    except (httpx.TransportError, OSError, asyncio.IncompleteReadError) as error:  # closed without an answer
         return Answer((time.perf_counter() - started) * 1000, None, type(error).__name__)
 
 
-# The probe's loop, in a process of its own: "S <start>" before each request, "E <start> <seconds>"
-# after. time.perf_counter is the system's monotonic clock, the same in both processes.
+# The probe's loop, in a process of its own: "S <start>" before each request, "E <start> <seconds>
+# <answered>" after (answered: 1 for a 200). time.perf_counter is the system's monotonic clock,
+# the same in both processes.
 _PROBE_LOOP = """
 import sys, time, httpx
 url, limit, pause = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
@@ -179,10 +218,11 @@ with httpx.Client(timeout=limit, limits=httpx.Limits(max_connections=1)) as clie
         started = time.perf_counter()
         print("S", started, flush=True)
         try:
-            client.post(url, content=b'{"query":"{ __typename }"}', headers={"Content-Type": "application/json"})
+            body = b'{"query":"{ __typename }"}'
+            ok = client.post(url, content=body, headers={"Content-Type": "application/json"}).status_code == 200
         except httpx.HTTPError:
-            pass
-        print("E", started, time.perf_counter() - started, flush=True)
+            ok = False
+        print("E", started, time.perf_counter() - started, int(ok), flush=True)
         time.sleep(pause)
 """
 
@@ -195,7 +235,7 @@ class Probe:
 
     def __init__(self, url: str, time_limit: float) -> None:
         self.url, self.time_limit = url, time_limit
-        self.spans: list[tuple[float, float]] = []
+        self.spans: list[tuple[float, float, bool]] = []  # (start, seconds, answered with a 200)
         self.answered = threading.Event()
         self._waiting_since: float | None = None
         self._lock = threading.Lock()  # the reader and stop() record the last span exactly once
@@ -222,7 +262,7 @@ class Probe:
                         self._waiting_since = float(numbers[0])
                     else:
                         self._waiting_since = None
-                        self.spans.append((float(numbers[0]), float(numbers[1])))
+                        self.spans.append((float(numbers[0]), float(numbers[1]), numbers[2] == "1"))
                         self.answered.set()
 
     def stop(self) -> None:
@@ -230,14 +270,16 @@ class Probe:
         with self._lock:
             self._stopped = True
             if self._waiting_since is not None:
-                self.spans.append((self._waiting_since, time.perf_counter() - self._waiting_since))
+                self.spans.append((self._waiting_since, time.perf_counter() - self._waiting_since, True))
         if self._process is not None:
             self._process.kill()
             self._process.wait(10)
 
-    def during(self, start: float, end: float) -> list[float]:
-        """Latencies in ms of the requests in flight at some moment between ``start`` and ``end``."""
-        return [seconds * 1000 for begun, seconds in self.spans if begun <= end and begun + seconds >= start]
+    def during(self, start: float, end: float) -> tuple[list[float], int]:
+        """Latencies in ms of the requests in flight at some moment between ``start`` and ``end``,
+        and how many of them failed (no answer, or not a 200: the server crashed or refused)."""
+        spans = [(seconds, ok) for begun, seconds, ok in self.spans if begun <= end and begun + seconds >= start]
+        return [seconds * 1000 for seconds, _ in spans], sum(not ok for _, ok in spans)
 
 
 async def measure(
@@ -258,7 +300,15 @@ async def measure(
             for n in range(rounds):
                 body = bodies[n % len(bodies)]
                 answers.append(
-                    await send(client, url, body, headers=headers, chunked=document.chunked, time_limit=time_limit)
+                    await send(
+                        client,
+                        url,
+                        body,
+                        headers=headers,
+                        pushed=document.pushed,
+                        chunked=document.chunked,
+                        time_limit=time_limit,
+                    )
                 )
                 if answers[-1].code == "timeout" or time.perf_counter() - start > time_limit:
                     break
@@ -268,7 +318,8 @@ async def measure(
             await asyncio.sleep(0.05)  # a probe stuck behind the last round finishes
     finally:
         probe.stop()
-    return Result(document, answers, probe.during(start, end), time_limit)
+    latencies, failures = probe.during(start, end)
+    return Result(document, answers, latencies, time_limit, failures)
 
 
 async def _admin_token(database_url: str) -> str:

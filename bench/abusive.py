@@ -16,7 +16,8 @@ class Document:
     what: str
     bodies: tuple[Callable[[], bytes], ...]  # round n sends bodies[n % len]; built before the clock starts
     authenticated: bool = True
-    chunked: bool = False  # sent without a Content-Length
+    pushed: bool = False  # written while its answer is read (bench.abuse._push), not by httpx
+    chunked: bool = False  # pushed without a Content-Length
     may_answer: bool = False  # a quick answer is as good as a refusal (a diagram of a workflow the server accepted)
 
 
@@ -106,8 +107,10 @@ def documents(*, workflow_id: str, workflow_states: int) -> list[Document]:
             may_answer=True,
         ),
         Document("T100K", "a document of 100,000 tokens", (_query("{" + " a" * 99_998 + " }"),), False),
-        Document("B50", "a 50 MB body", (_body_of(50 << 20),), False),
-        Document("B50C", "a 50 MB body, chunked (no Content-Length)", (_body_of(50 << 20),), False, chunked=True),
+        Document("B50", "a 50 MB body", (_body_of(50 << 20),), False, pushed=True),
+        Document(
+            "B50C", "a 50 MB body, chunked (no Content-Length)", (_body_of(50 << 20),), False, pushed=True, chunked=True
+        ),
         Document("V1000", "variables nested 1,000 deep", (_nested_variables(1000),), False),
         Document(
             "INT4301",

@@ -16,9 +16,10 @@ from bench.abusive import Document
 from bench.server import Server, free_port
 
 # A server that, like main before issue 19 on the fragment chain of 30, blocks its only event
-# loop on one document and so makes every other request wait; it answers the rest at once.
+# loop on one document and so makes every other request wait, or dies on another; it answers the
+# rest at once.
 STALLING_SERVER = """
-import sys, time, uvicorn
+import os, sys, time, uvicorn
 
 async def app(scope, receive, send):
     if scope["type"] != "http":
@@ -31,6 +32,8 @@ async def app(scope, receive, send):
             break
     if b"stall" in body:
         time.sleep(3600)
+    if b"crash" in body:
+        os._exit(1)
     await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
     await send({"type": "http.response.body", "body": b'{"data": {"__typename": "Query"}}'})
 
@@ -81,6 +84,15 @@ async def test_a_document_that_stalls_the_server_is_a_failure_measured_by_the_ti
     assert stalled.probe_p99_max[1] >= 1400
     assert stalled.verdict.startswith("**fail**: no answer in 1.5 s")
     assert "`{ __typename }` waited" in stalled.verdict
+
+
+async def test_a_document_that_kills_the_server_is_a_failure_though_nothing_waited(stalling_server):
+    crashed = await abuse.measure(stalling_server, _stub(b'{"query": "crash"}'), token=None, rounds=3)
+
+    assert not crashed.hung
+    assert crashed.answers[0].status is None  # the connection closed without an answer
+    assert crashed.probe_failures >= 1
+    assert "`{ __typename }` failed" in crashed.verdict
 
 
 async def test_a1_sends_its_documents_to_a_real_server_and_stops_every_server_it_started(db, make_user):
