@@ -21,6 +21,7 @@ import argparse
 import asyncio
 import datetime
 import json
+import os
 import re
 import statistics
 import subprocess
@@ -394,7 +395,13 @@ async def run(
     except BaseException:
         _stop(spare, hung=False)
         raise
-    setup = {"workflow_states": states, "workflow_sizes_refused": refused, "rounds": rounds, "timeout": time_limit}
+    setup = {
+        "workflow_states": states,
+        "workflow_sizes_refused": refused,
+        "rounds": rounds,
+        "timeout": time_limit,
+        "load": os.getloadavg()[0],  # this machine's speed wanders with what else runs on it
+    }
     results = []
     for document in documents(workflow_id=workflow_id, workflow_states=states):
         if chosen and document.key not in chosen:
@@ -436,11 +443,14 @@ def section(results: list[Result], setup: dict[str, Any], checkout: Path | None 
         "",
         f"A1, abusive documents of issue 19 (`bench/abuse.py`, {datetime.datetime.now(datetime.UTC):%Y-%m-%d}, "
         f"server from `{where.name}` at `{_commit(where)}`): a fresh server process per document (uvicorn, one "
-        f"worker), each document sent {setup['rounds']} times one after the other while one client sends "
+        f"worker), each document sent {setup['rounds']} times one after the other while one client process sends "
         f"`{{ __typename }}` over its own connection every {PROBE_PAUSE * 1000:.0f} ms; client timeout "
         f"{setup['timeout']:.0f} s, after which the document stops and the server is killed. Goal: every refusal "
         f"≤ {REFUSAL_GOAL_MS:.0f} ms, no `{{ __typename }}` waits more than {WAIT_GOAL_MS:.0f} ms. The workflow of "
-        f"D20 has {setup['workflow_states']:,} states" + (f" ({refused})" if refused else "") + ".",
+        f"D20 has {setup['workflow_states']:,} states" + (f" ({refused})" if refused else "") + ". Answer: the "
+        "HTTP status and the first error's `extensions.code` (`-`: the connection closed, or no answer in time); "
+        "`data`: answered, not refused; a refusal's time is to the end of its answer, as the client reads it. "
+        f"Load average {setup['load']:.1f} on {os.cpu_count()} cores when it started.",
         "",
         "| document | answer (status, code) | rounds | refusal p50 / max ms | `{ __typename }` during it: "
         "requests, p99 / max ms | verdict |",
