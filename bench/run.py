@@ -1,7 +1,10 @@
 """`make bench`: seed PostgreSQL, drive Caseway and PostGraphile with wrk, write bench/REPORT.md.
 
 python -m bench.run [--size medium] [--workers 2] [--seconds 10] [--connections 32]
-                    [--skip-postgraphile] [--skip-subscriptions]
+                    [--skip-postgraphile] [--skip-subscriptions] [--skip-abuse]
+
+A1 (abusive documents, bench/abuse.py) also runs alone: `python -m bench.abuse` seeds its own
+database and replaces only the A1 section of the report.
 """
 
 import argparse
@@ -21,7 +24,7 @@ from typing import Any
 
 import httpx
 
-from bench import cpu, queries, raw_sql, seed, statements, subscriptions, wrk
+from bench import abuse, cpu, queries, raw_sql, seed, statements, subscriptions, wrk
 from bench.server import RANDOM_PAGE_COST, ROOT, Server, drop_postgres, free_port, fresh_postgres, vacuum_analyze
 
 REPORT = ROOT / "bench" / "REPORT.md"
@@ -342,6 +345,9 @@ async def main_async(args: argparse.Namespace) -> None:
                     fanout.append({**median, "rounds_p99_ms": [run["p99_ms"] for run in rounds]})
             finally:
                 server.stop()
+        # A1 after the load scenarios: its documents may hang or bloat a server (one of its own
+        # per document, killed afterwards), and it defines a large workflow in the database.
+        a1 = None if args.skip_abuse else await abuse.run(url, token)
         # After S1, on a database of its own: S1 measures as in earlier reports, undisturbed
         # by the bulk load (and its autovacuum) that R4's data takes.
         print("R4 (seeding the wide data)...", flush=True)
@@ -466,6 +472,8 @@ async def main_async(args: argparse.Namespace) -> None:
                 f"{f['server_ms_per_delivery']:.3f} | {f['client_ms_per_delivery']:.3f} |"
                 for f in fanout
             ]
+        if a1 is not None:
+            lines += ["", *abuse.section(*a1)]
         if FINDINGS.exists():
             lines += ["", FINDINGS.read_text().strip()]
         args.report.write_text("\n".join(lines) + "\n")
@@ -485,6 +493,7 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--skip-postgraphile", action="store_true")
     parser.add_argument("--skip-subscriptions", action="store_true")
+    parser.add_argument("--skip-abuse", action="store_true", help="leave out A1 (bench/abuse.py)")
     parser.add_argument("--report", type=Path, default=REPORT, help="where to write the report")
     asyncio.run(main_async(parser.parse_args()))
 

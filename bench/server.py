@@ -55,7 +55,8 @@ async def drop_postgres(name: str) -> None:
 
 class Server:
     """`uvicorn server.asgi:app` (or another ``app``, or a ``factory`` of one) in a child process,
-    stopped by its PID."""
+    stopped by its PID; from another ``checkout`` of Caseway (with its own .venv) when given, so a
+    scenario can measure a branch's server against this one's data."""
 
     def __init__(
         self,
@@ -65,12 +66,13 @@ class Server:
         env: dict[str, str] | None = None,
         app: str = "server.asgi:app",
         factory: bool = False,
+        checkout: Path | None = None,
     ) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.process = subprocess.Popen(
             [
-                sys.executable,
+                str(checkout / ".venv" / "bin" / "python") if checkout else sys.executable,
                 "-m",
                 "uvicorn",
                 app,
@@ -87,7 +89,7 @@ class Server:
                 "false",
                 *(["--factory"] if factory else []),
             ],
-            cwd=ROOT,
+            cwd=checkout or ROOT,
             env={**os.environ, "CASEWAY_DATABASE_URL": database_url, **(env or {})},
         )
         deadline = time.monotonic() + 60
