@@ -52,7 +52,7 @@ class Limits(NamedTuple):
     """The limits of server/settings.py; the server's settings reach each operation through its
     context (``context.settings``). The defaults here serve a schema run without them (tools)."""
 
-    max_tokens: int = 5_000
+    max_tokens: int = 2_000
     max_depth: int = 15
     max_aliases: int = 50
     max_cost: int = 50_000
