@@ -87,12 +87,18 @@ async def require(
     field: str = "id",
     visible: bool | None = None,
 ) -> None:
-    """Raise unless the actor holds ``intent``. Someone who cannot even view the resource is told
-    it does not exist (NOT_FOUND), exactly as for an unknown id."""
+    """Raise unless the actor holds ``intent``. Someone who cannot even view the resource (engine/
+    visibility.py's rule) is told it does not exist (NOT_FOUND), exactly as for an unknown id."""
     held = await held_intents(session, actor=actor, resource_id=resource_id)
     if intent in held:
         return
     can_view = visible if visible is not None else f"{intent_prefix(resource_id)}.view" in held
+    if not can_view and visible is None and kind_of(resource_id) == "WorkflowItem":
+        # A player of the item's case sees the item without a grant (DESIGN §5): told "not
+        # allowed", as anyone who sees it is. Asked only on this refusal's path.
+        from engine.visibility import plays_role  # it builds on this module
+
+        can_view = bool(await session.scalar(select(plays_role(actor, resource_id))))
     if not can_view:
         raise not_found(what, resource_id, field)
     raise DomainError(ErrorCode.NOT_ALLOWED, f"You may not do {intent} on this {what}.", [field])
