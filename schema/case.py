@@ -20,7 +20,11 @@ if TYPE_CHECKING:
     from schema.item import WorkflowItem
 
 
-@strawberry.enum(description="COMPLETED cases can still be reopened by an action that leaves the terminal state.")
+@strawberry.enum(
+    description="COMPLETED cases can still be reopened by an action that leaves the terminal state; SUSPENDED ones "
+    "run nothing until resumed (by resumeCase or at suspendedUntil); CANCELED is final. The item of a COMPLETED or "
+    "CANCELED case is CLOSED."
+)
 class CaseStatus(Enum):
     ACTIVE = "ACTIVE"
     COMPLETED = "COMPLETED"
@@ -89,7 +93,9 @@ def _case_role(role: RoleSpec, party_ids: list[str], case: Any) -> CaseRole:
 class Case(Node):
     status: CaseStatus
     version: int = strawberry.field(description="Grows by one with every change; pass it as expectedVersion.")
-    suspended_until: datetime | None
+    suspended_until: datetime | None = strawberry.field(
+        description="When a SUSPENDED case resumes by itself; null if it is not suspended, or suspended indefinitely."
+    )
     created_at: datetime
 
     is_type_of = by_id_prefix("Case")
