@@ -264,9 +264,8 @@ def _not_enabled(spec: WorkflowSpec, action: str) -> DomainError:
     if len(names) > MAX_NAMED_ACTIONS:
         listed += f" and {len(names) - MAX_NAMED_ACTIONS} more"
     shown = action if len(action) <= MAX_NAME else action[:MAX_NAME] + "…"
-    return DomainError(
-        ErrorCode.UNKNOWN_ACTION, f"The workflow {spec.short_name!r} has no action {shown!r}; its actions: {listed}.", ["action"]
-    )
+    message = f"The workflow {spec.short_name!r} has no action {shown!r}; its actions: {listed}."
+    return DomainError(ErrorCode.UNKNOWN_ACTION, message, ["action"])
 
 
 def _needs_privileges(ctx: CaseContext, action: str) -> bool:
