@@ -99,6 +99,14 @@ def entry_readable(actor: Actor) -> ColumnElement[bool]:
     )
 
 
+def grant_entries_readable(actor: Actor) -> ColumnElement[bool]:
+    """The part of ``entry_readable`` that viewHistory on the resource itself does not settle:
+    permission entries (of it or of resources inside it) need listPermissions on theirs."""
+    if actor.is_admin:
+        return true()
+    return or_(Activity.kind.not_in(PERMISSION_KINDS), _grants_listable(actor))
+
+
 def _grants_listable(actor: Actor) -> ColumnElement[bool]:
     """The actor may list the grants of the entry's most specific resource (item, else
     subproject, else project)."""
@@ -190,6 +198,7 @@ __all__ = [
     "Audience",
     "audiences",
     "entry_readable",
+    "grant_entries_readable",
     "item_visible",
     "notification_readable",
     "plays_role",
