@@ -11,10 +11,11 @@ from datetime import timedelta
 import httpx
 import pytest
 import websockets
+from sqlalchemy import func, select
 
 import resolvers.login
-from engine import identity
-from models import Database, utcnow
+from engine import identity, throttle
+from models import Database, LoginAttempt, utcnow
 from server.app import create_app
 from server.settings import Settings
 from tests.api.documents import CREATE_PROJECT, LOGIN
@@ -197,6 +198,25 @@ async def test_failures_from_one_address_lock_the_address_for_every_login(client
         assert code_of(await log_in(guesser, f"nobody{i}", "wrong")) == "INVALID_CREDENTIALS"
     assert code_of(await log_in(guesser, "alice", "password123")) == "TOO_MANY_ATTEMPTS"
     assert (await log_in(client_at("192.0.2.1"), "alice", "password123"))["user"] == {"login": "alice"}
+
+
+async def test_forgotten_counters_are_deleted_a_few_at_a_time(client_at, fake_time, db, monkeypatch):
+    """Made-up login names each add counters; a later attempt that starts a counter deletes at
+    most CLEANUP_BATCH forgotten ones (found by the index on last_failure_at), not all of them."""
+    monkeypatch.setattr(throttle, "CLEANUP_BATCH", 4)
+
+    async def counters() -> int:
+        async with db.session() as session:
+            return await session.scalar(select(func.count()).select_from(LoginAttempt))
+
+    for i in range(5):  # a login, a pair and an address counter each
+        assert code_of(await log_in(client_at(f"198.51.100.{i}"), f"nobody{i}", "wrong")) == "INVALID_CREDENTIALS"
+    assert await counters() == 15
+    fake_time.now += timedelta(seconds=61)
+    assert code_of(await log_in(client_at("192.0.2.1"), "someone", "wrong")) == "INVALID_CREDENTIALS"
+    assert await counters() == 15 - 4 + 3
+    assert code_of(await log_in(client_at("192.0.2.2"), "someone else", "wrong")) == "INVALID_CREDENTIALS"
+    assert await counters() == 15 - 8 + 6
 
 
 async def test_a_burst_of_concurrent_guesses_cannot_pass_the_lockout(client_at, fake_time, make_user, held_hashes):
