@@ -38,8 +38,12 @@ class Settings(BaseSettings):
     # --- Logins and tokens (engine/throttle.py) ---
     login_free_failures: int = 5  # failed logins per login name or address before any delay
     login_max_delay: float = 2.0  # seconds, the longest delay of a failed login's answer
-    login_lockout_failures: int = 20  # failures after which logins are refused for a while
-    login_lockout_seconds: int = 900  # how long that refusal lasts
+    login_lockout_failures: int = 20  # failures of one login name from one address that lock the two
+    login_address_lockout_failures: int = 100  # failures from one address (any names) that lock it
+    login_lockout_seconds: int = 900  # how long a lock lasts
+    # password checks queued or running at once per process; more are refused at once (scrypt
+    # takes ~0.13 s of one core here: 16 is about 2 s of work)
+    login_max_password_checks: int = 16
 
     # --- Verifiable history (engine/history.py) ---
     # HMAC key for signed checkpoints of the activity hash chains; never stored in the database.
