@@ -12,10 +12,19 @@ The cost is GitHub's node count: a connection field (one with a ``first`` argume
 any other object field counts one per parent; a field may carry its own weight
 (``metadata={COST: n}``, e.g. ``Workflow.diagram``). Every refusal is a GraphQL error with an
 ``extensions.code``; the accepted cost is reported in the response's ``extensions.cost``.
+
+4. While it runs, over HTTP and WebSocket alike (the hook is the schema's, not a transport's):
+   a query or mutation is stopped at ``operation_timeout`` (``TIMEOUT``), and one connection
+   runs at most ``ws_max_operations`` of them at once (``TOO_MANY_OPERATIONS``). A subscription
+   is neither: it lives as long as its connection by design, and each of its events is bounded
+   by the cost limit of its document (its setup is cheap: the resolver reads nothing until the
+   first event).
 """
 
+import asyncio
+import logging
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -45,6 +54,8 @@ from strawberry.extensions.validation_cache import _get_validate_cache
 
 from resolvers.pagination import DEFAULT_FIRST, MAX_FIRST
 
+log = logging.getLogger("caseway.limits")
+
 COST = "caseway_cost"  # a field's weight, in its strawberry metadata (default: 1 for objects, 0 for scalars)
 
 
@@ -56,11 +67,20 @@ class Limits(NamedTuple):
     max_depth: int = 15
     max_aliases: int = 50
     max_cost: int = 50_000
+    operation_timeout: float = 10.0
+    ws_max_operations: int = 10
 
     @classmethod
     def of(cls, settings: Any) -> "Limits":
         """From an object with the settings' attributes (the schema does not import the server)."""
-        return cls(settings.max_query_tokens, settings.max_query_depth, settings.max_aliases, settings.max_query_cost)
+        return cls(
+            settings.max_query_tokens,
+            settings.max_query_depth,
+            settings.max_aliases,
+            settings.max_query_cost,
+            settings.operation_timeout,
+            settings.ws_max_operations,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -342,6 +362,37 @@ class BoundedWork(SchemaExtension):
             if shape is not None and not shape.subscription and not errors:
                 self.cost = shape.cost
         yield
+
+    async def on_execute(self) -> AsyncIterator[None]:
+        """A query or mutation runs within the time limit, and a live connection (whose context
+        is shared by its operations) runs a bounded number at once; see the module's point 4."""
+        context = self.execution_context
+        if context.operation_type is OperationType.SUBSCRIPTION:
+            yield
+            return
+        connection = context.context if getattr(context.context, "live", False) else None
+        if connection is not None:
+            if connection.running_operations >= self.limits.ws_max_operations:
+                raise _error(
+                    f"At most {self.limits.ws_max_operations} queries and mutations run at once on one connection;"
+                    " wait for one to finish.",
+                    "TOO_MANY_OPERATIONS",
+                )
+            connection.running_operations += 1
+        seconds = self.limits.operation_timeout
+        limit = asyncio.timeout(seconds)
+        try:
+            async with limit:
+                yield
+        except TimeoutError:
+            if not limit.expired():
+                raise
+            # Whatever it awaited was cancelled; a write's transaction rolled back unless it had committed.
+            log.warning("an operation was stopped after %s seconds", seconds)
+            raise _error(f"The operation took longer than {seconds:g} seconds and was stopped.", "TIMEOUT") from None
+        finally:
+            if connection is not None:
+                connection.running_operations -= 1
 
     def get_results(self) -> dict[str, Any]:
         if self.cost is None:
