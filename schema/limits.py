@@ -272,18 +272,18 @@ class _Entry:
 
 _CACHE_SIZE = 512
 _SHAPES_PER_DOCUMENT = 16
-_cache: OrderedDict[tuple[str, str | None], _Entry] = OrderedDict()
+_cache: OrderedDict[tuple[int, str, str | None], _Entry] = OrderedDict()
 
 
 def measure(
     schema: GraphQLSchema, document: DocumentNode, operation_name: str | None, variables: Mapping[str, Any] | None
 ) -> Shape | None:
     """The shape of the operation that will run (None when the document names no single
-    operation: graphql-core refuses it). Cached by document text and operation, then by the
-    values of the variables that set page sizes."""
+    operation: graphql-core refuses it). Cached by schema, document text and operation, then by
+    the values of the variables that set page sizes."""
     variables = variables if isinstance(variables, Mapping) else {}
     source = document.loc.source.body if document.loc is not None else None
-    key = (source, operation_name) if source is not None else None
+    key = (id(schema), source, operation_name) if source is not None else None
     entry = _cache.get(key) if key is not None else None  # type: ignore[arg-type]
     if entry is not None:
         _cache.move_to_end(key)  # type: ignore[arg-type]
@@ -404,14 +404,15 @@ _TOKENS_EXCEEDED = "tokens. Parsing aborted."
 
 
 def _about_the_document(error: GraphQLError) -> GraphQLError:
-    """A validation error is the document's fault even when a value's conversion raised (an
-    integer literal of 5,000 digits): told to the client with a code, not masked as unexpected."""
-    if error.original_error is None:
+    """Every validation error is the document's fault, told to the client with a code (a rule
+    that set its own, INVALID_INPUT or TOO_MANY_LOGINS, keeps it) — even when a value's
+    conversion raised (an integer literal of 5,000 digits), which is not masked as unexpected."""
+    if error.original_error is None and (error.extensions or {}).get("code"):
         return error
     return GraphQLError(
         error.message.split("; use sys.")[0],  # Python's advice on its digit limit means nothing to a client
         nodes=error.nodes,
-        extensions={"code": "GRAPHQL_VALIDATION_FAILED"},
+        extensions={**(error.extensions or {}), "code": "GRAPHQL_VALIDATION_FAILED"},
     )
 
 

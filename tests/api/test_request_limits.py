@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
+from graphql import parse
 from sqlalchemy import select, text
 
 from engine import workflows
@@ -320,3 +321,53 @@ async def test_refusals_are_fast_while_other_requests_keep_answering(app_client)
     results = await asyncio.gather(*(refuse(q) for q in abusive), ping())
     assert results[-1]["data"] == {"__typename": "Query"}
     assert max(results[:-1]) < 1.0, results
+
+
+# --- Validation errors and the measure cache -----------------------------------------------------
+
+
+async def test_every_validation_error_carries_a_code_and_rules_keep_their_own(gql, make_user):
+    """graphql-core's own errors ("Cannot query field …") came without `extensions.code`."""
+    _, token = await make_user("alice")
+    unknown = await gql.raw("{ viewer { nope } }", token=token)
+    assert unknown["data"] is None and codes(unknown) == ["GRAPHQL_VALIDATION_FAILED"], unknown
+    assert unknown["errors"][0]["message"] == "Cannot query field 'nope' on type 'User'."
+    assert unknown["errors"][0]["locations"] == [{"line": 1, "column": 12}]
+    several = await gql.raw("query($x: Int) { viewer { login(a: 1) } nope }", token=token)
+    assert codes(several) == ["GRAPHQL_VALIDATION_FAILED"] * len(several["errors"]) and len(several["errors"]) >= 3
+    nul = await gql.raw('{ node(id: "prj_\\u0000") { id } }', token=token)  # the input guard's rule
+    assert codes(nul) == ["INVALID_INPUT"], nul
+    logins = await gql.raw(
+        'mutation { a: login(input: {login: "a", password: "b"}) { token } '
+        'b: login(input: {login: "a", password: "b"}) { token } }'
+    )
+    assert codes(logins) == ["TOO_MANY_LOGINS"], logins
+
+
+def test_the_cost_of_a_document_is_remembered_per_schema():
+    """The measure cache keyed by document text alone: a second schema read the first's cost."""
+    import strawberry
+
+    from schema.limits import measure
+
+    @strawberry.type
+    class Thing:
+        name: str
+
+    @strawberry.type
+    class Plain:
+        @strawberry.field
+        def things(self) -> list[Thing]:
+            return []
+
+    @strawberry.type
+    class Paged:
+        @strawberry.field
+        def things(self, first: int | None = None) -> list[Thing]:
+            return []
+
+    document = parse("{ things(first: 30) { name } }")
+    plain, paged = strawberry.Schema(query=Plain)._schema, strawberry.Schema(query=Paged)._schema
+    assert measure(plain, document, None, {}).cost == 1  # (no `first` argument: counted once)
+    assert measure(paged, document, None, {}).cost == 30
+    assert measure(plain, document, None, {}).cost == 1
