@@ -10,7 +10,9 @@
 The cost is GitHub's node count: a connection field (one with a ``first`` argument) returns
 ``first`` nodes (20 when absent, at most 100) and multiplies the cost of everything below it;
 any other object field counts one per parent; a field may carry its own weight
-(``metadata={COST: n}``, e.g. ``Workflow.diagram``). Every refusal is a GraphQL error with an
+(``metadata={COST: n}``, e.g. ``Workflow.diagram``); a list without ``first`` declares its
+longest length (``metadata={MAX_ITEMS: n}``, e.g. ``CaseRole.pickList``) and counts as a
+connection of that page size. Every refusal is a GraphQL error with an
 ``extensions.code``; the accepted cost is reported in the response's ``extensions.cost``.
 
 4. While it runs, over HTTP and WebSocket alike (the hook is the schema's, not a transport's):
@@ -57,6 +59,7 @@ from resolvers.pagination import DEFAULT_FIRST, MAX_FIRST
 log = logging.getLogger("caseway.limits")
 
 COST = "caseway_cost"  # a field's weight, in its strawberry metadata (default: 1 for objects, 0 for scalars)
+MAX_ITEMS = "caseway_max_items"  # a list's longest length, in its metadata: it multiplies what the list contains
 
 
 class Limits(NamedTuple):
@@ -130,6 +133,7 @@ class _Weights:
     def __init__(self, schema: GraphQLSchema) -> None:
         self.weights: dict[tuple[str, str], int] = {}
         self.connections: set[tuple[str, str]] = set()
+        self.lists: dict[tuple[str, str], int] = {}  # bounded lists: their longest length
         wrappers: set[str] = set()  # connection and edge types: their fields wrap nodes already counted
         for type_ in schema.type_map.values():
             if not (is_object_type(type_) or is_interface_type(type_)) or type_.name.startswith("__"):
@@ -139,6 +143,8 @@ class _Weights:
                 definition = (field.extensions or {}).get("strawberry-definition")
                 metadata = getattr(definition, "metadata", None) or {}
                 self.weights[type_.name, name] = int(metadata.get(COST, 1 if is_composite_type(returned) else 0))
+                if MAX_ITEMS in metadata:
+                    self.lists[type_.name, name] = int(metadata[MAX_ITEMS])
                 if "first" in field.args and is_object_type(returned):
                     self.connections.add((type_.name, name))
                     wrappers.add(returned.name)
@@ -217,6 +223,9 @@ class _Measure:
         aliases += node.alias is not None
         if key in self.weights.connections:
             nodes = self.first(node)
+            cost = nodes + nodes * cost
+        elif key in self.weights.lists:
+            nodes = self.weights.lists[key]  # type: ignore[index]
             cost = nodes + nodes * cost
         else:
             cost += self.weights.weights.get(key, 1 if node.selection_set else 0)  # type: ignore[arg-type]
@@ -416,4 +425,4 @@ def _about_the_document(error: GraphQLError) -> GraphQLError:
     )
 
 
-__all__ = ["COST", "BoundedWork", "Limits", "Shape", "measure", "refusal"]
+__all__ = ["COST", "MAX_ITEMS", "BoundedWork", "Limits", "Shape", "measure", "refusal"]

@@ -371,3 +371,41 @@ def test_the_cost_of_a_document_is_remembered_per_schema():
     assert measure(plain, document, None, {}).cost == 1  # (no `first` argument: counted once)
     assert measure(paged, document, None, {}).cost == 30
     assert measure(plain, document, None, {}).cost == 1
+
+
+PICK_LISTS = """{ alias: node(id: "SUB") { ... on Subproject { workflowItems(first: FIRST) { edges { node {
+  case { roles { role { shortName } pickList { ... on User { login } } } } } } } } } }"""
+
+
+async def test_lists_without_first_count_their_longest_length(gql, make_user, count_statements):
+    """`Case.roles` and `CaseRole.pickList` counted 1 however long: 40 aliases of pick lists
+    over a page of 100 items cost 16,040 and sent 1,606 statements. Each now counts its bound
+    (50 roles in a workflow, 20 parties in a pick list) and multiplies what it contains."""
+    _, token = await make_user("alice")
+    _, sub, _ = await build_tree(gql, token, items=2, workflow="bug")
+
+    def document(aliases: int, first: int) -> str:
+        one = PICK_LISTS.replace("SUB", sub["id"]).replace("FIRST", str(first))[2:-2]
+        return "{ " + " ".join(one.replace("alias", f"a{i}") for i in range(aliases)) + " }"
+
+    read = await gql.raw(document(1, 20), token=token)
+    assert "errors" not in read, read
+    # node 1 + 20 items + 20 x (case 1 + roles 50 + 50 x (role 1 + pickList 20); a login, a scalar, is 0)
+    assert read["extensions"]["cost"]["requested"] == 1 + 20 + 20 * (1 + 50 + 50 * (1 + 20))
+    roles = read["data"]["a0"]["workflowItems"]["edges"][0]["node"]["case"]["roles"]
+    assert roles and all("pickList" in r for r in roles)
+    with count_statements() as sql:
+        refused = await gql.raw(document(1, 100), token=token)
+    assert codes(refused) == ["QUERY_TOO_COSTLY"] and refused["errors"][0]["extensions"]["cost"] == 1 + 100 + 100 * (
+        1 + 50 + 50 * 21
+    )
+    assert sql.count == 0, sql.statements
+
+
+async def test_the_nested_read_of_bench_r1_stays_within_the_default_cost(gql, make_user):
+    from bench.queries import R1
+
+    _, token = await make_user("alice")
+    project, _, _ = await build_tree(gql, token, items=2, workflow="bug")
+    body = await gql.raw(R1, {"id": project["id"]}, token=token)
+    assert "errors" not in body and body["extensions"]["cost"] == {"requested": 31_011, "limit": 50_000}
