@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 import strawberry
 
 from engine.assignment import pick_list
-from engine.spec_checker import MAX_ROLES
 from engine.specs import RoleSpec
 from resolvers import cases as case_reads
 from resolvers import resources
@@ -132,9 +131,7 @@ class Case(Node):
     def my_actions(self, info: AppInfo) -> list[EnabledAction]:
         return case_reads.my_actions(info.context, self)  # type: ignore[arg-type]
 
-    @strawberry.field(
-        description="Every role of the workflow with who plays it in this case.", metadata={MAX_ITEMS: MAX_ROLES}
-    )
+    @strawberry.field(description="Every role of the workflow with who plays it in this case.")
     @context_only
     def roles(self, info: AppInfo) -> list[CaseRole]:
         return case_reads.roles(info.context, self, _case_role)  # type: ignore[arg-type]
