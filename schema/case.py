@@ -14,6 +14,7 @@ from schema.activity import Activity
 from schema.base import AppInfo, Connection, Node, by_id_prefix, connection
 from schema.execution import context_only
 from schema.identity import Party
+from schema.limits import MAX_ITEMS
 from schema.workflow import Action, Role, State, Workflow
 
 if TYPE_CHECKING:
@@ -62,6 +63,9 @@ class EnabledAction:
         return await info.context.loaders.case_by_id.load(self.case_id)  # type: ignore[attr-defined]
 
 
+PICK_LIST_LENGTH = 20  # parties a pick list names at most
+
+
 @strawberry.type
 class CaseRole:
     role: Role
@@ -72,13 +76,16 @@ class CaseRole:
         return case_reads.parties(info.context, self.party_ids)  # type: ignore[attr-defined]
 
     @strawberry.field(
-        description="Likely assignees: players of this role in other cases you may view, then allowed parties."
+        description="Likely assignees: players of this role in other cases you may view, then allowed parties.",
+        metadata={MAX_ITEMS: PICK_LIST_LENGTH},
     )
     @context_only
     async def pick_list(self, info: AppInfo) -> list[Party]:
         ctx = info.context
         case = self.case  # type: ignore[attr-defined]
-        ids = await pick_list(ctx.session, actor=ctx.viewer, case=case, role=self.role.short_name)
+        ids = await pick_list(
+            ctx.session, actor=ctx.viewer, case=case, role=self.role.short_name, limit=PICK_LIST_LENGTH
+        )
         return [p for p in await info.context.loaders.party_by_id.load_many(ids) if p is not None]
 
 

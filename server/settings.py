@@ -19,6 +19,7 @@ class Settings(BaseSettings):
     legacy_ws: bool = False  # also accept the old `graphql-ws` subscription protocol
     ws_init_timeout: float = 10.0  # seconds a WebSocket may take to send connection_init
     ws_max_subscriptions: int = 100  # per connection
+    ws_max_operations: int = 10  # queries and mutations running at once on one connection
     # Other origins whose pages may open a WebSocket (same-origin and non-browser clients always
     # may); ["*"] allows any.
     allowed_origins: list[str] = []
@@ -33,7 +34,7 @@ class Settings(BaseSettings):
     max_query_depth: int = 15  # nested selections, fragments followed
     max_aliases: int = 50  # aliased fields in one document
     max_query_cost: int = 50_000  # nodes a query may ask for, from the `first` arguments along each path
-    operation_timeout: float = 10.0  # seconds one HTTP operation may run before it is stopped (TIMEOUT)
+    operation_timeout: float = 10.0  # seconds a query or mutation may run, HTTP or WebSocket, before it is stopped
 
     # --- Logins and tokens (engine/throttle.py) ---
     login_free_failures: int = 5  # failed logins per login name or address before any delay
