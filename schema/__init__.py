@@ -6,7 +6,7 @@ from strawberry.schema.config import StrawberryConfig
 
 from resolvers import cases as case_reads
 from resolvers import queries
-from schema import case_mutations, history, identity, item_mutations, notification, project_mutations
+from schema import case_mutations, history, identity, item_mutations, notification, project_mutations, timers
 from schema.activity import Activity
 from schema.base import SCALAR_MAP, AppInfo, Connection, Node, connection
 from schema.case import Case, EnabledAction
@@ -97,6 +97,10 @@ class Mutation:
     define_workflow = strawberry.mutation(resolver=case_mutations.define_workflow)
     execute_action = strawberry.mutation(resolver=case_mutations.execute_action)
     reassign_role = strawberry.mutation(resolver=case_mutations.reassign_role)
+    run_due_timers = strawberry.mutation(
+        resolver=timers.run_due_timers_mutation,
+        description="Admin: fire the timers due at `now` (default: now), oldest first, each in its own transaction.",
+    )
     mark_notifications_read = strawberry.mutation(resolver=notification.mark_notifications_read)
     subscribe_to_notifications = strawberry.mutation(resolver=notification.subscribe_to_notifications)
     unsubscribe_from_notifications = strawberry.mutation(resolver=notification.unsubscribe_from_notifications)
