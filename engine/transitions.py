@@ -5,7 +5,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import bindparam, func, select
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine import activity, assignment, notifications, ordering
 from engine.actors import SYSTEM, Actor
@@ -144,6 +145,8 @@ async def recompute(ctx: CaseContext, scope: str, now: datetime) -> Recomputed:
     for name, spec_action in wanted.items():
         if name in seen:
             continue
+        # A new instance starts a new clock: disabled and enabled again, a timer restarts.
+        fire_at = None if spec_action.timeout_seconds is None else now + timedelta(seconds=spec_action.timeout_seconds)
         instance = EnabledAction(
             id=new_id("ea"),
             case_id=ctx.case.id,
@@ -151,11 +154,11 @@ async def recompute(ctx: CaseContext, scope: str, now: datetime) -> Recomputed:
             scope=scope,
             trigger=spec_action.trigger,
             assigned_role=spec_action.assigned_role if spec_action.is_assigned_in(state) else None,
-            fire_at=None
-            if spec_action.timeout_seconds is None
-            else now + timedelta(seconds=spec_action.timeout_seconds),
+            fire_at=fire_at,
             enabled_at=now,
         )
+        if fire_at is not None:
+            timer_written(ctx.session, fire_at)
         ctx.session.add(instance)
         result.enabled.append(instance)
         if ctx.enabled is not None:
@@ -196,10 +199,12 @@ async def after_enable(ctx: CaseContext, recomputed: Recomputed, now: datetime) 
                 await assignment.assign_defaults(ctx, role)
 
 
-async def run_automatic(ctx: CaseContext, now: datetime) -> None:
-    """Fire enabled AUTO actions (and timeouts of 0) one at a time until none is left."""
+async def run_automatic(ctx: CaseContext, now: datetime) -> list[activity.LogEntry]:
+    """Fire enabled AUTO actions (and timeouts of 0, and timers already due) one at a time, oldest
+    first, until none is left; the entries of what fired."""
     if not ctx.spec.has_automatic:
-        return
+        return []
+    fired: list[activity.LogEntry] = []
     for _ in range(MAX_AUTOMATIC_STEPS):
         due = await ctx.session.scalar(
             select(EnabledAction)
@@ -208,12 +213,37 @@ async def run_automatic(ctx: CaseContext, now: datetime) -> None:
                 EnabledAction.status == "ENABLED",
                 (EnabledAction.trigger == "auto") | (EnabledAction.fire_at <= now),
             )
-            .order_by(EnabledAction.enabled_at, EnabledAction.id)
+            .order_by(func.coalesce(EnabledAction.fire_at, EnabledAction.enabled_at), EnabledAction.id)
             .limit(1)
         )
         if due is None:
-            return
-        await fire(ctx, due, ctx.spec.actions[due.action], actor=SYSTEM, comment=None, values={}, now=now)
+            return fired
+        fired.append(await fire_as_system(ctx, due, now))
     raise DomainError(
         ErrorCode.WORKFLOW_LOOP, f"Automatic actions fired {MAX_AUTOMATIC_STEPS} times in a row; the workflow loops."
     )
+
+
+async def fire_as_system(ctx: CaseContext, instance: EnabledAction, now: datetime) -> activity.LogEntry:
+    """Fire an instance nobody executes (AUTO, or its timer), through the path a user's takes. A
+    timer's entry says which instance and when it was due, so its firing can be told and counted."""
+    entry = await fire(ctx, instance, ctx.spec.actions[instance.action], actor=SYSTEM, comment=None, values={}, now=now)
+    if instance.fire_at is not None:  # the entry is queued, hashed at commit: adding to it is safe
+        entry.data["timer"] = {"enabledActionId": instance.id, "fireAt": instance.fire_at.isoformat()}
+    return entry
+
+
+TIMERS_WRITTEN = "caseway.timers_written"
+
+
+def timer_written(session: AsyncSession, fire_at: datetime) -> None:
+    """Remember the earliest timer this transaction wrote: whoever commits it tells the sweepers
+    (``written_timer``), which otherwise sleep until the timer they knew of."""
+    earliest = session.info.get(TIMERS_WRITTEN)
+    if earliest is None or fire_at < earliest:
+        session.info[TIMERS_WRITTEN] = fire_at
+
+
+def written_timer(session: AsyncSession) -> datetime | None:
+    """The earliest timer written in this transaction, if any."""
+    return session.info.get(TIMERS_WRITTEN)

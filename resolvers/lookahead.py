@@ -11,6 +11,7 @@ _WANTS = {
     "state": {"case", "states"},
     "states": {"case", "states"},
     "enabledActions": {"case", "enabled"},
+    "timers": {"case", "enabled"},
     "myActions": {"case", "enabled", "roles", "intents"},
     "roles": {"case", "roles"},
     "assignees": {"parties"},

@@ -6,7 +6,16 @@ from strawberry.schema.config import StrawberryConfig
 
 from resolvers import cases as case_reads
 from resolvers import queries
-from schema import case_mutations, history, identity, item_mutations, lifecycle, notification, project_mutations
+from schema import (
+    case_mutations,
+    history,
+    identity,
+    item_mutations,
+    lifecycle,
+    notification,
+    project_mutations,
+    timers,
+)
 from schema.activity import Activity
 from schema.base import SCALAR_MAP, AppInfo, Connection, Node, connection
 from schema.case import Case, EnabledAction
@@ -107,6 +116,10 @@ class Mutation:
     cancel_case = strawberry.mutation(
         resolver=lifecycle.cancel_case,
         description="Cancel an active or suspended case for good: it closes its item and nothing reopens it.",
+    )
+    run_due_timers = strawberry.mutation(
+        resolver=timers.run_due_timers_mutation,
+        description="Admin: fire the timers due at `now` (default: now), oldest first, each in its own transaction.",
     )
     mark_notifications_read = strawberry.mutation(resolver=notification.mark_notifications_read)
     subscribe_to_notifications = strawberry.mutation(resolver=notification.subscribe_to_notifications)

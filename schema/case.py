@@ -132,6 +132,14 @@ class Case(Node):
     def enabled_actions(self, info: AppInfo) -> list[EnabledAction]:
         return case_reads.enabled_actions(info.context, self)  # type: ignore[arg-type]
 
+    @strawberry.field(
+        description="Pending timers: the enabled instances with a fireAt, soonest first, of every kind of action "
+        "(a TIME or AUTO action's too, which enabledActions does not list)."
+    )
+    @context_only
+    def timers(self, info: AppInfo) -> list[EnabledAction]:
+        return case_reads.timers(info.context, self)  # type: ignore[arg-type]
+
     @strawberry.field(description="The enabled actions you may perform now.")
     @context_only
     def my_actions(self, info: AppInfo) -> list[EnabledAction]:

@@ -35,6 +35,7 @@ from server.checkpoints import checkpoint_forever
 from server.hub import EventHub, create_hub
 from server.request_limits import BodyLimit, error_response, graphiql_headers
 from server.settings import Settings
+from server.sweeper import Sweeper
 
 log = logging.getLogger("caseway.server")
 
@@ -222,11 +223,13 @@ def create_app(settings: Settings | None = None, *, db: Database | None = None) 
     actor_cache = ActorCache(settings.auth_cache_seconds)
     hub = create_hub(db, poll_interval=settings.hub_poll_interval, on_identity_change=actor_cache.clear)
     graphql = CasewayGraphQL(db, settings, hub, actor_cache)
+    sweeper = Sweeper(db, hub, poll_interval=settings.timer_poll_interval)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         tune_garbage_collector()
         await hub.start()
+        sweeper.start()  # catches up with overdue timers in the background
         recheck = asyncio.create_task(graphql.recheck_live_connections())
         signer = (  # signed history checkpoints, only with a key (engine/history.py)
             asyncio.create_task(
@@ -239,6 +242,7 @@ def create_app(settings: Settings | None = None, *, db: Database | None = None) 
             yield
         finally:
             recheck.cancel()
+            await sweeper.stop()
             if signer is not None:
                 signer.cancel()
             await hub.stop()
@@ -273,5 +277,6 @@ def create_app(settings: Settings | None = None, *, db: Database | None = None) 
     )
     app.state.db = db
     app.state.hub = hub
+    app.state.sweeper = sweeper
     app.state.settings = settings
     return app

@@ -1,10 +1,11 @@
 """The `caseway` command: serve, migrate, demo, create-user, define-workflow, export-schema,
-verify-history, checkpoint-history."""
+verify-history, checkpoint-history, run-due-timers."""
 
 import argparse
 import asyncio
 import sys
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -133,6 +134,35 @@ async def _checkpoint_history(settings: Settings) -> None:
         print(f"Not re-signed: the history of {chain} no longer matches its checkpoint (run verify-history).")
 
 
+async def _run_due_timers(settings: Settings, now: datetime | None, limit: int) -> None:
+    from engine.clock import SYSTEM_CLOCK
+    from resolvers.timers import run_due_timers
+
+    db = _db(settings)
+    try:
+        run = await run_due_timers(db, now=now or SYSTEM_CLOCK.now(), limit=limit)
+    finally:
+        await db.dispose()
+    for entry in run.fired:
+        timer = entry.data.get("timer")
+        why = f"timer due {timer['fireAt']}" if timer else "automatic"
+        print(f"{entry.at.isoformat()}  {entry.case_id}  {entry.action}  ({why})")
+    print(f"Fired {sum('timer' in e.data for e in run.fired)} timers ({len(run.fired)} actions).")
+    if run.failed:
+        print(f"{run.failed} timers could not fire and were postponed (see their items' history).")
+    if run.more:
+        print(f"More timers are due: the limit of {limit} stopped this run.")
+
+
+def _when(text: str) -> datetime:
+    """An ISO 8601 time for --now; without an offset it is UTC."""
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an ISO 8601 time: {text!r} (e.g. 2030-01-31T12:00:00Z)") from None
+    return when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
+
+
 def _refuse_unsafe(settings: Settings) -> None:
     """Several worker processes on SQLite race each other's writes (one action executed twice
     was seen): each process serializes its own writers only."""
@@ -169,6 +199,9 @@ def main(argv: list[str] | None = None) -> None:
     target.add_argument("resource_id", nargs="?", metavar="RESOURCE_ID", help="a project, subproject or item id")
     target.add_argument("--all", action="store_true", help="every chain")
     commands.add_parser("checkpoint-history", help="sign checkpoints of every chain that grew, now")
+    due = commands.add_parser("run-due-timers", help="fire the timers due now (or at --now), oldest first")
+    due.add_argument("--now", type=_when, help="an ISO 8601 time to fire what is due at (default: now)")
+    due.add_argument("--limit", type=int, default=10_000, help="at most this many timers (default 10000)")
     args = parser.parse_args(argv)
     settings = Settings()
 
@@ -218,6 +251,10 @@ def main(argv: list[str] | None = None) -> None:
             raise SystemExit(1)
     elif args.command == "checkpoint-history":
         asyncio.run(_checkpoint_history(settings))
+    elif args.command == "run-due-timers":
+        if args.limit < 1:
+            parser.error("--limit must be at least 1")
+        asyncio.run(_run_due_timers(settings, args.now, args.limit))
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import Any
 
 import asyncpg
@@ -31,6 +32,7 @@ from resolvers.live import read_shared
 log = logging.getLogger("caseway.hub")
 CHANNEL = "caseway_activity"
 IDENTITY_CHANNEL = "caseway_identity"
+TIMER_CHANNEL = "caseway_timers"  # payload: the ISO time of a timer just written (server/sweeper.py)
 _NEWEST_SEQ = select(func.max(Activity.seq))
 
 
@@ -58,9 +60,16 @@ class EventHub:
         self._subscribers: set[Subscriber] = set()
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        # Told when a committed transaction wrote a timer, in this process or (PostgreSQL) another
+        # one: the process's sweeper (server/sweeper.py) sets it.
+        self.on_timer: Callable[[datetime], None] = lambda at: None
 
     async def start(self) -> None:
         self._task = asyncio.create_task(self._follow(), name="caseway-hub")
+
+    def timer_written(self, at: datetime) -> None:
+        """Called after a commit that wrote a timer falling due at ``at``."""
+        self.on_timer(at)
 
     async def stop(self) -> None:
         if self._task is not None:
@@ -156,6 +165,7 @@ class PostgresEventHub(EventHub):
         self.notify_delay = notify_delay
         self._conn: asyncpg.Connection | None = None
         self._notify_wanted = False
+        self._timer_wanted: datetime | None = None  # the earliest timer to announce to other processes
         self._notifier: asyncio.Task[None] | None = None
         self._listener_task: asyncio.Task[None] | None = None
         self.reconnects = 0
@@ -180,6 +190,7 @@ class PostgresEventHub(EventHub):
         self._conn = await asyncpg.connect(self.dsn, server_settings={"application_name": "caseway-hub"})
         await self._conn.add_listener(CHANNEL, lambda *_: self._wake.set())
         await self._conn.add_listener(IDENTITY_CHANNEL, lambda *_: self.on_identity_change())
+        await self._conn.add_listener(TIMER_CHANNEL, self._heard_timer)
         self._wake.set()  # refill whatever committed while we were not listening
         self.on_identity_change()  # and forget who tokens stood for: a change may have been missed
 
@@ -205,15 +216,30 @@ class PostgresEventHub(EventHub):
         if self._notifier is None or self._notifier.done():
             self._notifier = asyncio.create_task(self._send_notifies(), name="caseway-hub-notify")
 
+    def timer_written(self, at: datetime) -> None:
+        self.on_timer(at)  # this process's sweeper needs no round trip
+        if self._timer_wanted is None or at < self._timer_wanted:
+            self._timer_wanted = at
+        if self._notifier is None or self._notifier.done():
+            self._notifier = asyncio.create_task(self._send_notifies(), name="caseway-hub-notify")
+
+    def _heard_timer(self, _conn: Any, _pid: int, _channel: str, payload: str) -> None:
+        with contextlib.suppress(ValueError):
+            self.on_timer(datetime.fromisoformat(payload))
+
     async def _send_notifies(self) -> None:
         """One NOTIFY at a time on the shared connection (asyncpg runs one operation per
         connection); commits that land while one is in flight are covered by the next."""
-        while self._notify_wanted:
+        while self._notify_wanted or self._timer_wanted is not None:
             await asyncio.sleep(self.notify_delay)
-            self._notify_wanted = False
+            wanted, timer = self._notify_wanted, self._timer_wanted
+            self._notify_wanted, self._timer_wanted = False, None
             try:
                 if self._conn is not None and not self._conn.is_closed():
-                    await self._conn.execute(f"NOTIFY {CHANNEL}")
+                    if wanted:
+                        await self._conn.execute(f"NOTIFY {CHANNEL}")
+                    if timer is not None:
+                        await self._conn.execute("SELECT pg_notify($1, $2)", TIMER_CHANNEL, timer.isoformat())
             except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
                 log.warning("event hub: NOTIFY failed; other processes will catch up on their next poll")
 

@@ -24,6 +24,7 @@ class Settings(BaseSettings):
     # may); ["*"] allows any.
     allowed_origins: list[str] = []
     hub_poll_interval: float = 5.0  # seconds between safety-net reads of the log
+    timer_poll_interval: float = 10.0  # seconds between safety-net sweeps of due timers (server/sweeper.py)
     # seconds an HTTP request's bearer token is remembered (server/actor_cache.py); 0: never
     auth_cache_seconds: float = 10.0
     ws_auth_refresh: float = 30.0  # seconds between re-checks of a live connection's token and groups

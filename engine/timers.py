@@ -1,0 +1,133 @@
+"""Timers (DESIGN §3 "Timers", seed 003): an enabled instance with a ``fire_at`` fires at that
+time as the system actor, through the path a user's action takes (``transitions.fire``: log
+entry, recompute, notifications). Its clock starts when the instance is enabled; disabled and
+enabled again, it is a new instance with a new clock (``transitions.recompute``).
+
+These verbs work inside the caller's transaction and never commit: firing is one transaction
+per timer, which the caller opens (``resolvers/timers.py``, for the sweeper, the mutation and
+the CLI alike), so a failing timer rolls back alone.
+"""
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from sqlalchemy import bindparam, func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from engine import activity
+from engine.actors import SYSTEM, Actor
+from engine.context import load_case
+from engine.errors import DomainError, ErrorCode
+from engine.transitions import fire_as_system, run_automatic, timer_written, written_timer
+from models import Case, EnabledAction
+
+# A timer whose firing failed is tried again this much later, so it does not hold up the others.
+RETRY_AFTER = timedelta(seconds=60)
+
+_DUE = (EnabledAction.status == "ENABLED") & (EnabledAction.fire_at <= bindparam("now")) & (Case.status == "ACTIVE")
+
+# The oldest due timer of an ACTIVE case (a suspended case's timers wait for its resumption),
+# locked with its case. SKIP LOCKED: several sweepers each take a different timer, and a case in
+# the middle of a user's action is skipped rather than waited for (never a lock cycle with it: a
+# user's transaction locks the case, then its instances). SQLite has one writer: no clause.
+_CLAIM = (
+    select(EnabledAction.id, EnabledAction.case_id)
+    .join(Case, Case.id == EnabledAction.case_id)
+    .where(_DUE)
+    .order_by(EnabledAction.fire_at, EnabledAction.id)
+    .limit(1)
+    .with_for_update(of=[EnabledAction.__table__, Case.__table__], skip_locked=True)
+)
+_NEXT = (
+    select(func.min(EnabledAction.fire_at))
+    .join(Case, Case.id == EnabledAction.case_id)
+    .where(EnabledAction.status == "ENABLED", EnabledAction.fire_at.is_not(None), Case.status == "ACTIVE")
+)
+
+
+@dataclass
+class Firing:
+    """One claimed timer: its instance, and the log entries of what fired (the timer's own
+    first, then the automatic actions and other due timers of its case that followed)."""
+
+    enabled_action_id: str
+    case_id: str
+    entries: list[activity.LogEntry] = field(default_factory=list)
+
+
+async def claim_due(session: AsyncSession, *, now: datetime) -> Firing | None:
+    """Claim the oldest timer due at ``now`` (locked with its case until the transaction ends);
+    None when nothing is due, or every due timer's case is busy."""
+    claimed = (await session.execute(_CLAIM, {"now": now})).first()
+    return None if claimed is None else Firing(enabled_action_id=claimed[0], case_id=claimed[1])
+
+
+async def fire_claimed(session: AsyncSession, firing: Firing, *, now: datetime) -> Firing:
+    """Fire a claimed timer, re-checked under its case's lock (still enabled, the case ACTIVE),
+    then the automatic actions and other due timers of its case that follow."""
+    ctx = await load_case(session, case_id=firing.case_id, lock=True, with_enabled=True)
+    instance = next((ea for ea in ctx.enabled or () if ea.id == firing.enabled_action_id), None)
+    if instance is None or ctx.case.status != "ACTIVE":  # changed since the claim (SQLite: cannot happen)
+        return firing
+    firing.entries.append(await fire_as_system(ctx, instance, now))
+    firing.entries += await run_automatic(ctx, now)
+    return firing
+
+
+async def postpone(session: AsyncSession, *, enabled_action_id: str, now: datetime, code: str, message: str) -> None:
+    """A timer that could not fire (a rule refused it, or something broke) is tried again
+    ``RETRY_AFTER`` later, and the refusal is written into its item's history."""
+    instance = await session.get(EnabledAction, enabled_action_id, with_for_update=True)
+    if instance is None or instance.status != "ENABLED":
+        return
+    ctx = await load_case(session, case_id=instance.case_id, lock=True)
+    instance.fire_at = now + RETRY_AFTER
+    timer_written(session, instance.fire_at)
+    await activity.record(
+        session,
+        kind="timer_failed",
+        actor_id=SYSTEM.user_id,
+        about=ctx.item,
+        case_id=ctx.case.id,
+        action=instance.action,
+        comment=message,
+        data={"code": code, "enabledActionId": instance.id, "retryAt": instance.fire_at.isoformat()},
+        at=now,
+    )
+
+
+async def next_fire_at(session: AsyncSession) -> datetime | None:
+    """When the next timer of an ACTIVE case falls due (possibly already past)."""
+    return await session.scalar(_NEXT)
+
+
+async def is_due(session: AsyncSession, *, now: datetime) -> bool:
+    """Whether some timer is due at ``now``."""
+    query = select(EnabledAction.id).join(Case, Case.id == EnabledAction.case_id).where(_DUE).limit(1)
+    found = await session.scalar(query, {"now": now})
+    return found is not None
+
+
+MAX_RUN = 1000  # timers one runDueTimers call may fire
+
+
+def check_run(actor: Actor, *, limit: int) -> None:
+    """Firing timers on demand (tests, operations) is for admins; ``limit`` bounds the work."""
+    if not actor.is_admin:
+        raise DomainError(ErrorCode.NOT_ALLOWED, "Only an admin may run due timers.")
+    if not 1 <= limit <= MAX_RUN:
+        raise DomainError(ErrorCode.INVALID_INPUT, f"limit must be between 1 and {MAX_RUN}.", ["limit"])
+
+
+__all__ = [
+    "MAX_RUN",
+    "RETRY_AFTER",
+    "Firing",
+    "check_run",
+    "claim_due",
+    "fire_claimed",
+    "is_due",
+    "next_fire_at",
+    "postpone",
+    "written_timer",
+]

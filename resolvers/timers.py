@@ -1,0 +1,73 @@
+"""Running due timers: one transaction per timer, entries published after each commit. Shared
+by the sweeper of every server process, the `runDueTimers` mutation and `caseway run-due-timers`."""
+
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from engine import timers
+from engine.activity import NEW_ACTIVITIES, LogEntry
+from engine.errors import DomainError
+from models import Database
+
+log = logging.getLogger("caseway.timers")
+
+
+@dataclass
+class TimerRun:
+    fired: list[LogEntry] = field(default_factory=list)  # every entry of every firing, in order
+    failed: int = 0  # timers postponed by timers.RETRY_AFTER
+    more: bool = False  # the limit stopped the run while a timer was still due
+
+
+async def run_due_timers(db: Database, *, now: datetime, limit: int, hub: Any = None) -> TimerRun:
+    """Fire up to ``limit`` timers due at ``now``, oldest first, each in its own transaction.
+    A timer that fails is postponed (and the failure logged in its history) so the ones behind
+    it still fire; a failure of the database itself propagates to the caller."""
+    run = TimerRun()
+    for _ in range(limit):
+        claimed: str | None = None
+        try:
+            async with db.transaction() as session:
+                firing = await timers.claim_due(session, now=now)
+                if firing is None:
+                    return run
+                claimed = firing.enabled_action_id
+                await timers.fire_claimed(session, firing, now=now)
+                committed = list(session.info.get(NEW_ACTIVITIES, []))
+                written = timers.written_timer(session)
+        except Exception as error:
+            if claimed is None:  # nothing claimed: the database itself failed
+                raise
+            await _postpone(db, claimed, now, error, hub)
+            run.failed += 1
+            continue
+        run.fired += firing.entries
+        await _published(hub, committed, written)
+    async with db.read_session() as session:
+        run.more = await timers.is_due(session, now=now)
+    return run
+
+
+async def _postpone(db: Database, instance_id: str, now: datetime, error: Exception, hub: Any) -> None:
+    if isinstance(error, DomainError):
+        code, message = str(error.code), error.message
+        log.warning("timer %s was refused: %s", instance_id, message)
+    else:
+        code, message = "INTERNAL", "The timer could not fire because of an internal error."
+        log.exception("timer %s failed", instance_id, exc_info=error)
+    async with db.transaction() as session:
+        await timers.postpone(session, enabled_action_id=instance_id, now=now, code=code, message=message)
+        committed = list(session.info.get(NEW_ACTIVITIES, []))
+        written = timers.written_timer(session)
+    await _published(hub, committed, written)
+
+
+async def _published(hub: Any, entries: list[LogEntry], written: datetime | None) -> None:
+    if hub is None:
+        return
+    if entries:
+        await hub.publish(entries)
+    if written is not None:
+        hub.timer_written(written)

@@ -1,0 +1,150 @@
+"""Timers over HTTP: Case.timers and fireAt, runDueTimers (admin only), automatic actions at
+creation, and the sweeper of a running app firing a timer on its own."""
+
+import asyncio
+from datetime import datetime, timedelta
+
+import httpx
+
+from server.app import create_app
+from server.settings import Settings
+from tests.api.documents import CREATE_ITEM, DEFINE, EXECUTE
+from tests.api.test_resource_tree import build_tree
+from tests.fixtures.api import GraphQLClient
+
+CASE_TIMERS = """query($id: ID!) { node(id: $id) { ... on WorkflowItem { case {
+  id status state { shortName } enabledActions { action { shortName } }
+  timers { id fireAt enabledAt action { shortName trigger } }
+  log(first: 50) { edges { node { kind action at } } } } } } }"""
+
+PAGE_TIMERS = """query($id: ID!) { node(id: $id) { ... on Subproject { workflowItems(first: 50) {
+  edges { node { case { timers { fireAt action { shortName } } } } } } } } }"""
+
+RUN_DUE = """mutation($input: RunDueTimersInput!) { runDueTimers(input: $input) {
+  fired { action actor { login } data } more userErrors { code message field } } }"""
+
+HOUR = 3600
+# TIME `expire` an hour after submission; USER `nudge` (a timeout on a USER action) 2 hours after.
+SPEC = {
+    "short_name": "leave",
+    "roles": {"clerk": {}},
+    "states": {"draft": {}, "waiting": {}, "expired": {"terminal": True}, "nudged": {}},
+    "actions": {
+        "start": {"trigger": "init", "new_state": "draft"},
+        "submit": {"enabled_states": ["draft"], "new_state": "waiting"},
+        "expire": {"trigger": "time", "enabled_states": ["waiting"], "timeout_seconds": HOUR, "new_state": "expired"},
+        "nudge": {"enabled_states": ["draft"], "timeout_seconds": 2 * HOUR, "new_state": "nudged"},
+    },
+}
+TRIAGE = {
+    "short_name": "triage",
+    "states": {"new": {}, "sorted": {}},
+    "actions": {
+        "start": {"trigger": "init", "new_state": "new"},
+        "triage": {"trigger": "auto", "enabled_states": ["new"], "new_state": "sorted"},
+    },
+}
+QUICK = {  # a timer one second after creation
+    "short_name": "quick",
+    "states": {"new": {}, "late": {"terminal": True}},
+    "actions": {
+        "start": {"trigger": "init", "new_state": "new"},
+        "lapse": {"trigger": "time", "enabled_states": ["new"], "timeout_seconds": 1, "new_state": "late"},
+    },
+}
+
+
+async def make_items(gql, admin, spec, count):
+    defined = (await gql(DEFINE, {"spec": spec}, token=admin))["defineWorkflow"]
+    assert defined["userErrors"] == [], defined
+    _, sub, _ = await build_tree(gql, admin, items=0, workflow=spec["short_name"])
+    made = []
+    for i in range(count):
+        answer = await gql(CREATE_ITEM, {"input": {"subprojectId": sub["id"], "displayName": f"Item {i}"}}, token=admin)
+        made.append(answer["createWorkflowItem"]["workflowItem"])
+    return sub, made
+
+
+async def case_of(gql, token, item):
+    return (await gql(CASE_TIMERS, {"id": item["id"]}, token=token))["node"]["case"]
+
+
+def at(text):
+    return datetime.fromisoformat(text)
+
+
+async def test_timers_list_every_timed_instance_and_run_due_timers_fires_them_once(gql, make_user):
+    _, admin = await make_user("root", admin=True)
+    _, alice = await make_user("alice")
+    _, (item,) = await make_items(gql, admin, SPEC, 1)
+    case = await case_of(gql, admin, item)
+    assert [(t["action"]["shortName"], t["action"]["trigger"]) for t in case["timers"]] == [("nudge", "USER")]
+    nudge_at = at(case["timers"][0]["fireAt"])
+    assert nudge_at - at(case["timers"][0]["enabledAt"]) == timedelta(hours=2)
+
+    submitted = await gql(EXECUTE, {"input": {"caseId": case["id"], "action": "submit"}}, token=admin)
+    assert submitted["executeAction"]["userErrors"] == []
+    case = await case_of(gql, admin, item)
+    assert [t["action"]["shortName"] for t in case["timers"]] == ["expire"]  # nudge disabled, expire started
+    assert [a["action"]["shortName"] for a in case["enabledActions"]] == []  # a TIME action: only in timers
+    expire_at = at(case["timers"][0]["fireAt"])
+
+    refused = await gql(RUN_DUE, {"input": {"now": (expire_at + timedelta(days=1)).isoformat()}}, token=alice)
+    assert refused["runDueTimers"]["userErrors"][0]["code"] == "NOT_ALLOWED"
+    assert refused["runDueTimers"]["fired"] == []
+    assert (await case_of(gql, admin, item))["state"]["shortName"] == "waiting"
+
+    bad = await gql(RUN_DUE, {"input": {"limit": 0}}, token=admin)
+    assert bad["runDueTimers"]["userErrors"][0]["field"] == ["limit"]
+
+    early = await gql(RUN_DUE, {"input": {"now": (expire_at - timedelta(seconds=1)).isoformat()}}, token=admin)
+    assert early["runDueTimers"] == {"fired": [], "more": False, "userErrors": []}
+    fired = (await gql(RUN_DUE, {"input": {"now": expire_at.isoformat()}}, token=admin))["runDueTimers"]
+    assert [(e["action"], e["actor"], e["data"]["timer"]["fireAt"]) for e in fired["fired"]] == [
+        ("expire", None, expire_at.isoformat())
+    ]
+    case = await case_of(gql, admin, item)
+    assert case["state"]["shortName"] == "expired" and case["status"] == "COMPLETED" and case["timers"] == []
+    again = await gql(RUN_DUE, {"input": {"now": (expire_at + timedelta(days=30)).isoformat()}}, token=admin)
+    assert again["runDueTimers"]["fired"] == []
+
+
+async def test_an_auto_action_fires_when_the_case_is_created(gql, make_user):
+    _, admin = await make_user("root", admin=True)
+    _, (item,) = await make_items(gql, admin, TRIAGE, 1)
+    assert item["case"]["state"]["shortName"] == "sorted"
+
+
+async def test_a_page_of_items_reads_their_timers_in_the_same_statements_however_many(gql, make_user, count_statements):
+    _, admin = await make_user("root", admin=True)
+    small, _ = await make_items(gql, admin, SPEC, 2)
+    large, items = await make_items(gql, admin, SPEC, 6)
+    counts = []
+    for sub in (small, large):
+        with count_statements() as counter:
+            page = await gql(PAGE_TIMERS, {"id": sub["id"]}, token=admin)
+        counts.append(counter.count)
+        timers = [n["node"]["case"]["timers"] for n in page["node"]["workflowItems"]["edges"]]
+        assert all([t["action"]["shortName"] for t in ts] == ["nudge"] and ts[0]["fireAt"] for ts in timers)
+    assert len(timers) == len(items) and counts[0] == counts[1]
+
+
+async def test_the_sweeper_of_a_running_app_fires_a_timer_when_it_falls_due(db, make_user):
+    # The safety-net poll is far away: only knowing the new timer's time can fire it in time.
+    app = create_app(Settings(database_url=db.url, timer_poll_interval=300), db=db)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://caseway.test") as http:
+            gql = GraphQLClient(http)
+            _, admin = await make_user("root", admin=True)
+            _, (item,) = await make_items(gql, admin, QUICK, 1)
+            (timer,) = (await case_of(gql, admin, item))["timers"]
+            for _ in range(200):  # up to 10 s: waiting on the state, polled
+                case = await case_of(gql, admin, item)
+                if case["state"]["shortName"] == "late":
+                    break
+                await asyncio.sleep(0.05)
+            assert case["state"]["shortName"] == "late"
+            assert app.state.sweeper.fired == 1
+            fired_at = at(case["log"]["edges"][-1]["node"]["at"])
+            assert fired_at >= at(timer["fireAt"])  # never before its time
