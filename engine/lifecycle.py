@@ -37,7 +37,7 @@ from engine.activity import LogEntry
 from engine.actors import SYSTEM, Actor
 from engine.context import CaseContext, case_not_found, load_case
 from engine.errors import DomainError, ErrorCode
-from engine.transitions import set_status_for_state
+from engine.transitions import set_status_for_state, timer_written
 from models import Case, utcnow
 
 MAX_SUSPENSION = timedelta(days=365)
@@ -75,6 +75,8 @@ async def suspend_case(
         }[status]
         raise DomainError(ErrorCode.CASE_NOT_ACTIVE, f"The case {reason}.")
     ctx.case.status, ctx.case.suspended_until = "SUSPENDED", until
+    if until is not None:  # the sweepers wake up then to resume it, as for a timer due then
+        timer_written(session, until)
     data = {"from": status, "to": "SUSPENDED", "until": until.isoformat() if until else None}
     return await _record(ctx, "case_suspended", actor, comment, data, now, assigned=set())
 
@@ -170,6 +172,8 @@ async def _resume(ctx: CaseContext, actor: Actor, comment: str | None, now: date
     until = ctx.case.suspended_until
     ctx.case.status, ctx.case.suspended_until = "ACTIVE", None
     set_status_for_state(ctx)  # COMPLETED when its state is terminal, as after an action
+    if any(instance.fire_at is not None and instance.fire_at <= now for instance in ctx.enabled or ()):
+        timer_written(ctx.session, now)  # its overdue timers fire now, not at the next poll
     data = {"from": status, "to": ctx.case.status, "until": until.isoformat() if until else None}
     assigned: set[str] = set()
     for instance in ctx.enabled or ():

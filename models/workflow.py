@@ -27,6 +27,8 @@ class Workflow(SQLModel, table=True):
 
 class Case(SQLModel, table=True):
     __tablename__ = "workflow_case"
+    # The sweepers' question "which suspension ends next" (engine/lifecycle.py), answered from the index.
+    __table_args__ = (Index("ix_workflow_case_status_suspended_until", "status", "suspended_until"),)
 
     id: str = Field(primary_key=True)
     workflow_id: str = Field(foreign_key="workflow.id", index=True)

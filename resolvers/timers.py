@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from engine import timers
+from engine import lifecycle, timers
 from engine.activity import NEW_ACTIVITIES, LogEntry
 from engine.errors import DomainError
 from models import Database
@@ -16,7 +16,7 @@ log = logging.getLogger("caseway.timers")
 
 @dataclass
 class TimerRun:
-    fired: list[LogEntry] = field(default_factory=list)  # every entry of every firing, in order
+    fired: list[LogEntry] = field(default_factory=list)  # every entry of every firing (and resumption), in order
     failed: int = 0  # timers postponed by timers.RETRY_AFTER
     more: bool = False  # the limit stopped the run while a timer was still due
 
@@ -26,6 +26,7 @@ async def run_due_timers(db: Database, *, now: datetime, limit: int, hub: Any = 
     A timer that fails is postponed (and the failure logged in its history) so the ones behind
     it still fire; a failure of the database itself propagates to the caller."""
     run = TimerRun()
+    await _resume_due_suspensions(db, now=now, limit=limit, run=run, hub=hub)
     for _ in range(limit):
         claimed: str | None = None
         try:
@@ -48,6 +49,23 @@ async def run_due_timers(db: Database, *, now: datetime, limit: int, hub: Any = 
     async with db.read_session() as session:
         run.more = await timers.is_due(session, now=now)
     return run
+
+
+async def _resume_due_suspensions(db: Database, *, now: datetime, limit: int, run: TimerRun, hub: Any) -> None:
+    """First the cases whose suspension ends by ``now`` (engine/lifecycle.py), one transaction
+    each: their overdue timers are then due like any other and fire in the same run. A case
+    that fails to resume is logged and left for the next run; the timers still fire."""
+    for _ in range(limit):
+        try:
+            async with db.transaction() as session:
+                if not await lifecycle.resume_due_suspensions(session, now=now, limit=1):
+                    return
+                committed = list(session.info.get(NEW_ACTIVITIES, []))
+        except DomainError:
+            log.exception("resuming a case whose suspension ended failed")
+            return
+        run.fired += committed
+        await _published(hub, committed, None)
 
 
 async def _postpone(db: Database, instance_id: str, now: datetime, error: Exception, hub: Any) -> None:

@@ -15,7 +15,7 @@ import logging
 import time
 from datetime import datetime, timedelta
 
-from engine import timers
+from engine import lifecycle, timers
 from engine.clock import SYSTEM_CLOCK, Clock
 from models import Database
 from resolvers.timers import run_due_timers
@@ -56,13 +56,15 @@ class Sweeper:
             self._wake.set()
 
     async def sweep(self) -> datetime | None:
-        """Fire what is due now; when the next timer falls due (None: no timer)."""
+        """Resume the cases whose suspension ended and fire what is due now; when the next timer
+        or suspension falls due (None: neither)."""
         run = await run_due_timers(self.db, now=self.clock.now(), limit=BATCH, hub=self.hub)
         self.fired += len([e for e in run.fired if "timer" in e.data])
         if run.more:
             return self.clock.now()  # the batch was full: go on at once
         async with self.db.read_session() as session:
-            next_at = await timers.next_fire_at(session)
+            ends = [await timers.next_fire_at(session), await lifecycle.next_suspension_end(session)]
+        next_at = min((at for at in ends if at is not None), default=None)
         if next_at is not None and next_at <= self.clock.now():  # due, but its case was busy
             return self.clock.now() + timedelta(seconds=BUSY_RETRY)
         return next_at

@@ -148,3 +148,60 @@ async def test_the_sweeper_of_a_running_app_fires_a_timer_when_it_falls_due(db, 
             assert app.state.sweeper.fired == 1
             fired_at = at(case["log"]["edges"][-1]["node"]["at"])
             assert fired_at >= at(timer["fireAt"])  # never before its time
+
+
+SUSPEND = """mutation($input: SuspendCaseInput!) { suspendCase(input: $input) {
+  case { status suspendedUntil } userErrors { code message field } } }"""
+
+
+async def test_a_suspended_case_fires_no_timer_until_its_suspension_ends_then_its_overdue_ones(gql, make_user):
+    """Issue 20: suspend until T -> no action, no timer; at T the case is resumed (by the same run
+    of due timers that the sweeper makes) and its overdue timer fires."""
+    _, admin = await make_user("root", admin=True)
+    _, (item,) = await make_items(gql, admin, SPEC, 1)
+    (nudge,) = (await case_of(gql, admin, item))["timers"]  # `nudge`, 2 hours after creation
+    until = at(nudge["fireAt"]) + timedelta(hours=1)
+    suspended = await gql(SUSPEND, {"input": {"workflowItemId": item["id"], "until": until.isoformat()}}, token=admin)
+    assert suspended["suspendCase"]["userErrors"] == [] and suspended["suspendCase"]["case"]["status"] == "SUSPENDED"
+
+    overdue = at(nudge["fireAt"]) + timedelta(minutes=30)  # the timer is due, the case suspended
+    early = (await gql(RUN_DUE, {"input": {"now": overdue.isoformat()}}, token=admin))["runDueTimers"]
+    assert early["fired"] == [] and early["userErrors"] == []
+    case = await case_of(gql, admin, item)
+    assert (case["status"], case["state"]["shortName"]) == ("SUSPENDED", "draft")
+
+    ended = (await gql(RUN_DUE, {"input": {"now": until.isoformat()}}, token=admin))["runDueTimers"]
+    assert [(e["action"], e["actor"]) for e in ended["fired"]] == [(None, None), ("nudge", None)]
+    case = await case_of(gql, admin, item)
+    assert (case["status"], case["state"]["shortName"]) == ("ACTIVE", "nudged")
+    kinds = [e["node"]["kind"] for e in case["log"]["edges"]][-2:]
+    assert kinds == ["case_resumed", "action_executed"]
+
+
+async def test_the_sweeper_resumes_a_case_when_its_suspension_ends_and_fires_what_fell_due(db, make_user):
+    """No poll comes in time (300 s): the suspension's end is known to the sweeper from the
+    commit that suspended the case, as a new timer's time is."""
+    app = create_app(Settings(database_url=db.url, timer_poll_interval=300), db=db)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://caseway.test") as http:
+            gql = GraphQLClient(http)
+            _, admin = await make_user("root", admin=True)
+            _, (item,) = await make_items(gql, admin, QUICK, 1)  # `lapse` 1 s after creation
+            (timer,) = (await case_of(gql, admin, item))["timers"]
+            until = at(timer["fireAt"]) + timedelta(seconds=1)
+            answer = await gql(
+                SUSPEND, {"input": {"workflowItemId": item["id"], "until": until.isoformat()}}, token=admin
+            )
+            assert answer["suspendCase"]["userErrors"] == []
+            for _ in range(200):  # up to 10 s: waiting on the state, polled
+                case = await case_of(gql, admin, item)
+                if case["state"]["shortName"] == "late":
+                    break
+                await asyncio.sleep(0.05)
+            assert (case["status"], case["state"]["shortName"]) == ("COMPLETED", "late")
+            log = [(e["node"]["kind"], at(e["node"]["at"])) for e in case["log"]["edges"]]
+            (resumed_at,) = [when for kind, when in log if kind == "case_resumed"]
+            kinds = [kind for kind, _ in log]
+            fired_at = log[kinds.index("action_executed", kinds.index("case_resumed"))][1]
+            assert until <= resumed_at <= fired_at  # resumed at its time, then the overdue timer
