@@ -432,6 +432,8 @@ def _on_fire(
         c.fail([*path, "on_fire"], f"Action {name!r} names unknown on_fire callback {on_fire!r}.")
     if "on_fire" in body and not body.get("outputs"):
         c.fail([*path, "on_fire"], f"on_fire picks one of an action's outputs; {name!r} declares none.")
+    if outputs and "new_state" in body and body["new_state"] is not None:
+        c.fail([*path, "new_state"], f"Action {name!r} has outputs, which decide its new state; drop new_state.")
     if outputs and trigger == "init":
         c.fail([*path, "outputs"], f"INIT action {name!r} starts the case in its new_state; it has no outputs.")
     elif outputs and "on_fire" not in body and (trigger in UNATTENDED_TRIGGERS or timeout is not None):

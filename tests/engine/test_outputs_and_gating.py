@@ -169,6 +169,9 @@ def test_the_spec_keys_of_outputs_are_checked():
     assert spec_errors(
         {**base, "actions": {"x": {"timeout_seconds": 60, "enabled_states": ["a"], "outputs": {"go": "b"}}}}
     )[0][0] == ["actions", "x", "on_fire"]  # nor of a timer's
+    assert spec_errors(
+        {**base, "actions": {"x": {"always_enabled": True, "new_state": "a", "outputs": {"go": "b"}}}}
+    ) == [(["actions", "x", "new_state"], "Action 'x' has outputs, which decide its new state; drop new_state.")]
     assert spec_errors({**base, "actions": {"x": {"always_enabled": True, "on_fire": "pick_first"}}}) == [
         (["actions", "x", "on_fire"], "on_fire picks one of an action's outputs; 'x' declares none.")
     ]
