@@ -11,6 +11,8 @@ from pathlib import Path
 import asyncpg
 import httpx
 
+from server.settings import Settings
+
 ROOT = Path(__file__).resolve().parent.parent
 PG_ADMIN = os.environ.get("CASEWAY_BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
 
@@ -70,6 +72,9 @@ class Server:
     ) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
+        environment = {**os.environ, "CASEWAY_DATABASE_URL": database_url, **(env or {})}
+        # As `caseway serve` runs it: a WebSocket message is bounded as a request body is.
+        ws_max_size = environment.get("CASEWAY_MAX_BODY_BYTES", str(Settings.model_fields["max_body_bytes"].default))
         self.process = subprocess.Popen(
             [
                 str(checkout / ".venv" / "bin" / "python") if checkout else sys.executable,
@@ -87,10 +92,12 @@ class Server:
                 "--no-access-log",
                 "--ws-per-message-deflate",  # off, as `caseway serve` runs it
                 "false",
+                "--ws-max-size",
+                ws_max_size,
                 *(["--factory"] if factory else []),
             ],
             cwd=checkout or ROOT,
-            env={**os.environ, "CASEWAY_DATABASE_URL": database_url, **(env or {})},
+            env=environment,
         )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:

@@ -9,6 +9,7 @@ from engine.assignment import pick_list, reassign
 from engine.cases import execute, get_enabled_actions, get_user_actions, start_case
 from engine.errors import DomainError, DomainErrors, ErrorCode
 from engine.items import assign_workflow_item, create_workflow_item, update_workflow_item
+from engine.lifecycle import cancel_case, resume_case, resume_due_suspensions, suspend_case
 from engine.ordering import reorder
 from engine.resources import (
     UNSET,
@@ -35,6 +36,7 @@ __all__ = [
     "assign_project",
     "assign_subproject",
     "assign_workflow_item",
+    "cancel_case",
     "close_project",
     "close_subproject",
     "create_project",
@@ -48,7 +50,10 @@ __all__ = [
     "pick_list",
     "reassign",
     "reorder",
+    "resume_case",
+    "resume_due_suspensions",
     "start_case",
+    "suspend_case",
     "sync_spec_files",
     "update_project",
     "update_subproject",

@@ -144,7 +144,10 @@ _COLUMNS = [column for column in Activity.__table__.c if column.name not in ("se
 _INSERT = insert(Activity)
 # PostgreSQL: the log lock taken by the insert itself (a function in FROM runs before the row is
 # built), then the next seq, then the hash that binds it to the entry's content digest: the seq is
-# known only under the lock, and computing the hash there costs no round trip.
+# known only under the lock, and computing the hash there costs no round trip. The seq is read
+# twice from one subquery (the column and the hash): PostgreSQL never inlines a subquery whose
+# output calls a volatile function such as nextval, so both read the one value it drew
+# (test_recording_entries_costs_one_head_read_and_one_insert_each verifies such a chain).
 _NEXT_SEQ = (
     select(literal_column("nextval('activity_seq_seq')", BigInteger).label("seq"))
     .select_from(func.pg_advisory_xact_lock(_LOG_LOCK_KEY).alias("log_lock"))

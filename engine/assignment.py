@@ -68,7 +68,7 @@ async def assign_defaults(ctx: CaseContext, role_name: str) -> None:
     role = ctx.spec.roles[role_name]
     callbacks = assignee_callbacks()
     for name in role.callbacks or (("static",) if role.static_parties else ()):
-        parties = [p for p in await callbacks[name](ctx, role) if p]
+        parties = await _only_allowed(ctx, role, [p for p in await callbacks[name](ctx, role) if p])
         if parties:
             await set_role_parties(ctx, role_name, parties)
             await activity.record(
@@ -82,14 +82,27 @@ async def assign_defaults(ctx: CaseContext, role_name: str) -> None:
             return
 
 
+async def _only_allowed(ctx: CaseContext, role: RoleSpec, party_ids: list[str]) -> list[str]:
+    """The parties a callback named that the role accepts (``allowed_parties``, or users in those
+    groups): a default must obey the rule a reassignment obeys. A callback whose every party is
+    refused counts as empty, so the next callback is asked."""
+    if not role.allowed_parties or all(p in role.allowed_parties for p in party_ids):
+        return party_ids
+    members = await _members_of(ctx, role.allowed_parties)
+    return [p for p in party_ids if p in role.allowed_parties or p in members]
+
+
+async def _members_of(ctx: CaseContext, group_ids: tuple[str, ...]) -> set[str]:
+    members = await ctx.session.scalars(select(GroupMember.user_id).where(GroupMember.group_id.in_(group_ids)))
+    return set(members.all())
+
+
 async def _allowed(ctx: CaseContext, role: RoleSpec, party_ids: list[str]) -> None:
     """A role that lists allowed_parties accepts those parties and users in those groups."""
     if not role.allowed_parties:
         return
     allowed = set(role.allowed_parties)
-    members = set(
-        (await ctx.session.scalars(select(GroupMember.user_id).where(GroupMember.group_id.in_(allowed)))).all()
-    )
+    members = await _members_of(ctx, role.allowed_parties)
     for i, party in enumerate(party_ids):
         if party not in allowed and party not in members:
             raise DomainError(

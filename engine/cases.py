@@ -19,6 +19,7 @@ from engine.activity import LogEntry
 from engine.actors import Actor
 from engine.context import CaseContext, case_not_found, load_case, new_case_context
 from engine.errors import DomainError, ErrorCode
+from engine.spec_checker import MAX_NAME
 from engine.specs import ActionSpec, WorkflowSpec
 from engine.transitions import (
     after_enable,
@@ -240,7 +241,7 @@ async def execute(
     spec_action = ctx.spec.actions.get(action)
     instance = _find_instance(ctx, action, enabled_action_id)
     if spec_action is None or spec_action.trigger != "user" or instance is None:
-        raise DomainError(ErrorCode.ACTION_NOT_ENABLED, f"{action!r} is not enabled in this case now.", ["action"])
+        raise _not_enabled(ctx.spec, action)
     if not may_perform(ctx.spec, ctx.roles, instance, actor, held):
         raise DomainError(
             ErrorCode.NOT_ALLOWED, f"You may not {spec_action.pretty_name.lower()} this case.", ["action"]
@@ -290,6 +291,24 @@ def _check_choices(action: ActionSpec, output: str | None, resolution: str | Non
             else f"That is not a resolution of {action.pretty_name}; one of: {', '.join(codes)}.",
             ["resolution"],
         )
+
+
+# Action names an UNKNOWN_ACTION message lists: enough for any hand-written workflow, bounded for any.
+MAX_NAMED_ACTIONS = 20
+
+
+def _not_enabled(spec: WorkflowSpec, action: str) -> DomainError:
+    """Why ``action`` cannot run: the workflow has no such action (naming those it has, so a typo
+    is easy to fix), or it exists but is not enabled now. Built only on the refusal path."""
+    if action in spec.actions:
+        return DomainError(ErrorCode.ACTION_NOT_ENABLED, f"{action!r} is not enabled in this case now.", ["action"])
+    names = list(spec.actions)
+    listed = ", ".join(names[:MAX_NAMED_ACTIONS])
+    if len(names) > MAX_NAMED_ACTIONS:
+        listed += f" and {len(names) - MAX_NAMED_ACTIONS} more"
+    shown = action if len(action) <= MAX_NAME else action[:MAX_NAME] + "…"
+    message = f"The workflow {spec.short_name!r} has no action {shown!r}; its actions: {listed}."
+    return DomainError(ErrorCode.UNKNOWN_ACTION, message, ["action"])
 
 
 def _needs_privileges(ctx: CaseContext, action: str) -> bool:

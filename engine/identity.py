@@ -6,6 +6,7 @@ import hashlib
 import hmac
 import os
 import secrets
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 from typing import Any
@@ -148,14 +149,62 @@ async def find_user(session: AsyncSession, *, login: str) -> User | None:
 _HASHING = ThreadPoolExecutor(max_workers=max(1, (os.cpu_count() or 2) - 1), thread_name_prefix="caseway-hash")
 
 
-async def password_matches(user: User | None, password: str) -> bool:
+class _PendingChecks:
+    """How many password checks are queued or running in ``_HASHING``. A check is counted until
+    its job ends or is cancelled before it started (a done callback, from whichever thread
+    finishes it), not until its caller stops waiting: a job whose client went away still
+    occupies the pool."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.count = 0
+
+    def take(self, limit: int) -> bool:
+        with self._lock:
+            if self.count >= limit:
+                return False
+            self.count += 1
+            return True
+
+    def give_back(self, _job: object = None) -> None:
+        with self._lock:
+            self.count -= 1
+
+
+_PENDING = _PendingChecks()
+
+
+def pending_password_checks() -> int:
+    """Password checks queued or running in this process (for tests and monitoring)."""
+    return _PENDING.count
+
+
+async def password_matches(user: User | None, password: str, *, max_pending: int) -> bool:
     """Whether ``password`` is ``user``'s. scrypt takes tens of milliseconds of CPU: it runs in
-    a thread of its own (``_HASHING``), so the event loop keeps serving meanwhile. An unknown
-    login is checked against a dummy hash, so the time taken does not reveal which logins
-    exist; a disabled user's password is checked too, and never matches."""
+    a thread of its own (``_HASHING``), so the event loop keeps serving meanwhile. At most
+    ``max_pending`` checks wait or run at once: beyond that the check is refused at once
+    (``server_busy``) instead of queueing work that a burst of logins could make endless. An
+    unknown login is checked against a dummy hash, so the time taken does not reveal which
+    logins exist; a disabled user's password is checked too, and never matches."""
+    if not _PENDING.take(max_pending):
+        raise server_busy()
     stored = user.password_hash if user else _DUMMY_HASH
-    ok = await asyncio.get_running_loop().run_in_executor(_HASHING, verify_password, password, stored)
+    try:
+        job = _HASHING.submit(verify_password, password, stored)
+    except BaseException:
+        _PENDING.give_back()
+        raise
+    job.add_done_callback(_PENDING.give_back)
+    ok = await asyncio.wrap_future(job)  # cancelling the wait cancels the job if it has not started
     return ok and user is not None and not user.disabled
+
+
+def server_busy() -> DomainError:
+    return DomainError(
+        ErrorCode.TOO_MANY_ATTEMPTS,
+        "The server is busy checking other logins; try again in a few seconds.",
+        ["login"],
+    )
 
 
 def invalid_credentials() -> DomainError:

@@ -6,11 +6,13 @@ Grants are rows (resource_id, intent, party_id); a party is a user or a group, a
 
 from collections import defaultdict
 from collections.abc import Iterable
+from typing import Any
 
 from sqlalchemy import ColumnElement, Select, delete, exists, or_, select, true
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
+from engine import activity
 from engine.actors import Actor
 from engine.errors import DomainError, ErrorCode, not_found
 from models import Group, GroupMember, Permission, Project, Subproject, User, WorkflowItem, kind_of
@@ -87,12 +89,18 @@ async def require(
     field: str = "id",
     visible: bool | None = None,
 ) -> None:
-    """Raise unless the actor holds ``intent``. Someone who cannot even view the resource is told
-    it does not exist (NOT_FOUND), exactly as for an unknown id."""
+    """Raise unless the actor holds ``intent``. Someone who cannot even view the resource (engine/
+    visibility.py's rule) is told it does not exist (NOT_FOUND), exactly as for an unknown id."""
     held = await held_intents(session, actor=actor, resource_id=resource_id)
     if intent in held:
         return
     can_view = visible if visible is not None else f"{intent_prefix(resource_id)}.view" in held
+    if not can_view and visible is None and kind_of(resource_id) == "WorkflowItem":
+        # A player of the item's case sees the item without a grant (DESIGN §5): told "not
+        # allowed", as anyone who sees it is. Asked only on this refusal's path.
+        from engine.visibility import plays_role  # it builds on this module
+
+        can_view = bool(await session.scalar(select(plays_role(actor, resource_id))))
     if not can_view:
         raise not_found(what, resource_id, field)
     raise DomainError(ErrorCode.NOT_ALLOWED, f"You may not do {intent} on this {what}.", [field])
@@ -183,23 +191,52 @@ async def _check_party(session: AsyncSession, party_id: str) -> None:
         raise not_found("user or group", party_id, "partyId")
 
 
-async def _resource_exists(session: AsyncSession, resource_id: str) -> None:
+async def _resource(session: AsyncSession, resource_id: str) -> Project | Subproject | WorkflowItem:
     model = {"Project": Project, "Subproject": Subproject, "WorkflowItem": WorkflowItem}.get(kind_of(resource_id) or "")
-    if model is None or await session.get(model, resource_id) is None:
+    resource = None if model is None else await session.get(model, resource_id)
+    if resource is None:
         raise not_found("resource", resource_id, "resourceId")
+    return resource
+
+
+async def _log_change(
+    session: AsyncSession, *, kind: str, actor: Actor, resource: Any, intent: str, party_id: str
+) -> None:
+    """A grant or revocation, in the history of the resource it changes (seed 001: each
+    resource's log), read by whoever may read that history (engine/visibility.py). Global
+    grants (no resource, admins only) have no history to go in."""
+    if resource is not None:
+        await activity.record(
+            session, kind=kind, actor_id=actor.user_id, about=resource, data={"intent": intent, "partyId": party_id}
+        )
 
 
 async def grant(session: AsyncSession, *, actor: Actor, resource_id: str, intent: str, party_id: str) -> None:
-    await _check_change(session, actor=actor, resource_id=resource_id, intent=intent, verb="grantPermission")
+    """Grant ``intent`` to a party, logged as ``permission_granted``; granting what the party
+    already holds changes nothing and logs nothing."""
+    resource = await _check_change(session, actor=actor, resource_id=resource_id, intent=intent, verb="grantPermission")
     await _check_party(session, party_id)
-    await grant_raw(session, resource_id=resource_id, intent=intent, party_id=party_id)
+    inserted = await session.execute(
+        insert_for(session)(Permission)
+        .values(resource_id=resource_id, intent=intent, party_id=party_id)
+        .on_conflict_do_nothing()
+        .returning(Permission.intent)
+    )
+    if inserted.first() is not None:
+        await _log_change(
+            session, kind="permission_granted", actor=actor, resource=resource, intent=intent, party_id=party_id
+        )
 
 
 async def revoke(session: AsyncSession, *, actor: Actor, resource_id: str, intent: str, party_id: str) -> None:
     """Take ``intent`` on a resource from a party. The last party that may act on a resource's
     grantPermission intent keeps it (LAST_GRANT_HOLDER): the intent's grants are locked first,
-    so two concurrent revokes of its last two holders cannot both see the other one remain."""
-    await _check_change(session, actor=actor, resource_id=resource_id, intent=intent, verb="revokePermission")
+    so two concurrent revokes of its last two holders cannot both see the other one remain.
+    Logged as ``permission_revoked``; revoking a grant that does not exist changes nothing and
+    logs nothing."""
+    resource = await _check_change(
+        session, actor=actor, resource_id=resource_id, intent=intent, verb="revokePermission"
+    )
     if intent in GRANT_INTENTS:
         await lock_grant_holders(session, [resource_id])
         acting = set(
@@ -215,11 +252,15 @@ async def revoke(session: AsyncSession, *, actor: Actor, resource_id: str, inten
                 "This is the last party that may grant permissions here; grant another one first.",
                 ["partyId"],
             )
-    await session.execute(
-        delete(Permission).where(
-            Permission.resource_id == resource_id, Permission.intent == intent, Permission.party_id == party_id
-        )
+    deleted = await session.execute(
+        delete(Permission)
+        .where(Permission.resource_id == resource_id, Permission.intent == intent, Permission.party_id == party_id)
+        .returning(Permission.intent)
     )
+    if deleted.first() is not None:
+        await _log_change(
+            session, kind="permission_revoked", actor=actor, resource=resource, intent=intent, party_id=party_id
+        )
 
 
 def may_act(party_id: ColumnElement[str]) -> ColumnElement[bool]:
@@ -274,12 +315,16 @@ async def require_grant_holders_remain(session: AsyncSession, *, party_ids: list
         )
 
 
-async def _check_change(session: AsyncSession, *, actor: Actor, resource_id: str, intent: str, verb: str) -> None:
+async def _check_change(
+    session: AsyncSession, *, actor: Actor, resource_id: str, intent: str, verb: str
+) -> Project | Subproject | WorkflowItem | None:
+    """Check the actor may change this grant; returns the resource (None: global)."""
+    resource = None
     if resource_id == GLOBAL:
         if not actor.is_admin:
             raise DomainError(ErrorCode.NOT_ALLOWED, "Only an admin may change global permissions.", ["resourceId"])
     else:
-        await _resource_exists(session, resource_id)
+        resource = await _resource(session, resource_id)
         prefix = intent_prefix(resource_id)
         await require(
             session,
@@ -291,3 +336,4 @@ async def _check_change(session: AsyncSession, *, actor: Actor, resource_id: str
         )
     if intent not in intents_for(resource_id):
         raise DomainError(ErrorCode.INVALID_INPUT, f"{intent!r} is not an intent of this resource.", ["intent"])
+    return resource

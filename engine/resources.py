@@ -213,6 +213,27 @@ def _require_open(resource: Project | Subproject, what: str) -> None:
         raise DomainError(ErrorCode.RESOURCE_CLOSED, f"The {what} is closed and cannot change.")
 
 
+async def require_open_to_reopen(session: AsyncSession, *, subproject_id: str) -> None:
+    """A closed workflow item may leave its terminal state (be reopened) only while its
+    subproject and project are open: a closed subproject would otherwise hold an open item.
+    Read when an action reopens a case, never on the common path. The subproject row is
+    share-locked (PostgreSQL), so a concurrent ``close_subproject``, which locks it for update,
+    either commits first and is seen here, or waits and then counts this reopened case."""
+    row = (
+        await session.execute(
+            select(Subproject.status, Project.status)
+            .join(Project, Project.id == Subproject.project_id)
+            .where(Subproject.id == subproject_id)
+            .with_for_update(read=True, of=Subproject)
+        )
+    ).one()
+    for what, status in zip(("subproject", "project"), row, strict=True):
+        if status != "OPEN":
+            raise DomainError(
+                ErrorCode.RESOURCE_CLOSED, f"The {what} is closed: its workflow items cannot be reopened.", ["action"]
+            )
+
+
 async def apply_update(
     session: AsyncSession,
     *,

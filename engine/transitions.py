@@ -13,6 +13,7 @@ from engine.conditions import EnableCheck
 from engine.context import CaseContext
 from engine.errors import DomainError, ErrorCode
 from engine.registry import enable_conditions, on_fire_callbacks, side_effects
+from engine.resources import require_open_to_reopen
 from engine.side_effects import Execution
 from engine.specs import ActionSpec
 from models import CaseState, EnabledAction, new_id
@@ -47,6 +48,8 @@ async def fire(
     to_state = await new_state(execution, from_state)
     if scope == "" and ctx.spec.states[to_state].terminal and not ctx.spec.states[from_state].terminal:
         await ordering.require_previous_items_closed(ctx.session, item=ctx.item, subproject=ctx.subproject)
+    elif scope == "" and ctx.spec.states[from_state].terminal and not ctx.spec.states[to_state].terminal:
+        await require_open_to_reopen(ctx.session, subproject_id=ctx.subproject.id)
     instance.status, instance.completed_at = "COMPLETED", now
     if to_state != from_state:
         state_row = await ctx.session.get(CaseState, (ctx.case.id, scope))

@@ -13,6 +13,10 @@ batch of entries).
   lets one read the whole log of that item (what the live stream has always shown its
   players), entries without a case (item created, updated) included: the player can read the
   item's fields anyway.
+- A **permission entry** (``permission_granted`` / ``permission_revoked``): a grant of
+  ``.intent.listPermissions`` on the resource whose grants it changed (the entry's most specific
+  resource), the rule that shows that resource's ``permissions``: the log tells no one more
+  about who holds what than the list does. Role players and viewHistory alone do not read it.
 - A **notification**: its activity entry's rule, checked when it is read, so revoking a grant
   hides what it revealed at once.
 
@@ -24,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ColumnElement, exists, or_, select, true
+from sqlalchemy import ColumnElement, and_, exists, or_, select, true
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
@@ -37,6 +41,14 @@ HISTORY_INTENTS = {
     "project_id": "project.viewHistory",
     "subproject_id": "subproject.viewHistory",
     "workflow_item_id": "workflowItem.viewHistory",
+}
+
+# Entries about a grant, and the intent (on the resource whose grants changed) that reads them.
+PERMISSION_KINDS = ("permission_granted", "permission_revoked")
+LIST_INTENTS = {
+    "project_id": "project.intent.listPermissions",
+    "subproject_id": "subproject.intent.listPermissions",
+    "workflow_item_id": "workflowItem.intent.listPermissions",
 }
 
 
@@ -80,7 +92,45 @@ def entry_readable(actor: Actor) -> ColumnElement[bool]:
         )
         for column, intent in HISTORY_INTENTS.items()
     ]
-    return or_(*by_grant, plays_role(actor, Activity.workflow_item_id))
+    usual = or_(*by_grant, plays_role(actor, Activity.workflow_item_id))
+    return or_(
+        and_(Activity.kind.not_in(PERMISSION_KINDS), usual),
+        and_(Activity.kind.in_(PERMISSION_KINDS), _grants_listable(actor)),
+    )
+
+
+def grant_entries_readable(actor: Actor) -> ColumnElement[bool]:
+    """The part of ``entry_readable`` that viewHistory on the resource itself does not settle:
+    permission entries (of it or of resources inside it) need listPermissions on theirs."""
+    if actor.is_admin:
+        return true()
+    return or_(Activity.kind.not_in(PERMISSION_KINDS), _grants_listable(actor))
+
+
+def _grants_listable(actor: Actor) -> ColumnElement[bool]:
+    """The actor may list the grants of the entry's most specific resource (item, else
+    subproject, else project)."""
+
+    def holds(column: str) -> ColumnElement[bool]:
+        return exists().where(
+            Permission.resource_id == getattr(Activity, column),
+            Permission.intent == LIST_INTENTS[column],
+            Permission.party_id.in_(actor.party_ids),
+        )
+
+    return or_(
+        and_(Activity.workflow_item_id.is_not(None), holds("workflow_item_id")),
+        and_(Activity.workflow_item_id.is_(None), Activity.subproject_id.is_not(None), holds("subproject_id")),
+        and_(Activity.subproject_id.is_(None), holds("project_id")),
+    )
+
+
+def _own_resource(entry: Activity) -> tuple[str, str]:
+    """The most specific resource column an entry is about, and its id."""
+    for column in ("workflow_item_id", "subproject_id", "project_id"):
+        if getattr(entry, column):
+            return column, getattr(entry, column)
+    return "project_id", ""
 
 
 def notification_readable(actor: Actor, activity_id: Any) -> ColumnElement[bool]:
@@ -106,10 +156,14 @@ async def audiences(session: AsyncSession, entries: Sequence[Activity]) -> dict[
     resources = {getattr(e, column) for e in entries for column in HISTORY_INTENTS if getattr(e, column)}
     item_ids = {e.workflow_item_id for e in entries if e.workflow_item_id}
     holders: dict[tuple[str, str], set[str]] = defaultdict(set)
+    intents = list(HISTORY_INTENTS.values())
+    if any(e.kind in PERMISSION_KINDS for e in entries):  # rare: only then the listPermissions holders
+        intents += LIST_INTENTS.values()
     if resources:
         rows = await session.execute(
             select(Permission.resource_id, Permission.intent, Permission.party_id).where(
-                Permission.resource_id.in_(resources), Permission.intent.in_(HISTORY_INTENTS.values())
+                Permission.resource_id.in_(resources),
+                Permission.intent.in_(intents),
             )
         )
         for resource_id, intent, party in rows:
@@ -124,6 +178,10 @@ async def audiences(session: AsyncSession, entries: Sequence[Activity]) -> dict[
             players[item_id].add(party)
     result = {}
     for entry in entries:
+        if entry.kind in PERMISSION_KINDS:
+            column, resource = _own_resource(entry)
+            result[entry.id] = Audience(frozenset(holders.get((resource, LIST_INTENTS[column]), ())))
+            continue
         parties: set[str] = set(players.get(entry.workflow_item_id or "", ()))
         for column, intent in HISTORY_INTENTS.items():
             resource = getattr(entry, column)
@@ -135,9 +193,12 @@ async def audiences(session: AsyncSession, entries: Sequence[Activity]) -> dict[
 
 __all__ = [
     "HISTORY_INTENTS",
+    "LIST_INTENTS",
+    "PERMISSION_KINDS",
     "Audience",
     "audiences",
     "entry_readable",
+    "grant_entries_readable",
     "item_visible",
     "notification_readable",
     "plays_role",

@@ -50,10 +50,13 @@ class ApiToken(SQLModel, table=True):
 
 
 class LoginAttempt(SQLModel, table=True):
-    """Failed logins counted per key ("login:<name>" or "address:<ip>"), shared by every server
-    process, so guessing is throttled however many workers answer (engine/throttle.py)."""
+    """Login attempts counted per key ("login:<name>", "pair:<name>|<address>" or
+    "address:<address>"), shared by every server process, so guessing is throttled however many
+    workers answer (engine/throttle.py). Indexed by ``last_failure_at``: forgotten counters
+    are found and deleted a few at a time, without a table scan."""
 
     __tablename__ = "login_attempt"
+    __table_args__ = (Index("ix_login_attempt_last_failure_at", "last_failure_at"),)
 
     key: str = Field(primary_key=True)
     failures: int = 0

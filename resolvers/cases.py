@@ -5,7 +5,7 @@ from typing import Any
 
 from sqlalchemy import and_, exists, func, or_, select
 
-from engine.cases import may_perform
+from engine.cases import EXECUTABLE_STATUSES, may_perform
 from engine.specs import RoleSpec
 from engine.workflows import spec_of
 from models import Case, CaseRoleParty, EnabledAction
@@ -45,6 +45,8 @@ def enabled_actions(ctx: Context, case: Case) -> Any:
 
 
 def my_actions(ctx: Context, case: Case) -> Any:
+    if case.status not in EXECUTABLE_STATUSES:  # suspended: its instances wait, but nobody may act now
+        return []
     loaders, viewer = ctx.loaders, ctx.viewer
     return with_loaded(
         [

@@ -30,6 +30,7 @@ class Context:
     token: str | None = None  # of a live connection, re-checked periodically by the server
     connection_params: dict[str, Any] | None = None
     active_subscriptions: int = 0
+    running_operations: int = 0  # a live connection's queries and mutations now running (schema/limits.py)
     _session: ReadSession | EphemeralReadSession | None = None
     _loaders: Loaders | None = field(default=None, repr=False)
     # The live event being executed: its entry, its results shared by subscribers

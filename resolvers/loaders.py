@@ -424,6 +424,8 @@ class Loaders:
             within = [self._in(column, ids)]
             if restricted:
                 within.append(visibility.entry_readable(self._ctx.viewer))
+            else:  # viewHistory on the resource reads all but grant changes (listPermissions)
+                within.append(visibility.grant_entries_readable(self._ctx.viewer))
             counts = dict(
                 (
                     await self._ctx.session.execute(

@@ -1,9 +1,13 @@
-"""Logging in: throttled, and the slow password hash outside every database transaction.
+"""Logging in: charged to the throttle first, and the slow password hash outside every
+database transaction.
 
-A login reads (the throttle's counters and the user) in a read session that it closes, waits
-the throttle's delay, checks the password in a thread, and only then opens a short write
-transaction: to issue the token, or to count the failure. On SQLite, whose single writer is
-serialized in-process, a login therefore never makes a write wait for its hash.
+A login first charges its attempt to the throttle's counters and reads the user, in one short
+write transaction that it commits; a refused attempt ends there. It then waits the throttle's
+delay, checks the password in a thread (refused at once if too many checks are pending), and,
+only on success, opens a second short transaction to give the charge back and issue the token.
+On SQLite, whose single writer is serialized in-process, a login therefore never makes a write
+wait for its hash; and since the charge comes before the check, concurrent guesses cannot all
+pass on one stale count.
 """
 
 import asyncio
@@ -27,6 +31,7 @@ def policy(settings: Any) -> throttle.LoginPolicy:
         free_failures=settings.login_free_failures,
         max_delay=settings.login_max_delay,
         lockout_failures=settings.login_lockout_failures,
+        address_lockout_failures=settings.login_address_lockout_failures,
         lockout_seconds=settings.login_lockout_seconds,
     )
 
@@ -40,24 +45,22 @@ def client_address(ctx: Context) -> str | None:
 
 async def login(ctx: Context, *, login: str, password: str) -> tuple[tuple[str, User] | None, list[UserErrorRow]]:
     """A new bearer token for ``login`` and ``password``, or the userErrors saying why not."""
-    rules = policy(ctx.settings)
     keys = throttle.keys_for(login=login, address=client_address(ctx))
+    now = clock()
     try:
-        async with ctx.db.read_session() as session:
-            attempt = await throttle.check(session, keys=keys, policy=rules, now=clock())
-            user = await identity.find_user(session, login=login)
-        if attempt.delay:
-            await sleep(attempt.delay)
-        ok = await identity.password_matches(user, password)
         async with ctx.db.transaction() as session:
-            if not ok:
-                await throttle.record_failure(session, attempt=attempt, policy=rules, now=clock())
-            else:
-                assert user is not None  # password_matches is False without a user
-                await throttle.record_success(session, attempt=attempt)
-                token = await identity.create_token(session, user_id=user.id, ttl_seconds=ctx.settings.token_ttl)
+            charged = await throttle.charge(session, keys=keys, policy=policy(ctx.settings), now=now)
+            user = None if charged.locked_until else await identity.find_user(session, login=login)
+        if charged.locked_until:
+            raise throttle.too_many_attempts(until=charged.locked_until, now=now)
+        if charged.delay:
+            await sleep(charged.delay)
+        if not await identity.password_matches(user, password, max_pending=ctx.settings.login_max_password_checks):
+            raise identity.invalid_credentials()
+        assert user is not None  # password_matches is False without a user
+        async with ctx.db.transaction() as session:
+            await throttle.refund(session, keys=keys)
+            token = await identity.create_token(session, user_id=user.id, ttl_seconds=ctx.settings.token_ttl)
     except DomainError as error:
         return None, user_errors(error)
-    if not ok:
-        return None, user_errors(identity.invalid_credentials())
     return (token, user), []

@@ -36,7 +36,8 @@ async def history(
 ) -> Page[Any]:
     """A page of the resource's log, oldest first; the cursor is the entry's ``seq``. Every
     entry is one the viewer may read (``engine.visibility.entry_readable``): with viewHistory on
-    the resource itself that is all of them, and nothing is checked per entry; without it,
+    the resource itself that is all of them but grant changes (which need listPermissions on
+    their resource); without it,
     each entry is checked (a grant on an enclosing resource, a role in the item's case), so a
     user who may only view an item reads none of its comments."""
     limit = check_first(first)

@@ -3,10 +3,18 @@
 
 from sqlalchemy import ColumnElement, String, cast, func
 
-from engine.visibility import entry_readable, item_visible, notification_readable, project_visible, subproject_visible
+from engine.visibility import (
+    entry_readable,
+    grant_entries_readable,
+    item_visible,
+    notification_readable,
+    project_visible,
+    subproject_visible,
+)
 
 __all__ = [
     "entry_readable",
+    "grant_entries_readable",
     "has_tag",
     "item_visible",
     "name_contains",

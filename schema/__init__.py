@@ -6,7 +6,7 @@ from strawberry.schema.config import StrawberryConfig
 
 from resolvers import cases as case_reads
 from resolvers import queries
-from schema import case_mutations, history, identity, item_mutations, notification, project_mutations
+from schema import case_mutations, history, identity, item_mutations, lifecycle, notification, project_mutations
 from schema.activity import Activity
 from schema.base import SCALAR_MAP, AppInfo, Connection, Node, connection
 from schema.case import Case, EnabledAction
@@ -97,6 +97,17 @@ class Mutation:
     define_workflow = strawberry.mutation(resolver=case_mutations.define_workflow)
     execute_action = strawberry.mutation(resolver=case_mutations.execute_action)
     reassign_role = strawberry.mutation(resolver=case_mutations.reassign_role)
+    suspend_case = strawberry.mutation(
+        resolver=lifecycle.suspend_case,
+        description="Suspend an active case (optionally until a time): no action runs, no timer fires.",
+    )
+    resume_case = strawberry.mutation(
+        resolver=lifecycle.resume_case, description="Resume a suspended case; timers that fell due meanwhile fire."
+    )
+    cancel_case = strawberry.mutation(
+        resolver=lifecycle.cancel_case,
+        description="Cancel an active or suspended case for good: it closes its item and nothing reopens it.",
+    )
     mark_notifications_read = strawberry.mutation(resolver=notification.mark_notifications_read)
     subscribe_to_notifications = strawberry.mutation(resolver=notification.subscribe_to_notifications)
     unsubscribe_from_notifications = strawberry.mutation(resolver=notification.unsubscribe_from_notifications)

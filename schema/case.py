@@ -14,13 +14,18 @@ from schema.activity import Activity
 from schema.base import AppInfo, Connection, Node, by_id_prefix, connection
 from schema.execution import context_only
 from schema.identity import Party
+from schema.limits import MAX_ITEMS
 from schema.workflow import Action, Role, State, Workflow
 
 if TYPE_CHECKING:
     from schema.item import WorkflowItem
 
 
-@strawberry.enum(description="COMPLETED cases can still be reopened by an action that leaves the terminal state.")
+@strawberry.enum(
+    description="COMPLETED cases can still be reopened by an action that leaves the terminal state; SUSPENDED ones "
+    "run nothing until resumed (by resumeCase or at suspendedUntil); CANCELED is final. The item of a COMPLETED or "
+    "CANCELED case is CLOSED."
+)
 class CaseStatus(Enum):
     ACTIVE = "ACTIVE"
     COMPLETED = "COMPLETED"
@@ -58,6 +63,9 @@ class EnabledAction:
         return await info.context.loaders.case_by_id.load(self.case_id)  # type: ignore[attr-defined]
 
 
+PICK_LIST_LENGTH = 20  # parties a pick list names at most
+
+
 @strawberry.type
 class CaseRole:
     role: Role
@@ -68,13 +76,16 @@ class CaseRole:
         return case_reads.parties(info.context, self.party_ids)  # type: ignore[attr-defined]
 
     @strawberry.field(
-        description="Likely assignees: players of this role in other cases you may view, then allowed parties."
+        description="Likely assignees: players of this role in other cases you may view, then allowed parties.",
+        metadata={MAX_ITEMS: PICK_LIST_LENGTH},
     )
     @context_only
     async def pick_list(self, info: AppInfo) -> list[Party]:
         ctx = info.context
         case = self.case  # type: ignore[attr-defined]
-        ids = await pick_list(ctx.session, actor=ctx.viewer, case=case, role=self.role.short_name)
+        ids = await pick_list(
+            ctx.session, actor=ctx.viewer, case=case, role=self.role.short_name, limit=PICK_LIST_LENGTH
+        )
         return [p for p in await info.context.loaders.party_by_id.load_many(ids) if p is not None]
 
 
@@ -89,7 +100,9 @@ def _case_role(role: RoleSpec, party_ids: list[str], case: Any) -> CaseRole:
 class Case(Node):
     status: CaseStatus
     version: int = strawberry.field(description="Grows by one with every change; pass it as expectedVersion.")
-    suspended_until: datetime | None
+    suspended_until: datetime | None = strawberry.field(
+        description="When a SUSPENDED case resumes by itself; null if it is not suspended, or suspended indefinitely."
+    )
     created_at: datetime
 
     is_type_of = by_id_prefix("Case")

@@ -10,12 +10,23 @@
 The cost is GitHub's node count: a connection field (one with a ``first`` argument) returns
 ``first`` nodes (20 when absent, at most 100) and multiplies the cost of everything below it;
 any other object field counts one per parent; a field may carry its own weight
-(``metadata={COST: n}``, e.g. ``Workflow.diagram``). Every refusal is a GraphQL error with an
+(``metadata={COST: n}``, e.g. ``Workflow.diagram``); a list without ``first`` declares its
+longest length (``metadata={MAX_ITEMS: n}``, e.g. ``CaseRole.pickList``) and counts as a
+connection of that page size. Every refusal is a GraphQL error with an
 ``extensions.code``; the accepted cost is reported in the response's ``extensions.cost``.
+
+4. While it runs, over HTTP and WebSocket alike (the hook is the schema's, not a transport's):
+   a query or mutation is stopped at ``operation_timeout`` (``TIMEOUT``), and one connection
+   runs at most ``ws_max_operations`` of them at once (``TOO_MANY_OPERATIONS``). A subscription
+   is neither: it lives as long as its connection by design, and each of its events is bounded
+   by the cost limit of its document (its setup is cheap: the resolver reads nothing until the
+   first event).
 """
 
+import asyncio
+import logging
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -45,7 +56,10 @@ from strawberry.extensions.validation_cache import _get_validate_cache
 
 from resolvers.pagination import DEFAULT_FIRST, MAX_FIRST
 
+log = logging.getLogger("caseway.limits")
+
 COST = "caseway_cost"  # a field's weight, in its strawberry metadata (default: 1 for objects, 0 for scalars)
+MAX_ITEMS = "caseway_max_items"  # a list's longest length, in its metadata: it multiplies what the list contains
 
 
 class Limits(NamedTuple):
@@ -56,11 +70,20 @@ class Limits(NamedTuple):
     max_depth: int = 15
     max_aliases: int = 50
     max_cost: int = 50_000
+    operation_timeout: float = 10.0
+    ws_max_operations: int = 10
 
     @classmethod
     def of(cls, settings: Any) -> "Limits":
         """From an object with the settings' attributes (the schema does not import the server)."""
-        return cls(settings.max_query_tokens, settings.max_query_depth, settings.max_aliases, settings.max_query_cost)
+        return cls(
+            settings.max_query_tokens,
+            settings.max_query_depth,
+            settings.max_aliases,
+            settings.max_query_cost,
+            settings.operation_timeout,
+            settings.ws_max_operations,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +133,7 @@ class _Weights:
     def __init__(self, schema: GraphQLSchema) -> None:
         self.weights: dict[tuple[str, str], int] = {}
         self.connections: set[tuple[str, str]] = set()
+        self.lists: dict[tuple[str, str], int] = {}  # bounded lists: their longest length
         wrappers: set[str] = set()  # connection and edge types: their fields wrap nodes already counted
         for type_ in schema.type_map.values():
             if not (is_object_type(type_) or is_interface_type(type_)) or type_.name.startswith("__"):
@@ -119,6 +143,8 @@ class _Weights:
                 definition = (field.extensions or {}).get("strawberry-definition")
                 metadata = getattr(definition, "metadata", None) or {}
                 self.weights[type_.name, name] = int(metadata.get(COST, 1 if is_composite_type(returned) else 0))
+                if MAX_ITEMS in metadata:
+                    self.lists[type_.name, name] = int(metadata[MAX_ITEMS])
                 if "first" in field.args and is_object_type(returned):
                     self.connections.add((type_.name, name))
                     wrappers.add(returned.name)
@@ -198,6 +224,9 @@ class _Measure:
         if key in self.weights.connections:
             nodes = self.first(node)
             cost = nodes + nodes * cost
+        elif key in self.weights.lists:
+            nodes = self.weights.lists[key]  # type: ignore[index]
+            cost = nodes + nodes * cost
         else:
             cost += self.weights.weights.get(key, 1 if node.selection_set else 0)  # type: ignore[arg-type]
         return depth + 1, aliases, cost
@@ -252,18 +281,18 @@ class _Entry:
 
 _CACHE_SIZE = 512
 _SHAPES_PER_DOCUMENT = 16
-_cache: OrderedDict[tuple[str, str | None], _Entry] = OrderedDict()
+_cache: OrderedDict[tuple[int, str, str | None], _Entry] = OrderedDict()
 
 
 def measure(
     schema: GraphQLSchema, document: DocumentNode, operation_name: str | None, variables: Mapping[str, Any] | None
 ) -> Shape | None:
     """The shape of the operation that will run (None when the document names no single
-    operation: graphql-core refuses it). Cached by document text and operation, then by the
-    values of the variables that set page sizes."""
+    operation: graphql-core refuses it). Cached by schema, document text and operation, then by
+    the values of the variables that set page sizes."""
     variables = variables if isinstance(variables, Mapping) else {}
     source = document.loc.source.body if document.loc is not None else None
-    key = (source, operation_name) if source is not None else None
+    key = (id(schema), source, operation_name) if source is not None else None
     entry = _cache.get(key) if key is not None else None  # type: ignore[arg-type]
     if entry is not None:
         _cache.move_to_end(key)  # type: ignore[arg-type]
@@ -343,6 +372,37 @@ class BoundedWork(SchemaExtension):
                 self.cost = shape.cost
         yield
 
+    async def on_execute(self) -> AsyncIterator[None]:
+        """A query or mutation runs within the time limit, and a live connection (whose context
+        is shared by its operations) runs a bounded number at once; see the module's point 4."""
+        context = self.execution_context
+        if context.operation_type is OperationType.SUBSCRIPTION:
+            yield
+            return
+        connection = context.context if getattr(context.context, "live", False) else None
+        if connection is not None:
+            if connection.running_operations >= self.limits.ws_max_operations:
+                raise _error(
+                    f"At most {self.limits.ws_max_operations} queries and mutations run at once on one connection;"
+                    " wait for one to finish.",
+                    "TOO_MANY_OPERATIONS",
+                )
+            connection.running_operations += 1
+        seconds = self.limits.operation_timeout
+        limit = asyncio.timeout(seconds)
+        try:
+            async with limit:
+                yield
+        except TimeoutError:
+            if not limit.expired():
+                raise
+            # Whatever it awaited was cancelled; a write's transaction rolled back unless it had committed.
+            log.warning("an operation was stopped after %s seconds", seconds)
+            raise _error(f"The operation took longer than {seconds:g} seconds and was stopped.", "TIMEOUT") from None
+        finally:
+            if connection is not None:
+                connection.running_operations -= 1
+
     def get_results(self) -> dict[str, Any]:
         if self.cost is None:
             return {}
@@ -353,15 +413,16 @@ _TOKENS_EXCEEDED = "tokens. Parsing aborted."
 
 
 def _about_the_document(error: GraphQLError) -> GraphQLError:
-    """A validation error is the document's fault even when a value's conversion raised (an
-    integer literal of 5,000 digits): told to the client with a code, not masked as unexpected."""
-    if error.original_error is None:
+    """Every validation error is the document's fault, told to the client with a code (a rule
+    that set its own, INVALID_INPUT or TOO_MANY_LOGINS, keeps it) — even when a value's
+    conversion raised (an integer literal of 5,000 digits), which is not masked as unexpected."""
+    if error.original_error is None and (error.extensions or {}).get("code"):
         return error
     return GraphQLError(
         error.message.split("; use sys.")[0],  # Python's advice on its digit limit means nothing to a client
         nodes=error.nodes,
-        extensions={"code": "GRAPHQL_VALIDATION_FAILED"},
+        extensions={**(error.extensions or {}), "code": "GRAPHQL_VALIDATION_FAILED"},
     )
 
 
-__all__ = ["COST", "BoundedWork", "Limits", "Shape", "measure", "refusal"]
+__all__ = ["COST", "MAX_ITEMS", "BoundedWork", "Limits", "Shape", "measure", "refusal"]

@@ -24,7 +24,7 @@ from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
 from strawberry.exceptions import ConnectionRejectionError
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL
-from strawberry.types import ExecutionResult
+from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import BaseGraphQLTransportWSHandler
 
 from engine import identity
 from models import Database
@@ -39,7 +39,33 @@ from server.settings import Settings
 log = logging.getLogger("caseway.server")
 
 
+class TransportWS(BaseGraphQLTransportWSHandler):
+    """strawberry's graphql-transport-ws handler, its cap on the operations one connection has
+    in flight answered with a code. The cap is a backstop, set above the two limits that
+    normally apply first and tell which was reached (``TOO_MANY_SUBSCRIPTIONS``,
+    ``TOO_MANY_OPERATIONS``): it bounds the tasks a burst of messages starts before any of
+    them has been parsed."""
+
+    async def handle_subscribe(self, message: Any) -> None:
+        cap = self.max_subscriptions_per_connection
+        if (
+            self.connection_acknowledged
+            and cap is not None
+            and message.get("id") not in self.operations
+            and len(self.operations) >= cap
+        ):
+            error = GraphQLError(
+                f"At most {cap} operations may be in flight on one connection.",
+                extensions={"code": "TOO_MANY_OPERATIONS"},
+            )
+            await self.send_message({"id": message["id"], "type": "error", "payload": [error.formatted]})
+            return
+        await super().handle_subscribe(message)
+
+
 class CasewayGraphQL(GraphQL):
+    graphql_transport_ws_handler_class = TransportWS
+
     """Builds the per-request context: reads the bearer token and resolves the viewer. Over
     WebSocket the token comes in the connection_init payload; a bad one closes with 4403.
     Cross-origin handshakes are refused (HTTP 403) unless the origin is allowed."""
@@ -52,6 +78,7 @@ class CasewayGraphQL(GraphQL):
             subscription_protocols=protocols,
             connection_init_wait_timeout=timedelta(seconds=settings.ws_init_timeout),
             allowed_origins=settings.allowed_origins,
+            max_subscriptions_per_connection=settings.ws_max_subscriptions + settings.ws_max_operations,
         )
         self.db = db
         self.settings = settings
@@ -170,26 +197,14 @@ class CasewayGraphQL(GraphQL):
         return HTMLResponse(self.graphql_ide_html, headers=self.graphiql_headers)
 
     async def execute_operation(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        """strawberry's; its time limit is the schema's (schema/limits.py), so that WebSocket
+        operations have it too."""
         context = kwargs.get("context")
-        limit = asyncio.timeout(self.settings.operation_timeout)
         try:
-            async with limit:
-                return await super().execute_operation(*args, **kwargs)
-        except TimeoutError:
-            if not limit.expired():
-                raise
-            return timed_out(self.settings.operation_timeout)
+            return await super().execute_operation(*args, **kwargs)
         finally:  # the request's read session goes back to the pool
             if isinstance(context, Context):
                 await context.close()
-
-
-def timed_out(seconds: float) -> ExecutionResult:
-    """The answer of an operation stopped at its time limit: whatever it was doing was
-    cancelled, and a write's transaction rolled back unless it had already committed."""
-    log.warning("an operation was stopped after %s seconds", seconds)
-    message = f"The operation took longer than {seconds:g} seconds and was stopped."
-    return ExecutionResult(data=None, errors=[GraphQLError(message, extensions={"code": "TIMEOUT"})])
 
 
 def tune_garbage_collector() -> None:

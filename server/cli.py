@@ -196,6 +196,9 @@ def main(argv: list[str] | None = None) -> None:
             # Live events are small JSON frames: compressing each one for each subscriber cost
             # more CPU than it saved bytes, and a zlib state per connection.
             ws_per_message_deflate=False,
+            # A WebSocket message is bounded as a request body is (uvicorn's default: 16 MiB);
+            # a larger one closes the connection with 1009.
+            ws_max_size=settings.max_body_bytes,
         )
     elif args.command == "migrate":
         asyncio.run(_migrate(settings))

@@ -19,6 +19,7 @@ class Settings(BaseSettings):
     legacy_ws: bool = False  # also accept the old `graphql-ws` subscription protocol
     ws_init_timeout: float = 10.0  # seconds a WebSocket may take to send connection_init
     ws_max_subscriptions: int = 100  # per connection
+    ws_max_operations: int = 10  # queries and mutations running at once on one connection
     # Other origins whose pages may open a WebSocket (same-origin and non-browser clients always
     # may); ["*"] allows any.
     allowed_origins: list[str] = []
@@ -27,19 +28,23 @@ class Settings(BaseSettings):
     auth_cache_seconds: float = 10.0
     ws_auth_refresh: float = 30.0  # seconds between re-checks of a live connection's token and groups
 
-    # --- Bounded work per request (schema/limits.py, server/request_limits.py; README "Limits") ---
+    # --- Bounded work per request (schema/limits.py, server/request_limits.py; README "Request limits") ---
     max_body_bytes: int = 1_000_000  # a request body larger than this is refused with 413
     max_query_tokens: int = 2_000  # tokens in one GraphQL document; parsing 5,000 took ~36 ms here (bench A1)
     max_query_depth: int = 15  # nested selections, fragments followed
     max_aliases: int = 50  # aliased fields in one document
     max_query_cost: int = 50_000  # nodes a query may ask for, from the `first` arguments along each path
-    operation_timeout: float = 10.0  # seconds one HTTP operation may run before it is stopped (TIMEOUT)
+    operation_timeout: float = 10.0  # seconds a query or mutation may run, HTTP or WebSocket, before it is stopped
 
     # --- Logins and tokens (engine/throttle.py) ---
     login_free_failures: int = 5  # failed logins per login name or address before any delay
     login_max_delay: float = 2.0  # seconds, the longest delay of a failed login's answer
-    login_lockout_failures: int = 20  # failures after which logins are refused for a while
-    login_lockout_seconds: int = 900  # how long that refusal lasts
+    login_lockout_failures: int = 20  # failures of one login name from one address that lock the two
+    login_address_lockout_failures: int = 100  # failures from one address (any names) that lock it
+    login_lockout_seconds: int = 900  # how long a lock lasts
+    # password checks queued or running at once per process; more are refused at once (scrypt
+    # takes ~0.13 s of one core here: 16 is about 2 s of work)
+    login_max_password_checks: int = 16
 
     # --- Verifiable history (engine/history.py) ---
     # HMAC key for signed checkpoints of the activity hash chains; never stored in the database.

@@ -4,8 +4,9 @@ Revision ID: 0007
 Revises: 0006
 Create Date: 2026-11-23 14:00:00
 
-``login_attempt`` counts failed logins per login name and per client address in the
-database, so every server process throttles the same guesser. ``history_checkpoint`` holds
+``login_attempt`` counts login attempts per login name, per (login name, client address) and
+per client address in the database, so every server process throttles the same guesser; its
+index on ``last_failure_at`` lets forgotten counters be deleted a few at a time. ``history_checkpoint`` holds
 the newest signed head of each activity hash chain: the signature uses a key from the
 server's settings, never stored in the database, so a rewrite of the log up to a checkpoint
 is detected.
@@ -33,6 +34,7 @@ def upgrade() -> None:
         sa.Column('locked_until', models.types.UTCDateTime(timezone=True), nullable=True),
         sa.PrimaryKeyConstraint('key'),
     )
+    op.create_index('ix_login_attempt_last_failure_at', 'login_attempt', ['last_failure_at'], unique=False)
     op.create_table(
         'history_checkpoint',
         sa.Column('chain', sa.String(), nullable=False),
@@ -46,4 +48,5 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_table('history_checkpoint')
+    op.drop_index('ix_login_attempt_last_failure_at', table_name='login_attempt')
     op.drop_table('login_attempt')

@@ -8,7 +8,8 @@ Until now an entry's hash left out ``seq``, ``case_id`` and ``chain``, so moving
 another case went unnoticed. The new hash is ``sha256(f"{seq}:{digest}")``, where ``digest`` is
 the SHA-256 of every other column and the previous hash (``engine/activity.py``). This rewrites
 every chain under it, chain by chain in seq order, so existing databases verify; the downgrade
-writes the old hashes back. The functions are copied here, not imported: a migration must keep
+writes the old hashes back. A chain already broken is rewritten only up to its first broken
+entry, so the upgrade never hides tampering that happened before it. The functions are copied here, not imported: a migration must keep
 computing what it computed when it was written.
 
 The index on ``history_checkpoint.seq`` lets each checkpoint pass find where the last one
@@ -17,6 +18,7 @@ stopped (``engine/history.py``) without reading every checkpoint.
 
 import hashlib
 import json
+import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -31,6 +33,7 @@ branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 _BATCH = 5_000
+_log = logging.getLogger('alembic.runtime.migration')
 
 _activity = sa.table(
     'activity',
@@ -81,16 +84,18 @@ def _before_0008(prev_hash: str | None, e: Any) -> str:
     ).hexdigest()
 
 
-def _rehash(entry_hash: Callable[[str | None, Any], str]) -> None:
+def _rehash(entry_hash: Callable[[str | None, Any], str], stored_as: Callable[[str | None, Any], str]) -> None:
     """Every chain in seq order, read in pages by (chain, seq): memory stays bounded however
-    long the log is."""
+    long the log is. A chain is rewritten only as far as it verifies under the scheme it was
+    stored with (``stored_as``): from its first broken entry on it is left as it is, so the
+    tampering stays visible, reported at that entry, instead of being sealed under new hashes."""
     bind = op.get_bind()
     update = (
         sa.update(_activity)
         .where(_activity.c.seq == sa.bindparam('b_seq'))
         .values(prev_hash=sa.bindparam('b_prev'), hash=sa.bindparam('b_hash'))
     )
-    chain, prev, after_seq = None, None, -1
+    chain, prev, stored_prev, broken, after_seq = None, None, None, False, -1
     while True:
         page = (
             sa.select(_activity)
@@ -106,17 +111,24 @@ def _rehash(entry_hash: Callable[[str | None, Any], str]) -> None:
         changes = []
         for row in rows:
             if row.chain != chain:
-                chain, prev = row.chain, None
+                chain, prev, stored_prev, broken = row.chain, None, None, False
+            after_seq = row.seq
+            if broken:
+                continue
+            if row.prev_hash != stored_prev or row.hash != stored_as(stored_prev, row):
+                broken = True
+                _log.warning('activity chain %s is broken at seq %s: left as it is', chain, row.seq)
+                continue
             new = entry_hash(prev, row)
             if row.prev_hash != prev or row.hash != new:
                 changes.append({'b_seq': row.seq, 'b_prev': prev, 'b_hash': new})
-            prev, after_seq = new, row.seq
+            prev, stored_prev = new, row.hash
         if changes:
             bind.execute(update, changes)
 
 
 def upgrade() -> None:
-    _rehash(_every_column)
+    _rehash(_every_column, stored_as=_before_0008)
     with op.batch_alter_table('history_checkpoint', schema=None) as batch_op:
         batch_op.create_index('ix_history_checkpoint_seq', ['seq'], unique=False)
 
@@ -125,4 +137,4 @@ def downgrade() -> None:
     with op.batch_alter_table('history_checkpoint', schema=None) as batch_op:
         batch_op.drop_index('ix_history_checkpoint_seq')
     op.execute(sa.text('DELETE FROM history_checkpoint'))  # they sign hashes of the new scheme
-    _rehash(_before_0008)
+    _rehash(_before_0008, stored_as=_every_column)

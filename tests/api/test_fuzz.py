@@ -878,15 +878,8 @@ def rich_spec(tree: Tree) -> dict[str, Any]:
                 "new_state": "vote",
                 "outputs": {"ok": "done", "back": "draft"},
             },
-            "poll": {
-                "trigger": "parallel",
-                "enabled_states": ["vote"],
-                "new_state": "done",
-                "children": {
-                    "yes": {"assigned_role": "lead", "always_enabled": True},
-                    "no": {"allowed_roles": ["crew"], "always_enabled": True},
-                },
-            },
+            # no "poll" (a parallel action with children) until child workflows run: it would make
+            # every damaged spec a refused one; SPEC_KEYS still adds its keys under a new action
             "expire": {"trigger": "time", "enabled_states": ["vote"], "timeout_seconds": 3600, "new_state": "done"},
             "finish": {
                 "assigned_role": "lead",

@@ -11,10 +11,11 @@ from datetime import timedelta
 import httpx
 import pytest
 import websockets
+from sqlalchemy import func, select
 
 import resolvers.login
-from engine import identity
-from models import Database, utcnow
+from engine import identity, throttle
+from models import Database, LoginAttempt, utcnow
 from server.app import create_app
 from server.settings import Settings
 from tests.api.documents import CREATE_PROJECT, LOGIN
@@ -31,8 +32,14 @@ DISABLE = """mutation($u: ID!, $disabled: Boolean!) {
     user { login disabled } userErrors { code message field } } }"""
 NOTIFICATIONS = "subscription { notifications { level } }"
 # Small numbers so a lockout takes a few requests: 2 free failures, then 0.25 s, 0.5 s, 1 s, 1 s;
-# the 6th failure locks the key for 60 s.
-THROTTLE = {"login_free_failures": 2, "login_max_delay": 1.0, "login_lockout_failures": 6, "login_lockout_seconds": 60}
+# the 7th attempt at one login from one address is refused for 60 s, the 11th from one address.
+THROTTLE = {
+    "login_free_failures": 2,
+    "login_max_delay": 1.0,
+    "login_lockout_failures": 6,
+    "login_address_lockout_failures": 10,
+    "login_lockout_seconds": 60,
+}
 
 
 class FakeTime:
@@ -58,19 +65,52 @@ def fake_time(monkeypatch: pytest.MonkeyPatch) -> FakeTime:
 
 
 @pytest.fixture
-async def client_at(db: Database) -> AsyncIterator[Callable[[str], GraphQLClient]]:
-    """``client_at("203.0.113.7")``: a client of one throttled server, from that address."""
-    app = create_app(Settings(database_url=db.url, **THROTTLE), db=db)
+async def server_with(db: Database) -> AsyncIterator[Callable[..., Callable[[str], GraphQLClient]]]:
+    """``server_with(**settings)``: a throttled server; ``(address)`` gives a client of it from
+    that address (the ASGI scope's client, which ``request.client.host`` reads)."""
     clients: list[httpx.AsyncClient] = []
 
-    def at(address: str) -> GraphQLClient:
-        transport = httpx.ASGITransport(app=app, client=(address, 40000))
-        clients.append(httpx.AsyncClient(transport=transport, base_url="http://caseway.test"))
-        return GraphQLClient(clients[-1])
+    def server(**settings: object) -> Callable[[str], GraphQLClient]:
+        app = create_app(Settings(database_url=db.url, **{**THROTTLE, **settings}), db=db)
 
-    yield at
+        def at(address: str) -> GraphQLClient:
+            transport = httpx.ASGITransport(app=app, client=(address, 40000))
+            clients.append(httpx.AsyncClient(transport=transport, base_url="http://caseway.test"))
+            return GraphQLClient(clients[-1])
+
+        return at
+
+    yield server
     for client in clients:
         await client.aclose()
+
+
+@pytest.fixture
+def client_at(server_with) -> Callable[[str], GraphQLClient]:  # type: ignore[no-untyped-def]
+    """``client_at("203.0.113.7")``: a client of one throttled server, from that address."""
+    return server_with()
+
+
+@pytest.fixture
+def held_hashes(monkeypatch: pytest.MonkeyPatch) -> Iterator["HeldHashes"]:
+    hashes = HeldHashes()
+    monkeypatch.setattr(identity, "verify_password", hashes.verify)
+    yield hashes
+    hashes.release.set()
+
+
+class HeldHashes:
+    """A password hash that waits for the test's ``release`` and records what it checked."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.checked: list[str] = []  # the stored hashes checked, in order
+        self._real = identity.verify_password
+
+    def verify(self, password: str, stored: str) -> bool:
+        self.checked.append(stored)
+        self.release.wait(timeout=30)
+        return self._real(password, stored)
 
 
 async def log_in(client: GraphQLClient, login: str, password: str) -> dict:
@@ -85,17 +125,28 @@ def locked_message(until) -> str:  # type: ignore[no-untyped-def]
     return f"Too many failed logins; try again in 60 seconds (after {until:%Y-%m-%d %H:%M:%S} UTC)."
 
 
-async def test_failures_of_one_login_slow_down_then_lock_it_even_for_the_right_password(
-    client_at, fake_time, make_user
-):
+async def until(condition: Callable[[], bool], *, within: float = 10) -> None:
+    """Wait for ``condition()`` to hold; fail after ``within`` seconds."""
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    while not condition():
+        assert loop.time() - started < within, "the condition did not hold in time"
+        await asyncio.sleep(0.01)
+
+
+async def test_a_guesser_locks_itself_out_not_the_user(client_at, fake_time, make_user):
+    """The lockout is keyed on (login, address) and on the address: failures at alice from A
+    lock A out of alice, even with the right password, while alice logs in from B (delayed:
+    the login name's own count only slows its answers)."""
     await make_user("alice")
     await make_user("bob")
-    guesses = [await log_in(client_at(f"198.51.100.{i}"), "alice", f"guess-{i}") for i in range(6)]
+    guesser = client_at("198.51.100.7")
+    guesses = [await log_in(guesser, "alice", f"guess-{i}") for i in range(6)]
     assert [code_of(g) for g in guesses] == ["INVALID_CREDENTIALS"] * 6
     assert fake_time.waits == [0.25, 0.5, 1.0, 1.0]  # the first two were free
 
-    for address in ("198.51.100.0", "192.0.2.1"):  # a new address does not help
-        refused = await log_in(client_at(address), "alice", "password123")
+    for _ in range(2):  # the right password from the guesser's address does not help
+        refused = await log_in(client_at("198.51.100.7"), "alice", "password123")
         assert refused["token"] is None
         assert refused["userErrors"] == [
             {
@@ -105,12 +156,28 @@ async def test_failures_of_one_login_slow_down_then_lock_it_even_for_the_right_p
             }
         ]
     assert fake_time.waits == [0.25, 0.5, 1.0, 1.0]  # refused at once, not checked
-    assert (await log_in(client_at("192.0.2.1"), "bob", "password123"))["user"] == {"login": "bob"}
 
-    fake_time.now += timedelta(seconds=61)  # the lockout is over, and the failures forgotten
     assert (await log_in(client_at("192.0.2.1"), "alice", "password123"))["user"] == {"login": "alice"}
-    assert code_of(await log_in(client_at("192.0.2.1"), "alice", "wrong")) == "INVALID_CREDENTIALS"
-    assert fake_time.waits == [0.25, 0.5, 1.0, 1.0]
+    assert fake_time.waits == [0.25, 0.5, 1.0, 1.0, 1.0]  # delayed by alice's count, not refused
+    # The guesser's address is locked out of alice only (8 attempts: below the address's 10).
+    assert code_of(await log_in(guesser, "alice", "password123")) == "TOO_MANY_ATTEMPTS"
+    assert (await log_in(guesser, "bob", "password123"))["user"] == {"login": "bob"}
+
+    fake_time.now += timedelta(seconds=61)  # the lock is over, and the failures forgotten
+    assert (await log_in(guesser, "alice", "password123"))["user"] == {"login": "alice"}
+    assert code_of(await log_in(guesser, "alice", "wrong")) == "INVALID_CREDENTIALS"
+    assert fake_time.waits == [0.25, 0.5, 1.0, 1.0, 1.0, 1.0]  # bob's came after 9 from the address
+
+
+async def test_an_ipv6_guesser_counts_as_its_64(client_at, fake_time, make_user):
+    """Rotating addresses inside one IPv6 /64 is one address: six guesses from six addresses of
+    2001:db8:1:2::/64 lock that /64 out of alice; alice logs in from another /64."""
+    await make_user("alice")
+    for i in range(6):
+        guess = await log_in(client_at(f"2001:db8:1:2::{i + 1:x}"), "alice", f"guess-{i}")
+        assert code_of(guess) == "INVALID_CREDENTIALS"
+    assert code_of(await log_in(client_at("2001:db8:1:2:ffff::9"), "alice", "password123")) == "TOO_MANY_ATTEMPTS"
+    assert (await log_in(client_at("2001:db8:1:3::1"), "alice", "password123"))["user"] == {"login": "alice"}
 
 
 async def test_a_success_forgets_the_logins_failures(client_at, fake_time, make_user):
@@ -127,10 +194,81 @@ async def test_a_success_forgets_the_logins_failures(client_at, fake_time, make_
 async def test_failures_from_one_address_lock_the_address_for_every_login(client_at, fake_time, make_user):
     await make_user("alice")
     guesser = client_at("203.0.113.7")
-    for i in range(6):  # six login names, known or not
+    for i in range(10):  # ten login names, known or not
         assert code_of(await log_in(guesser, f"nobody{i}", "wrong")) == "INVALID_CREDENTIALS"
     assert code_of(await log_in(guesser, "alice", "password123")) == "TOO_MANY_ATTEMPTS"
     assert (await log_in(client_at("192.0.2.1"), "alice", "password123"))["user"] == {"login": "alice"}
+
+
+async def test_forgotten_counters_are_deleted_a_few_at_a_time(client_at, fake_time, db, monkeypatch):
+    """Made-up login names each add counters; a later attempt that starts a counter deletes at
+    most CLEANUP_BATCH forgotten ones (found by the index on last_failure_at), not all of them."""
+    monkeypatch.setattr(throttle, "CLEANUP_BATCH", 4)
+
+    async def counters() -> int:
+        async with db.session() as session:
+            return await session.scalar(select(func.count()).select_from(LoginAttempt))
+
+    for i in range(5):  # a login, a pair and an address counter each
+        assert code_of(await log_in(client_at(f"198.51.100.{i}"), f"nobody{i}", "wrong")) == "INVALID_CREDENTIALS"
+    assert await counters() == 15
+    fake_time.now += timedelta(seconds=61)
+    assert code_of(await log_in(client_at("192.0.2.1"), "someone", "wrong")) == "INVALID_CREDENTIALS"
+    assert await counters() == 15 - 4 + 3
+    assert code_of(await log_in(client_at("192.0.2.2"), "someone else", "wrong")) == "INVALID_CREDENTIALS"
+    assert await counters() == 15 - 8 + 6
+
+
+async def test_a_burst_of_concurrent_guesses_cannot_pass_the_lockout(client_at, fake_time, make_user, held_hashes):
+    """Twenty wrong passwords at once, then the right one while their hashes are held: each
+    attempt is charged before its password is checked, by one upsert that returns the new
+    count, so only the first six are checked and the rest, the right password included, are
+    refused at once. A real race on both databases: on SQLite the upserts are serialized
+    in-process (one writer), on PostgreSQL they queue on the counters' rows; reading the count
+    first and recording the failure after the hash let every guess through."""
+    await make_user("alice")
+    guesser = client_at("203.0.113.7")
+    burst = [asyncio.create_task(log_in(guesser, "alice", f"guess-{i}")) for i in range(20)]
+    await until(lambda: sum(task.done() for task in burst) == 20 - 6)
+    right = await asyncio.wait_for(log_in(guesser, "alice", "password123"), 10)
+    assert right["token"] is None
+    assert code_of(right) == "TOO_MANY_ATTEMPTS"
+    held_hashes.release.set()
+
+    codes = [code_of(answer) for answer in await asyncio.gather(*burst)]
+    assert sorted(codes) == ["INVALID_CREDENTIALS"] * 6 + ["TOO_MANY_ATTEMPTS"] * 14
+    assert len(held_hashes.checked) == 6
+
+
+async def test_password_checks_beyond_the_bound_are_refused_at_once(server_with, fake_time, make_user, held_hashes):
+    """Two password checks may be pending; a third login is refused at once, without hashing,
+    and succeeds once the others are done."""
+    await make_user("alice")
+    await make_user("bob")
+    client_at = server_with(login_max_password_checks=2)
+    pending = [
+        asyncio.create_task(log_in(client_at("198.51.100.1"), "bob", "password123")),
+        asyncio.create_task(log_in(client_at("198.51.100.2"), "carol", "wrong")),
+    ]
+    await until(lambda: identity.pending_password_checks() == 2)
+    busy = await asyncio.wait_for(log_in(client_at("198.51.100.3"), "alice", "password123"), 10)
+    assert busy == {
+        "token": None,
+        "user": None,
+        "userErrors": [
+            {
+                "code": "TOO_MANY_ATTEMPTS",
+                "message": "The server is busy checking other logins; try again in a few seconds.",
+                "field": ["login"],
+            }
+        ],
+    }
+    held_hashes.release.set()
+    bob, carol = await asyncio.gather(*pending)
+    assert (bob["user"], code_of(carol)) == ({"login": "bob"}, "INVALID_CREDENTIALS")
+    assert len(held_hashes.checked) == 2  # alice's was never hashed
+    assert identity.pending_password_checks() == 0
+    assert (await log_in(client_at("198.51.100.3"), "alice", "password123"))["user"] == {"login": "alice"}
 
 
 async def test_a_request_may_log_in_once(gql, make_user, count_statements):

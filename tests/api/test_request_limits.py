@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
+from graphql import parse
 from sqlalchemy import select, text
 
 from engine import workflows
@@ -320,3 +321,90 @@ async def test_refusals_are_fast_while_other_requests_keep_answering(app_client)
     results = await asyncio.gather(*(refuse(q) for q in abusive), ping())
     assert results[-1]["data"] == {"__typename": "Query"}
     assert max(results[:-1]) < 1.0, results
+
+
+# --- Validation errors and the measure cache -----------------------------------------------------
+
+
+async def test_every_validation_error_carries_a_code_and_rules_keep_their_own(gql, make_user):
+    """graphql-core's own errors ("Cannot query field …") came without `extensions.code`."""
+    _, token = await make_user("alice")
+    unknown = await gql.raw("{ viewer { nope } }", token=token)
+    assert unknown["data"] is None and codes(unknown) == ["GRAPHQL_VALIDATION_FAILED"], unknown
+    assert unknown["errors"][0]["message"] == "Cannot query field 'nope' on type 'User'."
+    assert unknown["errors"][0]["locations"] == [{"line": 1, "column": 12}]
+    several = await gql.raw("query($x: Int) { viewer { login(a: 1) } nope }", token=token)
+    assert codes(several) == ["GRAPHQL_VALIDATION_FAILED"] * len(several["errors"]) and len(several["errors"]) >= 3
+    nul = await gql.raw('{ node(id: "prj_\\u0000") { id } }', token=token)  # the input guard's rule
+    assert codes(nul) == ["INVALID_INPUT"], nul
+    logins = await gql.raw(
+        'mutation { a: login(input: {login: "a", password: "b"}) { token } '
+        'b: login(input: {login: "a", password: "b"}) { token } }'
+    )
+    assert codes(logins) == ["TOO_MANY_LOGINS"], logins
+
+
+def test_the_cost_of_a_document_is_remembered_per_schema():
+    """The measure cache keyed by document text alone: a second schema read the first's cost."""
+    import strawberry
+
+    from schema.limits import measure
+
+    @strawberry.type
+    class Thing:
+        name: str
+
+    @strawberry.type
+    class Plain:
+        @strawberry.field
+        def things(self) -> list[Thing]:
+            return []
+
+    @strawberry.type
+    class Paged:
+        @strawberry.field
+        def things(self, first: int | None = None) -> list[Thing]:
+            return []
+
+    document = parse("{ things(first: 30) { name } }")
+    plain, paged = strawberry.Schema(query=Plain)._schema, strawberry.Schema(query=Paged)._schema
+    assert measure(plain, document, None, {}).cost == 1  # (no `first` argument: counted once)
+    assert measure(paged, document, None, {}).cost == 30
+    assert measure(plain, document, None, {}).cost == 1
+
+
+PICK_LISTS = """{ alias: node(id: "SUB") { ... on Subproject { workflowItems(first: FIRST) { edges { node {
+  case { roles { role { shortName } pickList { ... on User { login } } } } } } } } } }"""
+
+
+async def test_lists_without_first_count_their_longest_length(gql, make_user, count_statements):
+    """`CaseRole.pickList` counted 1 however long: 40 aliases of pick lists over a page of 100
+    items cost 16,040 and sent 1,606 statements. It now counts its bound (20 parties) and
+    multiplies what it contains, as a connection of 20 would."""
+    _, token = await make_user("alice")
+    _, sub, _ = await build_tree(gql, token, items=2, workflow="bug")
+
+    def document(aliases: int, first: int) -> str:
+        one = PICK_LISTS.replace("SUB", sub["id"]).replace("FIRST", str(first))[2:-2]
+        return "{ " + " ".join(one.replace("alias", f"a{i}") for i in range(aliases)) + " }"
+
+    read = await gql.raw(document(1, 20), token=token)
+    assert "errors" not in read, read
+    # node 1 + 20 items + 20 x (case 1 + roles 1 + role 1 + pickList 20; a login, a scalar, is 0)
+    assert read["extensions"]["cost"]["requested"] == 1 + 20 + 20 * (1 + 1 + 1 + 20)
+    roles = read["data"]["a0"]["workflowItems"]["edges"][0]["node"]["case"]["roles"]
+    assert roles and all("pickList" in r for r in roles)
+    with count_statements() as sql:  # the reviewer's probe: 40 aliases over pages of 100 items
+        refused = await gql.raw(document(40, 100), token=token)
+    assert codes(refused) == ["QUERY_TOO_COSTLY"]
+    assert refused["errors"][0]["extensions"]["cost"] == 40 * (1 + 100 + 100 * (1 + 1 + 1 + 20))
+    assert sql.count == 0, sql.statements
+
+
+async def test_the_nested_read_of_bench_r1_stays_within_the_default_cost(gql, make_user):
+    from bench.queries import R1
+
+    _, token = await make_user("alice")
+    project, _, _ = await build_tree(gql, token, items=2, workflow="bug")
+    body = await gql.raw(R1, {"id": project["id"]}, token=token)
+    assert "errors" not in body and body["extensions"]["cost"] == {"requested": 1_611, "limit": 50_000}

@@ -219,6 +219,17 @@ async def test_hidden_and_missing_ids_get_the_same_errors(gql, make_user):
             assert (await gql(NODE, {"id": id_}, token=stranger))["node"] is None
 
 
+async def test_a_role_player_without_grants_is_not_allowed_rather_than_told_the_item_is_missing(gql, make_user):
+    """dev sees the item through the role (node answers), so a refusal must not pretend it does
+    not exist; the viewer holds workflowItem.view; the stranger sees nothing."""
+    s = await _scene(gql, make_user)
+    item_id = s["item"]["id"]
+    assert (await gql(NODE, {"id": item_id}, token=s["dev"]))["node"] == {"id": item_id}
+    for who, code in (("dev", "NOT_ALLOWED"), ("viewer", "NOT_ALLOWED"), ("stranger", "NOT_FOUND")):
+        answer = (await gql(UPDATE_ITEM, {"id": item_id}, token=s[who]))["updateWorkflowItem"]
+        assert answer["workflowItem"] is None and [e["code"] for e in answer["userErrors"]] == [code], (who, answer)
+
+
 async def test_reorder_refuses_hidden_items_as_unknown_ones(gql, make_user):
     _, sam = await make_user("sam")
     clerk_id, clerk = await make_user("clerk")

@@ -157,7 +157,7 @@ async def test_failures_change_nothing(db, make_actor):
         log_before = await s.scalar(select(func.count()).select_from(Activity))
     attempts = [
         (dev, "close", {}, "ACTION_NOT_ENABLED"),
-        (dev, "fly", {}, "ACTION_NOT_ENABLED"),
+        (dev, "fly", {}, "UNKNOWN_ACTION"),
         (dev, "resolve", {"expected_version": 99}, "VERSION_CONFLICT"),
         (stranger, "resolve", {}, "NOT_FOUND"),
         (dev, "resolve", {"resolution": "fixedd"}, "INVALID_INPUT"),

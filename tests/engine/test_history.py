@@ -332,5 +332,16 @@ async def test_migration_0008_rehashes_existing_chains(fresh_url):
         assert await intact() == [False] * 4  # the old hashes leave out seq, case_id and chain
         await asyncio.to_thread(upgrade, fresh_url)
         assert await intact() == [True] * 4
+
+        # Tampered with under the old scheme: the upgrade must not seal it under new hashes.
+        _, item_id, _, _ = await two_items(db, owner, dev)
+        seqs = await seqs_of(db, item_id)
+        await asyncio.to_thread(command.downgrade, alembic_config(fresh_url), "0007")
+        await sql(db, "UPDATE activity SET comment = 'never fixed' WHERE seq = :s", s=seqs[-2])
+        await asyncio.to_thread(upgrade, fresh_url)
+        async with db.session() as s:
+            reports = {r.resource_id: r async for r in verify_all(s, secret_key="")}
+        assert (reports[item_id].intact, reports[item_id].broken_at) == (False, seqs[-2])
+        assert [r.intact for id_, r in reports.items() if id_ != item_id] == [True] * 7
     finally:
         await db.dispose()
