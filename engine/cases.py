@@ -20,7 +20,7 @@ from engine.actors import Actor
 from engine.context import CaseContext, case_not_found, load_case, new_case_context
 from engine.errors import DomainError, ErrorCode
 from engine.spec_checker import MAX_NAME
-from engine.specs import WorkflowSpec
+from engine.specs import ActionSpec, WorkflowSpec
 from engine.transitions import (
     after_enable,
     assigned_parties,
@@ -191,9 +191,13 @@ async def execute(
     data: dict[str, Any] | None = None,
     idempotency_key: str | None = None,
     expected_version: int | None = None,
+    output: str | None = None,
+    resolution: str | None = None,
     now: datetime | None = None,
 ) -> ExecutionResult:
-    """Execute a USER action on a case as ``actor`` (seed 004 ``case::action::execute``)."""
+    """Execute a USER action on a case as ``actor`` (seed 004 ``case::action::execute``).
+    ``output`` picks among the action's outputs (and so its new state), ``resolution`` among its
+    resolution codes; each is required when the action declares them, refused when it doesn't."""
     now = now or utcnow()
     data = data or {}
     if comment is not None:
@@ -209,6 +213,8 @@ async def execute(
                 "comment": comment,
                 "data": data,
                 "expectedVersion": expected_version,
+                "output": output,
+                "resolution": resolution,
             }
         )
         previous = await _claim_idempotency_key(
@@ -243,7 +249,18 @@ async def execute(
         raise DomainError(
             ErrorCode.NOT_ALLOWED, f"You may not {spec_action.pretty_name.lower()} this case.", ["action"]
         )
-    entry = await fire(ctx, instance, spec_action, actor=actor, comment=comment, values=data, now=now)
+    _check_choices(spec_action, output, resolution)
+    entry = await fire(
+        ctx,
+        instance,
+        spec_action,
+        actor=actor,
+        comment=comment,
+        values=data,
+        now=now,
+        output=output,
+        resolution=resolution,
+    )
     await run_automatic(ctx, now)
     if idempotency_key is not None:
         record = await session.get(Idempotency, (actor.user_id, "executeAction", idempotency_key))
@@ -251,6 +268,32 @@ async def execute(
         record.response = {"caseId": ctx.case.id, "activityId": entry.id}
     await session.flush()
     return ExecutionResult(case=ctx.case, activity=entry)
+
+
+def _check_choices(action: ActionSpec, output: str | None, resolution: str | None) -> None:
+    """An output only for an action with outputs (which one is checked as the state changes, as
+    an ``on_fire`` callback may pick it); a resolution one of the action's codes, and required
+    when it has some: seed 003 has the person resolving pick one. Messages name the allowed
+    values, never echo the one given (it may be long)."""
+    if output is not None and not action.outputs:
+        raise DomainError(
+            ErrorCode.INVALID_INPUT, f"{action.pretty_name} has no outputs; leave output out.", ["output"]
+        )
+    codes = [code for code, _ in action.resolutions]
+    if resolution is None and not codes:
+        return
+    if not codes:
+        raise DomainError(
+            ErrorCode.INVALID_INPUT, f"{action.pretty_name} has no resolutions; leave resolution out.", ["resolution"]
+        )
+    if resolution not in codes:
+        raise DomainError(
+            ErrorCode.INVALID_INPUT,
+            f"{action.pretty_name} needs a resolution, one of: {', '.join(codes)}."
+            if resolution is None
+            else f"That is not a resolution of {action.pretty_name}; one of: {', '.join(codes)}.",
+            ["resolution"],
+        )
 
 
 # Action names an UNKNOWN_ACTION message lists: enough for any hand-written workflow, bounded for any.

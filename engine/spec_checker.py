@@ -52,10 +52,19 @@ class SpecChecker:
     """Collects the problems of one spec (at most MAX_ERRORS), each a DomainError INVALID_SPEC
     whose ``field`` is the path of the offending key below ``spec``."""
 
-    def __init__(self, known_callbacks: set[str], known_side_effects: set[str]) -> None:
+    def __init__(
+        self,
+        known_callbacks: set[str],
+        known_side_effects: set[str],
+        *,
+        known_on_fire: set[str] | None = None,
+        known_enable_conditions: set[str] | None = None,
+    ) -> None:
         self.errors: list[DomainError] = []
         self.known_callbacks = known_callbacks
         self.known_side_effects = known_side_effects
+        self.known_on_fire = known_on_fire or set()
+        self.known_enable_conditions = known_enable_conditions or set()
         self.states = 0
         self.actions = 0
 

@@ -46,6 +46,9 @@ _ACTION_KEYS = {
     "side_effects",
     "depends_on",
     "outputs",
+    "on_fire",
+    "resolutions",
+    "enable_conditions",
     "children",
     "states",
 }
@@ -63,6 +66,8 @@ _OPTIONAL_COLLECTIONS = {
     "side_effects",
     "depends_on",
     "outputs",
+    "resolutions",
+    "enable_conditions",
 }
 # Values that mean "not set"; normalization drops them so exports stay minimal.
 _DEFAULTS: dict[str, Any] = {
@@ -72,7 +77,10 @@ _DEFAULTS: dict[str, Any] = {
     "timeout_seconds": None,
     "assigned_role": None,
     "new_state": None,
+    "on_fire": None,
 }
+# Triggers whose actions fire without a person choosing: no caller gives them an output or a resolution.
+UNATTENDED_TRIGGERS = ("auto", "time", "init")
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +119,9 @@ class ActionSpec:
     side_effects: tuple[str, ...] = ()
     depends_on: tuple[tuple[str, int, int | None], ...] = ()
     outputs: tuple[tuple[str, str], ...] = ()
+    on_fire: str | None = None  # the callback that picks the output (engine.registry.on_fire_callbacks)
+    resolutions: tuple[tuple[str, str], ...] = ()  # (code, pretty name), in the spec's order
+    enable_conditions: tuple[str, ...] = ()  # callbacks asked before each enabling
     parent: str | None = None
     children: tuple[str, ...] = ()
 
@@ -119,6 +130,10 @@ class ActionSpec:
 
     def is_assigned_in(self, state: str) -> bool:
         return self.assigned_role is not None and state in self.assigned_states
+
+    def output_state(self, output: str) -> str | None:
+        """The state an output leads to; None for an output the action does not declare."""
+        return next((state for name, state in self.outputs if name == output), None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,10 +167,22 @@ class WorkflowSpec:
         return self.scope_states(parent)[0].short_name
 
 
-def parse(raw: Any, *, known_callbacks: set[str], known_side_effects: set[str]) -> WorkflowSpec:
+def parse(
+    raw: Any,
+    *,
+    known_callbacks: set[str],
+    known_side_effects: set[str],
+    known_on_fire: set[str] | None = None,
+    known_enable_conditions: set[str] | None = None,
+) -> WorkflowSpec:
     """Validate a spec; raises DomainErrors listing every problem found (code INVALID_SPEC), each
     with the path of its key. Every key is type-checked and the whole is bounded (spec_checker)."""
-    c = SpecChecker(known_callbacks, known_side_effects)
+    c = SpecChecker(
+        known_callbacks,
+        known_side_effects,
+        known_on_fire=known_on_fire or set(),
+        known_enable_conditions=known_enable_conditions or set(),
+    )
     if not isinstance(raw, dict):
         c.fail([], f"A spec must be an object, not {kind(raw)}.")
         raise DomainErrors(c.errors)
@@ -364,6 +391,14 @@ def _action(
         if target not in scope_states:
             c.fail([*path, "outputs", output], f"Output {output!r} of {name!r} names unknown state {target!r}.")
         outputs.append((output, target))
+    on_fire = _on_fire(c, path, name, body, trigger, timeout, outputs)
+    resolutions = _resolutions(c, path, name, body, trigger)
+    conditions = c.names(body.get("enable_conditions"), [*path, "enable_conditions"], "enable condition name")
+    for condition in conditions:
+        if condition not in c.known_enable_conditions:
+            c.fail([*path, "enable_conditions"], f"Action {name!r} names unknown enable condition {condition!r}.")
+    if conditions and trigger == "init":
+        c.fail([*path, "enable_conditions"], f"INIT action {name!r} is never enabled; it has no enable conditions.")
     if CHILD_WORKFLOWS and trigger not in PARENT_TRIGGERS and ("children" in body or "states" in body):
         c.fail([*path, "children"], f"Only workflow, parallel and dynamic actions have children ({name!r}).")
     pretty = c.text(body.get("pretty_name"), [*path, "pretty_name"], name)
@@ -381,10 +416,75 @@ def _action(
         new_state=new_state,
         timeout_seconds=timeout,
         side_effects=effects,
-        depends_on=c.depends_on(body.get("depends_on"), [*path, "depends_on"]),
+        depends_on=_depends_on(c, path, name, body),
         outputs=tuple(outputs),
+        on_fire=on_fire,
+        resolutions=resolutions,
+        enable_conditions=conditions,
         parent=parent,
     )
+
+
+def _on_fire(
+    c: SpecChecker,
+    path: list[str],
+    name: str,
+    body: dict[str, Any],
+    trigger: str,
+    timeout: int | None,
+    outputs: list[tuple[str, str]],
+) -> str | None:
+    """The ``on_fire`` callback, which picks one of the action's outputs when it fires. An
+    action with outputs that can fire without a person (AUTO, TIME, a timeout) needs one: no
+    caller is there to choose."""
+    on_fire = c.name(body.get("on_fire"), [*path, "on_fire"], "an on_fire callback name")
+    if on_fire is not None and on_fire not in c.known_on_fire:
+        c.fail([*path, "on_fire"], f"Action {name!r} names unknown on_fire callback {on_fire!r}.")
+    if "on_fire" in body and not body.get("outputs"):
+        c.fail([*path, "on_fire"], f"on_fire picks one of an action's outputs; {name!r} declares none.")
+    if outputs and "new_state" in body and body["new_state"] is not None:
+        c.fail([*path, "new_state"], f"Action {name!r} has outputs, which decide its new state; drop new_state.")
+    if outputs and trigger == "init":
+        c.fail([*path, "outputs"], f"INIT action {name!r} starts the case in its new_state; it has no outputs.")
+    elif outputs and "on_fire" not in body and (trigger in UNATTENDED_TRIGGERS or timeout is not None):
+        c.fail(
+            [*path, "on_fire"],
+            f"Action {name!r} can fire without a person (trigger {trigger}"
+            f"{'' if timeout is None else ', timeout_seconds'}), so an on_fire callback must pick its output.",
+        )
+    return on_fire
+
+
+def _resolutions(
+    c: SpecChecker, path: list[str], name: str, body: dict[str, Any], trigger: str
+) -> tuple[tuple[str, str], ...]:
+    """``{code: pretty_name}``: the codes a person picks from when executing the action (seed
+    003 "Resolution Codes"); an action nobody executes by hand has none."""
+    rpath = [*path, "resolutions"]
+    found = tuple(
+        (code, c.text(pretty, [*rpath, code], code))
+        for code, pretty in c.entries(body.get("resolutions"), rpath, "resolution", MAX_NAMES).items()
+    )
+    if found and trigger in UNATTENDED_TRIGGERS:
+        c.fail(rpath, f"Resolutions are picked by the person executing an action; {name!r} is {trigger.upper()}.")
+    return found
+
+
+def _depends_on(
+    c: SpecChecker, path: list[str], name: str, body: dict[str, Any]
+) -> tuple[tuple[str, int, int | None], ...]:
+    """Gating. A dependency of an action on itself only caps how often it runs (``max``; seed
+    003): its ``min`` is 0, and a larger one could never be met."""
+    depends = c.depends_on(body.get("depends_on"), [*path, "depends_on"])
+    if not any(dep == name for dep, _, _ in depends):
+        return depends
+    limits = body["depends_on"][name]
+    if isinstance(limits, dict) and limits.get("min"):
+        c.fail(
+            [*path, "depends_on", name, "min"],
+            f"Action {name!r} depends on itself: that caps how often it runs (max); it takes no min.",
+        )
+    return tuple((dep, 0 if dep == name else low, high) for dep, low, high in depends)
 
 
 def normalize(value: Any) -> Any:

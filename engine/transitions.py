@@ -10,9 +10,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine import activity, assignment, notifications, ordering
 from engine.actors import SYSTEM, Actor
+from engine.conditions import EnableCheck
 from engine.context import CaseContext
 from engine.errors import DomainError, ErrorCode
-from engine.registry import side_effects
+from engine.registry import enable_conditions, on_fire_callbacks, side_effects
 from engine.resources import require_open_to_reopen
 from engine.side_effects import Execution
 from engine.specs import ActionSpec
@@ -36,11 +37,16 @@ async def fire(
     comment: str | None,
     values: dict[str, Any],
     now: datetime,
+    output: str | None = None,
+    resolution: str | None = None,
 ) -> activity.LogEntry:
-    """Complete one instance: change its scope's state, log it, run side effects, re-enable."""
+    """Complete one instance: change its scope's state, log it, run side effects, re-enable.
+    ``output`` is the caller's choice among the action's outputs (an ``on_fire`` callback may
+    choose instead); ``resolution`` a code the caller has checked against its resolutions."""
     scope = instance.scope
     from_state = ctx.states[scope]
-    to_state = spec_action.new_state or from_state
+    execution = Execution(ctx=ctx, action=spec_action, actor=actor, values=values, output=output, resolution=resolution)
+    to_state = await new_state(execution, from_state)
     if scope == "" and ctx.spec.states[to_state].terminal and not ctx.spec.states[from_state].terminal:
         await ordering.require_previous_items_closed(ctx.session, item=ctx.item, subproject=ctx.subproject)
     elif scope == "" and ctx.spec.states[from_state].terminal and not ctx.spec.states[to_state].terminal:
@@ -53,9 +59,11 @@ async def fire(
         ctx.states[scope] = to_state
     ctx.case.version += 1
     recomputed = await recompute(ctx, scope, now)
-    execution = Execution(
-        ctx=ctx, action=spec_action, actor=actor, values=values, log_data={"from": from_state, "to": to_state}
-    )
+    execution.log_data.update({"from": from_state, "to": to_state})
+    if execution.output is not None:
+        execution.log_data["output"] = execution.output
+    if resolution is not None:
+        execution.log_data["resolution"] = resolution
     if values:
         execution.log_data["values"] = values
     registry = side_effects()
@@ -89,6 +97,30 @@ async def fire(
     await after_enable(ctx, recomputed, now)
     await notifications.notify(ctx, entry, assigned_parties=assigned_parties(ctx, recomputed))
     return entry
+
+
+async def new_state(execution: Execution, from_state: str) -> str:
+    """The state the action leads to (seed 003 "Conditional Transformation"): its ``new_state``
+    (none: the state stays), or for an action with outputs the state of the output taken, which
+    its ``on_fire`` callback picks (returning None keeps the caller's) or else the caller."""
+    action = execution.action
+    if not action.outputs:
+        return action.new_state or from_state
+    if action.on_fire is not None:
+        picked = await on_fire_callbacks()[action.on_fire](execution)
+        if picked is not None:
+            execution.output = picked
+    target = None if execution.output is None else action.output_state(execution.output)
+    if target is None:
+        allowed = ", ".join(name for name, _ in action.outputs)
+        raise DomainError(
+            ErrorCode.INVALID_INPUT,
+            f"{action.pretty_name} needs an output, one of: {allowed}."
+            if execution.output is None
+            else f"That is not an output of {action.pretty_name}; one of: {allowed}.",
+            ["output"],
+        )
+    return target
 
 
 def assigned_parties(ctx: CaseContext, recomputed: Recomputed) -> set[str]:
@@ -134,6 +166,7 @@ async def recompute(ctx: CaseContext, scope: str, now: datetime) -> Recomputed:
     else:
         existing = list(await ctx.session.scalars(_ENABLED_IN_SCOPE, {"case_id": ctx.case.id, "scope": scope}))
     seen: set[str] = set()
+    refused: dict[str, EnabledAction] | None = None
     for instance in existing:
         spec_action = wanted.get(instance.action)
         if spec_action is None:
@@ -144,6 +177,11 @@ async def recompute(ctx: CaseContext, scope: str, now: datetime) -> Recomputed:
         instance.assigned_role = spec_action.assigned_role if spec_action.is_assigned_in(state) else None
     for name, spec_action in wanted.items():
         if name in seen:
+            continue
+        if spec_action.enable_conditions and not await _conditions_allow(ctx, spec_action, scope):
+            if refused is None:
+                refused = await _refused_in_scope(ctx, scope)
+            _refuse(ctx, refused.get(name), spec_action, scope, now)
             continue
         # A new instance starts a new clock: disabled and enabled again, a timer restarts.
         fire_at = None if spec_action.timeout_seconds is None else now + timedelta(seconds=spec_action.timeout_seconds)
@@ -167,25 +205,68 @@ async def recompute(ctx: CaseContext, scope: str, now: datetime) -> Recomputed:
     return result
 
 
+# Built once: gating counts, per dependency, in workflows that use depends_on.
+_COMPLETED_COUNT = select(func.count(EnabledAction.id)).where(
+    EnabledAction.case_id == bindparam("case_id"),
+    EnabledAction.action == bindparam("action"),
+    EnabledAction.status == "COMPLETED",
+)
+_REFUSED_IN_SCOPE = select(EnabledAction).where(
+    EnabledAction.case_id == bindparam("case_id"),
+    EnabledAction.scope == bindparam("scope"),
+    EnabledAction.status == "REFUSED",
+)
+
+
 async def _gates_open(ctx: CaseContext, action: ActionSpec) -> bool:
-    """Gating (seed 003): each dependency completed at least min and at most max times."""
+    """Gating (seed 003 "Gated Actions"): each dependency has completed at least min and at
+    most max times. A dependency on the action itself caps its runs: enabling it once more is
+    allowed only while it has completed fewer than max times, so it runs at most max times."""
     if not action.depends_on:
         return True
     for dep, lo, hi in action.depends_on:
-        done = len(
-            (
-                await ctx.session.scalars(
-                    select(EnabledAction.id).where(
-                        EnabledAction.case_id == ctx.case.id,
-                        EnabledAction.action == dep,
-                        EnabledAction.status == "COMPLETED",
-                    )
-                )
-            ).all()
-        )
+        done = await ctx.session.scalar(_COMPLETED_COUNT, {"case_id": ctx.case.id, "action": dep}) or 0
+        if dep == action.short_name and hi is not None:
+            hi -= 1
         if done < lo or (hi is not None and done > hi):
             return False
     return True
+
+
+async def _conditions_allow(ctx: CaseContext, action: ActionSpec, scope: str) -> bool:
+    """Ask the action's enable conditions (seed 003 CanEnableP), in order; the first refusal wins."""
+    registered = enable_conditions()
+    check = EnableCheck(ctx=ctx, action=action, scope=scope)
+    for name in action.enable_conditions:
+        if not await registered[name](check):
+            return False
+    return True
+
+
+async def _refused_in_scope(ctx: CaseContext, scope: str) -> dict[str, EnabledAction]:
+    """The scope's REFUSED instances by action: at most one each, the latest refusal, updated at
+    each one after it (read only when a condition refuses)."""
+    rows = await ctx.session.scalars(_REFUSED_IN_SCOPE, {"case_id": ctx.case.id, "scope": scope})
+    return {row.action: row for row in rows}
+
+
+def _refuse(ctx: CaseContext, instance: EnabledAction | None, action: ActionSpec, scope: str, now: datetime) -> None:
+    """Record that the action's enable conditions refused it now: one REFUSED instance per action
+    and scope, ``enabled_at`` its first refusal and ``completed_at`` its latest, so that a
+    condition asked at every change of a long case adds no row per change. It is asked again at
+    the next change; once allowed, a new ENABLED instance is made as for any action."""
+    if instance is None:
+        instance = EnabledAction(
+            id=new_id("ea"),
+            case_id=ctx.case.id,
+            action=action.short_name,
+            scope=scope,
+            trigger=action.trigger,
+            status="REFUSED",
+            enabled_at=now,
+        )
+        ctx.session.add(instance)
+    instance.completed_at = now
 
 
 async def after_enable(ctx: CaseContext, recomputed: Recomputed, now: datetime) -> None:

@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from engine import permissions, specs
 from engine.actors import Actor
 from engine.errors import DomainError, DomainErrors, ErrorCode
-from engine.registry import assignee_callbacks, side_effects
+from engine.registry import assignee_callbacks, enable_conditions, on_fire_callbacks, side_effects
 from engine.specs import WorkflowSpec
 from models import Group, User, Workflow, new_id
 
@@ -20,7 +20,13 @@ _spec_cache: dict[str, WorkflowSpec] = {}
 
 
 def parse_spec(raw: Any) -> WorkflowSpec:
-    return specs.parse(raw, known_callbacks=set(assignee_callbacks()), known_side_effects=set(side_effects()))
+    return specs.parse(
+        raw,
+        known_callbacks=set(assignee_callbacks()),
+        known_side_effects=set(side_effects()),
+        known_on_fire=set(on_fire_callbacks()),
+        known_enable_conditions=set(enable_conditions()),
+    )
 
 
 def spec_of(workflow: Workflow) -> WorkflowSpec:

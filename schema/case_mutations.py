@@ -33,6 +33,14 @@ class ExecuteActionInput:
         default=None, description="Refuse with VERSION_CONFLICT unless the case is at this version."
     )
     dry_run: bool = strawberry.field(default=False, description="Report what would happen; change nothing.")
+    output: str | None = strawberry.field(
+        default=None,
+        description="Which of the action's outputs to take (Action.outputs): required when it has outputs, "
+        "unless its on_fire callback picks one; it decides the new state.",
+    )
+    resolution: str | None = strawberry.field(
+        default=None, description="A code of Action.resolutions: required when the action has resolutions."
+    )
 
 
 @strawberry.type(description="What a case would look like after a dry run of an action.")
@@ -105,6 +113,8 @@ async def execute_action(info: AppInfo, input: ExecuteActionInput) -> ExecuteAct
             data=input.data,
             idempotency_key=input.idempotency_key,
             expected_version=input.expected_version,
+            output=input.output,
+            resolution=input.resolution,
         )
         if not input.dry_run:
             return result, None, None

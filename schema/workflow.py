@@ -57,6 +57,18 @@ class State:
     is_type_of = row_type(StateSpec)
 
 
+@strawberry.type(description="A code a person picks when executing an action, e.g. fixed or wontfix for a bug.")
+class Resolution:
+    code: str
+    pretty_name: str
+
+
+@strawberry.type(description="One outcome of an action and the state it leads to.")
+class ActionOutput:
+    name: str
+    new_state: str
+
+
 @strawberry.type(description="A step of a workflow. Roles and states are named by their short names.")
 class Action:
     short_name: str
@@ -77,6 +89,14 @@ class Action:
     @strawberry.field
     def trigger(self) -> Trigger:
         return Trigger(self.trigger)  # type: ignore[arg-type]
+
+    @strawberry.field(description="The resolution codes to pick from (executeAction's resolution), in spec order.")
+    def resolutions(self) -> list[Resolution]:
+        return [Resolution(code=c, pretty_name=p) for c, p in self.resolutions]  # type: ignore[attr-defined]
+
+    @strawberry.field(description="The outputs to pick from (executeAction's output); empty: new_state applies.")
+    def outputs(self) -> list[ActionOutput]:
+        return [ActionOutput(name=n, new_state=s) for n, s in self.outputs]  # type: ignore[attr-defined]
 
 
 @strawberry.type(description="A versioned workflow definition; cases stay on the version they started with.")

@@ -31,7 +31,11 @@ async def test_execute_dry_run_and_case_fields(gql, make_user):
     assert sorted(a["action"]["shortName"] for a in case["myActions"]) == ["comment", "edit"]  # not resolve
 
     dry = (
-        await gql(EXECUTE, {"input": {"workflowItemId": item["id"], "action": "resolve", "dryRun": True}}, token=dev)
+        await gql(
+            EXECUTE,
+            {"input": {"workflowItemId": item["id"], "action": "resolve", "resolution": "fixed", "dryRun": True}},
+            token=dev,
+        )
     )["executeAction"]
     assert dry["userErrors"] == [] and dry["activity"] is None
     assert dry["preview"]["state"]["shortName"] == "resolved" and dry["preview"]["version"] == 1
@@ -51,7 +55,7 @@ async def test_execute_dry_run_and_case_fields(gql, make_user):
                 "workflowItemId": item["id"],
                 "action": "resolve",
                 "comment": "ok",
-                "data": {"resolution": "fixed"},
+                "resolution": "fixed",
                 "expectedVersion": 0,
             }
         },
@@ -101,7 +105,9 @@ async def test_fifty_concurrent_executions_one_wins(gql, make_user):
     _, sam = await make_user("sam")
     dev_id, dev = await make_user("dev")
     item = await bug_item(gql, sam, dev_id)
-    request = {"input": {"workflowItemId": item["id"], "action": "resolve", "expectedVersion": 0}}
+    request = {
+        "input": {"workflowItemId": item["id"], "action": "resolve", "resolution": "fixed", "expectedVersion": 0}
+    }
     results = await asyncio.gather(*[gql(EXECUTE, request, token=dev) for _ in range(50)])
     codes = [r["executeAction"]["userErrors"][0]["code"] if r["executeAction"]["userErrors"] else "OK" for r in results]
     assert codes.count("OK") == 1

@@ -19,7 +19,9 @@ async def _bug(gql, sam, dev_id):
 
 
 async def _execute(gql, token, item_id, action):
-    return (await gql(EXECUTE, {"input": {"workflowItemId": item_id, "action": action}}, token=token))["executeAction"]
+    extra = {"resolution": "fixed"} if action == "resolve" else {}
+    request = {"input": {"workflowItemId": item_id, "action": action, **extra}}
+    return (await gql(EXECUTE, request, token=token))["executeAction"]
 
 
 async def test_reopening_in_a_closed_subproject_is_refused(gql, make_user):

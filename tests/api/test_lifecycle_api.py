@@ -47,7 +47,7 @@ async def test_suspend_until_then_resume(gql, make_user):
         "actor": {"login": "sam"},
     }
 
-    refused = await mutate(gql, EXECUTE, dev, workflowItemId=item["id"], action="resolve")
+    refused = await mutate(gql, EXECUTE, dev, workflowItemId=item["id"], action="resolve", resolution="fixed")
     assert refused["userErrors"] == [
         {"code": "CASE_NOT_ACTIVE", "message": "The case is suspended; no action can run.", "field": None}
     ]
@@ -65,7 +65,7 @@ async def test_suspend_until_then_resume(gql, make_user):
     )
     assert sorted(a["action"]["shortName"] for a in resumed["case"]["myActions"]) == ["comment", "edit"]  # sam's
     assert resumed["activity"]["kind"] == "case_resumed" and resumed["activity"]["comment"] == "back"
-    done = await mutate(gql, EXECUTE, dev, workflowItemId=item["id"], action="resolve")
+    done = await mutate(gql, EXECUTE, dev, workflowItemId=item["id"], action="resolve", resolution="fixed")
     assert done["userErrors"] == [] and done["case"]["version"] == 3
 
     # The new kinds are history filters like any other.

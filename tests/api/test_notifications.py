@@ -53,7 +53,7 @@ async def test_levels_and_deduplication(gql, make_user):
     assert levels == {"dev": ["ROLE"], "watcher": ["WORKFLOW"], "fan": ["CASE"], "sam": []}
 
     # dev resolves: sam becomes assigned to "close" (level 1); dev, the actor, hears nothing.
-    await gql(EXECUTE, {"input": {"workflowItemId": item["id"], "action": "resolve"}}, token=dev)
+    await gql(EXECUTE, {"input": {"workflowItemId": item["id"], "action": "resolve", "resolution": "fixed"}}, token=dev)
     latest = (await inbox(gql, sam))["edges"][0]["node"]
     assert (latest["level"], latest["activity"]["action"]) == ("ASSIGNED", "resolve")
     assert [e["node"]["activity"]["action"] for e in (await inbox(gql, dev))["edges"]].count("resolve") == 0

@@ -33,7 +33,7 @@ async def test_group_plays_a_role_and_privileges_permit(db, make_actor):
             "start_review",
         ]
     await run(db, carol_now, case.id, "start_review")
-    result = await run(db, carol_now, case.id, "reject", data={"resolution": "too_expensive"})
+    result = await run(db, carol_now, case.id, "reject", resolution="too_expensive")
     assert result.case.status == "COMPLETED" and result.activity.data["resolution"] == "too_expensive"
     # dave plays no role; a privilege on the item would let him comment, but approval's actions list none.
     async with db.transaction() as s:

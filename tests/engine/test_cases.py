@@ -56,7 +56,7 @@ async def test_bug_workflow_end_to_end(db, make_actor):
     _, (case,) = await bug_case(db, submitter, dev)
     assert (await state_of(db, case.id))[:2] == ("open", "ACTIVE")
     assert await enabled(db, case.id) == ["comment", "edit", "resolve"]
-    await run(db, dev, case.id, "resolve", comment="fixed in 1.2", data={"resolution": "fixed"})
+    await run(db, dev, case.id, "resolve", comment="fixed in 1.2", resolution="fixed")
     assert (await state_of(db, case.id))[0] == "resolved"
     assert await enabled(db, case.id) == ["close", "comment", "edit", "reopen", "resolve"]
     await run(db, submitter, case.id, "close")
@@ -88,9 +88,9 @@ async def test_enabled_versus_assigned(db, make_actor):
         resolve = next(ea for ea in await engine.get_enabled_actions(s, case_id=case.id) if ea.action == "resolve")
         assert resolve.assigned_role == "assignee"  # assigned in "open"
     with pytest.raises(DomainError) as refused:
-        await run(db, submitter, case.id, "resolve")
+        await run(db, submitter, case.id, "resolve", resolution="fixed")
     assert refused.value.code == "NOT_ALLOWED"
-    await run(db, dev, case.id, "resolve")
+    await run(db, dev, case.id, "resolve", resolution="fixed")
     async with db.session() as s:
         resolve = next(ea for ea in await engine.get_enabled_actions(s, case_id=case.id) if ea.action == "resolve")
         assert resolve.assigned_role is None  # merely enabled in "resolved": nobody is expected to act
@@ -103,7 +103,7 @@ async def test_an_instance_that_stays_enabled_takes_the_assignment_of_the_new_st
     instance (its timer would keep running) and makes it the assignee's again."""
     submitter, dev = await make_actor("sam"), await make_actor("dev")
     _, (case,) = await bug_case(db, submitter, dev)
-    await run(db, dev, case.id, "resolve")
+    await run(db, dev, case.id, "resolve", resolution="fixed")
 
     async def resolve_instance():
         async with db.session() as s:
@@ -160,7 +160,7 @@ async def test_failures_change_nothing(db, make_actor):
         (dev, "fly", {}, "UNKNOWN_ACTION"),
         (dev, "resolve", {"expected_version": 99}, "VERSION_CONFLICT"),
         (stranger, "resolve", {}, "NOT_FOUND"),
-        (dev, "resolve", {"data": {"resolution": 42}}, "INVALID_INPUT"),
+        (dev, "resolve", {"resolution": "fixedd"}, "INVALID_INPUT"),
     ]
     for actor, action, kwargs, code in attempts:
         with pytest.raises(DomainError) as error:
@@ -301,7 +301,7 @@ async def test_log_is_hash_chained(db, make_actor):
 
     owner, dev = await make_actor("owner"), await make_actor("dev")
     _, (case,) = await bug_case(db, owner, dev)
-    await run(db, dev, case.id, "resolve")
+    await run(db, dev, case.id, "resolve", resolution="fixed")
     await run(db, owner, case.id, "close")
     async with db.session() as s:
         item_id = (await s.get(Case, case.id)).object_id

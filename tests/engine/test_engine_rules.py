@@ -16,7 +16,7 @@ from tests.engine.test_cases import bug_case, run, state_of
 async def closed_bug(db, sam, dev):
     """A bug resolved by dev and closed by sam: its case is COMPLETED, in the terminal state."""
     sub, (case,) = await bug_case(db, sam, dev)
-    await run(db, dev, case.id, "resolve")
+    await run(db, dev, case.id, "resolve", resolution="fixed")
     await run(db, sam, case.id, "close")
     return sub, case
 

@@ -36,9 +36,7 @@ async def two_items(db, owner, dev):
             for name in ("Bug A", "Bug B")
         ]
     async with db.transaction() as s:
-        await engine.execute(
-            s, actor=dev, case_id=first_case.id, action="resolve", comment="fixed", data={"resolution": "fixed"}
-        )
+        await engine.execute(s, actor=dev, case_id=first_case.id, action="resolve", comment="fixed", resolution="fixed")
     async with db.transaction() as s:
         await engine.execute(s, actor=owner, case_id=first_case.id, action="close")
     return project.id, first.id, first_case.id, second_case.id

@@ -48,7 +48,7 @@ async def test_suspend_stops_actions_and_resume_restarts_them(db, make_actor):
 
     resumed = await change(db, lifecycle.resume_case, sam, case.id, comment="vendor answered", now=T0)
     assert (resumed.case.status, resumed.case.version) == ("ACTIVE", 2)
-    await run(db, dev, case.id, "resolve")
+    await run(db, dev, case.id, "resolve", resolution="fixed")
     assert await state_of(db, case.id) == ("resolved", "ACTIVE", 3)
     assert await entries(db, case.id) == [
         ("case_suspended", sam.user_id, "waiting for the vendor", {"from": "ACTIVE", "to": "SUSPENDED", "until": None}),
@@ -87,7 +87,7 @@ async def test_a_suspension_until_a_time_ends_at_that_time_and_not_before(db, ma
     async with db.session() as s:
         assert (await s.get(Case, early.id)).suspended_until is None
         assert await lifecycle.next_suspension_end(s) == at + timedelta(hours=1)  # the indefinite one never counts
-    await run(db, dev, early.id, "resolve")  # actions run again
+    await run(db, dev, early.id, "resolve", resolution="fixed")  # actions run again
 
     async with db.transaction() as s:
         assert [c.id for c in await lifecycle.resume_due_suspensions(s, now=at + timedelta(days=1))] == [late.id]
@@ -198,7 +198,7 @@ async def test_invalid_transitions_and_inputs_change_nothing(db, make_actor):
     assert (error.code, error.message) == ("CASE_NOT_ACTIVE", "The case is already suspended; resume it first.")
     await change(db, lifecycle.resume_case, sam, case.id, expected_version=1, now=T0)
 
-    await run(db, dev, case.id, "resolve")
+    await run(db, dev, case.id, "resolve", resolution="fixed")
     await run(db, sam, case.id, "close")
     assert (await state_of(db, case.id))[1] == "COMPLETED"
     for verb, code, message in (
