@@ -875,8 +875,7 @@ def rich_spec(tree: Tree) -> dict[str, Any]:
                 "assigned_states": ["draft"],
                 "enabled_states": ["vote"],
                 "privileges": ["workflowItem.update"],
-                "new_state": "vote",
-                "outputs": {"ok": "done", "back": "draft"},
+                "outputs": {"ok": "vote", "back": "draft"},  # the output decides: no new_state beside it
             },
             # no "poll" (a parallel action with children) until child workflows run: it would make
             # every damaged spec a refused one; SPEC_KEYS still adds its keys under a new action
@@ -886,6 +885,8 @@ def rich_spec(tree: Tree) -> dict[str, Any]:
                 "assigned_states": ["vote"],
                 "new_state": "done",
                 "depends_on": {"submit": {"min": 1, "max": 3}},
+                "resolutions": {"shipped": "Shipped", "dropped": "Dropped"},
+                "enable_conditions": ["item_has_assignee"],
             },
         },
     }
@@ -1094,3 +1095,12 @@ async def test_hostile_specs_are_refused_or_run(
     event("spec accepted" if payload["workflow"] is not None else "spec refused")
     if payload["workflow"] is not None:
         await run_accepted_spec(client, tree, findings, payload["workflow"]["id"])
+
+
+async def test_the_undamaged_rich_spec_is_accepted_and_runs(client: Client, tree: Tree, findings: Findings) -> None:
+    """The hostile specs are this spec damaged one key at a time: it must itself be accepted,
+    or every damaged one would be refused and the path that runs accepted specs never taken."""
+    answer = await client.gql(DEFINE, {"spec": rich_spec(tree)}, token=tree.admin)
+    payload = answer.payload("defineWorkflow")
+    assert payload["userErrors"] == [] and payload["workflow"] is not None, answer.describe()
+    await run_accepted_spec(client, tree, findings, payload["workflow"]["id"])
