@@ -1,7 +1,12 @@
 """Who plays which role in a case: lazy default assignment, reassignment and pick lists (seed 004)."""
 
-from sqlalchemy import delete, func, select
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import delete, func, select, tuple_
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
 
 from engine import activity, notifications, permissions
 from engine.actors import Actor
@@ -16,6 +21,7 @@ from models import Case as CaseRow
 from models import CaseRoleParty, GroupMember, Workflow, WorkflowItem
 
 REASSIGN_MODES = ("REPLACE", "ADD", "REMOVE")
+PICK_LIST_LENGTH = 20  # parties a pick list names at most
 
 
 @register_assignee("creation_user")
@@ -172,32 +178,77 @@ async def reassign(
     return ctx.case
 
 
-async def pick_list(session: AsyncSession, *, actor: Actor, case: CaseRow, role: str, limit: int = 20) -> list[str]:
-    """Likely assignees: parties playing this role in other cases of the same workflow that
-    ``actor`` may view (most frequent first), then the role's allowed parties. Cases the actor
-    may not view count for nothing: their players are not named."""
+async def pick_list(
+    session: AsyncSession, *, actor: Actor, case: CaseRow, role: str, limit: int = PICK_LIST_LENGTH
+) -> list[str]:
+    """Likely assignees for one role of one case (see ``pick_lists``)."""
     workflow = await session.get(Workflow, case.workflow_id)
     assert workflow is not None
-    rows = (
-        await session.execute(
-            select(CaseRoleParty.party_id, func.count())
-            .join(CaseRow, CaseRow.id == CaseRoleParty.case_id)
-            .join(Workflow, Workflow.id == CaseRow.workflow_id)
-            .join(WorkflowItem, WorkflowItem.id == CaseRow.object_id)
-            .where(
-                Workflow.short_name == workflow.short_name,
-                CaseRoleParty.role == role,
-                CaseRoleParty.case_id != case.id,
-                item_visible(actor),
-            )
-            .group_by(CaseRoleParty.party_id)
-            .order_by(func.count().desc(), CaseRoleParty.party_id)
-            .limit(limit)
+    (result,) = await pick_lists(
+        session, actor=actor, wanted=[(case.id, role)], workflows={case.id: workflow}, limit=limit
+    )
+    return result
+
+
+async def pick_lists(
+    session: AsyncSession,
+    *,
+    actor: Actor,
+    wanted: Sequence[tuple[str, str]],
+    workflows: Mapping[str, Any],
+    limit: int = PICK_LIST_LENGTH,
+) -> list[list[str]]:
+    """Likely assignees for each (case id, role) in ``wanted``, in that order: parties playing
+    the role in other cases of the same workflow (any version) that ``actor`` may view, most
+    frequent first (ties by party id), then the role's allowed parties; at most ``limit``.
+    Cases the actor may not view count for nothing: their players are not named.
+
+    One statement for all the pairs, however many (a page of cases asks every role of each):
+    the counts are grouped per (case, role, party) and ranked per (case, role) with a window
+    function, so each pair keeps its own top ``limit``. ``workflows`` maps each case id to its
+    workflow row, whose spec names the allowed parties."""
+    pairs = list(dict.fromkeys(wanted))
+    if not pairs:
+        return [[] for _ in wanted]
+    target, target_workflow = aliased(CaseRow), aliased(Workflow)  # the case a list is for
+    count = func.count()
+    ranked = (
+        select(
+            target.id.label("case_id"),
+            CaseRoleParty.role,
+            CaseRoleParty.party_id,
+            func.row_number()
+            .over(partition_by=(target.id, CaseRoleParty.role), order_by=(count.desc(), CaseRoleParty.party_id))
+            .label("rank"),
         )
-    ).all()
-    result = [party for party, _ in rows]  # already most frequent first
-    spec_role = spec_of(workflow).roles.get(role)
-    for party in spec_role.allowed_parties if spec_role else ():
-        if party not in result:
-            result.append(party)
-    return result[:limit]
+        .select_from(target)
+        .join(target_workflow, target_workflow.id == target.workflow_id)
+        .join(Workflow, Workflow.short_name == target_workflow.short_name)
+        .join(CaseRow, CaseRow.workflow_id == Workflow.id)
+        .join(CaseRoleParty, CaseRoleParty.case_id == CaseRow.id)
+        .join(WorkflowItem, WorkflowItem.id == CaseRow.object_id)
+        .where(
+            tuple_(target.id, CaseRoleParty.role).in_(pairs),
+            CaseRoleParty.case_id != target.id,
+            item_visible(actor),
+        )
+        .group_by(target.id, CaseRoleParty.role, CaseRoleParty.party_id)
+        .subquery()
+    )
+    rows = await session.execute(
+        select(ranked.c.case_id, ranked.c.role, ranked.c.party_id)
+        .where(ranked.c.rank <= limit)
+        .order_by(ranked.c.case_id, ranked.c.role, ranked.c.rank)
+    )
+    played: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for case_id, role, party in rows:
+        played[(case_id, role)].append(party)  # most frequent first
+    results = []
+    for case_id, role in wanted:
+        result = list(played.get((case_id, role), ()))
+        spec_role = spec_of(workflows[case_id]).roles.get(role)
+        for party in spec_role.allowed_parties if spec_role else ():
+            if party not in result:
+                result.append(party)
+        results.append(result[:limit])
+    return results

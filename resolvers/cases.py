@@ -123,7 +123,11 @@ async def visible_case(ctx: Context, case: Case | None) -> Case | None:
 
 
 async def my_tasks(ctx: Context, *, first: int | None, after: str | None) -> Page[EnabledAction]:
-    """Enabled USER actions assigned to the viewer (directly or through a role), oldest first."""
+    """Enabled USER actions assigned to the viewer (directly or through a role), oldest first,
+    in cases where an action can run now (``EXECUTABLE_STATUSES``, the rule ``execute`` and
+    ``my_actions`` apply): a SUSPENDED case's instances stay ENABLED, to resume with, but are no
+    task until it resumes; a CANCELED case's are CANCELED already. The count is over the same
+    condition, so ``totalCount`` agrees with the pages."""
     limit = check_first(first)
     parties = ctx.viewer.party_ids
     through_role = exists().where(
@@ -131,9 +135,11 @@ async def my_tasks(ctx: Context, *, first: int | None, after: str | None) -> Pag
         CaseRoleParty.role == EnabledAction.assigned_role,
         CaseRoleParty.party_id.in_(parties),
     )
+    runnable = exists().where(Case.id == EnabledAction.case_id, Case.status.in_(EXECUTABLE_STATUSES))
     condition = and_(
         EnabledAction.status == "ENABLED",
         EnabledAction.trigger == "user",
+        runnable,
         or_(
             EnabledAction.assignee_party_id.in_(parties),
             and_(EnabledAction.assignee_party_id.is_(None), EnabledAction.assigned_role.is_not(None), through_role),

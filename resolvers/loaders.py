@@ -4,12 +4,13 @@ import asyncio
 import inspect
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeVar
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import aliased
 from strawberry.dataloader import DataLoader, DefaultCache
 
+from engine.assignment import pick_lists
 from engine.permissions import intents_for
 from models import (
     Activity,
@@ -143,6 +144,14 @@ def _many(rows: Sequence[Any], keys: Sequence[K], key: Callable[[Any], K]) -> li
     return [grouped.get(k, []) for k in keys]
 
 
+class PickListKey(NamedTuple):
+    """One role of one case; the workflow id (of the case) names the role's allowed parties."""
+
+    case_id: str
+    workflow_id: str
+    role: str
+
+
 class Loaders:
     """Named ``<thing>_by_<key>``; every loader sees only what the viewer may see. Each is made
     when first used: a request (or a live event) uses a few of the twenty."""
@@ -162,6 +171,7 @@ class Loaders:
         "enabled_by_case": "_enabled_by_case",
         "enabled_action_by_id": "_enabled_by_id",
         "roles_by_case": "_roles_by_case",
+        "pick_list_by_case_role": "_pick_lists",
         "workflow_by_id": "_workflows",
         "budgets_by_resource": "_budgets",
         "documents_by_item": "_documents",
@@ -184,6 +194,7 @@ class Loaders:
     enabled_by_case: DataLoader[str, Any]
     enabled_action_by_id: DataLoader[str, Any]
     roles_by_case: DataLoader[str, Any]
+    pick_list_by_case_role: DataLoader[PickListKey, list[str]]
     workflow_by_id: DataLoader[str, Any]
     budgets_by_resource: DataLoader[str, Any]
     documents_by_item: DataLoader[str, Any]
@@ -361,6 +372,18 @@ class Loaders:
         for case_id, role, party in rows:
             result[case_id][role].append(party)
         return [dict(result.get(i, {})) for i in ids]
+
+    async def _pick_lists(self, keys: list[PickListKey]) -> list[list[str]]:
+        """The party ids of each pick list (engine.assignment.pick_lists): one statement for
+        every role of every case the request shows, not one per role."""
+        workflow_ids = list(dict.fromkeys(k.workflow_id for k in keys))
+        workflows = dict(zip(workflow_ids, await self._workflows(workflow_ids), strict=True))
+        return await pick_lists(
+            self._ctx.session,
+            actor=self._ctx.viewer,
+            wanted=[(k.case_id, k.role) for k in keys],
+            workflows={k.case_id: workflows[k.workflow_id] for k in keys},
+        )
 
     async def _workflows(self, ids: list[str]) -> list[Workflow | None]:
         """Definitions never change (a new version is a new row) and every viewer may read

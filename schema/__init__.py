@@ -55,7 +55,10 @@ class Query:
     ) -> Connection[Workflow]:
         return connection(await queries.workflows(info.context, first=first, after=after))
 
-    @strawberry.field(description="Enabled actions assigned to you (directly or through a role), oldest first.")
+    @strawberry.field(
+        description="Enabled actions assigned to you (directly or through a role), oldest first; only those of cases "
+        "where an action can run now (ACTIVE or COMPLETED, not SUSPENDED or CANCELED)."
+    )
     async def my_tasks(
         self, info: AppInfo, first: int | None = None, after: str | None = None
     ) -> Connection[EnabledAction]:

@@ -6,10 +6,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import strawberry
 
-from engine.assignment import pick_list
+from engine.assignment import PICK_LIST_LENGTH
 from engine.specs import RoleSpec
 from resolvers import cases as case_reads
 from resolvers import resources
+from resolvers.loaders import PickListKey
 from schema.activity import Activity
 from schema.base import AppInfo, Connection, Node, by_id_prefix, connection
 from schema.execution import context_only
@@ -63,9 +64,6 @@ class EnabledAction:
         return await info.context.loaders.case_by_id.load(self.case_id)  # type: ignore[attr-defined]
 
 
-PICK_LIST_LENGTH = 20  # parties a pick list names at most
-
-
 @strawberry.type
 class CaseRole:
     role: Role
@@ -76,17 +74,16 @@ class CaseRole:
         return case_reads.parties(info.context, self.party_ids)  # type: ignore[attr-defined]
 
     @strawberry.field(
-        description="Likely assignees: players of this role in other cases you may view, then allowed parties.",
+        description=f"Likely assignees, at most {PICK_LIST_LENGTH}: the parties who played this role in other "
+        "cases of the workflow that you may view, most often first, then the role's allowed parties.",
         metadata={MAX_ITEMS: PICK_LIST_LENGTH},
     )
     @context_only
     async def pick_list(self, info: AppInfo) -> list[Party]:
-        ctx = info.context
+        loaders = info.context.loaders
         case = self.case  # type: ignore[attr-defined]
-        ids = await pick_list(
-            ctx.session, actor=ctx.viewer, case=case, role=self.role.short_name, limit=PICK_LIST_LENGTH
-        )
-        return [p for p in await info.context.loaders.party_by_id.load_many(ids) if p is not None]
+        ids = await loaders.pick_list_by_case_role.load(PickListKey(case.id, case.workflow_id, self.role.short_name))
+        return [p for p in await loaders.party_by_id.load_many(ids) if p is not None]
 
 
 def _case_role(role: RoleSpec, party_ids: list[str], case: Any) -> CaseRole:
@@ -127,7 +124,11 @@ class Case(Node):
     def states(self, info: AppInfo) -> list[State]:
         return case_reads.states(info.context, self)  # type: ignore[arg-type]
 
-    @strawberry.field(description="USER actions enabled now, whoever may perform them.")
+    @strawberry.field(
+        description="The case's enabled USER actions, whoever may perform them. A SUSPENDED case keeps its enabled "
+        "set, which it resumes with, so they are listed though none can run until the case is resumed (myActions "
+        "and myTasks list only what can run now); a CANCELED case has none."
+    )
     @context_only
     def enabled_actions(self, info: AppInfo) -> list[EnabledAction]:
         return case_reads.enabled_actions(info.context, self)  # type: ignore[arg-type]
@@ -140,7 +141,7 @@ class Case(Node):
     def timers(self, info: AppInfo) -> list[EnabledAction]:
         return case_reads.timers(info.context, self)  # type: ignore[arg-type]
 
-    @strawberry.field(description="The enabled actions you may perform now.")
+    @strawberry.field(description="The enabled actions you may perform now: none while the case is SUSPENDED.")
     @context_only
     def my_actions(self, info: AppInfo) -> list[EnabledAction]:
         return case_reads.my_actions(info.context, self)  # type: ignore[arg-type]
