@@ -1,5 +1,5 @@
 """T1: how late timers fire. 10,000 pending timers on PostgreSQL fall due spread evenly over
-60 s; the lateness of each (its firing time − its ``fire_at``): p50 / p99 / max, against the
+60 s; the lateness of each (its firing time - its ``fire_at``): p50 / p99 / max, against the
 budget of DESIGN §6 (p99 ≤ 1 s), and whether every timer fired exactly once.
 
     python -m bench.timers [--timers 10000] [--spread 60] [--lead 20] [--workers 2]
@@ -9,17 +9,17 @@ On a fresh database a workflow with one TIME action (``timeout_seconds`` = ``TIM
 defined and a project and subproject created through the engine; the items are bulk-loaded
 with COPY (bench/bulk.py's batch: the rows, and the hash-chained entries, the engine writes for
 a new item of that workflow). Their cases were "created" in the last minutes, each so that its
-``fire_at`` = ``enabled_at`` + ``TIMEOUT`` falls ``lead`` + i × ``spread`` / n seconds after the
+``fire_at`` = ``enabled_at`` + ``TIMEOUT`` falls ``lead`` + i x ``spread`` / n seconds after the
 load: the server (uvicorn, as `caseway serve` runs it, ``workers`` processes, each with its
 sweeper) starts within ``lead``, and is killed by its PID after every timer fired or after
 ``spread`` + ``MARGIN`` seconds, whichever comes first.
 
 Lateness is read two ways:
-- from the log, as the brief of issue 20 defines it: an entry's ``at`` − ``data.timer.fireAt``.
+- from the log, as the brief of issue 20 defines it: an entry's ``at`` - ``data.timer.fireAt``.
   The ``at`` is the ``now`` of the sweeper's pass that fired it (resolvers/timers.py: one pass
   claims the timers due at its start, up to ``sweeper.BATCH`` of them), not its commit;
 - as a reader sees it: the first time this process's reader (polling the log every
-  ``OBSERVE_EVERY`` s) saw the entry − its ``fireAt``. That is when the state change became
+  ``OBSERVE_EVERY`` s) saw the entry - its ``fireAt``. That is when the state change became
   visible, late by at most one poll more than the commit.
 
 Run alone, it replaces the T1 section of bench/REPORT.md (between its ``<!-- T1 -->``
@@ -437,15 +437,16 @@ def section(result: Result) -> list[str]:
         BEGIN,
         "",
         f"T1, timers falling due (`bench/timers.py`, {datetime.datetime.now(UTC):%Y-%m-%d}, at `{_commit()}`): "
-        f"{r.timers:,} pending timers (one TIME action each, on {r.timers:,} cases bulk-loaded with COPY; migrations and load "
-        f"{r.load_seconds:.0f} s) falling due evenly over {r.spread:g} s on PostgreSQL, the first {r.lead:g} s after "
-        f"the load; server: uvicorn as `caseway serve` runs it, {r.workers} workers (a sweeper each), safety-net "
-        f"poll {r.poll_interval:g} s (`CASEWAY_TIMER_POLL_INTERVAL`); it answered "
-        f"{r.ready_before_first:.1f} s before the first timer fell due. Lateness = firing time − `fire_at`, "
-        "read from the log (`at` − `data.timer.fireAt`; `at` is the start of the sweeper's pass that fired it) and "
-        f"as a reader polling the log every {OBSERVE_EVERY * 1000:.0f} ms first saw the entry (the commit, plus at "
-        f"most one poll). Budget (DESIGN §6): p99 ≤ {BUDGET_P99:g} s. Load average {r.load_average:.1f} on "
-        f"{os.cpu_count()} cores when it started; waited {r.waited:.0f} s from the first `fire_at`.{cpu_line}",
+        f"{r.timers:,} pending timers (one TIME action each, on {r.timers:,} cases bulk-loaded with COPY; "
+        f"migrations and load {r.load_seconds:.0f} s) falling due evenly over {r.spread:g} s on PostgreSQL, "
+        f"the first {r.lead:g} s after the load. Server: uvicorn as `caseway serve` runs it, {r.workers} "
+        f"workers (a sweeper each), safety-net poll {r.poll_interval:g} s (`CASEWAY_TIMER_POLL_INTERVAL`); "
+        f"it answered {r.ready_before_first:.1f} s before the first timer fell due. "
+        "Lateness = firing time - `fire_at`, read from the log (`at` - `data.timer.fireAt`; `at` is the start "
+        "of the sweeper's pass that fired it) and as a reader polling the log every "
+        f"{OBSERVE_EVERY * 1000:.0f} ms first saw the entry (the commit, plus at most one poll). "
+        f"Budget (DESIGN §6): p99 ≤ {BUDGET_P99:g} s. Load average {r.load_average:.1f} on {os.cpu_count()} "
+        f"cores when it started; waited {r.waited:.0f} s from the first `fire_at`.{cpu_line}",
         "",
         "| timers | fired exactly once | never fired | fired twice or more | timer_failed | log lateness p50 / p99 / "
         "max ms | reader lateness p50 / p99 / max ms | verdict |",
