@@ -31,6 +31,7 @@ import asyncio
 import datetime
 import math
 import os
+import statistics
 import subprocess
 import time
 from collections import Counter
@@ -126,6 +127,25 @@ class Result:
     @property
     def seen_lateness(self) -> list[float]:
         return sorted(f.seen - f.fire_at.timestamp() for f in self.fired if f.seen is not None)
+
+    @property
+    def rate(self) -> float:
+        """Timers fired per second, from the first fire_at to the last entry seen: the sweepers'
+        capacity when they fell behind (then below ``timers / spread``)."""
+        seen = [f.seen for f in self.fired if f.seen is not None]
+        if not seen:
+            return 0.0
+        first = min(f.fire_at for f in self.fired).timestamp()
+        return len(seen) / max(max(seen) - first, 1e-3)
+
+    @property
+    def passes(self) -> tuple[int, float, int]:
+        """The sweepers' passes, told apart by their entries' shared ``at`` (a pass stamps every
+        timer it fires with its start): how many, and the timers per pass, median and most."""
+        per_pass = sorted(Counter(f.at for f in self.fired).values())
+        if not per_pass:
+            return 0, 0.0, 0
+        return len(per_pass), statistics.median(per_pass), per_pass[-1]
 
     def windows(self) -> list[tuple[float, float, int, float, float]]:
         """Per slice of the spread: its start and end (s after the first fire_at), the timers in
@@ -426,6 +446,7 @@ def _ms(values: list[float]) -> str:
 def section(result: Result) -> list[str]:
     """The T1 section of the report, between its markers."""
     r = result
+    passes, per_pass, most = r.passes
     cpu_line = ""
     if r.cpu_use is not None:
         use = r.cpu_use
@@ -446,7 +467,9 @@ def section(result: Result) -> list[str]:
         "of the sweeper's pass that fired it) and as a reader polling the log every "
         f"{OBSERVE_EVERY * 1000:.0f} ms first saw the entry (the commit, plus at most one poll). "
         f"Budget (DESIGN §6): p99 ≤ {BUDGET_P99:g} s. Load average {r.load_average:.1f} on {os.cpu_count()} "
-        f"cores when it started; waited {r.waited:.0f} s from the first `fire_at`.{cpu_line}",
+        f"cores when it started; waited {r.waited:.0f} s from the first `fire_at`.{cpu_line} The sweepers fired "
+        f"{r.rate:,.0f} timers/s (needed: {r.timers / r.spread:,.0f}/s) in {passes:,} passes of {per_pass:g} "
+        f"timers (median; most {most:,}).",
         "",
         "| timers | fired exactly once | never fired | fired twice or more | timer_failed | log lateness p50 / p99 / "
         "max ms | reader lateness p50 / p99 / max ms | verdict |",
