@@ -1,10 +1,11 @@
 """`make bench`: seed PostgreSQL, drive Caseway and PostGraphile with wrk, write bench/REPORT.md.
 
 python -m bench.run [--size medium] [--workers 2] [--seconds 10] [--connections 32]
-                    [--skip-postgraphile] [--skip-subscriptions] [--skip-abuse]
+                    [--skip-postgraphile] [--skip-subscriptions] [--skip-abuse] [--skip-timers]
 
 A1 (abusive documents, bench/abuse.py) also runs alone: `python -m bench.abuse` seeds its own
-database and replaces only the A1 section of the report.
+database and replaces only the A1 section of the report; so does T1 (timers falling due,
+bench/timers.py): `python -m bench.timers`.
 """
 
 import argparse
@@ -24,7 +25,7 @@ from typing import Any
 
 import httpx
 
-from bench import abuse, cpu, queries, raw_sql, seed, statements, subscriptions, wrk
+from bench import abuse, cpu, queries, raw_sql, seed, statements, subscriptions, timers, wrk
 from bench.server import RANDOM_PAGE_COST, ROOT, Server, drop_postgres, free_port, fresh_postgres, vacuum_analyze
 
 REPORT = ROOT / "bench" / "REPORT.md"
@@ -348,6 +349,12 @@ async def main_async(args: argparse.Namespace) -> None:
         # A1 after the load scenarios: its documents may hang or bloat a server (one of its own
         # per document, killed afterwards), and it defines a large workflow in the database.
         a1 = None if args.skip_abuse else await abuse.run(url, token)
+        # T1 on a database of its own, with no other server running: its sweepers fire 10,000
+        # timers in 60 s, and a load beside them would be measured as their lateness.
+        t1 = None
+        if not args.skip_timers:
+            print(f"T1 ({timers.TIMERS:,} timers falling due over {timers.SPREAD:g} s)...", flush=True)
+            t1 = await timers.run_fresh(workers=args.workers)
         # After S1, on a database of its own: S1 measures as in earlier reports, undisturbed
         # by the bulk load (and its autovacuum) that R4's data takes.
         print("R4 (seeding the wide data)...", flush=True)
@@ -474,6 +481,8 @@ async def main_async(args: argparse.Namespace) -> None:
             ]
         if a1 is not None:
             lines += ["", *abuse.section(*a1)]
+        if t1 is not None:
+            lines += ["", *timers.section(t1)]
         if FINDINGS.exists():
             lines += ["", FINDINGS.read_text().strip()]
         args.report.write_text("\n".join(lines) + "\n")
@@ -494,6 +503,7 @@ def main() -> None:
     parser.add_argument("--skip-postgraphile", action="store_true")
     parser.add_argument("--skip-subscriptions", action="store_true")
     parser.add_argument("--skip-abuse", action="store_true", help="leave out A1 (bench/abuse.py)")
+    parser.add_argument("--skip-timers", action="store_true", help="leave out T1 (bench/timers.py)")
     parser.add_argument("--report", type=Path, default=REPORT, help="where to write the report")
     asyncio.run(main_async(parser.parse_args()))
 
