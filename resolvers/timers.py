@@ -2,6 +2,7 @@
 by the sweeper of every server process, the `runDueTimers` mutation and `caseway run-due-timers`."""
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -21,13 +22,28 @@ class TimerRun:
     more: bool = False  # the limit stopped the run while a timer was still due
 
 
-async def run_due_timers(db: Database, *, now: datetime, limit: int, hub: Any = None) -> TimerRun:
-    """Fire up to ``limit`` timers due at ``now``, oldest first, each in its own transaction.
-    A timer that fails is postponed (and the failure logged in its history) so the ones behind
-    it still fire; a failure of the database itself propagates to the caller."""
+async def run_due_timers(
+    db: Database,
+    *,
+    now: datetime | None = None,
+    clock: Callable[[], datetime] | None = None,
+    limit: int,
+    hub: Any = None,
+) -> TimerRun:
+    """Fire up to ``limit`` timers due, oldest first, each in its own transaction. ``now`` is a
+    fixed time (runDueTimers, the CLI: what is due then, fired as of then); ``clock`` is read
+    afresh for each timer (the sweeper: a run goes on with the timers that fall due while it
+    fires, each entry stamped with the time it really fired). A timer that fails is postponed
+    (and the failure logged in its history) so the ones behind it still fire; a failure of the
+    database itself propagates to the caller."""
+    if clock is None:
+        assert now is not None, "run_due_timers needs now or clock"
+        fixed = now
+        clock = lambda: fixed  # noqa: E731 - the one time of the whole run
     run = TimerRun()
-    await _resume_due_suspensions(db, now=now, limit=limit, run=run, hub=hub)
+    await _resume_due_suspensions(db, now=clock(), limit=limit, run=run, hub=hub)
     for _ in range(limit):
+        now = clock()
         claimed: str | None = None
         try:
             async with db.transaction() as session:
@@ -47,7 +63,7 @@ async def run_due_timers(db: Database, *, now: datetime, limit: int, hub: Any = 
         run.fired += firing.entries
         await _published(hub, committed, written)
     async with db.read_session() as session:
-        run.more = await timers.is_due(session, now=now)
+        run.more = await timers.is_due(session, now=clock())
     return run
 
 
