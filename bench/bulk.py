@@ -36,7 +36,10 @@ def _json_columns(table: str) -> set[str]:
     return {c.name for c in SQLModel.metadata.tables[table].columns if c.type.__class__.__name__ == "JSON"}
 
 
-class _Batch:
+class Batch:
+    """Rows per table, and hash-chained log entries, gathered in Python and written with one COPY
+    per table (``copy``): shared by the `large` seed and bench T1 (bench/timers.py)."""
+
     def __init__(self) -> None:
         self.rows: dict[str, list[dict[str, Any]]] = {t: [] for t in _TABLES}
 
@@ -84,7 +87,7 @@ async def seed_bulk(
     now = datetime.now(UTC)
     try:
         for p in range(projects):
-            batch = _Batch()
+            batch = Batch()
             project = new_id("prj")
             batch.add(
                 "project",
@@ -159,18 +162,27 @@ async def seed_bulk(
         await conn.close()
 
 
-def _item(
-    batch: _Batch,
+def add_item_and_case(
+    batch: Batch,
     *,
     project: str,
     sub: str,
     owner: str,
-    dev: str,
+    assignee: str,
     workflow_id: str,
     name: str,
-    amount: str,
-    now: datetime,
-) -> None:
+    at: datetime,
+    init_action: str,
+    state: str,
+    amount_type: str = "N/A",
+    amount: str | None = None,
+    currency: str | None = None,
+    exchange_rate: str | None = None,
+) -> tuple[str, str, dict[str, str]]:
+    """The rows `engine.create_workflow_item` writes for a new item and its case up to the init
+    action: the item, the owner's grants on it, its case in ``state`` and two log entries. What a
+    workflow enables next (actions, roles) differs by workflow and is the caller's to add; returns
+    (item id, case id, the log scope of the item) for that."""
     item, case = new_id("wfi"), new_id("case")
     scope = {"project_id": project, "subproject_id": sub, "workflow_item_id": item}
     batch.add(
@@ -181,25 +193,30 @@ def _item(
         display_name=name,
         description="",
         created_by=owner,
-        created_at=now,
-        assignee_id=dev,
-        amount_type="ALLOCATED",
+        created_at=at,
+        assignee_id=assignee,
+        amount_type=amount_type,
         amount=amount,
-        currency="EUR",
-        exchange_rate="1.0",
+        currency=currency,
+        exchange_rate=exchange_rate,
         tags=[],
         additional_data={},
     )
     for intent in WORKFLOW_ITEM_INTENTS:
         batch.add("permission", resource_id=item, intent=intent, party_id=owner)
-    batch.add("permission", resource_id=item, intent="workflowItem.view", party_id=dev)
     batch.log(
         chain=item,
         kind="workflow_item_created",
         actor_id=owner,
-        at=now,
+        at=at,
         **scope,
-        data={"displayName": name, "amountType": "ALLOCATED", "amount": amount, "currency": "EUR", "assigneeId": dev},
+        data={
+            "displayName": name,
+            "amountType": amount_type,
+            "amount": amount,
+            "currency": currency,
+            "assigneeId": assignee,
+        },
     )
     batch.add(
         "workflow_case",
@@ -209,19 +226,52 @@ def _item(
         status="ACTIVE",
         version=0,
         created_by=owner,
-        created_at=now,
+        created_at=at,
     )
-    batch.add("case_state", case_id=case, scope="", state="open")
+    batch.add("case_state", case_id=case, scope="", state=state)
     batch.log(
         chain=item,
         kind="action_executed",
         actor_id=owner,
-        at=now,
+        at=at,
         case_id=case,
-        action="open",
-        data={"from": None, "to": "open"},
+        action=init_action,
+        data={"from": None, "to": state},
         **scope,
     )
+    return item, case, scope
+
+
+def _item(
+    batch: Batch,
+    *,
+    project: str,
+    sub: str,
+    owner: str,
+    dev: str,
+    workflow_id: str,
+    name: str,
+    amount: str,
+    now: datetime,
+) -> None:
+    """A `bug` item: opened, assigned to ``dev`` (who may view it), with its three user actions."""
+    item, case, scope = add_item_and_case(
+        batch,
+        project=project,
+        sub=sub,
+        owner=owner,
+        assignee=dev,
+        workflow_id=workflow_id,
+        name=name,
+        at=now,
+        init_action="open",
+        state="open",
+        amount_type="ALLOCATED",
+        amount=amount,
+        currency="EUR",
+        exchange_rate="1.0",
+    )
+    batch.add("permission", resource_id=item, intent="workflowItem.view", party_id=dev)
     for action, role in (("comment", None), ("edit", None), ("resolve", "assignee")):
         batch.add(
             "enabled_action",

@@ -45,10 +45,9 @@ import asyncpg
 
 import engine
 from bench import cpu
-from bench.bulk import _Batch
+from bench.bulk import Batch, add_item_and_case
 from bench.server import ROOT, Server, drop_postgres, fresh_postgres
 from engine import identity, workflows
-from engine.permissions import WORKFLOW_ITEM_INTENTS
 from models import Database, new_id
 from server.migrate import upgrade
 from server.settings import Settings
@@ -213,57 +212,23 @@ async def _owner_and_subproject(url: str) -> tuple[str, str, str, str]:
         await db.dispose()
 
 
-def _item(batch: _Batch, *, owner: str, workflow_id: str, project: str, sub: str, name: str, created) -> str:  # type: ignore[no-untyped-def]
+def _item(batch: Batch, *, owner: str, workflow_id: str, project: str, sub: str, name: str, created) -> str:  # type: ignore[no-untyped-def]
     """The rows `engine.create_workflow_item` writes for an item of ``SPEC`` created at
     ``created``: its permissions, its case in ``waiting`` with the ``lapse`` timer enabled then
     (fire_at = enabled_at + TIMEOUT), and two log entries; returns the timer's instance id."""
-    item, case, instance = new_id("wfi"), new_id("case"), new_id("ea")
-    scope = {"project_id": project, "subproject_id": sub, "workflow_item_id": item}
-    batch.add(
-        "workflow_item",
-        id=item,
-        subproject_id=sub,
-        project_id=project,
-        display_name=name,
-        description="",
-        created_by=owner,
-        created_at=created,
-        assignee_id=owner,
-        amount_type="N/A",
-        tags=[],
-        additional_data={},
-    )
-    for intent in WORKFLOW_ITEM_INTENTS:
-        batch.add("permission", resource_id=item, intent=intent, party_id=owner)
-    batch.log(
-        chain=item,
-        kind="workflow_item_created",
-        actor_id=owner,
-        at=created,
-        **scope,
-        data={"displayName": name, "amountType": "N/A", "amount": None, "currency": None, "assigneeId": owner},
-    )
-    batch.add(
-        "workflow_case",
-        id=case,
+    _, case, _ = add_item_and_case(
+        batch,
+        project=project,
+        sub=sub,
+        owner=owner,
+        assignee=owner,
         workflow_id=workflow_id,
-        object_id=item,
-        status="ACTIVE",
-        version=0,
-        created_by=owner,
-        created_at=created,
-    )
-    batch.add("case_state", case_id=case, scope="", state="waiting")
-    batch.log(
-        chain=item,
-        kind="action_executed",
-        actor_id=owner,
+        name=name,
         at=created,
-        case_id=case,
-        action="start",
-        data={"from": None, "to": "waiting"},
-        **scope,
+        init_action="start",
+        state="waiting",
     )
+    instance = new_id("ea")
     batch.add(
         "enabled_action",
         id=instance,
@@ -293,7 +258,7 @@ async def load(url: str, *, timers: int, spread: float, lead: float) -> tuple[se
     conn = await asyncpg.connect(url.replace("postgresql+asyncpg://", "postgresql://"))
     try:
         for start in range(0, timers, 1000):
-            batch = _Batch()
+            batch = Batch()
             for i in range(start, min(start + 1000, timers)):
                 created = first + timedelta(seconds=i * step - TIMEOUT)
                 expected.add(
