@@ -34,14 +34,13 @@ from typing import Any
 import httpx
 from sqlalchemy import select
 
-from bench import seed
+from bench import sections, seed
 from bench.abusive import DIAGRAM_STATES, Document, documents, workflow_spec
 from bench.server import ROOT, Server, drop_postgres, fresh_postgres
 from bench.timed import JSON, PROBE, PROBE_PAUSE, Answer, Probe, send
 from engine import identity
 from models import Database, User
 
-REPORT = ROOT / "bench" / "REPORT.md"
 BEGIN, END = "<!-- A1 -->", "<!-- /A1 -->"
 
 ROUNDS = 5
@@ -254,20 +253,16 @@ async def run(
     return results, setup
 
 
-def _commit(checkout: Path) -> str:
-    out = subprocess.run(["git", "-C", str(checkout), "log", "-1", "--format=%h %s"], capture_output=True, text=True)
-    return out.stdout.strip() or "no git commit"
-
-
 def section(results: list[Result], setup: dict[str, Any], checkout: Path | None = None) -> list[str]:
     """The A1 section of the report, between its markers."""
     where = checkout or ROOT
+    commit = sections.commit(where, subject=True)
     refused = ", ".join(f"{states:,}: {answer}" for states, answer in setup["workflow_sizes_refused"])
     lines = [
         BEGIN,
         "",
         f"A1, abusive documents of issue 19 (`bench/abuse.py`, {datetime.datetime.now(datetime.UTC):%Y-%m-%d}, "
-        f"server from `{where.name}` at `{_commit(where)}`): a fresh server process per document (uvicorn, one "
+        f"server from `{where.name}` at `{commit}`): a fresh server process per document (uvicorn, one "
         f"worker), each document sent {setup['rounds']} times one after the other while one client process sends "
         f"`{{ __typename }}` over its own connection every {PROBE_PAUSE * 1000:.0f} ms; client timeout "
         f"{setup['timeout']:.0f} s, after which the document stops and the server is killed. Goal: every refusal "
@@ -296,17 +291,7 @@ def section(results: list[Result], setup: dict[str, Any], checkout: Path | None 
 def replace_section(report: Path, lines: list[str]) -> None:
     """Put the A1 section into ``report`` in place of the one there (before the profile
     findings if it has none), leaving the rest of the report as it was."""
-    text = report.read_text() if report.exists() else ""
-    block = "\n".join(lines)
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        text = head + block + rest.split(END, 1)[1]
-    elif "\n## Profile findings" in text:
-        head, rest = text.split("\n## Profile findings", 1)
-        text = head.rstrip("\n") + "\n\n" + block + "\n\n## Profile findings" + rest
-    else:
-        text = text + ("\n" if text else "") + block + "\n"
-    report.write_text(text)
+    sections.replace(report, lines, begin=BEGIN, end=END)
 
 
 async def main_async(args: argparse.Namespace) -> None:
@@ -320,11 +305,7 @@ async def main_async(args: argparse.Namespace) -> None:
         )
     finally:
         await drop_postgres(name)
-    lines = section(results, setup, args.checkout)
-    print("\n".join(lines))
-    if not args.no_report:
-        replace_section(args.report, lines)
-        print(f"wrote the A1 section of {args.report}")
+    sections.publish(section(results, setup, args.checkout), args, name="A1", write=replace_section)
 
 
 def main() -> None:
@@ -334,8 +315,7 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=TIMEOUT)
     parser.add_argument("--only", nargs="+", metavar="KEY", help="documents to send (their keys in the table)")
     parser.add_argument("--checkout", type=Path, help="start the server from this checkout (its .venv)")
-    parser.add_argument("--report", type=Path, default=REPORT)
-    parser.add_argument("--no-report", action="store_true", help="print the section only")
+    sections.add_arguments(parser)
     asyncio.run(main_async(parser.parse_args()))
 
 

@@ -44,15 +44,14 @@ from typing import Any
 import asyncpg
 
 import engine
-from bench import cpu
+from bench import cpu, sections
 from bench.bulk import Batch, add_item_and_case
-from bench.server import ROOT, Server, drop_postgres, fresh_postgres
+from bench.server import Server, drop_postgres, fresh_postgres
 from engine import identity, workflows
 from models import Database, new_id
 from server.migrate import upgrade
 from server.settings import Settings
 
-REPORT = ROOT / "bench" / "REPORT.md"
 BEGIN, END = "<!-- T1 -->", "<!-- /T1 -->"
 
 TIMERS = 10_000
@@ -399,11 +398,6 @@ def _kill(server: Server) -> None:
         server.process.wait(10)
 
 
-def _commit() -> str:
-    out = subprocess.run(["git", "-C", str(ROOT), "log", "-1", "--format=%h"], capture_output=True, text=True)
-    return out.stdout.strip() or "no git commit"
-
-
 def _ms(values: list[float]) -> str:
     return " / ".join(f"{quantile(values, q) * 1000:,.0f}" for q in (0.5, 0.99, 1.0))
 
@@ -422,7 +416,7 @@ def section(result: Result) -> list[str]:
     lines = [
         BEGIN,
         "",
-        f"T1, timers falling due (`bench/timers.py`, {datetime.datetime.now(UTC):%Y-%m-%d}, at `{_commit()}`): "
+        f"T1, timers falling due (`bench/timers.py`, {datetime.datetime.now(UTC):%Y-%m-%d}, at `{sections.commit()}`): "
         f"{r.timers:,} pending timers (one TIME action each, on {r.timers:,} cases bulk-loaded with COPY; "
         f"migrations and load {r.load_seconds:.0f} s) falling due evenly over {r.spread:g} s on PostgreSQL, "
         f"the first {r.lead:g} s after the load. Server: uvicorn as `caseway serve` runs it, {r.workers} "
@@ -457,20 +451,7 @@ def section(result: Result) -> list[str]:
 def replace_section(report: Path, lines: list[str]) -> None:
     """Put the T1 section into ``report`` in place of the one there (else after the A1 section,
     else before the profile findings, else at the end), leaving the rest as it was."""
-    text = report.read_text() if report.exists() else ""
-    block = "\n".join(lines)
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        text = head + block + rest.split(END, 1)[1]
-    elif "<!-- /A1 -->" in text:
-        head, rest = text.split("<!-- /A1 -->", 1)
-        text = head + "<!-- /A1 -->\n\n" + block + rest
-    elif "\n## Profile findings" in text:
-        head, rest = text.split("\n## Profile findings", 1)
-        text = head.rstrip("\n") + "\n\n" + block + "\n\n## Profile findings" + rest
-    else:
-        text = text + ("\n" if text else "") + block + "\n"
-    report.write_text(text)
+    sections.replace(report, lines, begin=BEGIN, end=END, after="<!-- /A1 -->")
 
 
 async def run_fresh(**kwargs: Any) -> Result:
@@ -486,11 +467,7 @@ async def main_async(args: argparse.Namespace) -> None:
     if args.poll_interval is not None:
         os.environ["CASEWAY_TIMER_POLL_INTERVAL"] = str(args.poll_interval)  # the server inherits it
     result = await run_fresh(timers=args.timers, spread=args.spread, lead=args.lead, workers=args.workers)
-    lines = section(result)
-    print("\n".join(lines))
-    if not args.no_report:
-        replace_section(args.report, lines)
-        print(f"wrote the T1 section of {args.report}")
+    sections.publish(section(result), args, name="T1", write=replace_section)
 
 
 def main() -> None:
@@ -500,8 +477,7 @@ def main() -> None:
     parser.add_argument("--lead", type=float, default=LEAD, help="seconds from the load to the first timer")
     parser.add_argument("--workers", type=int, default=WORKERS)
     parser.add_argument("--poll-interval", type=float, help="the sweepers' safety-net poll (default: the server's)")
-    parser.add_argument("--report", type=Path, default=REPORT)
-    parser.add_argument("--no-report", action="store_true", help="print the section only")
+    sections.add_arguments(parser)
     asyncio.run(main_async(parser.parse_args()))
 
 
