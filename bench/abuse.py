@@ -99,8 +99,7 @@ class Result:
 
     @property
     def verdict(self) -> str:
-        problems = self.problems
-        return "ok" if not problems else "**fail**: " + "; ".join(problems)
+        return sections.verdict(self.problems)
 
 
 async def measure(

@@ -40,6 +40,11 @@ def replace(report: Path, lines: list[str], *, begin: str, end: str, after: str 
     report.write_text(text)
 
 
+def verdict(problems: list[str]) -> str:
+    """A table row's verdict: ``ok``, or what failed, as every scenario words it."""
+    return "ok" if not problems else "**fail**: " + "; ".join(problems)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``--report PATH`` and ``--no-report``, as every scenario run alone takes them."""
     parser.add_argument("--report", type=Path, default=REPORT)

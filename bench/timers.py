@@ -181,8 +181,7 @@ class Result:
 
     @property
     def verdict(self) -> str:
-        problems = self.problems
-        return "ok" if not problems else "**fail**: " + "; ".join(problems)
+        return sections.verdict(self.problems)
 
 
 def quantile(ordered: list[float], q: float) -> float:
