@@ -2,6 +2,7 @@
 creation, and the sweeper of a running app firing a timer on its own."""
 
 import asyncio
+from contextlib import asynccontextmanager
 from datetime import datetime, timedelta
 
 import httpx
@@ -69,6 +70,27 @@ async def case_of(gql, token, item):
     return (await gql(CASE_TIMERS, {"id": item["id"]}, token=token))["node"]["case"]
 
 
+async def case_in_state(gql, token, item, state):
+    """The item's case once its state is ``state``: polled every 0.05 s, for up to 10 s."""
+    for _ in range(200):
+        case = await case_of(gql, token, item)
+        if case["state"]["shortName"] == state:
+            return case
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"the case is still in {case['state']['shortName']!r} after 10 s, not in {state!r}")
+
+
+@asynccontextmanager
+async def running_app(db):
+    """An app with its lifespan (and so its sweeper) running, and a GraphQL client on it. The
+    safety-net poll is far away (300 s): only knowing a timer's time can fire it in time."""
+    app = create_app(Settings(database_url=db.url, timer_poll_interval=300), db=db)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://caseway.test") as http:
+            yield app, GraphQLClient(http)
+
+
 def at(text):
     return datetime.fromisoformat(text)
 
@@ -130,24 +152,14 @@ async def test_a_page_of_items_reads_their_timers_in_the_same_statements_however
 
 
 async def test_the_sweeper_of_a_running_app_fires_a_timer_when_it_falls_due(db, make_user):
-    # The safety-net poll is far away: only knowing the new timer's time can fire it in time.
-    app = create_app(Settings(database_url=db.url, timer_poll_interval=300), db=db)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://caseway.test") as http:
-            gql = GraphQLClient(http)
-            _, admin = await make_user("root", admin=True)
-            _, (item,) = await make_items(gql, admin, QUICK, 1)
-            (timer,) = (await case_of(gql, admin, item))["timers"]
-            for _ in range(200):  # up to 10 s: waiting on the state, polled
-                case = await case_of(gql, admin, item)
-                if case["state"]["shortName"] == "late":
-                    break
-                await asyncio.sleep(0.05)
-            assert case["state"]["shortName"] == "late"
-            assert app.state.sweeper.fired == 1
-            fired_at = at(case["log"]["edges"][-1]["node"]["at"])
-            assert fired_at >= at(timer["fireAt"])  # never before its time
+    async with running_app(db) as (app, gql):
+        _, admin = await make_user("root", admin=True)
+        _, (item,) = await make_items(gql, admin, QUICK, 1)
+        (timer,) = (await case_of(gql, admin, item))["timers"]
+        case = await case_in_state(gql, admin, item, "late")
+        assert app.state.sweeper.fired == 1
+        fired_at = at(case["log"]["edges"][-1]["node"]["at"])
+        assert fired_at >= at(timer["fireAt"])  # never before its time
 
 
 SUSPEND = """mutation($input: SuspendCaseInput!) { suspendCase(input: $input) {
@@ -181,27 +193,17 @@ async def test_a_suspended_case_fires_no_timer_until_its_suspension_ends_then_it
 async def test_the_sweeper_resumes_a_case_when_its_suspension_ends_and_fires_what_fell_due(db, make_user):
     """No poll comes in time (300 s): the suspension's end is known to the sweeper from the
     commit that suspended the case, as a new timer's time is."""
-    app = create_app(Settings(database_url=db.url, timer_poll_interval=300), db=db)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://caseway.test") as http:
-            gql = GraphQLClient(http)
-            _, admin = await make_user("root", admin=True)
-            _, (item,) = await make_items(gql, admin, QUICK, 1)  # `lapse` 1 s after creation
-            (timer,) = (await case_of(gql, admin, item))["timers"]
-            until = at(timer["fireAt"]) + timedelta(seconds=1)
-            answer = await gql(
-                SUSPEND, {"input": {"workflowItemId": item["id"], "until": until.isoformat()}}, token=admin
-            )
-            assert answer["suspendCase"]["userErrors"] == []
-            for _ in range(200):  # up to 10 s: waiting on the state, polled
-                case = await case_of(gql, admin, item)
-                if case["state"]["shortName"] == "late":
-                    break
-                await asyncio.sleep(0.05)
-            assert (case["status"], case["state"]["shortName"]) == ("COMPLETED", "late")
-            log = [(e["node"]["kind"], at(e["node"]["at"])) for e in case["log"]["edges"]]
-            (resumed_at,) = [when for kind, when in log if kind == "case_resumed"]
-            kinds = [kind for kind, _ in log]
-            fired_at = log[kinds.index("action_executed", kinds.index("case_resumed"))][1]
-            assert until <= resumed_at <= fired_at  # resumed at its time, then the overdue timer
+    async with running_app(db) as (_, gql):
+        _, admin = await make_user("root", admin=True)
+        _, (item,) = await make_items(gql, admin, QUICK, 1)  # `lapse` 1 s after creation
+        (timer,) = (await case_of(gql, admin, item))["timers"]
+        until = at(timer["fireAt"]) + timedelta(seconds=1)
+        answer = await gql(SUSPEND, {"input": {"workflowItemId": item["id"], "until": until.isoformat()}}, token=admin)
+        assert answer["suspendCase"]["userErrors"] == []
+        case = await case_in_state(gql, admin, item, "late")
+        assert (case["status"], case["state"]["shortName"]) == ("COMPLETED", "late")
+        log = [(e["node"]["kind"], at(e["node"]["at"])) for e in case["log"]["edges"]]
+        (resumed_at,) = [when for kind, when in log if kind == "case_resumed"]
+        kinds = [kind for kind, _ in log]
+        fired_at = log[kinds.index("action_executed", kinds.index("case_resumed"))][1]
+        assert until <= resumed_at <= fired_at  # resumed at its time, then the overdue timer
