@@ -6,6 +6,7 @@ import engine
 from engine import identity, permissions, registry
 from engine.errors import DomainError
 from tests.engine.test_cases import bug_case, run
+from tests.fixtures.engine import new_subproject
 
 
 async def test_group_plays_a_role_and_privileges_permit(db, make_actor):
@@ -14,16 +15,7 @@ async def test_group_plays_a_role_and_privileges_permit(db, make_actor):
         admin = await make_admin_actor(s)
         group = await identity.create_group(s, actor=admin, name="reviewers")
         await identity.add_group_member(s, actor=admin, group_id=group.id, user_id=carol.user_id)
-        project = await engine.create_project(s, actor=owner, display_name="P")
-        sub = await engine.create_subproject(
-            s,
-            actor=owner,
-            project_id=project.id,
-            display_name="S",
-            currency="EUR",
-            workflow="approval",
-            validator_id=group.id,
-        )
+        sub = await new_subproject(s, owner, workflow="approval", validator_id=group.id)
         item, case = await engine.create_workflow_item(s, actor=owner, subproject_id=sub.id, display_name="Buy")
     await run(db, owner, case.id, "submit")
     async with db.session() as s:

@@ -8,21 +8,12 @@ from sqlalchemy import func, select
 import engine
 from engine.errors import DomainError, DomainErrors
 from models import Activity, Case
+from tests.fixtures.engine import new_subproject
 
 
 async def bug_case(db, owner, assignee, *, workflow="bug", mode="UNORDERED", items=1):
     async with db.transaction() as s:
-        project = await engine.create_project(s, actor=owner, display_name="P")
-        sub = await engine.create_subproject(
-            s,
-            actor=owner,
-            project_id=project.id,
-            display_name="S",
-            currency="EUR",
-            workflow=workflow,
-            assignee_id=assignee.user_id,
-            workflow_mode=mode,
-        )
+        sub = await new_subproject(s, owner, workflow=workflow, mode=mode, assignee_id=assignee.user_id)
         made = [
             await engine.create_workflow_item(
                 s, actor=owner, subproject_id=sub.id, display_name=f"Bug {i}", assignee_id=assignee.user_id

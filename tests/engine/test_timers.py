@@ -13,6 +13,7 @@ from engine.clock import SettableClock
 from engine.context import load_case
 from models import Activity, Case, EnabledAction
 from resolvers.timers import run_due_timers
+from tests.fixtures.engine import new_subproject
 
 HOUR = 3600
 WEEK = 7 * 24 * HOUR
@@ -66,16 +67,7 @@ TRIAGE = {
 async def items(db, owner, workflow, count, *, mode="UNORDERED"):
     async with db.transaction() as s:
         await engine.define_workflow(s, actor=None, spec=workflow)  # again: a new version, taken by the subproject
-        project = await engine.create_project(s, actor=owner, display_name="P")
-        sub = await engine.create_subproject(
-            s,
-            actor=owner,
-            project_id=project.id,
-            display_name="S",
-            currency="EUR",
-            workflow=workflow["short_name"],
-            workflow_mode=mode,
-        )
+        sub = await new_subproject(s, owner, workflow=workflow["short_name"], mode=mode)
         made = [
             await engine.create_workflow_item(s, actor=owner, subproject_id=sub.id, display_name=f"Item {i}")
             for i in range(count)
