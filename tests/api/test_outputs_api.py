@@ -3,25 +3,16 @@
 from tests.api.documents import CASE, CREATE_ITEM, DEFINE, EXECUTE
 from tests.api.test_cases_api import bug_item
 from tests.api.test_resource_tree import build_tree
+from tests.fixtures.specs import decision
 
 ACTIONS = """query($id: ID!) { node(id: $id) { ... on WorkflowItem { case { workflow { shortName
   actions { shortName outputs { name newState } resolutions { code prettyName } } } } } } }"""
 
-SPEC = {
-    "short_name": "vote",
-    "roles": {"author": {"callbacks": ["creation_user"]}},
-    "states": {"open": {}, "returned": {}, "accepted": {"terminal": True}},
-    "actions": {
-        "decide": {
-            "pretty_name": "Decide",
-            "allowed_roles": ["author"],
-            "enabled_states": ["open", "returned"],
-            "outputs": {"accept": "accepted", "send_back": "returned"},
-        },
-        "remind": {"allowed_roles": ["author"], "always_enabled": True, "depends_on": {"remind": {"max": 1}}},
-        "pay": {"allowed_roles": ["author"], "always_enabled": True, "enable_conditions": ["item_has_amount"]},
-    },
-}
+SPEC = decision(
+    "vote",
+    remind={"allowed_roles": ["author"], "always_enabled": True, "depends_on": {"remind": {"max": 1}}},
+    pay={"allowed_roles": ["author"], "always_enabled": True, "enable_conditions": ["item_has_amount"]},
+)
 
 
 async def vote_item(gql, make_user, **item):

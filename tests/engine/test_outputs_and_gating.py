@@ -11,6 +11,7 @@ from engine import registry
 from engine.errors import DomainError, DomainErrors
 from models import Activity, EnabledAction
 from tests.engine.test_cases import bug_case, enabled, run, state_of
+from tests.fixtures.specs import decision
 
 
 async def define(db, spec):
@@ -48,20 +49,7 @@ def spec_errors(spec):
     return [(e.field[1:], e.message) for e in errors.value.errors]
 
 
-DECISION = {
-    "short_name": "decision",
-    "roles": {"author": {"callbacks": ["creation_user"]}},
-    "states": {"open": {}, "returned": {}, "accepted": {"terminal": True}},
-    "actions": {
-        "decide": {
-            "pretty_name": "Decide",
-            "allowed_roles": ["author"],
-            "enabled_states": ["open", "returned"],
-            "outputs": {"accept": "accepted", "send_back": "returned"},
-        },
-        "note": {"allowed_roles": ["author"], "always_enabled": True},
-    },
-}
+DECISION = decision("decision", note={"allowed_roles": ["author"], "always_enabled": True})
 
 
 async def test_the_output_chosen_decides_the_new_state_and_is_logged(db, make_actor):
