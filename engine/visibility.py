@@ -60,11 +60,18 @@ def subproject_visible(actor: Actor) -> ColumnElement[bool]:
     return visible_filter(Subproject.id, "subproject.view", actor)
 
 
+# The aliases of ``plays_role``, made once: building two ``aliased()`` entities per call cost
+# ~0.5 ms of CPU (item_visible 600 µs instead of 120 µs), paid by every page of items (bench R1).
+# They appear only inside plays_role's EXISTS, which never encloses another plays_role, so one
+# pair serves every query; the SQL and its compiled-cache entry are the same.
+_ROLE_CASE, _ROLE_PLAYER = aliased(Case, name="role_case"), aliased(CaseRoleParty, name="role_player")
+
+
 def plays_role(actor: Actor, item_id: Any) -> ColumnElement[bool]:
     """The actor plays a role in the case of the workflow item ``item_id`` (a column or value).
     Over aliases, so it correlates with ``item_id`` alone even inside a query that reads cases
     and role players itself (a pick list)."""
-    case, player = aliased(Case), aliased(CaseRoleParty)
+    case, player = _ROLE_CASE, _ROLE_PLAYER
     return exists().where(
         case.object_id == item_id,
         player.case_id == case.id,
