@@ -16,8 +16,8 @@ sweeper) starts within ``lead``, and is killed by its PID after every timer fire
 
 Lateness is read two ways:
 - from the log, as the brief of issue 20 defines it: an entry's ``at`` - ``data.timer.fireAt``.
-  The ``at`` is the ``now`` of the sweeper's pass that fired it (resolvers/timers.py: one pass
-  claims the timers due at its start, up to ``sweeper.BATCH`` of them), not its commit;
+  The ``at`` is the clock the sweeper read when it claimed the timer (resolvers/timers.py), not
+  its commit;
 - as a reader sees it: the first time this process's reader (polling the log every
   ``OBSERVE_EVERY`` s) saw the entry - its ``fireAt``. That is when the state change became
   visible, late by at most one poll more than the commit.
@@ -31,7 +31,6 @@ import asyncio
 import datetime
 import math
 import os
-import statistics
 import subprocess
 import time
 from collections import Counter
@@ -135,15 +134,6 @@ class Result:
             return 0.0
         first = min(f.fire_at for f in self.fired).timestamp()
         return len(seen) / max(max(seen) - first, 1e-3)
-
-    @property
-    def passes(self) -> tuple[int, float, int]:
-        """The sweepers' passes, told apart by their entries' shared ``at`` (a pass stamps every
-        timer it fires with its start): how many, and the timers per pass, median and most."""
-        per_pass = sorted(Counter(f.at for f in self.fired).values())
-        if not per_pass:
-            return 0, 0.0, 0
-        return len(per_pass), statistics.median(per_pass), per_pass[-1]
 
     def windows(self) -> list[tuple[float, float, int, float, float]]:
         """Per slice of the spread: its start and end (s after the first fire_at), the timers in
@@ -404,7 +394,6 @@ def _ms(values: list[float]) -> str:
 def section(result: Result) -> list[str]:
     """The T1 section of the report, between its markers."""
     r = result
-    passes, per_pass, most = r.passes
     cpu_line = ""
     if r.cpu_use is not None:
         use = r.cpu_use
@@ -421,13 +410,12 @@ def section(result: Result) -> list[str]:
         f"the first {r.lead:g} s after the load. Server: uvicorn as `caseway serve` runs it, {r.workers} "
         f"workers (a sweeper each), safety-net poll {r.poll_interval:g} s (`CASEWAY_TIMER_POLL_INTERVAL`); "
         f"it answered {r.ready_before_first:.1f} s before the first timer fell due. "
-        "Lateness = firing time - `fire_at`, read from the log (`at` - `data.timer.fireAt`; `at` is the start "
-        "of the sweeper's pass that fired it) and as a reader polling the log every "
+        "Lateness = firing time - `fire_at`, read from the log (`at` - `data.timer.fireAt`; `at` is when the "
+        "sweeper claimed it) and as a reader polling the log every "
         f"{OBSERVE_EVERY * 1000:.0f} ms first saw the entry (the commit, plus at most one poll). "
         f"Budget (DESIGN §6): p99 ≤ {BUDGET_P99:g} s. Load average {r.load_average:.1f} on {os.cpu_count()} "
         f"cores when it started; waited {r.waited:.0f} s from the first `fire_at`.{cpu_line} The sweepers fired "
-        f"{r.rate:,.0f} timers/s (needed: {r.timers / r.spread:,.0f}/s) in {passes:,} passes of {per_pass:g} "
-        f"timers (median; most {most:,}).",
+        f"{r.rate:,.0f} timers/s (needed: {r.timers / r.spread:,.0f}/s).",
         "",
         "| timers | fired exactly once | never fired | fired twice or more | timer_failed | log lateness p50 / p99 / "
         "max ms | reader lateness p50 / p99 / max ms | verdict |",
