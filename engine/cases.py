@@ -87,7 +87,7 @@ async def start_case(
     recomputed = await recompute(ctx, "", now)
     await after_enable(ctx, recomputed, now)
     set_status_for_state(ctx)
-    await notifications.notify(ctx, init_entry, assigned_parties=assigned_parties(ctx, recomputed))
+    await notifications.notify(ctx, init_entry, assigned_parties=assigned_parties(ctx, recomputed.enabled))
     # AUTO actions (and timeouts of 0) enabled in the initial state fire now, not when someone
     # next executes an unrelated action. Free for workflows without any (spec.has_automatic).
     await run_automatic(ctx, now)

@@ -37,7 +37,7 @@ from engine.activity import LogEntry
 from engine.actors import SYSTEM, Actor
 from engine.context import CaseContext, case_not_found, load_case
 from engine.errors import DomainError, ErrorCode
-from engine.transitions import set_status_for_state, timer_written
+from engine.transitions import assigned_parties, set_status_for_state, timer_written
 from models import Case, utcnow
 
 MAX_SUSPENSION = timedelta(days=365)
@@ -175,12 +175,7 @@ async def _resume(ctx: CaseContext, actor: Actor, comment: str | None, now: date
     if any(instance.fire_at is not None and instance.fire_at <= now for instance in ctx.enabled or ()):
         timer_written(ctx.session, now)  # its overdue timers fire now, not at the next poll
     data = {"from": status, "to": ctx.case.status, "until": until.isoformat() if until else None}
-    assigned: set[str] = set()
-    for instance in ctx.enabled or ():
-        if instance.assignee_party_id:
-            assigned.add(instance.assignee_party_id)
-        elif instance.assigned_role:
-            assigned |= ctx.roles.get(instance.assigned_role, set())
+    assigned = assigned_parties(ctx, ctx.enabled or ())
     return await _record(ctx, "case_resumed", actor, comment, data, now, assigned=assigned)
 
 

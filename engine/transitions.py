@@ -1,6 +1,7 @@
 """How a case moves: fire one enabled instance, recompute what is enabled, assign defaults,
 and run automatic actions (DESIGN §3 steps 3-8). Used by ``engine.cases``."""
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -95,7 +96,7 @@ async def fire(
             at=now,
         )
     await after_enable(ctx, recomputed, now)
-    await notifications.notify(ctx, entry, assigned_parties=assigned_parties(ctx, recomputed))
+    await notifications.notify(ctx, entry, assigned_parties=assigned_parties(ctx, recomputed.enabled))
     return entry
 
 
@@ -123,10 +124,11 @@ async def new_state(execution: Execution, from_state: str) -> str:
     return target
 
 
-def assigned_parties(ctx: CaseContext, recomputed: Recomputed) -> set[str]:
-    """Who is expected to act on the instances just enabled."""
+def assigned_parties(ctx: CaseContext, instances: Iterable[EnabledAction]) -> set[str]:
+    """Who is expected to act on ``instances`` (those just enabled, or those a resumed case
+    waits on): each one's own assignee, else the players of its assigned role."""
     parties: set[str] = set()
-    for instance in recomputed.enabled:
+    for instance in instances:
         if instance.assignee_party_id:
             parties.add(instance.assignee_party_id)
         elif instance.assigned_role:
