@@ -26,7 +26,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.activity import entry_hash
 from engine.errors import not_found
-from models import Activity, HistoryCheckpoint, Project, Subproject, WorkflowItem, kind_of, utcnow
+from engine.permissions import RESOURCE_MODELS
+from models import Activity, HistoryCheckpoint, kind_of, utcnow
 from models.db import insert_for
 
 __all__ = [
@@ -45,7 +46,6 @@ _CHUNK = 500  # chains named per statement
 _PASS_LIMIT = 5_000  # entries one checkpoint pass looks at
 # PostgreSQL: one checkpoint pass at a time across processes; the others skip theirs.
 _PASS_LOCK_KEY = 7_305_224_418
-_RESOURCES = {"Project": Project, "Subproject": Subproject, "WorkflowItem": WorkflowItem}
 
 
 class Problem(StrEnum):
@@ -235,7 +235,7 @@ async def verify_history(session: AsyncSession, *, resource_id: str, secret_key:
 
 
 async def _resource_exists(session: AsyncSession, resource_id: str) -> bool:
-    model = _RESOURCES.get(kind_of(resource_id) or "")
+    model = RESOURCE_MODELS.get(kind_of(resource_id) or "")
     return model is not None and await session.scalar(select(model.id).where(model.id == resource_id)) is not None
 
 
@@ -274,7 +274,7 @@ async def verify_all(session: AsyncSession, *, secret_key: str) -> AsyncIterator
         )
     ).all():
         yield _ChainCheck(orphan.chain, orphan, secret_key).report()
-    for model in _RESOURCES.values():
+    for model in RESOURCE_MODELS.values():
         no_history = ~select(Activity.seq).where(Activity.chain == model.id).exists()
         no_checkpoint = ~select(HistoryCheckpoint.chain).where(HistoryCheckpoint.chain == model.id).exists()
         for resource_id in await session.scalars(select(model.id).where(no_history, no_checkpoint).order_by(model.id)):

@@ -40,6 +40,8 @@ _INTENTS_BY_KIND = {
     "Subproject": SUBPROJECT_INTENTS,
     "WorkflowItem": WORKFLOW_ITEM_INTENTS,
 }
+# The tables of the resources that hold grants and history, by the kind their id names.
+RESOURCE_MODELS = {"Project": Project, "Subproject": Subproject, "WorkflowItem": WorkflowItem}
 _PREFIX_BY_KIND = {"Project": "project", "Subproject": "subproject", "WorkflowItem": "workflowItem"}
 # The intents whose last holder cannot be revoked (DESIGN §5), one per kind of resource.
 GRANT_INTENTS = tuple(f"{prefix}.intent.grantPermission" for prefix in _PREFIX_BY_KIND.values())
@@ -192,7 +194,7 @@ async def _check_party(session: AsyncSession, party_id: str) -> None:
 
 
 async def _resource(session: AsyncSession, resource_id: str) -> Project | Subproject | WorkflowItem:
-    model = {"Project": Project, "Subproject": Subproject, "WorkflowItem": WorkflowItem}.get(kind_of(resource_id) or "")
+    model = RESOURCE_MODELS.get(kind_of(resource_id) or "")
     resource = None if model is None else await session.get(model, resource_id)
     if resource is None:
         raise not_found("resource", resource_id, "resourceId")
