@@ -9,6 +9,7 @@ the row's attributes directly, and a type recognizes its rows by their id prefix
 from typing import Any, Generic, NewType, TypeVar
 
 import strawberry
+from graphql import value_from_ast_untyped
 from strawberry.types import Info
 
 from engine.errors import ErrorCode
@@ -31,7 +32,10 @@ JSON_SCALAR = strawberry.scalar(
     serialize=lambda v: v,
     # strawberry's JSON takes anything; ours refuses what a database or client cannot hold
     # (NaN, 1e400, NUL, lone surrogates) and bounds depth and size (schema/input_guard.py).
-    parse_value=check_json,
+    # Variables are checked once, by the input guard before execution (with their path);
+    # a literal in the document, here.
+    parse_value=lambda value: value,
+    parse_literal=lambda node, variables=None: check_json(value_from_ast_untyped(node, variables)),
 )
 SCALAR_MAP = {JSON: JSON_SCALAR}  # the schema's StrawberryConfig(scalar_map=...)
 
