@@ -41,7 +41,16 @@ async def run_due_timers(
         fixed = now
         clock = lambda: fixed  # noqa: E731 - the one time of the whole run
     run = TimerRun()
-    await _resume_due_suspensions(db, now=clock(), limit=limit, run=run, hub=hub)
+    # Read first, write only for what is due: a sweep that finds nothing (every poll, most
+    # wake-ups) opens no write transaction, which on SQLite would take the one writer's lock.
+    async with db.read_session() as session:
+        ends = await lifecycle.next_suspension_end(session)
+        any_due = await timers.is_due(session, now=clock())
+    if ends is not None and ends <= clock():
+        await _resume_due_suspensions(db, now=clock(), limit=limit, run=run, hub=hub)
+        any_due = True  # a resumed case's overdue timers are due now
+    if not any_due:
+        return run
     for _ in range(limit):
         now = clock()
         claimed: str | None = None
