@@ -27,7 +27,7 @@ that entry; the caller publishes the entries after its commit, like every other 
 """
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -38,7 +38,7 @@ from engine.actors import SYSTEM, Actor
 from engine.context import CaseContext, case_not_found, load_case
 from engine.errors import DomainError, ErrorCode
 from engine.transitions import assigned_parties, set_status_for_state, timer_written
-from models import Case, utcnow
+from models import Case, as_utc, utcnow
 
 MAX_SUSPENSION = timedelta(days=365)
 INTENT = "workflowItem.update"
@@ -185,7 +185,7 @@ def _check_until(until: datetime | None, now: datetime) -> datetime | None:
     if until is None:
         return None
     try:
-        until = until.replace(tzinfo=UTC) if until.tzinfo is None else until.astimezone(UTC)
+        until = as_utc(until)
     except OverflowError:
         raise validation.invalid("until is outside the years 1 to 9999 in UTC.", "until") from None
     if until <= now:

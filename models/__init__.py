@@ -13,7 +13,7 @@ from models.resources import (
     Subproject,
     WorkflowItem,
 )
-from models.types import utcnow
+from models.types import as_utc, utcnow
 from models.workflow import Case, CaseRoleParty, CaseState, EnabledAction, Idempotency, Workflow
 
 __all__ = [
@@ -39,6 +39,7 @@ __all__ = [
     "User",
     "Workflow",
     "WorkflowItem",
+    "as_utc",
     "kind_of",
     "new_id",
     "normalize_url",

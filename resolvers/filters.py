@@ -1,10 +1,10 @@
 """Filter inputs as hashable keys (so loaders can batch by them) and their SQL."""
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
-from models import Activity, Case, WorkflowItem
+from models import Activity, Case, WorkflowItem, as_utc
 from resolvers.pagination import invalid_argument
 from resolvers.visibility import has_tag, name_contains
 
@@ -18,7 +18,7 @@ def _utc(value: datetime | None, field: str) -> datetime | None:
     if value is None:
         return None
     try:
-        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        return as_utc(value)
     except OverflowError:
         raise invalid_argument(f"filter.{field} is outside the years 1 to 9999 in UTC.", "filter", field) from None
 

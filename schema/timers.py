@@ -1,12 +1,13 @@
 """runDueTimers: fire the timers due at a given time, now (admin; tests and operations)."""
 
-from datetime import UTC, datetime
+from datetime import datetime
 
 import strawberry
 
 from engine import timers
 from engine.clock import SYSTEM_CLOCK
 from engine.errors import DomainError
+from models import as_utc
 from resolvers.errors import user_errors
 from resolvers.timers import run_due_timers
 from schema.activity import Activity
@@ -38,12 +39,7 @@ async def run_due_timers_mutation(info: AppInfo, input: RunDueTimersInput) -> Ru
         timers.check_run(ctx.viewer, limit=input.limit)
     except DomainError as error:
         return RunDueTimersPayload(user_errors=user_errors(error))  # type: ignore[arg-type]
-    now = SYSTEM_CLOCK.now() if input.now is None else _utc(input.now)
+    now = SYSTEM_CLOCK.now() if input.now is None else as_utc(input.now)
     run = await run_due_timers(ctx.db, now=now, limit=input.limit, hub=ctx.hub)
     await ctx.refresh()
     return RunDueTimersPayload(fired=run.fired, more=run.more)  # type: ignore[arg-type]
-
-
-def _utc(when: datetime) -> datetime:
-    """A time without an offset is taken as UTC, as every stored time is."""
-    return when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)

@@ -5,11 +5,11 @@ import argparse
 import asyncio
 import sys
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from models import Database, normalize_url
+from models import Database, as_utc, normalize_url
 from server.settings import Settings
 
 
@@ -160,7 +160,7 @@ def _when(text: str) -> datetime:
         when = datetime.fromisoformat(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not an ISO 8601 time: {text!r} (e.g. 2030-01-31T12:00:00Z)") from None
-    return when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
+    return as_utc(when)
 
 
 def _refuse_unsafe(settings: Settings) -> None:
