@@ -32,15 +32,17 @@ _DUE = (EnabledAction.status == "ENABLED") & (EnabledAction.fire_at <= bindparam
 # different timer, and a case in the middle of a user's action is skipped rather than waited for
 # (never a lock cycle with it: a user's transaction locks the case, then its instances). The
 # locked rows are their newest versions (PostgreSQL re-reads a row it waited for), so the
-# re-check in ``fire_claimed`` sees the case's status as of the lock. SQLite has one writer: no
-# clause.
+# re-check in ``fire_claimed`` sees the case's status as of the lock. Timers due at the same
+# instant fire in the index's order: a tie-break by id made PostgreSQL sort a batch of 33 due
+# rows, each joined to its case, item and subproject, for every claim (213 buffers against 12).
+# SQLite has one writer: no clause.
 _CLAIM = (
     select(EnabledAction.id, Case, WorkflowItem, Subproject)
     .join(Case, Case.id == EnabledAction.case_id)
     .join(WorkflowItem, WorkflowItem.id == Case.object_id)
     .join(Subproject, Subproject.id == WorkflowItem.subproject_id)
     .where(_DUE)
-    .order_by(EnabledAction.fire_at, EnabledAction.id)
+    .order_by(EnabledAction.fire_at)  # as ix_enabled_action_fire_at reads: the first row, no sort
     .limit(1)
     .with_for_update(of=[EnabledAction.__table__, Case.__table__], skip_locked=True)
 )
