@@ -249,3 +249,22 @@ async def test_a_timer_firing_costs_a_fixed_few_statements(db, make_actor, count
 # (the instance completed and the user action canceled together), the chain's head (with the
 # seqs of the entries), and one insert of the two log entries (action_executed, case_completed).
 FIRING_STATEMENTS = 7
+
+
+async def test_a_user_action_that_moves_its_case_reads_nothing_back(db, make_actor, count_statements):
+    """The firing path a timer shares with a user's action (executeAction, bench W1): the case
+    locked and its facts read, then each table written once, the instance canceled or enabled
+    with the one completed; neither the state nor the case is read again."""
+    admin = await make_actor("root", admin=True)
+    clock = SettableClock()
+    (case,) = await items(db, admin, LEAVE, 1)
+    with count_statements() as counter:
+        await act(db, admin, case, "submit", clock.now())  # draft -> waiting: recall, expire enabled
+    assert await state(db, case) == ("waiting", "ACTIVE")
+    selects = [s for s in counter.statements if s.startswith("SELECT")]
+    assert [s.split()[1] for s in selects[:2]] == ["workflow_case.id,", "enabled_action.id,"]  # lock, facts
+    assert not [s for s in counter.statements if s.startswith("SELECT case_state")]
+    for table in ("workflow_case", "case_state", "enabled_action"):
+        assert len([s for s in counter.statements if s.startswith(f"UPDATE {table} ")]) == 1, table
+    assert len(counter.starting("INSERT INTO enabled_action")) == 1  # both new instances at once
+    assert counter.count == 8, counter.statements  # with the chain's head and the entry's insert
