@@ -87,7 +87,8 @@ async def notify(ctx: CaseContext, entry: LogEntry, *, assigned_parties: Iterabl
                 )
             )
             notified.add(user_id)
-    await session.flush()
+    # Not flushed here: the rows go with the operation's other writes, by its next read or at
+    # commit (a timer's firing sends its instance, state and case changes in one flush).
 
 
 async def _may_read_history(session: AsyncSession, ctx: CaseContext, user_ids: set[str]) -> set[str]:

@@ -12,13 +12,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from engine import activity, assignment, notifications, ordering
 from engine.actors import SYSTEM, Actor
 from engine.conditions import EnableCheck
-from engine.context import CaseContext
+from engine.context import CaseContext, state_row
 from engine.errors import DomainError, ErrorCode
 from engine.registry import enable_conditions, on_fire_callbacks, side_effects
 from engine.resources import require_open_to_reopen
 from engine.side_effects import Execution
 from engine.specs import ActionSpec
-from models import CaseState, EnabledAction, new_id
+from models import EnabledAction, new_id
 
 MAX_AUTOMATIC_STEPS = 100
 
@@ -54,9 +54,7 @@ async def fire(
         await require_open_to_reopen(ctx.session, subproject_id=ctx.subproject.id)
     instance.status, instance.completed_at = "COMPLETED", now
     if to_state != from_state:
-        state_row = await ctx.session.get(CaseState, (ctx.case.id, scope))
-        assert state_row is not None
-        state_row.state = to_state
+        state_row(ctx, scope).state = to_state  # no read: load_case read it
         ctx.states[scope] = to_state
     ctx.case.version += 1
     recomputed = await recompute(ctx, scope, now)
@@ -203,8 +201,7 @@ async def recompute(ctx: CaseContext, scope: str, now: datetime) -> Recomputed:
         result.enabled.append(instance)
         if ctx.enabled is not None:
             ctx.enabled.append(instance)
-    await ctx.session.flush()
-    return result
+    return result  # flushed with the operation's other writes (by its next read, or at commit)
 
 
 # Built once: gating counts, per dependency, in workflows that use depends_on.
