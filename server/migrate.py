@@ -17,3 +17,16 @@ def alembic_config(database_url: str) -> Config:
 
 def upgrade(database_url: str) -> None:
     command.upgrade(alembic_config(database_url), "head")
+
+
+def head_revision() -> str:
+    """The newest migration of this code (what a ready database is at)."""
+    from alembic.script import ScriptDirectory
+
+    global _head
+    if _head is None:
+        _head = ScriptDirectory.from_config(alembic_config("")).get_current_head()
+    return _head
+
+
+_head: str | None = None
