@@ -1,6 +1,7 @@
 """Applying Alembic migrations from code (the CLI, `serve` and the tests share this)."""
 
 from pathlib import Path
+from typing import Any
 
 from alembic import command
 from alembic.config import Config
@@ -30,3 +31,15 @@ def head_revision() -> str:
 
 
 _head: str | None = None
+
+
+async def revisions(connection: Any) -> list[str]:
+    """The migrations a database is at (an async connection); [] if it was never migrated."""
+    from sqlalchemy import text
+    from sqlalchemy.exc import DBAPIError
+
+    try:
+        async with connection.begin_nested():
+            return list((await connection.execute(text("SELECT version_num FROM alembic_version"))).scalars())
+    except DBAPIError:  # no such table
+        return []

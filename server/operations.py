@@ -13,13 +13,12 @@ from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import text
-from sqlalchemy.exc import DBAPIError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from models import Database
 from server import metrics
-from server.migrate import head_revision
+from server.migrate import head_revision, revisions
 
 READY_TIMEOUT = 2.0  # seconds the database may take to answer a readiness check
 
@@ -33,12 +32,7 @@ async def _database_check(db: Database) -> tuple[str | None, str | None]:
     try:
         async with asyncio.timeout(READY_TIMEOUT), db.engine.connect() as connection:
             await connection.execute(text("SELECT 1"))
-            try:
-                async with connection.begin_nested():
-                    versions = await connection.execute(text("SELECT version_num FROM alembic_version"))
-                    current = list(versions.scalars())
-            except DBAPIError:  # no such table: never migrated
-                current = []
+            current = await revisions(connection)
     except Exception as error:  # any failure means: not ready, and why
         first_line = (str(error).splitlines() or [""])[0][:200]
         return f"The database did not answer: {type(error).__name__}: {first_line}", None
