@@ -106,12 +106,15 @@ class CasewayWebSocket(ASGIWebSocketAdapter):
 
 
 class CasewayGraphQL(GraphQL):
+    """Builds the per-request context: reads the bearer token and resolves the viewer, or why
+    not (told by ``Context.viewer``). Over WebSocket the token comes in the connection_init
+    payload; a bad one closes with 4403 and the reason in words. Cross-origin handshakes are
+    refused (HTTP 403) unless the origin is allowed. HTTP answers in the media type the
+    client prefers (server/media_types.py); each HTTP request is counted (server/metrics.py)
+    and logged (server/access_log.py)."""
+
     graphql_transport_ws_handler_class = TransportWS
     websocket_adapter_class = CasewayWebSocket
-
-    """Builds the per-request context: reads the bearer token and resolves the viewer. Over
-    WebSocket the token comes in the connection_init payload; a bad one closes with 4403.
-    Cross-origin handshakes are refused (HTTP 403) unless the origin is allowed."""
 
     def __init__(self, db: Database, settings: Settings, hub: EventHub, actor_cache: ActorCache) -> None:
         protocols = [GRAPHQL_TRANSPORT_WS_PROTOCOL] + ([GRAPHQL_WS_PROTOCOL] if settings.legacy_ws else [])
@@ -213,8 +216,8 @@ class CasewayGraphQL(GraphQL):
         context.token = bearer_token(header)
         await self._authenticate(context, context.token)
         if context.actor is None:
-            context.request.scope[REFUSAL] = AUTH_MESSAGES[context.auth_problem]
-            raise ConnectionRejectionError()
+            reason = context.request.scope[REFUSAL] = AUTH_MESSAGES[context.auth_problem]
+            raise ConnectionRejectionError({"message": reason})  # the payload: the legacy protocol's answer
         self.live_contexts.add(context)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:

@@ -14,7 +14,7 @@ from sqlalchemy import update
 from engine import identity
 from models import ApiToken, utcnow
 from tests.api.documents import CREATE_PROJECT
-from tests.fixtures.live import WsClient
+from tests.fixtures.live import LiveServer, WsClient
 
 VIEWER = "{ viewer { login } }"
 LOGOUT = "mutation { logout { revokedTokens } }"
@@ -127,3 +127,19 @@ async def test_subscribing_to_a_missing_or_hidden_scope_says_so(gql, make_user, 
         await owners.close()
     finally:
         await client.close()
+
+
+@pytest.fixture(scope="module")
+def legacy_server(database):
+    server = LiveServer(database.url, legacy_ws="true")
+    yield server
+    server.stop()
+
+
+async def test_with_the_legacy_protocol_on_a_refusal_says_why(legacy_server):
+    async with websockets.connect(legacy_server.ws, subprotocols=["graphql-ws"]) as socket:
+        await socket.send(
+            json.dumps({"type": "connection_init", "payload": {"authorization": f"Bearer {UNKNOWN_TOKEN}"}})
+        )
+        message = json.loads(await asyncio.wait_for(socket.recv(), 10))
+    assert message["type"] == "connection_error" and "unknown" in message["payload"]["message"], message
