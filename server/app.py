@@ -356,6 +356,7 @@ def create_app(settings: Settings | None = None, *, db: Database | None = None) 
                 signer.cancel()
             await hub.stop()
             await db.dispose()
+            metrics.process_stopping()
 
     async def root(request: Request) -> RedirectResponse:
         return RedirectResponse("/graphql")

@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import getpass
 import os
+import shutil
 import sys
 import tempfile
 import traceback
@@ -320,15 +321,24 @@ def _serve(settings: Settings, demo: bool) -> None:
     _refuse_unsafe(settings)
     check_port_free(settings.host, settings.port)  # before the token is printed
     asyncio.run(_demo(settings, print_token=True) if demo else _migrate(settings))
+    # Workers are separate processes: they read the same settings from the environment.
+    os.environ.update({"CASEWAY_DATABASE_URL": settings.database_url})
+    made = None
+    if settings.workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        # /metrics sums every worker's values from files here (server/metrics.py)
+        made = os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="caseway-metrics-")
+    try:
+        _uvicorn(settings)
+    finally:
+        if made is not None:
+            shutil.rmtree(made, ignore_errors=True)
+
+
+def _uvicorn(settings: Settings) -> None:
     import uvicorn
 
     from server.access_log import logging_config
 
-    # Workers are separate processes: they read the same settings from the environment.
-    os.environ.update({"CASEWAY_DATABASE_URL": settings.database_url})
-    if settings.workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-        # /metrics sums every worker's values from files here (server/metrics.py)
-        os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="caseway-metrics-")
     uvicorn.run(
         "server.asgi:app",
         host=settings.host,

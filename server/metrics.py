@@ -144,6 +144,13 @@ def set_jobs(kind: str, state: str, count: int) -> None:
     JOBS.labels(kind, state).set(count)
 
 
+def process_stopping() -> None:
+    """A worker's clean shutdown: its live gauges leave the sum (a worker that was killed
+    leaves them until the directory is made afresh, at the next ``caseway serve``)."""
+    if MULTIPROCESS:
+        multiprocess.mark_process_dead(os.getpid())
+
+
 def exposition() -> tuple[bytes, str]:
     """The text a scrape reads, and its content type: this process's values, or with
     multiprocess mode every process's."""
@@ -161,6 +168,7 @@ __all__ = [
     "job_state_changed",
     "operation_label",
     "operation_name",
+    "process_stopping",
     "request_done",
     "set_jobs",
     "timer_fired",

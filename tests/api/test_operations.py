@@ -126,3 +126,16 @@ async def test_metrics_show_live_subscribers_and_hub_lag(db, gql, make_user):
             after = await _scrape(http)
     assert _moved(before, after, "caseway_live_subscribers") == 0
     assert _moved(before, after, "caseway_event_hub_lag_seconds_count") >= 1
+
+
+async def test_metrics_show_how_late_the_sweeper_fired_a_timer(db, make_user):
+    from tests.api.test_timers_api import QUICK, case_in_state, make_items, running_app
+
+    async with running_app(db) as (app, gql):
+        _, admin = await make_user("root", admin=True)
+        before = await _scrape(gql.http)
+        _, (item,) = await make_items(gql, admin, QUICK, 1)
+        await case_in_state(gql, admin, item, "late")
+        after = await _scrape(gql.http)
+    assert _moved(before, after, "caseway_timer_lateness_seconds_count") == 1
+    assert 0 <= _moved(before, after, "caseway_timer_lateness_seconds_sum") < 5

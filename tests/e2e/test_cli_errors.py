@@ -251,3 +251,46 @@ def _use_the_demo_server(server: subprocess.Popen[str], port: int) -> None:
     access = json.loads(server.stderr.readline())
     assert access["logger"] == "caseway.access" and access["operation"] == "Me" and access["status"] == 200
     assert access["user_id"].startswith("usr_") and access["outcome"] == "ok" and access["duration_ms"] > 0
+
+
+@pytest.mark.skipif(BACKEND != "postgres", reason="several workers need PostgreSQL")
+def test_metrics_add_up_over_worker_processes(migrated_database):
+    """With --workers 2 a scrape reaches one worker, and reports what both counted."""
+    import time
+
+    import httpx
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**os.environ, "CASEWAY_DATABASE_URL": migrated_database}
+    env.pop("PROMETHEUS_MULTIPROC_DIR", None)
+    with subprocess.Popen(
+        [sys.executable, "-m", "server.cli", "serve", "--workers", "2", "--port", str(port)],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    ) as server:
+        try:
+            base = f"http://127.0.0.1:{port}"
+            deadline = time.monotonic() + 60
+            while True:  # until both workers can answer
+                try:
+                    if httpx.get(f"{base}/ready").status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                assert time.monotonic() < deadline, "the server did not become ready"
+                time.sleep(0.2)
+            with httpx.Client(base_url=base) as client:  # one connection per request: both workers serve
+                for _ in range(8):
+                    client.post(
+                        "/graphql", json={"query": "query Summed { __typename }"}, headers={"Connection": "close"}
+                    )
+                scrapes = [client.get("/metrics", headers={"Connection": "close"}).text for _ in range(4)]
+            line = 'caseway_graphql_requests_total{operation="Summed",outcome="ok"} 8.0'
+            assert all(line in scrape for scrape in scrapes), [s for s in scrapes if line not in s][:1]
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
