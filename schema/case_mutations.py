@@ -7,13 +7,14 @@ import strawberry
 
 import engine
 from engine import cases
-from engine.workflows import spec_of
+from engine.workflows import cached_short_name, spec_of
 from models import Workflow as WorkflowRow
 from resolvers.mutations import run
 from schema.activity import Activity
 from schema.base import JSON, AppInfo, UserError
 from schema.case import Case, CaseStatus
 from schema.workflow import Action, State, Workflow
+from server import metrics
 
 
 @strawberry.input(description="Name the case by caseId or by its workflowItemId.")
@@ -132,11 +133,14 @@ async def execute_action(info: AppInfo, input: ExecuteActionInput) -> ExecuteAct
 
     outcome, errors = await run(info.context, operation, rollback=input.dry_run)
     if outcome is None:
+        metrics.action_executed(None, str(errors[0].code) if errors else "error")
         return ExecuteActionPayload(user_errors=errors)
     result, preview, dry_case_id = outcome
     if preview is not None:  # nothing happened: show the case as it still is
         case = await info.context.loaders.case_by_id.load(dry_case_id)
+        metrics.action_executed(cached_short_name(case.workflow_id), "dry_run")
         return ExecuteActionPayload(case=case, preview=preview)
+    metrics.action_executed(cached_short_name(result.case.workflow_id), "replayed" if result.replayed else "ok")
     return ExecuteActionPayload(case=result.case, activity=result.activity, replayed=result.replayed)
 
 

@@ -1,6 +1,7 @@
 """Settings, read from CASEWAY_* environment variables by every command alike."""
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -15,6 +16,8 @@ class Settings(BaseSettings):
     token_ttl: int = 30 * 24 * 3600  # seconds a login token stays valid
     workflows_dir: Path | None = None  # extra workflow spec files defined at startup
     graphiql: bool = True
+    # "text", or "json": every server log line one JSON object (server/access_log.py)
+    log_format: Literal["text", "json"] = "text"
     db_pool_size: int = 10
     legacy_ws: bool = False  # also accept the old `graphql-ws` subscription protocol
     ws_init_timeout: float = 10.0  # seconds a WebSocket may take to send connection_init
