@@ -7,6 +7,7 @@ exporting a workflow returns what was defined and define(export(w)) clones it ex
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from engine.child_specs import CHILD_KEYS, PARENT_TRIGGERS, Condition, check_not_parent, check_parent, check_terminal
 from engine.errors import DomainErrors
 from engine.permissions import WORKFLOW_ITEM_INTENTS
 from engine.spec_checker import (
@@ -23,12 +24,6 @@ from engine.spec_checker import (
 )
 
 TRIGGERS = ("user", "auto", "init", "time", "workflow", "parallel", "dynamic")
-PARENT_TRIGGERS = ("workflow", "parallel", "dynamic")
-# Child workflows do not run yet: a spec that needs them is refused rather than accepted into
-# cases that can never move. The validation of child scopes below stays, for when they do.
-CHILD_WORKFLOWS = False
-CHILD_KEYS = ("children", "states", "for_each", "complete_when")  # action keys of parents only
-NO_CHILD_WORKFLOWS = "child workflows (workflow, parallel and dynamic triggers, children) are not supported yet."
 _ROLE_KEYS = {"pretty_name", "callbacks", "allowed_parties", "static_parties", "assignable_by"}
 _STATE_KEYS = {"pretty_name", "terminal", "hidden_fields"}
 _ACTION_KEYS = {
@@ -124,6 +119,9 @@ class ActionSpec:
     enable_conditions: tuple[str, ...] = ()  # callbacks asked before each enabling
     parent: str | None = None
     children: tuple[str, ...] = ()
+    for_each: tuple[tuple[str, str], ...] = ()  # (role, per_role|per_member|per_user): DYNAMIC
+    complete_when: tuple[Condition, ...] = ()  # in the spec's order: the first that holds fires
+    has_scope: bool = False  # the parent's children run in child FSM scopes with their own states
 
     def is_enabled_in(self, state: str) -> bool:
         return self.always_enabled or state in self.enabled_states or state in self.assigned_states
@@ -150,6 +148,11 @@ class WorkflowSpec:
     def has_automatic(self) -> bool:
         """Whether any action can fire without a user (AUTO, or a timeout of 0)."""
         return any(a.trigger == "auto" or a.timeout_seconds == 0 for a in self.actions.values())
+
+    @property
+    def has_children(self) -> bool:
+        """Whether any action is a parent (flat workflows skip engine.children altogether)."""
+        return any(a.children for a in self.actions.values())
 
     def scope_actions(self, parent: str | None) -> list[ActionSpec]:
         return [a for a in self.actions.values() if a.parent == parent]
@@ -296,9 +299,6 @@ def _scope(
         apath = [*path, key, name]
         action = c.mapping(action, apath)
         c.unknown_keys(action, _ACTION_KEYS | set(CHILD_KEYS), apath)
-        if not CHILD_WORKFLOWS:
-            for child_key in (k for k in CHILD_KEYS if k in action):
-                c.fail([*apath, child_key], f"Action {name!r} has {child_key}: {NO_CHILD_WORKFLOWS}")
         if name in actions or any(name == p[1] for p in pending):
             c.fail(apath, f"Action {name!r} is defined twice.")
             continue
@@ -313,18 +313,37 @@ def _scope(
     known_states = set(scope_states)
     for apath, name, action in pending:
         actions[name] = _action(c, apath, name, action, parent, roles, known_states)
-        if CHILD_WORKFLOWS and actions[name].trigger in PARENT_TRIGGERS:
+        if actions[name].trigger in PARENT_TRIGGERS:
             _scope(c, action, apath, name, roles, states, actions, depth=depth + 1)
-            actions[name] = _with_children(actions[name], action)
+            actions[name] = _with_children(c, apath, actions[name], action, roles, states)
     for apath, name, _ in pending:
         for dep, _, _ in actions[name].depends_on:
             if dep not in actions:
                 c.fail([*apath, "depends_on"], f"Action {name!r} depends on unknown action {dep!r}.")
 
 
-def _with_children(action: ActionSpec, body: dict[str, Any]) -> ActionSpec:
+def _with_children(
+    c: SpecChecker,
+    path: list[str],
+    action: ActionSpec,
+    body: dict[str, Any],
+    roles: dict[str, RoleSpec],
+    states: dict[str, StateSpec],
+) -> ActionSpec:
+    """A parent action with its children and the keys only parents have (engine.child_specs)."""
     children = body.get("children")
-    return replace(action, children=tuple(children) if isinstance(children, dict) else ())
+    for_each, conditions = check_parent(
+        c, path, action.short_name, body, action.trigger, set(roles), action.outputs
+    )
+    own = [s for s in states.values() if s.scope == action.short_name]
+    check_terminal(c, path, action.short_name, body, any(s.terminal for s in own))
+    return replace(
+        action,
+        children=tuple(children) if isinstance(children, dict) else (),
+        for_each=for_each,
+        complete_when=conditions,
+        has_scope=bool(own) and action.trigger != "parallel",
+    )
 
 
 def _action(
@@ -340,8 +359,6 @@ def _action(
     if not isinstance(trigger, str) or trigger not in TRIGGERS:
         c.fail([*path, "trigger"], f"{c.where([*path, 'trigger'])} must be one of {', '.join(TRIGGERS)}.")
         trigger = "user"
-    if trigger in PARENT_TRIGGERS and not CHILD_WORKFLOWS:
-        c.fail([*path, "trigger"], f"Action {name!r} is a {trigger} action: {NO_CHILD_WORKFLOWS}")
     role_names = c.names(body.get("allowed_roles"), [*path, "allowed_roles"], "role name")
     for role in role_names:
         if role not in roles:
@@ -399,8 +416,7 @@ def _action(
             c.fail([*path, "enable_conditions"], f"Action {name!r} names unknown enable condition {condition!r}.")
     if conditions and trigger == "init":
         c.fail([*path, "enable_conditions"], f"INIT action {name!r} is never enabled; it has no enable conditions.")
-    if CHILD_WORKFLOWS and trigger not in PARENT_TRIGGERS and ("children" in body or "states" in body):
-        c.fail([*path, "children"], f"Only workflow, parallel and dynamic actions have children ({name!r}).")
+    check_not_parent(c, path, name, body, trigger)
     pretty = c.text(body.get("pretty_name"), [*path, "pretty_name"], name)
     return ActionSpec(
         short_name=name,
