@@ -186,7 +186,9 @@ def _complete_when(
         amount = _amount(c, [*opath, key], raw[key])
         if amount is not None:
             quota, whole = amount
-            conditions.append(Condition(output=output, state=state, quota=quota, whole=whole, strict=key == "more_than"))
+            conditions.append(
+                Condition(output=output, state=state, quota=quota, whole=whole, strict=key == "more_than")
+            )
     return tuple(conditions)
 
 
@@ -198,7 +200,7 @@ def _amount(c: SpecChecker, path: list[str], value: Any) -> tuple[Fraction, bool
             p, q = (int(x) for x in parts)
             if q > 0 and p <= q:
                 return Fraction(p, q), False
-        c.fail(path, f"{c.where(path)} must be a count or a fraction \"p/q\" with 0 <= p <= q and q > 0.")
+        c.fail(path, f'{c.where(path)} must be a count or a fraction "p/q" with 0 <= p <= q and q > 0.')
         return None
     count = c.whole(value, path, low=0, high=MAX_COUNT)
     return None if count is None else (Fraction(count), True)

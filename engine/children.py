@@ -107,9 +107,7 @@ _MEMBERS = select(EnabledAction).where(
 )
 
 
-async def settle(
-    ctx: CaseContext, instance: EnabledAction, now: datetime, notified: set[str]
-) -> list[object]:
+async def settle(ctx: CaseContext, instance: EnabledAction, now: datetime, notified: set[str]) -> list[object]:
     """After ``instance`` completed: fire its scope's parent when the parent's condition holds
     now. ``notified``: who heard of the completion; the parent's entry does not tell them again.
     Returns the log entries of the parents that fired (outermost last)."""

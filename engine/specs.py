@@ -260,11 +260,12 @@ def _scope(
     actions: dict[str, ActionSpec],
     *,
     depth: int,
-) -> None:
-    """Validate one FSM scope: the top level, or the child workflow of a parent action."""
+) -> bool:
+    """Validate one FSM scope: the top level, or the child workflow of a parent action; False
+    when it nests too deep to be looked into."""
     if depth > MAX_CHILD_DEPTH:
         c.fail(path, f"Child workflows nest at most {MAX_CHILD_DEPTH} levels deep.")
-        return
+        return False
     scope_states: list[str] = []
     spath = [*path, "states"]
     for name, state in c.entries(body.get("states"), spath, "state", MAX_STATES - c.states).items():
@@ -313,13 +314,15 @@ def _scope(
     known_states = set(scope_states)
     for apath, name, action in pending:
         actions[name] = _action(c, apath, name, action, parent, roles, known_states)
-        if actions[name].trigger in PARENT_TRIGGERS:
-            _scope(c, action, apath, name, roles, states, actions, depth=depth + 1)
+        if actions[name].trigger in PARENT_TRIGGERS and _scope(
+            c, action, apath, name, roles, states, actions, depth=depth + 1
+        ):
             actions[name] = _with_children(c, apath, actions[name], action, roles, states)
     for apath, name, _ in pending:
         for dep, _, _ in actions[name].depends_on:
             if dep not in actions:
                 c.fail([*apath, "depends_on"], f"Action {name!r} depends on unknown action {dep!r}.")
+    return True
 
 
 def _with_children(
@@ -332,9 +335,7 @@ def _with_children(
 ) -> ActionSpec:
     """A parent action with its children and the keys only parents have (engine.child_specs)."""
     children = body.get("children")
-    for_each, conditions = check_parent(
-        c, path, action.short_name, body, action.trigger, set(roles), action.outputs
-    )
+    for_each, conditions = check_parent(c, path, action.short_name, body, action.trigger, set(roles), action.outputs)
     own = [s for s in states.values() if s.scope == action.short_name]
     check_terminal(c, path, action.short_name, body, any(s.terminal for s in own))
     return replace(

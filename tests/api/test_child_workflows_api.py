@@ -4,7 +4,7 @@ one child scope per voter, decided by a quorum) — plus instance choice and a t
 
 from datetime import timedelta
 
-from tests.api.documents import ADD_MEMBER, CREATE_GROUP, CREATE_ITEM, DEFINE, EXECUTE, MY_TASKS
+from tests.api.documents import ADD_MEMBER, CREATE_GROUP, CREATE_ITEM, DEFINE, MY_TASKS
 from tests.api.test_resource_tree import build_tree
 
 CASE = """query($id: ID!) { node(id: $id) { ... on WorkflowItem { status case {
@@ -21,7 +21,8 @@ EXECUTE_ID = """mutation($input: ExecuteActionInput!) { executeAction(input: $in
 
 NOTIFICATIONS = """{ notifications(first: 50) { edges { node { level activity { action actor { login } } } } } }"""
 
-SUBSCRIBE = """mutation($input: SubscribeInput!) { subscribe(input: $input) { userErrors { code message } } }"""
+SUBSCRIBE = """mutation($input: NotificationSubscriptionInput!) {
+  subscribeToNotifications(input: $input) { userErrors { code message } } }"""
 
 ASK_INFO = {
     "short_name": "ask_info",
@@ -68,7 +69,11 @@ REVIEW = {
                     "states": {"opi_open": {}, "opi_done": {"terminal": True}},
                     "children": {
                         "opi_init": {"trigger": "init", "new_state": "opi_open"},
-                        "opinion": {"assigned_role": "lawyer", "assigned_states": ["opi_open"], "new_state": "opi_done"},
+                        "opinion": {
+                            "assigned_role": "lawyer",
+                            "assigned_states": ["opi_open"],
+                            "new_state": "opi_done",
+                        },
                     },
                 },
             },
@@ -260,9 +265,9 @@ async def test_two_approvals_of_three_accept_and_cancel_the_third_vote(gql, make
     first = (await gql(EXECUTE_ID, run(item, "approve"), token=tokens["voter1"]))["executeAction"]
     assert first["userErrors"] == [] and first["case"]["state"]["shortName"] == "open"
     others = [e for e in (await case_of(gql, alice, item))["enabledActions"] if e["assignees"] == [{"login": "voter3"}]]
-    stolen = (
-        await gql(EXECUTE_ID, run(item, "approve", enabledActionId=others[0]["id"]), token=tokens["voter2"])
-    )["executeAction"]
+    stolen = (await gql(EXECUTE_ID, run(item, "approve", enabledActionId=others[0]["id"]), token=tokens["voter2"]))[
+        "executeAction"
+    ]
     assert stolen["userErrors"][0]["code"] == "NOT_ALLOWED"
     assert await tasks(gql, tokens["voter1"]) == []
     second = (await gql(EXECUTE_ID, run(item, "approve"), token=tokens["voter2"]))["executeAction"]
@@ -277,7 +282,13 @@ async def test_two_approvals_of_three_accept_and_cancel_the_third_vote(gql, make
     assert await tasks(gql, tokens["voter3"]) == []  # the third vote left voter3's tasks
     fired = [e["node"] for e in case["log"]["edges"] if e["node"]["action"] == "all_votes"]
     assert len(fired) == 1 and fired[0]["actor"] is None
-    assert fired[0]["data"]["condition"] == {"output": "yes", "state": "approved", "at_least": "2/3", "count": 2, "of": 3}
+    assert fired[0]["data"]["condition"] == {
+        "output": "yes",
+        "state": "approved",
+        "at_least": "2/3",
+        "count": 2,
+        "of": 3,
+    }
     assert fired[0]["data"]["output"] == "yes" and fired[0]["data"]["to"] == "accepted"
     assert fired[0]["data"]["children"] == {"completed": 2, "canceled": 3}  # voter3's scope and its two actions
     late = (await gql(EXECUTE_ID, run(item, "reject"), token=tokens["voter3"]))["executeAction"]
@@ -324,7 +335,7 @@ async def test_withdrawing_cancels_every_vote(gql, make_user):
 
 
 async def test_an_admin_must_name_the_instance_when_several_are_enabled(gql, make_user):
-    item, alice, admin, tokens = await tip_item(gql, make_user)
+    item, alice, admin, _ = await tip_item(gql, make_user)
     ambiguous = (await gql(EXECUTE_ID, run(item, "approve"), token=admin))["executeAction"]
     [error] = ambiguous["userErrors"]
     assert (error["code"], error["field"]) == ("AMBIGUOUS_ACTION", ["enabledActionId"])
@@ -338,9 +349,8 @@ async def test_an_admin_must_name_the_instance_when_several_are_enabled(gql, mak
 
 async def test_subscribers_hear_of_each_vote_once_and_not_again_of_the_decision(gql, make_user):
     item, alice, _, tokens = await tip_item(gql, make_user)
-    _, watcher = await make_user("watcher")
     subscribed = await gql(SUBSCRIBE, {"input": {"level": "ROLE"}}, token=alice)
-    assert subscribed["subscribe"]["userErrors"] == []
+    assert subscribed["subscribeToNotifications"]["userErrors"] == []
     await gql(EXECUTE_ID, run(item, "approve"), token=tokens["voter1"])
     await gql(EXECUTE_ID, run(item, "approve"), token=tokens["voter2"])
     heard = [
@@ -365,8 +375,12 @@ TIMED = {
             "states": {"waiting": {}, "expired": {"terminal": True}},
             "children": {
                 "start": {"trigger": "init", "new_state": "waiting"},
-                "expire": {"trigger": "time", "enabled_states": ["waiting"], "timeout_seconds": 3600,
-                           "new_state": "expired"},
+                "expire": {
+                    "trigger": "time",
+                    "enabled_states": ["waiting"],
+                    "timeout_seconds": 3600,
+                    "new_state": "expired",
+                },
             },
         },
     },
@@ -393,3 +407,137 @@ async def test_a_timer_inside_a_child_scope_fires_and_completes_the_parent(gql, 
     case = await case_of(gql, lawyer, item)
     assert case["state"]["shortName"] == "done" and case["status"] == "COMPLETED"
     assert scopes(case) == [(None, "done", "COMPLETED"), ("ask", "expired", "COMPLETED")]
+
+
+def tip_with(path: str, value, *more) -> dict:
+    """The TIP spec with keys set (``None`` removes one): a path and a value, then more pairs."""
+    spec = tip("grp_x")
+    changes = [(path, value), *zip(more[::2], more[1::2], strict=True)]
+    for where, what in changes:
+        *parents, last = where.split(".")
+        node = spec
+        for key in parents:
+            node = node[key]
+        if what is None:
+            del node[last]
+        else:
+            node[last] = what
+    return spec
+
+
+V = "actions.all_votes"
+BAD_CHILD_SPECS = [
+    (
+        tip_with(f"{V}.children.approve.new_state", "accepted"),
+        f"{V}.children.approve.new_state",
+        "Action 'approve' names unknown state 'accepted'.",
+    ),
+    (
+        tip_with(f"{V}.for_each", None),
+        f"{V}.for_each",
+        "Dynamic action 'all_votes' needs for_each: {role, mapping: per_role|per_member|per_user}.",
+    ),
+    (
+        tip_with(f"{V}.for_each", {"role": "voters", "mapping": "per_cat"}),
+        f"{V}.for_each.mapping",
+        "actions.all_votes.for_each.mapping must be one of per_role, per_member, per_user.",
+    ),
+    (
+        tip_with(f"{V}.for_each", {"role": "jury", "mapping": "per_user"}),
+        f"{V}.for_each.role",
+        "for_each of 'all_votes' names unknown role 'jury'.",
+    ),
+    (
+        tip_with(f"{V}.complete_when.maybe", {"state": "approved", "all": True}),
+        f"{V}.complete_when.maybe",
+        "complete_when of 'all_votes' names output 'maybe', which its outputs do not declare.",
+    ),
+    (
+        tip_with(f"{V}.complete_when.no.state", "rejected"),
+        f"{V}.complete_when.no.state",
+        "Condition 'no' of 'all_votes' names unknown child state 'rejected'.",
+    ),
+    (
+        tip_with(f"{V}.complete_when.no", {"state": "disapproved", "at_least": "3/2"}),
+        f"{V}.complete_when.no.at_least",
+        'actions.all_votes.complete_when.no.at_least must be a count or a fraction "p/q" with 0 <= p <= q and q > 0.',
+    ),
+    (
+        tip_with(f"{V}.complete_when.no", {"state": "disapproved", "at_least": 1, "all": True}),
+        f"{V}.complete_when.no",
+        "Condition 'no' of 'all_votes' needs exactly one of at_least, more_than, all.",
+    ),
+    (
+        tip_with(f"{V}.complete_when", None),
+        f"{V}.complete_when",
+        "Action 'all_votes' has outputs but no complete_when: nothing would pick the output it fires with.",
+    ),
+    (
+        tip_with("actions.withdraw.children", {"x": {}}),
+        "actions.withdraw.children",
+        "Action 'withdraw' has children, but it is a user action: only workflow, parallel and dynamic actions "
+        "have children.",
+    ),
+    (
+        tip_with(f"{V}.trigger", "parallel", f"{V}.for_each", None, f"{V}.complete_when", None, f"{V}.outputs", None),
+        f"{V}.states",
+        "Parallel action 'all_votes' keeps no state: its children run side by side; give a child that needs "
+        "states the trigger workflow.",
+    ),
+    (
+        tip_with(f"{V}.trigger", "workflow"),
+        f"{V}.for_each",
+        "Only a dynamic action has for_each; 'all_votes' is a workflow action.",
+    ),
+    (
+        tip_with(
+            "actions.ask",
+            {
+                "trigger": "workflow",
+                "enabled_states": ["open"],
+                "states": {"asking": {}},
+                "children": {"ok": {"enabled_states": ["asking"]}},
+            },
+        ),
+        "actions.ask.states",
+        "Child workflow 'ask' has no terminal state, so it could never complete; mark one terminal or add "
+        "complete_when.",
+    ),
+]
+
+
+async def test_child_workflow_mistakes_are_each_a_precise_invalid_spec(gql, make_user):
+    _, admin = await make_user("root", admin=True)
+    group = (await gql(CREATE_GROUP, {"name": "core"}, token=admin))["createGroup"]["group"]
+    for spec, field, message in BAD_CHILD_SPECS:
+        spec["roles"]["voters"]["static_parties"] = [group["id"]]
+        answer = (await gql(DEFINE, {"spec": spec}, token=admin))["defineWorkflow"]
+        assert answer["workflow"] is None
+        assert [(e["code"], e["field"], e["message"]) for e in answer["userErrors"]] == [
+            ("INVALID_SPEC", ["spec", *field.split(".")], message)
+        ], field
+    spec = tip(group["id"])
+    assert (await gql(DEFINE, {"spec": spec}, token=admin))["defineWorkflow"]["workflow"]["spec"] == spec
+
+
+async def test_child_workflows_nest_at_most_four_levels(gql, make_user):
+    _, admin = await make_user("root", admin=True)
+
+    def nested(depth: int) -> dict:
+        action: dict = {"trigger": "workflow", "states": {f"s{depth}": {"terminal": True}}, "children": {}}
+        if depth < 5:
+            action["children"][f"c{depth}"] = nested(depth + 1)
+        else:
+            action["children"][f"leaf{depth}"] = {"enabled_states": [f"s{depth}"]}
+        return action
+
+    spec = {"short_name": "deep", "states": {"open": {}}, "actions": {"c0": nested(1) | {"enabled_states": ["open"]}}}
+    answer = (await gql(DEFINE, {"spec": spec}, token=admin))["defineWorkflow"]
+    path = ["spec", "actions", "c0", "children", "c1", "children", "c2", "children", "c3", "children", "c4"]
+    assert [(e["field"], e["message"]) for e in answer["userErrors"]] == [
+        (path, "Child workflows nest at most 4 levels deep.")  # c4 is the fifth level
+    ]
+    spec["actions"]["c0"]["children"]["c1"]["children"]["c2"]["children"]["c3"]["children"] = {
+        "leaf": {"enabled_states": ["s4"]}
+    }
+    assert (await gql(DEFINE, {"spec": spec}, token=admin))["defineWorkflow"]["userErrors"] == []
