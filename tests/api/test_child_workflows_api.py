@@ -632,3 +632,27 @@ async def test_two_votes_that_each_complete_the_quorum_fire_the_parent_once(gql,
         case = await case_of(gql, alice, item)
         assert case["state"]["shortName"] == "accepted"
         assert [e["node"]["action"] for e in case["log"]["edges"]].count("all_votes") == 1, trial
+
+
+DIAGRAM = """query($id: ID!) { node(id: $id) { ... on Workflow { diagram dot: diagram(format: DOT) } } }"""
+
+
+async def test_the_diagram_draws_each_child_scope_inside_its_parent(gql, make_user):
+    _, admin = await make_user("root", admin=True)
+    defined = (await gql(DEFINE, {"spec": REVIEW}, token=admin))["defineWorkflow"]["workflow"]
+    drawn = (await gql(DIAGRAM, {"id": defined["id"]}, token=admin))["node"]
+    lines = drawn["diagram"].splitlines()
+    assert "    open --> done: rev_and_op (parallel)" in lines
+    # the parallel parent holds both workflow children, each with its own FSM
+    start = lines.index("    state scope_rev_and_op {")
+    assert lines[start + 1 : start + 6] == [
+        "        state scope_review_wr {",
+        "            [*] --> rev_open",
+        "            rev_open --> rev_done: review",
+        "            rev_done --> [*]",
+        "        }",
+    ]
+    assert "            opi_open --> opi_done: opinion" in lines
+    assert '    subgraph "cluster_rev_and_op" {' in drawn["dot"]
+    assert '        subgraph "cluster_opinion_wr" {' in drawn["dot"]
+    assert '"rev_open" -> "rev_done" [label="review"];' in drawn["dot"]
