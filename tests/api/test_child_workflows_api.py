@@ -656,3 +656,29 @@ async def test_the_diagram_draws_each_child_scope_inside_its_parent(gql, make_us
     assert '    subgraph "cluster_rev_and_op" {' in drawn["dot"]
     assert '        subgraph "cluster_opinion_wr" {' in drawn["dot"]
     assert '"rev_open" -> "rev_done" [label="review"];' in drawn["dot"]
+
+
+async def test_the_built_in_workflows_use_each_parent_trigger(gql, make_user):
+    _, alice = await make_user("alice")
+    lawyer_id, lawyer = await make_user("lawyer")
+    controller_id, controller = await make_user("controller")
+    # review: the legal and the financial review in parallel
+    item = await new_item(gql, alice, "review", lawyer=[lawyer_id], controller=[controller_id])
+    assert (await gql(EXECUTE_ID, run(item, "submit"), token=alice))["executeAction"]["userErrors"] == []
+    assert await tasks(gql, lawyer) == ["review_legal"] and await tasks(gql, controller) == ["review_financial"]
+    await gql(EXECUTE_ID, run(item, "review_financial"), token=controller)
+    done = (await gql(EXECUTE_ID, run(item, "review_legal"), token=lawyer))["executeAction"]
+    assert done["case"]["state"]["shortName"] == "reviewed"
+    # tip: one vote per voter
+    voters_ = [lawyer_id, controller_id, (await make_user("third"))[0]]
+    vote = await new_item(gql, alice, "tip", voters=voters_)
+    assert len((await case_of(gql, alice, vote))["scopes"]) == 4
+    await gql(EXECUTE_ID, run(vote, "reject"), token=lawyer)
+    rejected = (await gql(EXECUTE_ID, run(vote, "reject"), token=controller))["executeAction"]
+    assert rejected["case"]["state"]["shortName"] == "rejected"
+    # inquiry: a question round trip as a child workflow
+    client_id, client = await make_user("client")
+    ask = await new_item(gql, lawyer, "inquiry", client=[client_id])
+    await gql(EXECUTE_ID, run(ask, "ask"), token=lawyer)
+    answered = (await gql(EXECUTE_ID, run(ask, "respond"), token=client))["executeAction"]
+    assert answered["case"]["state"]["shortName"] == "answered"
