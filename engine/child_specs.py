@@ -62,6 +62,24 @@ def check_not_parent(c: SpecChecker, path: list[str], name: str, body: dict[str,
         )
 
 
+def parent_fields(
+    c: SpecChecker, path: list[str], action: Any, body: dict[str, Any], roles: set[str], own_states: list[Any]
+) -> dict[str, Any]:
+    """The fields a parent ``action`` (an ActionSpec) gets from its keys, once its child scope
+    (``own_states``, its children) was walked: its children, ``for_each``, ``complete_when``
+    and whether it owns FSM scopes."""
+    name = action.short_name
+    for_each, conditions = check_parent(c, path, name, body, action.trigger, roles, action.outputs)
+    check_terminal(c, path, name, body, any(s.terminal for s in own_states))
+    children = body.get("children")
+    return {
+        "children": tuple(children) if isinstance(children, dict) else (),
+        "for_each": for_each,
+        "complete_when": conditions,
+        "has_scope": bool(own_states) and action.trigger != "parallel",
+    }
+
+
 def check_parent(
     c: SpecChecker,
     path: list[str],

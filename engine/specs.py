@@ -7,7 +7,7 @@ exporting a workflow returns what was defined and define(export(w)) clones it ex
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from engine.child_specs import CHILD_KEYS, PARENT_TRIGGERS, Condition, check_not_parent, check_parent, check_terminal
+from engine.child_specs import CHILD_KEYS, PARENT_TRIGGERS, Condition, check_not_parent, parent_fields
 from engine.errors import DomainErrors
 from engine.permissions import WORKFLOW_ITEM_INTENTS
 from engine.spec_checker import (
@@ -143,16 +143,12 @@ class WorkflowSpec:
     actions: dict[str, ActionSpec]
     side_effects: tuple[str, ...]
     normalized: dict[str, Any] = field(repr=False)
+    has_children: bool = False  # any parent action: flat workflows skip engine.children altogether
 
     @property
     def has_automatic(self) -> bool:
         """Whether any action can fire without a user (AUTO, or a timeout of 0)."""
         return any(a.trigger == "auto" or a.timeout_seconds == 0 for a in self.actions.values())
-
-    @property
-    def has_children(self) -> bool:
-        """Whether any action is a parent (flat workflows skip engine.children altogether)."""
-        return any(a.children for a in self.actions.values())
 
     def scope_actions(self, parent: str | None) -> list[ActionSpec]:
         return [a for a in self.actions.values() if a.parent == parent]
@@ -247,6 +243,7 @@ def parse(
         actions=actions,
         side_effects=workflow_effects,
         normalized=normalize(top),
+        has_children=any(a.children for a in actions.values()),
     )
 
 
@@ -317,34 +314,13 @@ def _scope(
         if actions[name].trigger in PARENT_TRIGGERS and _scope(
             c, action, apath, name, roles, states, actions, depth=depth + 1
         ):
-            actions[name] = _with_children(c, apath, actions[name], action, roles, states)
+            own = [s for s in states.values() if s.scope == name]
+            actions[name] = replace(actions[name], **parent_fields(c, apath, actions[name], action, set(roles), own))
     for apath, name, _ in pending:
         for dep, _, _ in actions[name].depends_on:
             if dep not in actions:
                 c.fail([*apath, "depends_on"], f"Action {name!r} depends on unknown action {dep!r}.")
     return True
-
-
-def _with_children(
-    c: SpecChecker,
-    path: list[str],
-    action: ActionSpec,
-    body: dict[str, Any],
-    roles: dict[str, RoleSpec],
-    states: dict[str, StateSpec],
-) -> ActionSpec:
-    """A parent action with its children and the keys only parents have (engine.child_specs)."""
-    children = body.get("children")
-    for_each, conditions = check_parent(c, path, action.short_name, body, action.trigger, set(roles), action.outputs)
-    own = [s for s in states.values() if s.scope == action.short_name]
-    check_terminal(c, path, action.short_name, body, any(s.terminal for s in own))
-    return replace(
-        action,
-        children=tuple(children) if isinstance(children, dict) else (),
-        for_each=for_each,
-        complete_when=conditions,
-        has_scope=bool(own) and action.trigger != "parallel",
-    )
 
 
 def _action(
