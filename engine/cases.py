@@ -243,8 +243,10 @@ async def execute(
             ["expectedVersion"],
         )
     spec_action = ctx.spec.actions.get(action)
+    if spec_action is None or spec_action.trigger != "user":
+        raise _not_enabled(ctx.spec, action)
     instance = _find_instance(ctx, action, enabled_action_id, actor, held)
-    if spec_action is None or spec_action.trigger != "user" or instance is None:
+    if instance is None:
         raise _not_enabled(ctx.spec, action)
     if not may_perform(ctx.spec, ctx.roles, instance, actor, held):
         raise DomainError(
@@ -328,7 +330,11 @@ def _find_instance(
     times (child scopes, DYNAMIC instances), the caller's own instance if they are assigned to
     exactly one. Otherwise the caller must name one: AMBIGUOUS_ACTION lists the instances they
     may execute (none of them: NOT_ALLOWED, as for a single instance)."""
-    found = [ea for ea in ctx.enabled or () if ea.action == action and enabled_action_id in (None, ea.id)]
+    found = [
+        ea
+        for ea in ctx.enabled or ()
+        if ea.action == action and ea.trigger == "user" and enabled_action_id in (None, ea.id)
+    ]
     if len(found) <= 1:
         return found[0] if found else None
     own = [ea for ea in found if ea.assignee_party_id is not None and ea.assignee_party_id in actor.party_ids]

@@ -745,3 +745,11 @@ async def test_two_per_user_roles_make_their_cartesian_product(gql, make_user):
     # one left for u1: picked without naming it
     assert (await gql(EXECUTE_ID, run(item, "sign_off"), token=u1))["executeAction"]["userErrors"] == []
     assert await tasks(gql, u1) == [] and await tasks(gql, u2) == ["sign_off", "sign_off"]
+
+
+async def test_a_parent_and_its_scope_rows_are_not_executed_by_hand(gql, make_user):
+    item, alice, admin, tokens = await tip_item(gql, make_user)
+    for token in (admin, tokens["voter1"]):
+        refused = (await gql(EXECUTE_ID, run(item, "all_votes"), token=token))["executeAction"]
+        assert [e["code"] for e in refused["userErrors"]] == ["ACTION_NOT_ENABLED"]
+    assert (await case_of(gql, alice, item))["version"] == 0
