@@ -52,7 +52,10 @@ class EnabledAction:
     def assignees(self, info: AppInfo) -> list[Party]:
         return case_reads.assignees(info.context, self)  # type: ignore[arg-type]
 
-    @strawberry.field
+    @strawberry.field(
+        description="The instance this one is a child of: the WORKFLOW or PARALLEL parent, or the DYNAMIC parent's "
+        "instance for one party (itself a child of the parent); null at the top level."
+    )
     @context_only
     async def parent(self, info: AppInfo) -> "EnabledAction | None":
         pid = self.parent_id  # type: ignore[attr-defined]
