@@ -662,8 +662,8 @@ async def test_the_built_in_workflows_use_each_parent_trigger(gql, make_user):
     _, alice = await make_user("alice")
     lawyer_id, lawyer = await make_user("lawyer")
     controller_id, controller = await make_user("controller")
-    # review: the legal and the financial review in parallel
-    item = await new_item(gql, alice, "review", lawyer=[lawyer_id], controller=[controller_id])
+    # joint_review: the legal and the financial review in parallel
+    item = await new_item(gql, alice, "joint_review", lawyer=[lawyer_id], controller=[controller_id])
     assert (await gql(EXECUTE_ID, run(item, "submit"), token=alice))["executeAction"]["userErrors"] == []
     assert await tasks(gql, lawyer) == ["review_legal"] and await tasks(gql, controller) == ["review_financial"]
     await gql(EXECUTE_ID, run(item, "review_financial"), token=controller)
