@@ -101,6 +101,8 @@ def check_parent(
             f"Parallel action {name!r} keeps no state: its children run side by side; "
             "give a child that needs states the trigger workflow.",
         )
+    if trigger == "parallel" or not has_states:
+        _check_side_by_side(c, path, name, body)
     for_each = _for_each(c, path, name, body, trigger, roles)
     conditions = _complete_when(c, path, name, body, has_states and trigger != "parallel")
     declared = {output for output, _ in outputs}
@@ -127,6 +129,19 @@ def check_terminal(c: SpecChecker, path: list[str], name: str, body: dict[str, A
             f"Child workflow {name!r} has no terminal state, so it could never complete; mark one terminal "
             "or add complete_when.",
         )
+
+
+def _check_side_by_side(c: SpecChecker, path: list[str], name: str, body: dict[str, Any]) -> None:
+    """The children of a parent without states are enabled all at once, when it is: nothing
+    enables one later, so gating them (or asking enable conditions) could never let one in."""
+    for child, child_body in c.mapping(body.get("children"), [*path, "children"]).items():
+        for key in ("depends_on", "enable_conditions"):
+            if isinstance(child_body, dict) and child_body.get(key):
+                c.fail(
+                    [*path, "children", child, key],
+                    f"{child!r} runs side by side with the other children of {name!r}, all enabled at once, so it "
+                    f"cannot have {key}; give {name!r} states (or make {child!r} a workflow) to gate it.",
+                )
 
 
 def _for_each(

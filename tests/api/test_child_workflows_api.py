@@ -487,6 +487,19 @@ BAD_CHILD_SPECS = [
         "have children.",
     ),
     (
+        tip_with(
+            "actions.sign",
+            {
+                "trigger": "parallel",
+                "enabled_states": ["open"],
+                "children": {"a": {}, "b": {"depends_on": {"a": {}}}},
+            },
+        ),
+        "actions.sign.children.b.depends_on",
+        "'b' runs side by side with the other children of 'sign', all enabled at once, so it cannot have "
+        "depends_on; give 'sign' states (or make 'b' a workflow) to gate it.",
+    ),
+    (
         tip_with(f"{V}.trigger", "parallel", f"{V}.for_each", None, f"{V}.complete_when", None, f"{V}.outputs", None),
         f"{V}.states",
         "Parallel action 'all_votes' keeps no state: its children run side by side; give a child that needs "
