@@ -18,6 +18,7 @@ from datetime import datetime
 from sqlalchemy import bindparam, select
 
 from engine import assignment, notifications, quorum, scopes
+from engine.activity import LogEntry
 from engine.actors import SYSTEM
 from engine.context import CaseContext
 from engine.errors import DomainError, ErrorCode
@@ -107,7 +108,7 @@ _MEMBERS = select(EnabledAction).where(
 )
 
 
-async def settle(ctx: CaseContext, instance: EnabledAction, now: datetime, notified: set[str]) -> list[object]:
+async def settle(ctx: CaseContext, instance: EnabledAction, now: datetime, notified: set[str]) -> list[LogEntry]:
     """After ``instance`` completed: fire its scope's parent when the parent's condition holds
     now. ``notified``: who heard of the completion; the parent's entry does not tell them again.
     Returns the log entries of the parents that fired (outermost last)."""
