@@ -111,7 +111,8 @@ _MEMBERS = select(EnabledAction).where(
 async def settle(ctx: CaseContext, instance: EnabledAction, now: datetime, notified: set[str]) -> list[LogEntry]:
     """After ``instance`` completed: fire its scope's parent when the parent's condition holds
     now. ``notified``: who heard of the completion; the parent's entry does not tell them again.
-    Returns the log entries of the parents that fired (outermost last)."""
+    Returns the parent's entry when it fired (the entries of outer parents that fired in turn
+    are recorded as every entry is; none is lost for not being returned here)."""
     from engine.transitions import fire
 
     if instance.scope == "":
