@@ -61,8 +61,12 @@ async def _subscribers(session: AsyncSession, ctx: CaseContext) -> dict[str, set
     return result
 
 
-async def notify(ctx: CaseContext, entry: LogEntry, *, assigned_parties: Iterable[str]) -> None:
-    """Write the notifications of one case activity."""
+async def notify(
+    ctx: CaseContext, entry: LogEntry, *, assigned_parties: Iterable[str], already: set[str] | None = None
+) -> set[str]:
+    """Write the notifications of one case activity; returns who heard of it (and the actor).
+    ``already``: users who heard of the activity this one follows from (a child's completion
+    that fired its parent, seed 003): they are not told twice, unless newly assigned."""
     session = ctx.session
     role_players = await users_of(session, {p for parties in ctx.roles.values() for p in parties})
     assigned = await users_of(session, assigned_parties)
@@ -80,6 +84,8 @@ async def notify(ctx: CaseContext, entry: LogEntry, *, assigned_parties: Iterabl
         may_read |= await _may_read_history(session, ctx, outsiders)
     notified: set[str] = {entry.actor_id or ""}
     for level, users in levels:
+        if already and level != "ASSIGNED":
+            users = users - already
         for user_id in sorted((users & may_read) - notified):
             session.add(
                 Notification(
@@ -89,6 +95,7 @@ async def notify(ctx: CaseContext, entry: LogEntry, *, assigned_parties: Iterabl
             notified.add(user_id)
     # Not flushed here: the rows go with the operation's other writes, by its next read or at
     # commit (a timer's firing sends its instance, state and case changes in one flush).
+    return notified | (already or set())
 
 
 async def _may_read_history(session: AsyncSession, ctx: CaseContext, user_ids: set[str]) -> set[str]:

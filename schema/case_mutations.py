@@ -23,7 +23,10 @@ class ExecuteActionInput:
     workflow_item_id: strawberry.ID | None = None
     case_id: strawberry.ID | None = None
     enabled_action_id: strawberry.ID | None = strawberry.field(
-        default=None, description="Which instance, when the action is enabled more than once."
+        default=None,
+        description="Which instance, when the action is enabled more than once (child scopes, DYNAMIC instances). "
+        "Without it your own instance is taken when you are assigned to exactly one; otherwise AMBIGUOUS_ACTION "
+        "names the instances you may execute.",
     )
     comment: str | None = None
     data: JSON | None = strawberry.field(default=None, description="Key/value data stored in the log entry.")

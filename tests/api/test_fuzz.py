@@ -877,8 +877,20 @@ def rich_spec(tree: Tree) -> dict[str, Any]:
                 "privileges": ["workflowItem.update"],
                 "outputs": {"ok": "vote", "back": "draft"},  # the output decides: no new_state beside it
             },
-            # no "poll" (a parallel action with children) until child workflows run: it would make
-            # every damaged spec a refused one; SPEC_KEYS still adds its keys under a new action
+            # a child workflow per crew member (issue 21), decided by a quorum: damaging its keys
+            # must give a refused spec or one that runs
+            "poll": {
+                "trigger": "dynamic",
+                "enabled_states": ["draft"],
+                "for_each": {"role": "crew", "mapping": "per_user"},
+                "states": {"polling": {}, "aye": {"terminal": True}},
+                "children": {
+                    "open_poll": {"trigger": "init", "new_state": "polling"},
+                    "yes": {"assigned_role": "crew", "assigned_states": ["polling"], "new_state": "aye"},
+                },
+                "complete_when": {"carried": {"state": "aye", "at_least": "1/2"}},
+                "outputs": {"carried": "vote"},
+            },
             "expire": {"trigger": "time", "enabled_states": ["vote"], "timeout_seconds": 3600, "new_state": "done"},
             "finish": {
                 "assigned_role": "lead",
