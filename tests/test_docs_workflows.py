@@ -68,9 +68,8 @@ async def test_example_is_defined_as_documented(block: Block, db: Database):
     spec = json.loads(json.dumps(_spec(block)).replace('"grp_core"', json.dumps(group.id)))
     app = create_app(Settings(database_url=db.url, **SETTINGS.get(name, {})), db=db)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://caseway.test") as http:
-        response = await http.post(
-            "/graphql", json={"query": DEFINE, "variables": {"spec": spec}}, headers={"Authorization": f"Bearer {token}"}
-        )
+        headers = {"Authorization": f"Bearer {token}"}
+        response = await http.post("/graphql", json={"query": DEFINE, "variables": {"spec": spec}}, headers=headers)
     body = response.json()
     assert not body.get("errors"), body
     payload = body["data"]["defineWorkflow"]

@@ -13,6 +13,7 @@ README's `caseway`, when a PostgreSQL server answers. A block preceded by
 ``<!-- not run: REASON -->`` is not run: it would serve until stopped or install; there are few.
 """
 
+import asyncio
 import json
 import os
 import re
@@ -42,7 +43,11 @@ PLACEHOLDER = re.compile(r'"([a-z]+)_…"')
 AN_ID = re.compile(r"^([a-z]+)_[0-9A-Za-z]+$")
 README_ADDRESS = "http://127.0.0.1:8000"
 # The README's PostgreSQL database, as its blocks spell it; the test puts its own in its place.
-PG_NAMES = ("postgresql://postgres@127.0.0.1:5432/caseway", "createdb -h 127.0.0.1 -U postgres caseway", "DATABASE caseway")
+PG_NAMES = (
+    "postgresql://postgres@127.0.0.1:5432/caseway",
+    "createdb -h 127.0.0.1 -U postgres caseway",
+    "DATABASE caseway",
+)
 
 
 def readme_blocks() -> list[Block]:
@@ -51,7 +56,8 @@ def readme_blocks() -> list[Block]:
 
 def test_every_block_is_run_or_says_why_not():
     found = readme_blocks()
-    assert {b.language for b in found} <= {"sh", "graphql"}, [b.where for b in found if b.language not in ("sh", "graphql")]
+    unknown = [b.where for b in found if b.language not in ("sh", "graphql")]
+    assert not unknown, unknown
     skipped = [b for b in found if b.marker.startswith("not run")]
     assert all(re.match(r"not run: \w", b.marker) for b in skipped), [b.where for b in skipped]
     assert len(skipped) <= MAX_NOT_RUN
@@ -155,7 +161,8 @@ class _Reader:
                 self.left_out += 1
                 return
             self.ran_postgres += 1
-        result = subprocess.run(
+        result = await asyncio.to_thread(
+            subprocess.run,
             ["bash", "-euo", "pipefail", "-c", f"source {self.env_file}\n{script}\nexport -p > {self.env_file}"],
             cwd=self.workdir,
             env={**{k: v for k, v in os.environ.items() if not k.startswith("CASEWAY_")}, "TOKEN": self.token},
@@ -182,8 +189,11 @@ class _Reader:
         replacements = dict(
             zip(
                 PG_NAMES,
-                (url, f"createdb -h {server.hostname} -p {server.port or 5432} -U {server.username} {name}",
-                 f"DATABASE {name}"),
+                (
+                    url,
+                    f"createdb -h {server.hostname} -p {server.port or 5432} -U {server.username} {name}",
+                    f"DATABASE {name}",
+                ),
                 strict=True,
             )
         )
@@ -234,5 +244,6 @@ def test_configuration_table_lists_every_setting_with_its_default():
     rows = {name.lower(): cell.strip("`") for name, cell in _TABLE_ROW.findall(README.read_text())}
     fields = Settings.model_fields
     assert set(rows) == set(fields), {"missing": set(fields) - set(rows), "not settings": set(rows) - set(fields)}
-    wrong = {name: (rows[name], _shown(field.default)) for name, field in fields.items() if rows[name] != _shown(field.default)}
+    shown = {name: _shown(field.default) for name, field in fields.items()}
+    wrong = {name: (rows[name], default) for name, default in shown.items() if rows[name] != default}
     assert not wrong, wrong
