@@ -16,7 +16,7 @@ COMPILE = $(BIN)/pip-compile --quiet --generate-hashes --strip-extras --allow-un
 
 $(STAMP): pyproject.toml $(LOCK)
 	@echo "Installing the locked dependencies ($(LOCK)) into $(VENV):"
-	@echo "about a minute on a fresh clone (downloads ~40 packages), seconds once they are cached."
+	@echo "one to three minutes on a fresh clone (about 40 packages), nothing once done."
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --progress-bar off --require-hashes -r $(LOCK)
 	@echo "Installing caseway itself, editable (a few seconds):"
