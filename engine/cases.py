@@ -1,4 +1,4 @@
-"""Cases: start, list enabled actions, execute (DESIGN §3, seed 004 verbs).
+"""Cases: start, list enabled actions, execute (docs/architecture.md).
 
 Every verb runs inside the caller's transaction and never commits; ``execute`` locks the
 case row first, so concurrent executions on one case are serialized and re-checked.
@@ -130,9 +130,9 @@ def may_perform(
     actor: Actor,
     held_intents: Collection[str],
 ) -> bool:
-    """DESIGN §3: assigned to it, plays its assigned or an allowed role, holds one of its
-    privileges on the item, or is an admin. ``roles`` maps role -> parties in this case. An
-    instance of its own party (a DYNAMIC child's) is that party's alone, or an admin's."""
+    """Who may perform an enabled action: assigned to it, plays its assigned or an allowed role,
+    holds one of its privileges on the item, or is an admin. ``roles`` maps role -> parties in
+    this case. An instance of its own party (a DYNAMIC child's) is that party's alone, or an admin's."""
     if actor.is_admin:
         return True
     if instance.assignee_party_id is not None:
@@ -196,7 +196,7 @@ async def execute(
     resolution: str | None = None,
     now: datetime | None = None,
 ) -> ExecutionResult:
-    """Execute a USER action on a case as ``actor`` (seed 004 ``case::action::execute``).
+    """Execute a USER action on a case as ``actor``.
     ``output`` picks among the action's outputs (and so its new state), ``resolution`` among its
     resolution codes; each is required when the action declares them, refused when it doesn't."""
     now = now or utcnow()
@@ -276,7 +276,7 @@ async def execute(
 def _check_choices(action: ActionSpec, output: str | None, resolution: str | None) -> None:
     """An output only for an action with outputs (which one is checked as the state changes, as
     an ``on_fire`` callback may pick it); a resolution one of the action's codes, and required
-    when it has some: seed 003 has the person resolving pick one. Messages name the allowed
+    when it has some: the person resolving picks one. Messages name the allowed
     values, never echo the one given (it may be long)."""
     if output is not None and not action.outputs:
         raise DomainError(

@@ -1,4 +1,4 @@
-"""The spec keys of parent actions (seed 003 "Hierarchical Workflows", "Trigger Conditions"):
+"""The spec keys of parent actions (docs/workflows.md, "Child workflows"):
 ``children``, ``states``, ``for_each`` and ``complete_when``, validated into plain values.
 
 ``engine.specs`` walks the scopes (each parent's ``states`` and ``children`` form a scope of

@@ -1,4 +1,4 @@
-"""Running child workflows (seed 003 "Engine Algorithms"): enabling a parent creates its
+"""Running child workflows: enabling a parent creates its
 children, disabling it closes them, and a child's completion may fire its parent.
 
 - ``enabled``/``disabled`` are called by ``transitions.recompute`` for the instances it just
@@ -77,7 +77,7 @@ def _whole_role(action: ActionSpec, party: str | None) -> str | None:
 
 
 async def _parties(ctx: CaseContext, action: ActionSpec) -> list[str | None]:
-    """One entry per instance to create (seed 003 "When Enabled"): per_role gives one
+    """One entry per instance to create: per_role gives one
     (None: the whole role), per_member one per party playing the role, per_user one per user
     (groups expanded); several roles give the cartesian product, each instance assigned to the
     party of the first role that is not per_role."""

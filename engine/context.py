@@ -178,7 +178,7 @@ def state_row(ctx: CaseContext, scope: str) -> CaseState:
 
 def case_not_found(*, case_id: str | None, workflow_item_id: str | None) -> DomainError:
     """The answer for a case that does not exist, by whichever id it was named; a case the actor
-    may not view gets exactly this too (DESIGN §4), never naming the other id."""
+    may not view gets exactly this too, never naming the other id."""
     if case_id is not None:
         return not_found("case", case_id, "caseId")
     return not_found("workflow item", workflow_item_id or "", "workflowItemId")

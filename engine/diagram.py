@@ -4,7 +4,7 @@ Each edge is an action in a state it is enabled in, labelled with its pretty nam
 with outputs draws one edge per output (labelled with the output, which decides the new state),
 and a timed action says when it fires by itself (``after 2 s``, ``after 7 d``).
 
-Child scopes (seed 003) are drawn inside their parent: in Mermaid as composite states (the
+Child scopes are drawn inside their parent: in Mermaid as composite states (the
 subgraphs of a state diagram, ``state scope_<action> { ... }``), in DOT as ``subgraph
 cluster_<action>``, nested as the spec nests them. A scope with states draws its own FSM; the
 children of a scope without states (parallel, dynamic without states) are drawn as nodes side

@@ -48,5 +48,5 @@ class DomainErrors(DomainError):
 
 
 def not_found(what: str, id_: str, field: str = "id") -> DomainError:
-    # Missing and invisible are deliberately the same answer (DESIGN §4).
+    # Missing and invisible are deliberately the same answer: an id never tells whether it exists.
     return DomainError(ErrorCode.NOT_FOUND, f"No {what} with id {id_!r} exists.", [field])

@@ -1,4 +1,4 @@
-"""Notifications (seed 004): four levels, at most one notification per user per activity.
+"""Notifications: four levels, at most one notification per user per activity.
 
 1. ASSIGNED  - you are assigned to an action this activity enabled (always on)
 2. ROLE      - any case where you play a role (opt-in)
@@ -66,7 +66,7 @@ async def notify(
 ) -> set[str]:
     """Write the notifications of one case activity; returns who heard of it (and the actor).
     ``already``: users who heard of the activity this one follows from (a child's completion
-    that fired its parent, seed 003): they are not told twice, unless newly assigned."""
+    that fired its parent): they are not told twice, unless newly assigned."""
     session = ctx.session
     role_players = await users_of(session, {p for parties in ctx.roles.values() for p in parties})
     assigned = await users_of(session, assigned_parties)
@@ -119,7 +119,7 @@ async def _may_read_history(session: AsyncSession, ctx: CaseContext, user_ids: s
 async def subscribe(session: AsyncSession, *, actor: Actor, level: str, target_id: str | None) -> None:
     """Opt in to news of a target. The target is not checked for existence or visibility: one
     may subscribe to an item before being let see it (nothing is delivered until then), and a
-    hidden id and a made-up one get the same answer (DESIGN §4)."""
+    hidden id and a made-up one get the same answer."""
     target = _check_subscription(level, target_id)
     exists = await session.get(NotificationSubscription, (actor.user_id, level, target))
     if exists is None:

@@ -1,10 +1,10 @@
-"""When a parent action fires (seed 003 "Trigger Conditions", "Child Case State Changed Logic").
+"""When a parent action fires (its ``complete_when``, or all children done).
 
 A parent counts its *members*: for a parent with a child scope (``workflow``, or ``dynamic``
 with ``states``) its scopes, each in a state; for one without (``parallel``, ``dynamic``
 without ``states``) its child instances, each COMPLETED or not yet.
 
-Seed 003 left open what a CANCELED child means; the rule here: **a CANCELED member counts as
+What a CANCELED child means is a choice; the rule here: **a CANCELED member counts as
 not done.** It is never in any state a condition counts and never completed, but it stays in
 the total that fractions are taken of, so cancellations can only make a condition harder to
 meet. When they make it impossible, the parent stays enabled until another action disables it

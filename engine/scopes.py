@@ -1,4 +1,4 @@
-"""Child scopes as rows (seed 003 "Hierarchy, Design 2"): which enabled instance owns a scope,
+"""Child scopes as rows: which enabled instance owns a scope,
 starting one, and closing a parent's descendants.
 
 A scope is named by the id of the enabled instance that owns it ('' is the top level): a

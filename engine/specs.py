@@ -1,4 +1,5 @@
-"""Workflow specs: the seed-004 "array style" definition, validated into an immutable model.
+"""Workflow specs: roles, states and actions keyed by short name (docs/workflows.md),
+validated into an immutable model.
 
 The stored spec is the *normalized* input (keys in the given order, defaults omitted), so
 exporting a workflow returns what was defined and define(export(w)) clones it exactly.
@@ -451,8 +452,8 @@ def _on_fire(
 def _resolutions(
     c: SpecChecker, path: list[str], name: str, body: dict[str, Any], trigger: str
 ) -> tuple[tuple[str, str], ...]:
-    """``{code: pretty_name}``: the codes a person picks from when executing the action (seed
-    003 "Resolution Codes"); an action nobody executes by hand has none."""
+    """``{code: pretty_name}``: the codes a person picks from when executing the action;
+    an action nobody executes by hand has none."""
     rpath = [*path, "resolutions"]
     found = tuple(
         (code, c.text(pretty, [*rpath, code], code))

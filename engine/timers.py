@@ -1,4 +1,4 @@
-"""Timers (DESIGN §3 "Timers", seed 003): an enabled instance with a ``fire_at`` fires at that
+"""Timers (docs/workflows.md, "Timers"): an enabled instance with a ``fire_at`` fires at that
 time as the system actor, through the path a user's action takes (``transitions.fire``: log
 entry, recompute, notifications). Its clock starts when the instance is enabled; disabled and
 enabled again, it is a new instance with a new clock (``transitions.recompute``).

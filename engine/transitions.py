@@ -1,5 +1,5 @@
 """How a case moves: fire one enabled instance, recompute what is enabled, assign defaults,
-and run automatic actions (DESIGN §3 steps 3-8). Used by ``engine.cases``."""
+and run automatic actions. Used by ``engine.cases``."""
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -116,7 +116,7 @@ async def fire(
 
 
 async def new_state(execution: Execution, from_state: str) -> str:
-    """The state the action leads to (seed 003 "Conditional Transformation"): its ``new_state``
+    """The state the action leads to (outputs, docs/workflows.md): its ``new_state``
     (none: the state stays), or for an action with outputs the state of the output taken, which
     its ``on_fire`` callback picks (returning None keeps the caller's) or else the caller."""
     action = execution.action
@@ -259,7 +259,7 @@ _REFUSED_IN_SCOPE = select(EnabledAction).where(
 
 
 async def _gates_open(ctx: CaseContext, action: ActionSpec) -> bool:
-    """Gating (seed 003 "Gated Actions"): each dependency has completed at least min and at
+    """Gating (depends_on): each dependency has completed at least min and at
     most max times. A dependency on the action itself caps its runs: enabling it once more is
     allowed only while it has completed fewer than max times, so it runs at most max times."""
     if not action.depends_on:
@@ -274,7 +274,7 @@ async def _gates_open(ctx: CaseContext, action: ActionSpec) -> bool:
 
 
 async def _conditions_allow(ctx: CaseContext, action: ActionSpec, scope: str) -> bool:
-    """Ask the action's enable conditions (seed 003 CanEnableP), in order; the first refusal wins."""
+    """Ask the action's enable conditions , in order; the first refusal wins."""
     registered = enable_conditions()
     check = EnableCheck(ctx=ctx, action=action, scope=scope)
     for name in action.enable_conditions:

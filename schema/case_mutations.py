@@ -88,7 +88,9 @@ class CasePayload:
 
 @strawberry.input
 class DefineWorkflowInput:
-    spec: JSON = strawberry.field(description="The seed-004 spec: roles, states, actions keyed by short name.")
+    spec: JSON = strawberry.field(
+        description="A workflow spec: roles, states and actions, each keyed by short name (docs/workflows.md)."
+    )
 
 
 @strawberry.type

@@ -1,4 +1,4 @@
-"""The timer sweeper: a background task of every server process (DESIGN §3 "Timers").
+"""The timer sweeper: a background task of every server process (docs/api.md, "Timers").
 
 It sleeps until the next ``fire_at`` it knows of; a commit that writes an earlier timer wakes it
 through the event hub (in-process, and with PostgreSQL by NOTIFY from other processes), carrying

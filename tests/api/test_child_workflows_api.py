@@ -1,4 +1,4 @@
-"""Child workflows over GraphQL (seed 003 "Hierarchical Workflows", issue 21): seed 003's three
+"""Child workflows over GraphQL (issue 21): the three
 examples — AskInfo (a WORKFLOW child), Review & Opinion (PARALLEL) and the TIP vote (DYNAMIC,
 one child scope per voter, decided by a quorum) — plus notifications, a timer in a child and the
 built-in workflows. Specs: test_child_specs_api.py; instances: test_child_instances_api.py; scale

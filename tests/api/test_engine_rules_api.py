@@ -104,7 +104,7 @@ async def test_grants_and_revocations_show_in_the_history_of_those_who_may_list_
 
 
 async def test_the_case_state_names_the_fields_to_hide(gql, make_user):
-    """seed 004's get_hidden_fields(case): the fields a form hides while the case is in a state."""
+    """A state's hidden_fields: the fields a form hides while the case is in a state."""
     _, admin = await make_user("root", admin=True)
     spec = {
         "short_name": "quote",

@@ -847,7 +847,7 @@ async def test_hostile_bodies_and_variables_never_fail_unexpectedly(
 
 
 def rich_spec(tree: Tree) -> dict[str, Any]:
-    """Every key of DESIGN §3's spec format, with valid values, to be damaged one key at a time."""
+    """Every key of the spec format (docs/workflows.md), with valid values, to be damaged one key at a time."""
     return {
         "short_name": "fz_spec",
         "pretty_name": "Fuzzed",

@@ -1,4 +1,4 @@
-"""complete_when conditions and the default "all done" (engine.quorum), including seed 003's
+"""complete_when conditions and the default "all done" (engine.quorum), including the
 open question as decided here: a CANCELED child counts as not done."""
 
 import pytest
