@@ -15,6 +15,7 @@ class Settings(BaseSettings):
     token_ttl: int = 30 * 24 * 3600  # seconds a login token stays valid
     workflows_dir: Path | None = None  # extra workflow spec files defined at startup
     graphiql: bool = True
+    web_dir: Path | None = None  # the built dashboard and GraphiQL (server/web.py); default: web/dist
     db_pool_size: int = 10
     legacy_ws: bool = False  # also accept the old `graphql-ws` subscription protocol
     ws_init_timeout: float = 10.0  # seconds a WebSocket may take to send connection_init

@@ -1,0 +1,1 @@
+import { createRoot } from 'react-dom/client'; createRoot(document.getElementById('app')).render(<p>hi</p>);
