@@ -86,7 +86,9 @@ class WebAssets:
         return self.page("graphiql", "GraphiQL playground")
 
     def routes(self) -> list[BaseRoute]:
-        return [Mount("/assets", app=HashedAssets(directory=self.directory / "assets", check_dir=False))]
+        if not (self.directory / "assets").is_dir():
+            return []  # nothing built: /assets/... is 404 like any unknown path
+        return [Mount("/assets", app=HashedAssets(directory=self.directory / "assets"))]
 
 
 __all__ = ["POLICY", "WebAssets"]
