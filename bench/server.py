@@ -7,10 +7,12 @@ import sys
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 import httpx
 
+from server.bootstrap import DEMO_PASSWORD
 from server.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -113,5 +115,60 @@ class Server:
         self.process.terminate()
         try:
             self.process.wait(15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
+class Serve:
+    """`caseway serve --demo` in a child process, as a newcomer runs it (migrations, demo data, the
+    built web assets), stopped by its PID: the browser tests and bench D1 drive it."""
+
+    def __init__(self, database_url: str, *, workers: int = 1) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        env = {**os.environ, "CASEWAY_DATABASE_URL": database_url, "CASEWAY_HUB_POLL_INTERVAL": "1"}
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "server.cli",
+                "serve",
+                "--demo",
+                "--port",
+                str(self.port),
+                "--workers",
+                str(workers),
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and self.process.poll() is None:
+            try:
+                if httpx.get(f"{self.url}/health", timeout=1).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                time.sleep(0.3)
+        self.stop()
+        raise RuntimeError("caseway serve did not start")
+
+    def gql(self, query: str, variables: dict[str, Any] | None = None, *, token: str | None = None) -> dict[str, Any]:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        body = httpx.post(
+            f"{self.url}/graphql", json={"query": query, "variables": variables or {}}, headers=headers, timeout=30
+        ).json()
+        assert not body.get("errors"), body["errors"]
+        return body["data"]
+
+    def login(self, login: str, password: str = DEMO_PASSWORD) -> str:
+        query = "mutation($l: String!, $p: String!) { login(input: {login: $l, password: $p}) { token } }"
+        return self.gql(query, {"l": login, "p": password})["login"]["token"]
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(20)
         except subprocess.TimeoutExpired:
             self.process.kill()

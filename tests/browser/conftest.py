@@ -7,19 +7,16 @@ build/browser-artifacts/ (not in git).
 
 import asyncio
 import os
-import subprocess
-import sys
-import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import asyncpg
-import httpx
 import pytest
 
-from bench.server import free_port
+from bench.server import Serve
+from server.bootstrap import DEMO_PASSWORD
 from server.web import DEFAULT_DIR
 from tests.fixtures.database import BACKEND, POSTGRES_URL
 
@@ -37,7 +34,6 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-PASSWORD = "caseway-demo"  # server/bootstrap.py's demo users
 
 
 def why_not() -> str | None:
@@ -50,60 +46,6 @@ def why_not() -> str | None:
     if not (DEFAULT_DIR / "index.html").is_file():
         return "the web assets are not built (make web; needs Node.js)"
     return None
-
-
-class Serve:
-    """`caseway serve --demo` in a child process, stopped by its PID."""
-
-    def __init__(self, database_url: str, *, workers: int = 1) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        env = {**os.environ, "CASEWAY_DATABASE_URL": database_url, "CASEWAY_HUB_POLL_INTERVAL": "1"}
-        self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "server.cli",
-                "serve",
-                "--demo",
-                "--port",
-                str(self.port),
-                "--workers",
-                str(workers),
-            ],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline and self.process.poll() is None:
-            try:
-                if httpx.get(f"{self.url}/health", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                time.sleep(0.3)
-        self.stop()
-        raise RuntimeError("caseway serve did not start")
-
-    def gql(self, query: str, variables: dict[str, Any] | None = None, *, token: str | None = None) -> dict[str, Any]:
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        body = httpx.post(
-            f"{self.url}/graphql", json={"query": query, "variables": variables or {}}, headers=headers, timeout=30
-        ).json()
-        assert not body.get("errors"), body["errors"]
-        return body["data"]
-
-    def login(self, login: str, password: str = PASSWORD) -> str:
-        query = "mutation($l: String!, $p: String!) { login(input: {login: $l, password: $p}) { token } }"
-        return self.gql(query, {"l": login, "p": password})["login"]["token"]
-
-    def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(20)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
 
 
 @pytest.fixture(scope="session")
@@ -165,7 +107,7 @@ class Page:
         page.on("console", lambda message: self.console.append(f"{message.type}: {message.text}"))
         page.on("pageerror", lambda error: self.console.append(f"pageerror: {error}"))
 
-    async def sign_in(self, login: str, password: str = PASSWORD) -> None:
+    async def sign_in(self, login: str, password: str = DEMO_PASSWORD) -> None:
         await self.page.goto(self.server.url + "/")
         await self.page.get_by_label("Login").fill(login)
         await self.page.get_by_label("Password").fill(password)
@@ -200,4 +142,4 @@ async def open_page(browser: Any) -> AsyncIterator[Any]:
         await context.close()
 
 
-__all__ = ["Page", "Serve"]
+__all__ = ["Page"]

@@ -6,7 +6,7 @@ from typing import Any
 
 from playwright.async_api import expect
 
-from tests.browser.conftest import Serve
+from bench.server import Serve
 
 DEMO = """{ projects(first: 10) { edges { node { id displayName subprojects(first: 10) { edges { node {
   id displayName workflowItems(first: 10) { edges { node { id displayName } } } } } } } } }
