@@ -110,9 +110,9 @@ async def measure(server: Serve, token: str, subproject: str, ids: list[str], lo
         for _ in range(loads + 1):  # the first load warms the HTTP cache, as a returning user's
             await page.goto("about:blank")
             await page.goto(board)
-            await page.wait_for_function("window.__boardAt !== null", timeout=30_000)
-            renders.append(await page.evaluate("window.__boardAt"))
-        await page.wait_for_function("document.body.dataset.live === 'live'")
+            await page.wait_for_function("() => window.__boardAt !== null", timeout=30_000)
+            renders.append(await page.evaluate("() => window.__boardAt"))
+        await page.wait_for_function("() => document.body.dataset.live === 'live'")
         latencies: list[float] = []
         missed = 0
         for item in ids[:updates]:

@@ -2,8 +2,10 @@
 browser context (and, on PostgreSQL, another server process); a user without grants sees no
 project; and no page asks anything of a host other than 127.0.0.1."""
 
+import asyncio
 from typing import Any
 
+import pytest
 from playwright.async_api import expect
 
 from bench.server import Serve
@@ -11,6 +13,7 @@ from bench.server import Serve
 DEMO = """{ projects(first: 10) { edges { node { id displayName subprojects(first: 10) { edges { node {
   id displayName workflowItems(first: 10) { edges { node { id displayName } } } } } } } } }
   users(first: 20) { edges { node { id login } } } }"""
+EXECUTE = """mutation($input: ExecuteActionInput!) { executeAction(input: $input) { userErrors { code message } } }"""
 GRANT = """mutation($r: ID!, $i: String!, $p: ID!) { grantPermission(input: {resourceId: $r, intent: $i, partyId: $p}) {
   userErrors { code message } } }"""
 
@@ -31,18 +34,32 @@ def card_names(page: Any, state: str) -> Any:
     return page.locator(f'[data-testid=column][data-state="{state}"] [data-testid=card] a')
 
 
-async def test_alice_acts_on_a_board_and_bob_sees_it_live_without_reloading(servers, open_page):
-    first, second = servers
+@pytest.fixture(scope="module")
+def roof(servers: tuple[Serve, Serve]) -> dict[str, Any]:
+    """The demo's ids, alice's token, and bob allowed to watch the roof: he may view the demo
+    projects; the roof's items and the project's history (the live feed) are granted here."""
+    first, _ = servers
     alice_token = first.login("alice")
     ids = demo_ids(first, alice_token)
-    # bob may view the demo projects; the roof's items and the project's history (the live
-    # feed) are granted here.
     for resource, intent in [
         (ids["School renovation"], "project.viewHistory"),
         *((ids[name], "workflowItem.view") for name in ("Scaffolding", "Tiles", "Labour")),
     ]:
         granted = first.gql(GRANT, {"r": resource, "i": intent, "p": ids["bob"]}, token=alice_token)
         assert granted["grantPermission"]["userErrors"] == []
+    return {**ids, "alice token": alice_token}
+
+
+def execute(server: Serve, token: str, item_id: str, action: str, comment: str) -> None:
+    result = server.gql(
+        EXECUTE, {"input": {"workflowItemId": item_id, "action": action, "comment": comment}}, token=token
+    )
+    assert result["executeAction"]["userErrors"] == []
+
+
+async def test_alice_acts_on_a_board_and_bob_sees_it_live_without_reloading(servers, roof, open_page):
+    first, second = servers
+    ids = roof
 
     bob = await open_page(second)  # on PostgreSQL another server process than alice's
     await bob.sign_in("bob")
@@ -83,6 +100,48 @@ async def test_alice_acts_on_a_board_and_bob_sees_it_live_without_reloading(serv
         assert page.foreign_requests() == []
         assert page.policy_violations() == []
     assert any(url.startswith("ws://127.0.0.1") for url in bob.requests)  # live over this server's socket
+
+
+async def test_a_lost_connection_shows_and_the_page_catches_up_from_its_last_seq(servers, roof, open_page):
+    """bob's socket is cut (Playwright stands between page and server); while his page keeps
+    failing to reconnect it says so, alice works on; once the page is back it shows every entry
+    it missed, once, and the card where it now is."""
+    first, second = servers
+    alice = roof["alice token"]
+    gate: dict[str, Any] = {"open": True, "sockets": []}
+
+    async def route(socket: Any) -> None:
+        if not gate["open"]:
+            await socket.close(code=1012, reason="cut by the test")
+            return
+        socket.connect_to_server()
+        gate["sockets"].append(socket)
+
+    bob = await open_page(second)
+    await bob.page.route_web_socket("**/graphql", route)
+    await bob.sign_in("bob")
+    await bob.page.goto(f"{second.url}/#/subproject/{roof['Roof']}")
+    await expect(bob.page.locator("body")).to_have_attribute("data-live", "live")
+    await expect(card_names(bob.page, "draft")).to_contain_text(["Tiles"])
+    execute(first, alice, roof["Labour"], "comment", "before the cut")
+    await expect(bob.page.get_by_test_id("feed-entry").filter(has_text="before the cut")).to_have_count(1)
+
+    gate["open"] = False
+    await asyncio.gather(*(socket.close(code=1012, reason="cut by the test") for socket in gate["sockets"]))
+    await expect(bob.page.locator("body")).to_have_attribute("data-live", "lost")
+    await expect(bob.page.get_by_role("alert").filter(has_text="live connection to the server is lost")).to_be_visible()
+    execute(first, alice, roof["Labour"], "comment", "while away 1")
+    execute(first, alice, roof["Tiles"], "submit", "while away 2")
+    await bob.screenshot("connection-lost")
+
+    gate["open"] = True
+    await expect(bob.page.locator("body")).to_have_attribute("data-live", "live")
+    await expect(card_names(bob.page, "submitted")).to_contain_text(["Tiles"])
+    feed = bob.page.get_by_test_id("feed-entry")
+    for comment in ("before the cut", "while away 1", "while away 2"):
+        await expect(feed.filter(has_text=comment)).to_have_count(1)
+    await expect(bob.page.get_by_role("alert")).to_have_count(0)
+    assert bob.foreign_requests() == []
 
 
 async def test_a_user_without_grants_sees_no_project(servers, open_page):

@@ -1,7 +1,7 @@
 // A subproject's board: its workflow items in columns by case state (the workflow's states in
 // order), each column in the subproject's display order. Dragging a card onto another puts it
 // before that one (reorderWorkflowItems). Live: a card follows its item's events in place.
-import { useEffect, useState } from 'react';
+import { memo, useCallback, useEffect, useRef, useState } from 'react';
 
 import { gql } from '../api/client.js';
 import { BOARD, REORDER } from '../api/documents.js';
@@ -27,7 +27,8 @@ async function loadBoard(id) {
   return { subproject, items };
 }
 
-function Card({ item, draggable, onDragStart, onDrop }) {
+// Memoized: a live event re-renders the one card it changed, not the whole board.
+const Card = memo(function Card({ item, draggable, onDragStart, onDrop }) {
   return (
     <article
       className="card"
@@ -66,7 +67,7 @@ function Card({ item, draggable, onDragStart, onDrop }) {
       {item.case.status !== 'ACTIVE' && <span className="tag">{item.case.status}</span>}
     </article>
   );
-}
+});
 
 export function Board({ id }) {
   const [{ loading, error, data }, reload] = useLoad(() => loadBoard(id), [id]);
@@ -74,6 +75,8 @@ export function Board({ id }) {
   const [dragged, setDragged] = useState(null);
   const [reorderErrors, setReorderErrors] = useState([]);
   const reloadSoon = useDebounced(reload, 150);
+  const dropRef = useRef(null);
+  const onDrop = useCallback((targetId) => dropRef.current(targetId), []);
 
   useEffect(() => {
     if (data) setItems(data.items);
@@ -128,6 +131,8 @@ export function Board({ id }) {
     }
   }
 
+  dropRef.current = drop;
+
   const states = [...subproject.workflow.states];
   for (const item of items) {
     if (!states.some((s) => s.shortName === item.case.state.shortName)) states.push(item.case.state);
@@ -154,7 +159,7 @@ export function Board({ id }) {
                 {state.prettyName} <small>{column.length}</small>
               </h2>
               {column.map((item) => (
-                <Card key={item.id} item={item} draggable={canReorder} onDragStart={setDragged} onDrop={drop} />
+                <Card key={item.id} item={item} draggable={canReorder} onDragStart={setDragged} onDrop={onDrop} />
               ))}
             </div>
           );
