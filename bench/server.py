@@ -1,9 +1,11 @@
 """Starting a Caseway server for a benchmark, and fresh databases to run it on."""
 
+import contextlib
 import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -124,35 +126,34 @@ class Serve:
     built web assets), stopped by its PID: the browser tests and bench D1 drive it."""
 
     def __init__(self, database_url: str, *, workers: int = 1) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
         env = {**os.environ, "CASEWAY_DATABASE_URL": database_url, "CASEWAY_HUB_POLL_INTERVAL": "1"}
-        self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "server.cli",
-                "serve",
-                "--demo",
-                "--port",
-                str(self.port),
-                "--workers",
-                str(workers),
-            ],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + 90
+        self.log = tempfile.TemporaryFile()
+        for _ in range(3):  # a free port can be taken by another process before this one binds it
+            self.port = free_port()
+            self.url = f"http://127.0.0.1:{self.port}"
+            command = ["serve", "--demo", "--port", str(self.port), "--workers", str(workers)]
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "server.cli", *command],
+                cwd=ROOT,
+                env=env,
+                stdout=self.log,
+                stderr=subprocess.STDOUT,
+            )
+            if self._started(deadline=time.monotonic() + 120):
+                return
+            self.stop()
+        self.log.seek(0)
+        raise RuntimeError("caseway serve did not start:\n" + self.log.read().decode(errors="replace")[-3000:])
+
+    def _started(self, deadline: float) -> bool:
+        """Healthy, and it is this process that listens on the port (not another's server)."""
         while time.monotonic() < deadline and self.process.poll() is None:
             try:
                 if httpx.get(f"{self.url}/health", timeout=1).status_code == 200:
-                    return
+                    return _listens(self.process.pid, self.port)
             except httpx.HTTPError:
                 time.sleep(0.3)
-        self.stop()
-        raise RuntimeError("caseway serve did not start")
+        return False
 
     def gql(self, query: str, variables: dict[str, Any] | None = None, *, token: str | None = None) -> dict[str, Any]:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
@@ -172,3 +173,17 @@ class Serve:
             self.process.wait(20)
         except subprocess.TimeoutExpired:
             self.process.kill()
+
+
+def _listens(pid: int, port: int) -> bool:
+    """Whether process ``pid`` holds the socket listening on ``port`` (Linux /proc)."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            for line in Path(table).read_text().splitlines()[1:]:
+                fields = line.split()
+                if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:  # 0A: LISTEN
+                    inodes.add(f"socket:[{fields[9]}]")
+    with contextlib.suppress(OSError):
+        return any(os.readlink(fd) in inodes for fd in Path(f"/proc/{pid}/fd").iterdir())
+    return False
