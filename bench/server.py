@@ -127,10 +127,11 @@ class Serve:
 
     def __init__(self, database_url: str, *, workers: int = 1) -> None:
         env = {**os.environ, "CASEWAY_DATABASE_URL": database_url, "CASEWAY_HUB_POLL_INTERVAL": "1"}
-        self.log = tempfile.TemporaryFile()
+        output = ""
         for _ in range(3):  # a free port can be taken by another process before this one binds it
             self.port = free_port()
             self.url = f"http://127.0.0.1:{self.port}"
+            self.log = tempfile.TemporaryFile()
             command = ["serve", "--demo", "--port", str(self.port), "--workers", str(workers)]
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "server.cli", *command],
@@ -141,9 +142,10 @@ class Serve:
             )
             if self._started(deadline=time.monotonic() + 120):
                 return
+            self.log.seek(0)
+            output = self.log.read().decode(errors="replace")
             self.stop()
-        self.log.seek(0)
-        raise RuntimeError("caseway serve did not start:\n" + self.log.read().decode(errors="replace")[-3000:])
+        raise RuntimeError("caseway serve did not start:\n" + output[-3000:])
 
     def _started(self, deadline: float) -> bool:
         """Healthy, and it is this process that listens on the port (not another's server)."""
@@ -173,6 +175,7 @@ class Serve:
             self.process.wait(20)
         except subprocess.TimeoutExpired:
             self.process.kill()
+        self.log.close()
 
 
 def _listens(pid: int, port: int) -> bool:
