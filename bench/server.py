@@ -125,8 +125,8 @@ class Serve:
     """`caseway serve --demo` in a child process, as a newcomer runs it (migrations, demo data, the
     built web assets), stopped by its PID: the browser tests and bench D1 drive it."""
 
-    def __init__(self, database_url: str, *, workers: int = 1) -> None:
-        env = {**os.environ, "CASEWAY_DATABASE_URL": database_url, "CASEWAY_HUB_POLL_INTERVAL": "1"}
+    def __init__(self, database_url: str, *, workers: int = 1, env: dict[str, str] | None = None) -> None:
+        env = {**os.environ, "CASEWAY_DATABASE_URL": database_url, "CASEWAY_HUB_POLL_INTERVAL": "1", **(env or {})}
         output = ""
         for _ in range(3):  # a free port can be taken by another process before this one binds it
             self.port = free_port()

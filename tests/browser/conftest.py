@@ -48,7 +48,12 @@ def why_not() -> str | None:
     return None
 
 
-@pytest.fixture(scope="session")
+# Small pools: a page's few requests need no more, and the PostgreSQL server is shared.
+SERVE_ENV = {"CASEWAY_DB_POOL_SIZE": "3"}
+
+
+# Package scope: the servers (and their database connections) go when the browser tests end.
+@pytest.fixture(scope="package")
 def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Serve, Serve]]:
     """Two servers on one fresh database: on PostgreSQL two processes (the first with 2 workers),
     so an event reaches a page connected to another process; on SQLite, one server twice."""
@@ -60,11 +65,11 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Serve, S
         name = f"caseway_browser_{uuid.uuid4().hex[:8]}"
         asyncio.run(_admin(f'CREATE DATABASE "{name}"'))
         url = POSTGRES_URL.rsplit("/", 1)[0] + f"/{name}"
-        first = Serve(url, workers=2)
-        second = Serve(url)
+        first = Serve(url, workers=2, env=SERVE_ENV)
+        second = Serve(url, env=SERVE_ENV)
         pair = (first, second)
     else:
-        first = Serve(f"sqlite:///{tmp_path_factory.mktemp('browser') / 'caseway.db'}")
+        first = Serve(f"sqlite:///{tmp_path_factory.mktemp('browser') / 'caseway.db'}", env=SERVE_ENV)
         pair = (first, first)
     try:
         yield pair
@@ -83,7 +88,7 @@ async def _admin(statement: str) -> None:
         await conn.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 async def browser(servers: tuple[Serve, Serve]) -> AsyncIterator[Any]:
     from playwright.async_api import async_playwright
 

@@ -18,7 +18,7 @@ async function loadBoard(id) {
   // itself is bounded by the server).
   for (;;) {
     const { node } = await gql(BOARD, { id, after });
-    if (!node) return null;
+    if (!node?.workflowItems) return null; // no such node, hidden, or not a subproject
     subproject = node;
     items.push(...node.workflowItems.edges.map((e) => e.node));
     if (!node.workflowItems.pageInfo.hasNextPage) break;

@@ -222,7 +222,7 @@ export function Item({ id }) {
 
   if (!data) return loading ? <Loading what="the item" /> : <Failed error={error} retry={reload} />;
   const item = data.node;
-  if (!item) return <Empty>There is no such workflow item, or you may not view it.</Empty>;
+  if (!item?.case) return <Empty>There is no such workflow item, or you may not view it.</Empty>;
   const c = item.case;
   return (
     <section className="item-page" data-testid="item" data-state={c.state.shortName}>
