@@ -61,20 +61,20 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Serve, S
     if reason:
         pytest.skip(reason)
     name = None
-    if BACKEND == "postgres":
-        name = f"caseway_browser_{uuid.uuid4().hex[:8]}"
-        asyncio.run(_admin(f'CREATE DATABASE "{name}"'))
-        url = POSTGRES_URL.rsplit("/", 1)[0] + f"/{name}"
-        first = Serve(url, workers=2, env=SERVE_ENV)
-        second = Serve(url, env=SERVE_ENV)
-        pair = (first, second)
-    else:
-        first = Serve(f"sqlite:///{tmp_path_factory.mktemp('browser') / 'caseway.db'}", env=SERVE_ENV)
-        pair = (first, first)
+    started: list[Serve] = []
     try:
-        yield pair
-    finally:
-        for server in dict.fromkeys(pair):
+        if BACKEND == "postgres":
+            name = f"caseway_browser_{uuid.uuid4().hex[:8]}"
+            asyncio.run(_admin(f'CREATE DATABASE "{name}"'))
+            url = POSTGRES_URL.rsplit("/", 1)[0] + f"/{name}"
+            started.append(Serve(url, workers=2, env=SERVE_ENV))
+            started.append(Serve(url, env=SERVE_ENV))
+            yield (started[0], started[1])
+        else:
+            started.append(Serve(f"sqlite:///{tmp_path_factory.mktemp('browser') / 'caseway.db'}", env=SERVE_ENV))
+            yield (started[0], started[0])
+    finally:  # also when a server did not start
+        for server in started:
             server.stop()
         if name:
             asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
