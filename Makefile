@@ -12,7 +12,7 @@ PIP_TOOLS := pip-tools==7.6.2
 COMPILE = $(BIN)/pip-compile --quiet --generate-hashes --strip-extras --allow-unsafe \
 	--no-emit-index-url --no-emit-find-links $(if $(UPGRADE),--upgrade)
 
-.PHONY: install lock serve test test-sqlite test-postgres schema clean bench
+.PHONY: install lock web serve test test-sqlite test-postgres schema clean bench
 
 $(STAMP): pyproject.toml $(LOCK)
 	@echo "Installing the locked dependencies ($(LOCK)) into $(VENV):"
@@ -36,10 +36,24 @@ lock:
 	$(COMPILE) -c requirements-test.txt -o requirements.txt pyproject.toml
 	@echo "Locked: requirements-test.txt (development, CI) and requirements.txt (deployment)."
 
-serve: install
+# The dashboard and GraphiQL (web/, server/web.py): npm ci, then Vite into web/dist (not in git).
+WEB_MODULES := web/node_modules/.ci-stamp
+WEB_BUILT := web/dist/index.html
+$(WEB_MODULES): web/package-lock.json
+	cd web && npm ci --no-audit --no-fund --loglevel=error
+	touch $(WEB_MODULES)
+
+$(WEB_BUILT): $(WEB_MODULES) web/vite.config.js web/index.html web/graphiql.html $(shell find web/src -type f 2>/dev/null)
+	cd web && npm run --silent build -- --logLevel=warn
+
+web:
+	@if command -v npm >/dev/null 2>&1; then $(MAKE) --no-print-directory $(WEB_BUILT); \
+	else echo "Node.js is not installed, so the dashboard (/) and GraphiQL are not built; the API still serves at /graphql."; fi
+
+serve: install web
 	$(BIN)/caseway serve --demo
 
-test: install
+test: install web
 	$(BIN)/python scripts/run_tests.py
 
 test-sqlite: install
@@ -52,7 +66,7 @@ schema: install
 	$(BIN)/caseway export-schema > schema/schema.graphql
 
 clean:
-	rm -rf $(VENV) *.egg-info caseway.db caseway.db-wal caseway.db-shm
+	rm -rf $(VENV) *.egg-info caseway.db caseway.db-wal caseway.db-shm web/node_modules web/dist
 
 bench: install
 	$(BIN)/python -m bench.run

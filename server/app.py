@@ -19,7 +19,7 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
 from strawberry.asgi import ASGIWebSocketAdapter, GraphQL
@@ -40,9 +40,10 @@ from server.checkpoints import checkpoint_forever
 from server.hub import EventHub, create_hub
 from server.media_types import GRAPHQL_RESPONSE, negotiate, request_error_status, without_data
 from server.operations import health, metrics_endpoint, ready_endpoint
-from server.request_limits import BodyLimit, error_response, graphiql_headers
+from server.request_limits import BodyLimit, error_response
 from server.settings import Settings
 from server.sweeper import Sweeper
+from server.web import WebAssets
 
 log = logging.getLogger("caseway.server")
 
@@ -116,7 +117,9 @@ class CasewayGraphQL(GraphQL):
     graphql_transport_ws_handler_class = TransportWS
     websocket_adapter_class = CasewayWebSocket
 
-    def __init__(self, db: Database, settings: Settings, hub: EventHub, actor_cache: ActorCache) -> None:
+    def __init__(
+        self, db: Database, settings: Settings, hub: EventHub, actor_cache: ActorCache, web: WebAssets
+    ) -> None:
         protocols = [GRAPHQL_TRANSPORT_WS_PROTOCOL] + ([GRAPHQL_WS_PROTOCOL] if settings.legacy_ws else [])
         super().__init__(
             schema,
@@ -131,7 +134,7 @@ class CasewayGraphQL(GraphQL):
         self.hub = hub
         self.actor_cache = actor_cache
         self.live_contexts: weakref.WeakSet[Context] = weakref.WeakSet()
-        self.graphiql_headers = graphiql_headers(self.graphql_ide_html) if settings.graphiql else {}
+        self.web = web
 
     async def recheck_live_connections(self) -> None:
         """Re-read the token and groups of every live connection in two queries, so a revoked
@@ -277,7 +280,7 @@ class CasewayGraphQL(GraphQL):
         return value
 
     async def render_graphql_ide(self, request: Request) -> Response:
-        return HTMLResponse(self.graphql_ide_html, headers=self.graphiql_headers)
+        return self.web.graphiql()  # from Caseway's own assets (server/web.py)
 
     async def execute_operation(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
         """strawberry's; its time limit is the schema's (schema/limits.py), so that WebSocket
@@ -329,7 +332,8 @@ def create_app(settings: Settings | None = None, *, db: Database | None = None) 
     db = db or Database(settings.database_url, pool_size=settings.db_pool_size)
     actor_cache = ActorCache(settings.auth_cache_seconds)
     hub = create_hub(db, poll_interval=settings.hub_poll_interval, on_identity_change=actor_cache.clear)
-    graphql = CasewayGraphQL(db, settings, hub, actor_cache)
+    web = WebAssets(settings.web_dir)
+    graphql = CasewayGraphQL(db, settings, hub, actor_cache, web)
     sweeper = Sweeper(db, hub, poll_interval=settings.timer_poll_interval)
     background: dict[str, asyncio.Task[Any] | None] = {}
 
@@ -358,8 +362,8 @@ def create_app(settings: Settings | None = None, *, db: Database | None = None) 
             await db.dispose()
             metrics.process_stopping()
 
-    async def root(request: Request) -> RedirectResponse:
-        return RedirectResponse("/graphql")
+    async def root(request: Request) -> Response:
+        return web.dashboard()
 
     app = Starlette(
         routes=[
@@ -369,6 +373,7 @@ def create_app(settings: Settings | None = None, *, db: Database | None = None) 
             Route("/metrics", metrics_endpoint),
             Route("/graphql", graphql, methods=["GET", "POST"]),
             WebSocketRoute("/graphql", graphql),
+            *web.routes(),
         ],
         middleware=[
             # Other origins' pages may call the HTTP endpoint as they may open a WebSocket;

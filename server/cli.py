@@ -88,6 +88,7 @@ async def _demo(settings: Settings, *, print_token: bool) -> None:
             token = await demo_token(db, settings)
             url = f"http://{settings.host}:{settings.port}/graphql"
             print(
+                f"\n  Dashboard:  http://{settings.host}:{settings.port}/  (sign in as alice, {DEMO_PASSWORD!r})"
                 f"\n  GraphiQL:   {url}\n  Demo token: {token}\n"
                 f'  In GraphiQL\'s headers tab: {{"Authorization": "Bearer {token}"}}\n',
                 flush=True,

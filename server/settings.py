@@ -18,6 +18,7 @@ class Settings(BaseSettings):
     graphiql: bool = True
     # "text", or "json": every server log line one JSON object (server/access_log.py)
     log_format: Literal["text", "json"] = "text"
+    web_dir: Path | None = None  # the built dashboard and GraphiQL (server/web.py); default: web/dist
     db_pool_size: int = 10
     legacy_ws: bool = False  # also accept the old `graphql-ws` subscription protocol
     ws_init_timeout: float = 10.0  # seconds a WebSocket may take to send connection_init
