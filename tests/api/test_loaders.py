@@ -43,9 +43,8 @@ async def test_each_item_shows_its_own_state_when_several_load_at_once(gql, make
     _, sub, _ = await build_tree(gql, owner, items=0, workflow="bug")
     ids = []
     for name in ("Open one", "Resolved one", "Closed one"):
-        made = await gql(
-            CREATE_ITEM, {"input": {"subprojectId": sub["id"], "displayName": name, "assigneeId": owner_id}}, token=owner
-        )
+        item = {"subprojectId": sub["id"], "displayName": name, "assigneeId": owner_id}
+        made = await gql(CREATE_ITEM, {"input": item}, token=owner)
         ids.append(made["createWorkflowItem"]["workflowItem"]["id"])
     steps = {ids[1]: [("resolve", "fixed")], ids[2]: [("resolve", "fixed"), ("close", None)]}
     for item, actions in steps.items():
