@@ -9,6 +9,7 @@ from sqlalchemy import update
 
 from engine import identity
 from models import ApiToken, utcnow
+from server import actor_cache
 from server.app import create_app
 from server.settings import Settings
 from tests.api.documents import ADD_MEMBER, CREATE_GROUP, CREATE_PROJECT, GRANT
@@ -84,19 +85,21 @@ async def test_a_token_changed_behind_the_servers_back_stops_working_within_the_
             assert body["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
 
 
-async def test_a_remembered_token_that_expires_is_refused_at_once(db, make_user):
+async def test_a_remembered_token_that_expires_is_refused_at_once(db, make_user, monkeypatch):
+    """The token expires an hour from now and is remembered for an hour; then the clock the
+    cache and the token check read moves two hours on (no request has to beat a deadline)."""
     alice_id, alice = await make_user("alice")
     app = create_app(Settings(database_url=db.url, auth_cache_seconds=3600), db=db)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://caseway.test") as http:
         gql = GraphQLClient(http)
         async with db.transaction() as s:
             await s.execute(
-                update(ApiToken)
-                .values(expires_at=utcnow() + timedelta(seconds=0.5))
-                .where(ApiToken.user_id == alice_id)
+                update(ApiToken).values(expires_at=utcnow() + timedelta(hours=1)).where(ApiToken.user_id == alice_id)
             )
-        assert (await gql(VIEWER, token=alice))["viewer"] == {"login": "alice"}
-        await asyncio.sleep(0.6)
+        assert (await gql(VIEWER, token=alice))["viewer"] == {"login": "alice"}  # now remembered
+        later = utcnow() + timedelta(hours=2)
+        monkeypatch.setattr(actor_cache, "utcnow", lambda: later)
+        monkeypatch.setattr(identity, "utcnow", lambda: later)
         body = await gql.raw(VIEWER, token=alice)
         assert body["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
 
