@@ -13,10 +13,11 @@ The actors (each a user of their own, fresh tokens per scene):
 - ``owner``  created everything in the scene, so holds every intent on it;
 - ``viewer`` holds the ``.view`` intents of the tree (granted on the project before its children
   were made, so copied down), nothing else;
-- ``stranger`` holds nothing;
+- ``stranger`` holds nothing on the scene's tree (it has a project of its own);
 - ``admin``  is an admin who holds no grant: whatever it may do is the admin bypass;
 - ``player`` plays the ``assignee`` role in the cases of the bug items (the item's assignee), with
-  no grant: it sees those items and their log, not the project or subproject.
+  no grant but ``project.intent.listPermissions`` on P: it sees those items and their log,
+  not the project or subproject.
 """
 
 import itertools

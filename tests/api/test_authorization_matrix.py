@@ -89,6 +89,10 @@ async def build_scene(gql, db, ids: dict[str, str]) -> Scene:
     p, e = await project("P"), await project("E")
     s, s2 = await subproject(p, "S"), await subproject(p, "S2")
     i, i2 = await item(s, "I"), await item(s, "I2")
+    # Grants that must not show what they are not for: the stranger views a project of its
+    # own (not P), the player may list P's grants (not view it).
+    await _ok(gql, CREATE_PROJECT, {"input": {"displayName": "Stranger's"}}, tokens["stranger"])
+    await _ok(gql, GRANT, {"r": p, "i": "project.intent.listPermissions", "p": ids["player"]}, owner)
     await _ok(gql, SUSPEND, {"id": i2}, owner)
     comment = {"workflowItemId": i, "action": "comment", "comment": "owner's note"}
     await _ok(gql, EXECUTE, {"input": comment}, owner)

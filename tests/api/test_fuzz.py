@@ -707,6 +707,7 @@ def schema_operations(tree: Tree) -> st.SearchStrategy[str]:
     return from_schema(SDL, custom_scalars=scalars)
 
 
+@pytest.mark.slow
 @settings(FUZZ, max_examples=100)
 @given(data=st.data())
 async def test_schema_operations_never_fail_unexpectedly(
@@ -831,6 +832,7 @@ def hostile_requests(draw: st.DrawFn, tree: Tree) -> tuple[str | bytes, str | No
     return body, token, content_type
 
 
+@pytest.mark.slow
 @settings(FUZZ, max_examples=150)
 @given(data=st.data())
 async def test_hostile_bodies_and_variables_never_fail_unexpectedly(
@@ -1070,6 +1072,7 @@ async def run_accepted_spec(client: Client, tree: Tree, findings: Findings, work
         findings.check(answer, f"(executing {enabled['action']['shortName']} of accepted workflow {name})")
 
 
+@pytest.mark.slow
 @settings(FUZZ, max_examples=100)
 @given(data=st.data())
 async def test_hostile_specs_are_refused_or_run(
