@@ -16,13 +16,21 @@ from sqlmodel import SQLModel
 
 from engine import identity
 from tests.api.authorization_table import ACTORS, DONE, MUTATIONS, NODES, Row, Scene
-from tests.api.documents import ADD_MEMBER, CREATE_GROUP, CREATE_ITEM, CREATE_PROJECT, CREATE_SUBPROJECT, EXECUTE, GRANT
+from tests.fixtures.documents import (
+    ADD_MEMBER,
+    CREATE_GROUP,
+    CREATE_ITEM,
+    CREATE_PROJECT,
+    CREATE_SUBPROJECT,
+    EXECUTE,
+    GRANT,
+)
 
 SCHEMA = build_schema((Path(__file__).parents[2] / "schema" / "schema.graphql").read_text())
 # Rows that change on any authenticated request, whatever it asks: not part of "nothing changed".
 VOLATILE_TABLES = {"api_token", "login_attempt"}
 
-SUSPEND = """mutation($id: ID!) { suspendCase(input: {workflowItemId: $id}) { userErrors { code message } } }"""
+SUSPEND_ITEM = """mutation($id: ID!) { suspendCase(input: {workflowItemId: $id}) { userErrors { code message } } }"""
 CASE_AND_LOG = """query($id: ID!) { node(id: $id) { ... on WorkflowItem { case { id workflow { id }
   log(first: 50) { edges { node { id comment } } } } } } }"""
 NODE = """query($id: ID!) { node(id: $id) { id } }"""
@@ -93,7 +101,7 @@ async def build_scene(gql, db, ids: dict[str, str]) -> Scene:
     # own (not P), the player may list P's grants (not view it).
     await _ok(gql, CREATE_PROJECT, {"input": {"displayName": "Stranger's"}}, tokens["stranger"])
     await _ok(gql, GRANT, {"r": p, "i": "project.intent.listPermissions", "p": ids["player"]}, owner)
-    await _ok(gql, SUSPEND, {"id": i2}, owner)
+    await _ok(gql, SUSPEND_ITEM, {"id": i2}, owner)
     comment = {"workflowItemId": i, "action": "comment", "comment": "owner's note"}
     await _ok(gql, EXECUTE, {"input": comment}, owner)
     case = (await gql(CASE_AND_LOG, {"id": i}, token=owner))["node"]["case"]

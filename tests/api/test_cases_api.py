@@ -4,18 +4,8 @@ import asyncio
 
 import pytest
 
-from tests.api.documents import CASE, CREATE_ITEM, DEFINE, EXECUTE, MY_TASKS, REASSIGN
-from tests.api.test_resource_tree import build_tree
-
-
-async def bug_item(gql, token, assignee_id):
-    _, sub, _ = await build_tree(gql, token, items=0, workflow="bug")
-    item = await gql(
-        CREATE_ITEM,
-        {"input": {"subprojectId": sub["id"], "displayName": "Crash", "assigneeId": assignee_id}},
-        token=token,
-    )
-    return item["createWorkflowItem"]["workflowItem"]
+from tests.fixtures.builders import bug_item
+from tests.fixtures.documents import CASE, DEFINE, EXECUTE, MY_TASKS, REASSIGN
 
 
 async def test_execute_dry_run_and_case_fields(gql, make_user):

@@ -4,8 +4,8 @@ import asyncio
 
 import pytest
 
-from tests.api.documents import CREATE_ITEM, CREATE_PROJECT, ITEMS, REORDER
-from tests.api.test_resource_tree import build_tree
+from tests.fixtures.builders import build_tree
+from tests.fixtures.documents import CREATE_ITEM, CREATE_PROJECT, ITEMS, REORDER
 
 FILTERED = """query($f: ProjectFilter) { projects(filter: $f) { totalCount edges { node { displayName } } } }"""
 

@@ -11,9 +11,9 @@ import pytest
 from models import Database
 from server.app import create_app
 from server.settings import Settings
-from tests.api.documents import ADD_MEMBER, CREATE_GROUP, CREATE_PROJECT, GRANT, REVOKE
 from tests.fixtures.api import GraphQLClient
 from tests.fixtures.database import BACKEND
+from tests.fixtures.documents import ADD_MEMBER, CREATE_GROUP, CREATE_PROJECT, GRANT, REVOKE
 
 GRANTER = "project.intent.grantPermission"
 REMOVE_MEMBER = """mutation($g: ID!, $u: ID!) {

@@ -4,8 +4,8 @@ import asyncio
 
 from resolvers.context import Context
 from server.settings import Settings
-from tests.api.documents import CREATE_ITEM, EXECUTE
-from tests.api.test_resource_tree import build_tree
+from tests.fixtures.builders import build_tree
+from tests.fixtures.documents import CREATE_ITEM, EXECUTE
 
 
 async def test_loaders_batch_into_one_statement(db, gql, make_user, count_statements):

@@ -12,11 +12,9 @@ from models import ApiToken, utcnow
 from server import actor_cache
 from server.app import create_app
 from server.settings import Settings
-from tests.api.documents import ADD_MEMBER, CREATE_GROUP, CREATE_PROJECT, GRANT
 from tests.fixtures.api import GraphQLClient
+from tests.fixtures.documents import ADD_MEMBER, CREATE_GROUP, CREATE_PROJECT, GRANT, PROJECT_COUNT, VIEWER
 
-VIEWER = "{ viewer { login } }"
-PROJECTS = "{ projects { totalCount } }"
 REMOVE_MEMBER = """mutation($g: ID!, $u: ID!) {
   removeGroupMember(input: {groupId: $g, userId: $u}) { group { id } userErrors { code } } }"""
 
@@ -54,14 +52,14 @@ async def test_a_token_is_read_once_then_remembered(gql, make_user, count_statem
 
 async def test_a_group_change_reaches_a_remembered_viewer_at_once(gql, make_user):
     admin, group, carol_id, carol = await _a_group_that_may_view_a_project_and_carol(gql, make_user)
-    assert (await gql(PROJECTS, token=carol))["projects"]["totalCount"] == 0  # carol is remembered
+    assert (await gql(PROJECT_COUNT, token=carol))["projects"]["totalCount"] == 0  # carol is remembered
 
     added = await gql(ADD_MEMBER, {"g": group["id"], "u": carol_id}, token=admin)
     assert added["addGroupMember"]["userErrors"] == []
-    assert (await gql(PROJECTS, token=carol))["projects"]["totalCount"] == 1
+    assert (await gql(PROJECT_COUNT, token=carol))["projects"]["totalCount"] == 1
     removed = await gql(REMOVE_MEMBER, {"g": group["id"], "u": carol_id}, token=admin)
     assert removed["removeGroupMember"]["userErrors"] == []
-    assert (await gql(PROJECTS, token=carol))["projects"]["totalCount"] == 0
+    assert (await gql(PROJECT_COUNT, token=carol))["projects"]["totalCount"] == 0
 
 
 async def test_a_token_changed_behind_the_servers_back_stops_working_within_the_cache_lifetime(db, make_user):
@@ -119,5 +117,5 @@ async def test_a_token_read_while_its_groups_change_is_not_remembered_stale(gql,
         return actor
 
     monkeypatch.setattr(identity, "authenticate", change_during_the_read)
-    assert (await gql(PROJECTS, token=carol))["projects"]["totalCount"] == 0  # read before the change
-    assert (await gql(PROJECTS, token=carol))["projects"]["totalCount"] == 1
+    assert (await gql(PROJECT_COUNT, token=carol))["projects"]["totalCount"] == 0  # read before the change
+    assert (await gql(PROJECT_COUNT, token=carol))["projects"]["totalCount"] == 1

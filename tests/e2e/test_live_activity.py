@@ -15,8 +15,8 @@ import websockets
 from sqlalchemy import update
 
 from models import ApiToken
-from tests.api.documents import CREATE_ITEM, CREATE_PROJECT, CREATE_SUBPROJECT, EXECUTE
 from tests.fixtures.database import BACKEND
+from tests.fixtures.documents import CREATE_ITEM, CREATE_PROJECT, CREATE_SUBPROJECT, EXECUTE
 from tests.fixtures.live import WsClient
 
 ACTIVITY = """subscription($p: ID, $after: String) { activity(projectId: $p, after: $after) {

@@ -5,7 +5,7 @@ import pytest
 import engine
 from engine import identity, permissions, registry
 from engine.errors import DomainError
-from tests.engine.test_cases import bug_case, run
+from tests.fixtures.builders import bug_case, make_admin_actor, run
 from tests.fixtures.engine import new_subproject
 
 
@@ -112,8 +112,3 @@ async def test_plugin_assignee_callback(db, make_actor):
         await engine.define_workflow(s, actor=None, spec=spec)
     _, (case,) = await bug_case(db, owner, owner, workflow="escalate")
     assert (await run(db, boss, case.id, "approve")).case.status == "COMPLETED"
-
-
-async def make_admin_actor(session):
-    user = await identity.create_user(session, actor=None, login="root", password="password123", admin=True)
-    return await identity.actor_for(session, user_id=user.id, login=user.login, is_admin=True)
