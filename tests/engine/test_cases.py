@@ -255,6 +255,18 @@ async def test_concurrent_writers_keep_every_chain_intact_and_seq_in_commit_orde
         assert sorted(c for c in comments if c is not None) == sorted(str(n) for n in range(24))
         seqs = (await s.scalars(select(Activity.seq))).all()
         assert len(seqs) == len(set(seqs))
+        # Each writer holds both chains' heads until it commits: the writers follow one another
+        # in the same order through both chains, and seq numbers them in that order.
+        in_seq_order = [
+            [
+                c
+                for c in (
+                    await s.scalars(select(Activity.comment).where(Activity.chain == p.id).order_by(Activity.seq))
+                )
+            ]
+            for p in (first, second)
+        ]
+        assert in_seq_order[0] == in_seq_order[1]
 
 
 async def test_log_is_hash_chained(db, make_actor):
