@@ -2,6 +2,11 @@
 
 PostgreSQL is used when CASEWAY_TEST_POSTGRES_URL is set or 127.0.0.1:5432 accepts a
 connection. On CI (CI=true) a missing PostgreSQL run is a failure, not a skip.
+
+`--coverage` (`make coverage`) runs both under coverage.py (configured in pyproject.toml:
+greenlet and thread concurrency, subprocesses measured), combines the two databases' data and
+prints the report, failing when it is under the floor (``fail_under``). Other arguments go to
+pytest.
 """
 
 import os
@@ -20,23 +25,38 @@ def postgres_answers() -> bool:
         return False
 
 
-def run(backend: str, extra_env: dict[str, str]) -> int:
+def run(backend: str, extra_env: dict[str, str], args: list[str], *, coverage: bool) -> int:
     print(f"\n=== test suite on {backend} ===", flush=True)
     env = {**os.environ, "CASEWAY_TEST_BACKEND": backend, **extra_env}
-    return subprocess.call([sys.executable, "-m", "pytest", *sys.argv[1:]], env=env)
+    runner = ["-m", "coverage", "run", "-m", "pytest"] if coverage else ["-m", "pytest"]
+    return subprocess.call([sys.executable, *runner, *args], env=env)
+
+
+def report() -> int:
+    """Combine every process's data (both databases, servers, CLIs) and print the report."""
+    print("\n=== coverage, SQLite and PostgreSQL combined ===", flush=True)
+    subprocess.call([sys.executable, "-m", "coverage", "combine", "--quiet"])
+    return subprocess.call([sys.executable, "-m", "coverage", "report"])
 
 
 def main() -> int:
-    status = run("sqlite", {})
+    args = sys.argv[1:]
+    coverage = "--coverage" in args
+    args = [a for a in args if a != "--coverage"]
+    if coverage:
+        subprocess.call([sys.executable, "-m", "coverage", "erase"])
+    status = run("sqlite", {}, args, coverage=coverage)
     pg_url = os.environ.get("CASEWAY_TEST_POSTGRES_URL")
     if pg_url or postgres_answers():
-        status = run("postgres", {"CASEWAY_TEST_POSTGRES_URL": pg_url or DEFAULT_PG}) or status
+        status = run("postgres", {"CASEWAY_TEST_POSTGRES_URL": pg_url or DEFAULT_PG}, args, coverage=coverage) or status
         print("\nPostgreSQL run: done", flush=True)
     elif os.environ.get("CI"):
         print("\nPostgreSQL run: MISSING (no server at 127.0.0.1:5432) - failing on CI", flush=True)
         return 1
     else:
         print("\nPostgreSQL run: skipped (no server at 127.0.0.1:5432)", flush=True)
+    if coverage:
+        status = report() or status
     return status
 
 

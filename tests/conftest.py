@@ -1,1 +1,11 @@
+import pytest
+
 pytest_plugins = ["tests.fixtures.database", "tests.fixtures.api", "tests.fixtures.live"]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test under tests/e2e/ is marked e2e (they start servers and CLIs), so
+    `-m "not e2e"` leaves them out without each module having to say so."""
+    for item in items:
+        if "/tests/e2e/" in str(item.path):
+            item.add_marker(pytest.mark.e2e)

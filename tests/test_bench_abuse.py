@@ -15,6 +15,8 @@ from bench import abuse
 from bench.abusive import Document
 from bench.server import Server, free_port
 
+pytestmark = pytest.mark.slow  # starts servers and measures them: seconds each
+
 # A server that, like main before issue 19 on the fragment chain of 30, blocks its only event
 # loop on one document and so makes every other request wait, or dies on another; it answers the
 # rest at once.

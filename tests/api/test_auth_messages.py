@@ -13,7 +13,7 @@ from sqlalchemy import update
 
 from engine import identity
 from models import ApiToken, utcnow
-from tests.api.documents import CREATE_PROJECT
+from tests.fixtures.documents import CREATE_PROJECT
 from tests.fixtures.live import LiveServer, WsClient
 
 VIEWER = "{ viewer { login } }"

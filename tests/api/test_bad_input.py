@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from tests.api.documents import CREATE_ITEM, CREATE_PROJECT, DEFINE, EXECUTE, HISTORY, LOGIN, REORDER
-from tests.api.test_resource_tree import build_tree
+from tests.fixtures.builders import build_tree
+from tests.fixtures.documents import CREATE_ITEM, CREATE_PROJECT, DEFINE, EXECUTE, HISTORY, LOGIN, REORDER
 
-PROJECTS = """query($first: Int, $after: String, $filter: ProjectFilter) {
+PROJECTS_PAGE = """query($first: Int, $after: String, $filter: ProjectFilter) {
   projects(first: $first, after: $after, filter: $filter) { totalCount edges { node { displayName } } } }"""
 MARK_READ = """mutation($ids: [ID!]) { markNotificationsRead(input: {ids: $ids}) {
   unreadCount userErrors { code message field } } }"""
@@ -111,7 +111,7 @@ async def test_nul_anywhere_is_refused_and_changes_nothing(app_client, gql, tree
     ]
     for document, variables, field in inputs:
         refused(await post(app_client, {"query": document, "variables": variables}, tree["token"]), field)
-    projects = await gql(PROJECTS, token=tree["token"])
+    projects = await gql(PROJECTS_PAGE, token=tree["token"])
     assert projects["projects"]["totalCount"] == 1  # only build_tree's
     case = (await gql(LOG, {"id": item}, token=tree["token"]))["node"]["case"]
     assert case["version"] == 0
@@ -224,7 +224,7 @@ async def test_cursors_are_validated(app_client, tree, after, where):
     if where == "history":
         body = {"query": HISTORY, "variables": {"id": tree["project"]["id"], "after": after}}
     else:
-        body = {"query": PROJECTS, "variables": {"after": after}}
+        body = {"query": PROJECTS_PAGE, "variables": {"after": after}}
     answer = await post(app_client, body, tree["token"])
     [error] = answer["errors"]
     assert error["extensions"] == {"code": "INVALID_INPUT", "field": ["after"]}
@@ -240,11 +240,13 @@ async def test_a_real_history_cursor_still_pages(gql, tree):
 
 async def test_first_and_filters_are_bounded(app_client, tree):
     for first in (-1, 101):
-        answer = await post(app_client, {"query": PROJECTS, "variables": {"first": first}}, tree["token"])
+        answer = await post(app_client, {"query": PROJECTS_PAGE, "variables": {"first": first}}, tree["token"])
         assert answer["errors"][0]["extensions"] == {"code": "INVALID_INPUT", "field": ["first"]}
-    answer = await post(app_client, {"query": PROJECTS, "variables": {"filter": {"search": "x" * 201}}}, tree["token"])
+    answer = await post(
+        app_client, {"query": PROJECTS_PAGE, "variables": {"filter": {"search": "x" * 201}}}, tree["token"]
+    )
     assert answer["errors"][0]["extensions"] == {"code": "INVALID_INPUT", "field": ["filter", "search"]}
-    ok = await post(app_client, {"query": PROJECTS, "variables": {"filter": {"search": "Sch"}}}, tree["token"])
+    ok = await post(app_client, {"query": PROJECTS_PAGE, "variables": {"filter": {"search": "Sch"}}}, tree["token"])
     assert ok["data"]["projects"]["totalCount"] == 1
 
 

@@ -2,18 +2,10 @@
 
 import asyncio
 
-from tests.api.documents import CASE, CREATE_ITEM, DEFINE, EXECUTE, MY_TASKS, REASSIGN
-from tests.api.test_resource_tree import build_tree
+import pytest
 
-
-async def bug_item(gql, token, assignee_id):
-    _, sub, _ = await build_tree(gql, token, items=0, workflow="bug")
-    item = await gql(
-        CREATE_ITEM,
-        {"input": {"subprojectId": sub["id"], "displayName": "Crash", "assigneeId": assignee_id}},
-        token=token,
-    )
-    return item["createWorkflowItem"]["workflowItem"]
+from tests.fixtures.builders import bug_item
+from tests.fixtures.documents import CASE, DEFINE, EXECUTE, MY_TASKS, REASSIGN
 
 
 async def test_execute_dry_run_and_case_fields(gql, make_user):
@@ -85,7 +77,11 @@ async def test_execute_dry_run_and_case_fields(gql, make_user):
     ]
 
 
+@pytest.mark.postgres
 async def test_idempotent_replays_execute_once(gql, make_user):
+    """Ten requests with one idempotency key run at once: one executes, nine replay it. Only
+    PostgreSQL runs them concurrently; SQLite's one writer serializes them, so there this checks
+    plain replays."""
     _, sam = await make_user("sam")
     dev_id, dev = await make_user("dev")
     item = await bug_item(gql, sam, dev_id)
@@ -101,7 +97,10 @@ async def test_idempotent_replays_execute_once(gql, make_user):
     assert (await gql(EXECUTE, reused, token=dev))["executeAction"]["userErrors"][0]["code"] == "IDEMPOTENCY_KEY_REUSED"
 
 
+@pytest.mark.postgres
 async def test_fifty_concurrent_executions_one_wins(gql, make_user):
+    """Fifty resolves of one case at version 0: exactly one wins. A race only on PostgreSQL;
+    on SQLite (one writer) the fifty run one after another and this checks expectedVersion."""
     _, sam = await make_user("sam")
     dev_id, dev = await make_user("dev")
     item = await bug_item(gql, sam, dev_id)

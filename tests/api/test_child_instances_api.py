@@ -2,7 +2,6 @@
 several roles make one instance per party; each is its party's alone; executeAction picks the
 caller's own instance or asks for enabledActionId (AMBIGUOUS_ACTION)."""
 
-from tests.api.documents import ADD_MEMBER, CREATE_GROUP
 from tests.api.test_child_workflows_api import (
     EXECUTE_ID,
     case_of,
@@ -12,6 +11,7 @@ from tests.api.test_child_workflows_api import (
     tasks,
     tip_item,
 )
+from tests.fixtures.documents import ADD_MEMBER, CREATE_GROUP
 
 
 async def test_an_admin_must_name_the_instance_when_several_are_enabled(gql, make_user):

@@ -1,8 +1,8 @@
 """Paging a parent's children by cursor: a subproject's items in display order (the ordering,
 then creation), a project's subprojects in creation order."""
 
-from tests.api.documents import CLOSE_SUBPROJECT, CREATE_ITEM, CREATE_SUBPROJECT, GRANT, REORDER
-from tests.api.test_resource_tree import build_tree
+from tests.fixtures.builders import build_tree
+from tests.fixtures.documents import CLOSE_SUBPROJECT, CREATE_ITEM, CREATE_SUBPROJECT, GRANT, REORDER
 
 PAGE = """query($s: ID!, $first: Int, $after: String, $filter: ProjectFilter) { node(id: $s) { ... on Subproject {
   workflowItems(first: $first, after: $after, filter: $filter) { totalCount edges { cursor node { id displayName } }

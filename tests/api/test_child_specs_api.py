@@ -1,8 +1,8 @@
 """Child workflow specs over GraphQL (issue 21): each mistake in a parent's keys is one precise
 INVALID_SPEC naming its key; nesting is bounded; the diagram draws child scopes inside their parent."""
 
-from tests.api.documents import CREATE_GROUP, DEFINE
 from tests.api.test_child_workflows_api import REVIEW, tip
+from tests.fixtures.documents import CREATE_GROUP, DEFINE
 
 
 def tip_with(path: str, value, *more) -> dict:

@@ -6,8 +6,8 @@ and races: test_child_workflows_scale_api.py."""
 
 from datetime import datetime, timedelta
 
-from tests.api.documents import ADD_MEMBER, CREATE_GROUP, CREATE_ITEM, DEFINE, MY_TASKS
-from tests.api.test_resource_tree import build_tree
+from tests.fixtures.builders import build_tree
+from tests.fixtures.documents import ADD_MEMBER, CREATE_GROUP, CREATE_ITEM, DEFINE, MY_TASKS
 
 CASE = """query($id: ID!) { node(id: $id) { ... on WorkflowItem { status case {
   id status version state { shortName } states { shortName }

@@ -10,11 +10,11 @@ import pytest
 from models import GroupMember, User, new_id
 from server.app import create_app
 from server.settings import Settings
-from tests.api.documents import CREATE_ITEM
 from tests.api.test_child_workflows_api import EXECUTE_ID, case_of, define, new_item, run, tip, voters
-from tests.api.test_resource_tree import build_tree
 from tests.fixtures.api import GraphQLClient
+from tests.fixtures.builders import build_tree
 from tests.fixtures.database import BACKEND
+from tests.fixtures.documents import CREATE_ITEM
 
 READ_VOTES = """query($id: ID!) { node(id: $id) { ... on WorkflowItem { case {
   enabledActions { id action { shortName } assignees { ... on User { login } } parent { id action { shortName } } }

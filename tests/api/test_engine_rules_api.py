@@ -1,8 +1,8 @@
 """Issue 20's engine rules over HTTP: reopening inside a closed subproject, unknown actions,
 grants in the history and a state's hidden fields (child workflow specs: test_child_workflows_api.py)."""
 
-from tests.api.documents import CLOSE_SUBPROJECT, CREATE_ITEM, DEFINE, EXECUTE, GRANT, HISTORY, REVOKE
-from tests.api.test_resource_tree import build_tree
+from tests.fixtures.builders import build_tree
+from tests.fixtures.documents import CLOSE_SUBPROJECT, CREATE_ITEM, DEFINE, EXECUTE, GRANT, HISTORY, REVOKE
 
 STATE = """query($id: ID!) { node(id: $id) { ... on WorkflowItem { case { status version
   state { shortName hiddenFields } } } } }"""

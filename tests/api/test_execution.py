@@ -22,7 +22,8 @@ from schema.item import WorkflowItem
 from schema.project import Project, Subproject
 from schema.workflow import Workflow
 from server.settings import Settings
-from tests.api.test_query_counts import NESTED, grow
+from tests.fixtures.builders import grow
+from tests.fixtures.documents import NESTED
 
 # --- a small schema that reaches every branch of the executor ---------------------------------
 

@@ -41,7 +41,7 @@ from engine import identity, workflows
 from models import Database
 from server.app import create_app
 from server.settings import Settings
-from tests.api.documents import CREATE_ITEM, CREATE_PROJECT, CREATE_SUBPROJECT, DEFINE, EXECUTE, LOGIN, REORDER
+from tests.fixtures.documents import CREATE_ITEM, CREATE_PROJECT, CREATE_SUBPROJECT, DEFINE, EXECUTE, LOGIN, REORDER
 
 ROOT = Path(__file__).resolve().parents[2]
 SDL = (ROOT / "schema" / "schema.graphql").read_text()
@@ -409,7 +409,7 @@ async def fingerprint(client: Client, tree: Tree) -> dict[str, Any]:
 # 1. Regression list: issue 19's findings 6 and 7, exactly
 # ---------------------------------------------------------------------------------------------
 
-PROJECTS = """query($after: String, $filter: ProjectFilter) {
+PROJECTS_FILTERED = """query($after: String, $filter: ProjectFilter) {
   projects(after: $after, filter: $filter) { totalCount edges { node { id } } } }"""
 HISTORY_AFTER = """query($id: ID!, $after: String) { node(id: $id) { ... on Project {
   history(after: $after) { totalCount edges { cursor } } } } }"""
@@ -495,7 +495,7 @@ REGRESSIONS: list[Case_] = [
         "node",
         INPUT,
     ),
-    ("search-50000", lambda t: (PROJECTS, {"filter": {"search": "x" * 50_000}}, t.admin), "projects", INPUT),
+    ("search-50000", lambda t: (PROJECTS_FILTERED, {"filter": {"search": "x" * 50_000}}, t.admin), "projects", INPUT),
     ("spec-assigned-role-list", _define(ok_spec(assigned_role=["doer"])), "defineWorkflow", SPEC),
     ("spec-depends-on-int", _define(ok_spec(depends_on={"start": 5})), "defineWorkflow", SPEC),
     ("spec-timeout-10^12", _define(ok_spec(timeout_seconds=10**12)), "defineWorkflow", SPEC),
@@ -707,6 +707,7 @@ def schema_operations(tree: Tree) -> st.SearchStrategy[str]:
     return from_schema(SDL, custom_scalars=scalars)
 
 
+@pytest.mark.slow
 @settings(FUZZ, max_examples=100)
 @given(data=st.data())
 async def test_schema_operations_never_fail_unexpectedly(
@@ -745,7 +746,11 @@ def operations(tree: Tree) -> list[tuple[str, dict[str, Any], str | None]]:
         ),
         (REORDER, {"s": sub, "ordering": list(reversed(tree.items))}, tree.admin),
         (MARK_READ, {"input": {"ids": tree.notifications, "all": False}}, tree.bob),
-        (PROJECTS, {"after": tree.project, "filter": {"search": "Ro", "tag": "east", "status": "OPEN"}}, tree.bob),
+        (
+            PROJECTS_FILTERED,
+            {"after": tree.project, "filter": {"search": "Ro", "tag": "east", "status": "OPEN"}},
+            tree.bob,
+        ),
         (HISTORY_AFTER, {"id": tree.project, "after": tree.cursors[0]}, tree.admin),
         (CASE_LOG_AFTER, {"id": tree.cases[0], "after": tree.cursors[0]}, tree.bob),
         (NOTIFICATIONS_AFTER, {"first": 5, "after": tree.cursors[-1]}, tree.bob),
@@ -831,6 +836,7 @@ def hostile_requests(draw: st.DrawFn, tree: Tree) -> tuple[str | bytes, str | No
     return body, token, content_type
 
 
+@pytest.mark.slow
 @settings(FUZZ, max_examples=150)
 @given(data=st.data())
 async def test_hostile_bodies_and_variables_never_fail_unexpectedly(
@@ -1082,6 +1088,7 @@ async def run_accepted_spec(client: Client, tree: Tree, findings: Findings, work
         findings.check(answer, f"(executing {enabled['action']['shortName']} of accepted workflow {name})")
 
 
+@pytest.mark.slow
 @settings(FUZZ, max_examples=100)
 @given(data=st.data())
 async def test_hostile_specs_are_refused_or_run(

@@ -11,9 +11,9 @@ import pytest
 from models import Database
 from server.app import create_app
 from server.settings import Settings
-from tests.api.documents import ADD_MEMBER, CREATE_GROUP, CREATE_PROJECT, GRANT, REVOKE
 from tests.fixtures.api import GraphQLClient
 from tests.fixtures.database import BACKEND
+from tests.fixtures.documents import ADD_MEMBER, CREATE_GROUP, CREATE_PROJECT, GRANT, REVOKE
 
 GRANTER = "project.intent.grantPermission"
 REMOVE_MEMBER = """mutation($g: ID!, $u: ID!) {
@@ -26,7 +26,12 @@ GRANTERS = """query($id: ID!) { node(id: $id) { ... on Project {
   permissions { intent parties { ... on User { login } ... on Group { name } } } } } }"""
 TRIALS = 20
 
-on_postgres = pytest.mark.skipif(BACKEND != "postgres", reason="SQLite's single writer serializes the changes")
+_ONE_WRITER = pytest.mark.skipif(BACKEND != "postgres", reason="SQLite's single writer serializes the changes")
+
+
+def on_postgres(test):
+    """A race that only PostgreSQL runs: marked `postgres`, skipped on SQLite."""
+    return pytest.mark.postgres(_ONE_WRITER(test))
 
 
 @pytest.fixture

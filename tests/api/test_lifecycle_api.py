@@ -3,25 +3,22 @@ the new log kinds in history filters, and who may."""
 
 from datetime import UTC, datetime, timedelta
 
-from tests.api.documents import CLOSE_SUBPROJECT, EXECUTE, GRANT
-from tests.api.test_cases_api import bug_item
-from tests.api.test_notifications import SUBSCRIBE, inbox
+from tests.fixtures.builders import bug_item, inbox, mutate
+from tests.fixtures.documents import (
+    CANCEL,
+    CLOSE_SUBPROJECT,
+    EXECUTE,
+    GRANT,
+    RESUME,
+    SUBSCRIBE,
+    SUSPEND,
+)
 
-PAYLOAD = """case { id status version suspendedUntil myActions { action { shortName } } }
-    activity { kind comment data actor { login } } userErrors { code message field }"""
-SUSPEND = f"mutation($input: SuspendCaseInput!) {{ suspendCase(input: $input) {{ {PAYLOAD} }} }}"
-RESUME = f"mutation($input: ResumeCaseInput!) {{ resumeCase(input: $input) {{ {PAYLOAD} }} }}"
-CANCEL = f"mutation($input: CancelCaseInput!) {{ cancelCase(input: $input) {{ {PAYLOAD} }} }}"
 ITEM = """query($id: ID!, $kind: String) { node(id: $id) { ... on WorkflowItem { status
   case { status suspendedUntil version }
   history(filter: {kind: $kind}) { totalCount edges { node { kind comment data actor { login } } } } } } }"""
 SUBPROJECT_HISTORY = """query($id: ID!, $kind: String) { node(id: $id) { ... on Subproject {
   history(filter: {kind: $kind}) { totalCount edges { node { kind workflowItem { id } } } } } } }"""
-
-
-async def mutate(gql, document, token, **input):
-    data = await gql(document, {"input": input}, token=token)
-    return next(iter(data.values()))
 
 
 async def item_view(gql, token, item_id, kind=None):

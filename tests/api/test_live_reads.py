@@ -11,6 +11,7 @@ from schema import activity as activity_schema
 from schema import schema
 from server.hub import EventHub
 from server.settings import Settings
+from tests.fixtures.conditions import wait_until
 
 ACTIVITY = """subscription($p: ID) { activity(projectId: $p) {
   comment actor { login } project { displayName } subproject { displayName } workflowItem { displayName } } }"""
@@ -35,10 +36,7 @@ async def _deliver_one_event(db, owner, project_id, item_id, subscribers, count_
         context = Context(db=db, settings=Settings(database_url=db.url), hub=hub, actor=owner, live=True)
         streams.append(await schema.subscribe(ACTIVITY, variable_values={"p": project_id}, context_value=context))
     pending = [asyncio.ensure_future(anext(stream)) for stream in streams]
-    for _ in range(500):  # until every subscription registered with the hub
-        if hub.subscriber_count == subscribers:
-            break
-        await asyncio.sleep(0.01)
+    await wait_until(lambda: hub.subscriber_count == subscribers, what="every subscription registered with the hub")
     async with db.transaction() as s:
         await engine.execute(s, actor=owner, action="comment", workflow_item_id=item_id, comment="live")
     with count_statements() as counted:
@@ -135,10 +133,7 @@ async def test_an_unexpected_failure_in_a_live_event_reaches_its_subscribers_mas
         context_value=context,
     )
     pending = asyncio.ensure_future(anext(stream))
-    for _ in range(500):
-        if hub.subscriber_count == 1:
-            break
-        await asyncio.sleep(0.01)
+    await wait_until(lambda: hub.subscriber_count == 1, what="the subscription registered with the hub")
 
     def broken(*_: object) -> None:
         raise RuntimeError("connection string postgresql://secret@db")

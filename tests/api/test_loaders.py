@@ -4,8 +4,8 @@ import asyncio
 
 from resolvers.context import Context
 from server.settings import Settings
-from tests.api.documents import CREATE_ITEM
-from tests.api.test_resource_tree import build_tree
+from tests.fixtures.builders import build_tree
+from tests.fixtures.documents import CREATE_ITEM, EXECUTE
 
 
 async def test_loaders_batch_into_one_statement(db, gql, make_user, count_statements):
@@ -25,3 +25,38 @@ async def test_loaders_batch_into_one_statement(db, gql, make_user, count_statem
         found = await asyncio.gather(*[ctx.loaders.item_by_id.load(i) for i in [*items, "wfi_MISSING"]])
     assert counter.count == 1 and [f.id for f in found[:4]] == items and found[4] is None
     await ctx.close()
+
+
+ITEMS_WITH_STATES = """query($s: ID!) { node(id: $s) { ... on Subproject {
+  workflowItems(first: 10) { edges { node { displayName case { state { shortName } states { shortName } } } } } } } }"""
+
+STATES_BY_NODE = """query($a: ID!, $b: ID!, $c: ID!) {
+  a: node(id: $a) { ... on WorkflowItem { displayName case { state { shortName } } } }
+  b: node(id: $b) { ... on WorkflowItem { displayName case { state { shortName } } } }
+  c: node(id: $c) { ... on WorkflowItem { displayName case { state { shortName } } } } }"""
+
+
+async def test_each_item_shows_its_own_state_when_several_load_at_once(gql, make_user):
+    """Three bug items in three states, read in one request by a page and by three `node`s:
+    a loader that hands one case's states to another shows a mix-up here."""
+    owner_id, owner = await make_user("owner")
+    _, sub, _ = await build_tree(gql, owner, items=0, workflow="bug")
+    ids = []
+    for name in ("Open one", "Resolved one", "Closed one"):
+        item = {"subprojectId": sub["id"], "displayName": name, "assigneeId": owner_id}
+        made = await gql(CREATE_ITEM, {"input": item}, token=owner)
+        ids.append(made["createWorkflowItem"]["workflowItem"]["id"])
+    steps = {ids[1]: [("resolve", "fixed")], ids[2]: [("resolve", "fixed"), ("close", None)]}
+    for item, actions in steps.items():
+        for action, resolution in actions:
+            done = {"workflowItemId": item, "action": action, "resolution": resolution}
+            assert (await gql(EXECUTE, {"input": done}, token=owner))["executeAction"]["userErrors"] == []
+    expected = {"Open one": "open", "Resolved one": "resolved", "Closed one": "closed"}
+
+    page = (await gql(ITEMS_WITH_STATES, {"s": sub["id"]}, token=owner))["node"]["workflowItems"]["edges"]
+    assert {e["node"]["displayName"]: e["node"]["case"]["state"]["shortName"] for e in page} == expected
+    assert {e["node"]["displayName"]: [s["shortName"] for s in e["node"]["case"]["states"]] for e in page} == {
+        name: [state] for name, state in expected.items()
+    }
+    nodes = await gql(STATES_BY_NODE, dict(zip("abc", ids, strict=True)), token=owner)
+    assert {n["displayName"]: n["case"]["state"]["shortName"] for n in nodes.values()} == expected

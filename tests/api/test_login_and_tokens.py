@@ -18,11 +18,10 @@ from engine import identity, throttle
 from models import Database, LoginAttempt, utcnow
 from server.app import create_app
 from server.settings import Settings
-from tests.api.documents import CREATE_PROJECT, LOGIN
 from tests.fixtures.api import GraphQLClient
+from tests.fixtures.documents import CREATE_PROJECT, LOGIN, VIEWER
 from tests.fixtures.live import LiveServer, WsClient
 
-VIEWER = "{ viewer { login } }"
 LOGOUT = """mutation($everywhere: Boolean!) {
   logout(input: {everywhere: $everywhere}) { revokedTokens userErrors { code message field } } }"""
 REVOKE_TOKEN = """mutation($input: RevokeTokenInput!) {

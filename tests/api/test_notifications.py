@@ -1,22 +1,14 @@
 """Notification levels, de-duplication, the actor never notified, read marks."""
 
-from tests.api.documents import CREATE_ITEM, EXECUTE
-from tests.api.test_resource_tree import build_tree
+from tests.fixtures.builders import build_tree, inbox
+from tests.fixtures.documents import CREATE_ITEM, EXECUTE, SUBSCRIBE
 
-INBOX = """query($unread: Boolean) { notifications(unreadOnly: $unread) { totalCount unreadCount
-  edges { node { id level activity { kind action actor { login } } } } } }"""
-SUBSCRIBE = """mutation($level: NotificationLevel!, $target: ID) {
-  subscribeToNotifications(input: {level: $level, targetId: $target}) { ok userErrors { code message } } }"""
 UNSUBSCRIBE = """mutation($level: NotificationLevel!, $target: ID) {
   unsubscribeFromNotifications(input: {level: $level, targetId: $target}) { ok userErrors { code message } } }"""
 MARK = """mutation($ids: [ID!], $all: Boolean) {
   markNotificationsRead(input: {ids: $ids, all: $all}) { unreadCount userErrors { code } } }"""
 GRANT = """mutation($r: ID!, $p: ID!, $intent: String!) { grantPermission(input: {resourceId: $r, intent: $intent,
   partyId: $p}) { userErrors { code } } }"""
-
-
-async def inbox(gql, token, unread=None):
-    return (await gql(INBOX, {"unread": unread}, token=token))["notifications"]
 
 
 async def test_levels_and_deduplication(gql, make_user):

@@ -9,8 +9,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from models import Database
 from server.app import create_app
 from server.settings import Settings
-from tests.api.documents import CREATE_ITEM, EXECUTE
-from tests.api.test_resource_tree import build_tree
+from tests.fixtures.builders import build_tree
+from tests.fixtures.documents import CREATE_ITEM, EXECUTE
 
 
 async def _scrape(app_client) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
@@ -105,7 +105,7 @@ async def test_metrics_count_execute_action_by_workflow_and_outcome(app_client, 
 
 async def test_metrics_show_live_subscribers_and_hub_lag(db, gql, make_user):
     """In process, with the lifespan running: the hub delivers and the gauge follows."""
-    from tests.api.documents import CREATE_PROJECT
+    from tests.fixtures.documents import CREATE_PROJECT
 
     _, token = await make_user("lou")
     app = create_app(Settings(database_url=db.url, hub_poll_interval=0.2), db=db)

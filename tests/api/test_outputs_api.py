@@ -1,8 +1,7 @@
 """Outputs, resolution codes, gating and enable conditions over GraphQL."""
 
-from tests.api.documents import CASE, CREATE_ITEM, DEFINE, EXECUTE
-from tests.api.test_cases_api import bug_item
-from tests.api.test_resource_tree import build_tree
+from tests.fixtures.builders import bug_item, build_tree
+from tests.fixtures.documents import CASE, CREATE_ITEM, DEFINE, EXECUTE
 from tests.fixtures.specs import decision
 
 ACTIONS = """query($id: ID!) { node(id: $id) { ... on WorkflowItem { case { workflow { shortName

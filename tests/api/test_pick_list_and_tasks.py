@@ -3,10 +3,8 @@ leave out what cannot run (issue 20, point 3): over HTTP, on both databases."""
 
 from collections import Counter
 
-from tests.api.documents import CREATE_ITEM, CREATE_SUBPROJECT, DEFINE, EXECUTE
-from tests.api.test_cases_api import bug_item
-from tests.api.test_lifecycle_api import CANCEL, RESUME, SUSPEND, mutate
-from tests.api.test_resource_tree import build_tree
+from tests.fixtures.builders import bug_item, build_tree, mutate
+from tests.fixtures.documents import CANCEL, CREATE_ITEM, CREATE_SUBPROJECT, DEFINE, EXECUTE, RESUME, SUSPEND
 
 PAGE_PICKS = """query($s: ID!, $first: Int) { node(id: $s) { ... on Subproject { workflowItems(first: $first) {
   edges { node { displayName case { roles { role { shortName } pickList { ... on User { login } } } } } } } } } }"""

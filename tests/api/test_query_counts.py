@@ -2,30 +2,8 @@
 
 import re
 
-from tests.api.documents import CREATE_ITEM, CREATE_PROJECT, CREATE_SUBPROJECT, GRANT
-from tests.api.test_resource_tree import build_tree
-
-NESTED = """{ projects(first: 10) { totalCount edges { node { displayName assignee { ... on User { login } }
-  subprojects(first: 10) { edges { node { displayName workflowItems(first: 20) { edges { node {
-    displayName status assignee { ... on User { login } }
-    case { state { shortName } version enabledActions { action { shortName } assignees { ... on User { login } } }
-      roles { role { shortName } assignees { ... on User { login } } } } } } } } } } } } } }"""
-
-
-async def grow(gql, token, projects, subprojects, items):
-    for p in range(projects):
-        project = (await gql(CREATE_PROJECT, {"input": {"displayName": f"P{p}"}}, token=token))["createProject"][
-            "project"
-        ]
-        for s in range(subprojects):
-            sub = await gql(
-                CREATE_SUBPROJECT,
-                {"input": {"projectId": project["id"], "displayName": f"S{s}", "currency": "EUR", "workflow": "bug"}},
-                token=token,
-            )
-            sub_id = sub["createSubproject"]["subproject"]["id"]
-            for i in range(items):
-                await gql(CREATE_ITEM, {"input": {"subprojectId": sub_id, "displayName": f"I{i}"}}, token=token)
+from tests.fixtures.builders import build_tree, grow
+from tests.fixtures.documents import CREATE_ITEM, CREATE_PROJECT, CREATE_SUBPROJECT, GRANT, NESTED
 
 
 async def test_nested_read_statement_count_does_not_grow_with_breadth(gql, make_user, count_statements):

@@ -9,13 +9,12 @@ from sqlalchemy import update
 
 from engine import identity
 from models import ApiToken, utcnow
+from server import actor_cache
 from server.app import create_app
 from server.settings import Settings
-from tests.api.documents import ADD_MEMBER, CREATE_GROUP, CREATE_PROJECT, GRANT
 from tests.fixtures.api import GraphQLClient
+from tests.fixtures.documents import ADD_MEMBER, CREATE_GROUP, CREATE_PROJECT, GRANT, PROJECT_COUNT, VIEWER
 
-VIEWER = "{ viewer { login } }"
-PROJECTS = "{ projects { totalCount } }"
 REMOVE_MEMBER = """mutation($g: ID!, $u: ID!) {
   removeGroupMember(input: {groupId: $g, userId: $u}) { group { id } userErrors { code } } }"""
 
@@ -53,14 +52,14 @@ async def test_a_token_is_read_once_then_remembered(gql, make_user, count_statem
 
 async def test_a_group_change_reaches_a_remembered_viewer_at_once(gql, make_user):
     admin, group, carol_id, carol = await _a_group_that_may_view_a_project_and_carol(gql, make_user)
-    assert (await gql(PROJECTS, token=carol))["projects"]["totalCount"] == 0  # carol is remembered
+    assert (await gql(PROJECT_COUNT, token=carol))["projects"]["totalCount"] == 0  # carol is remembered
 
     added = await gql(ADD_MEMBER, {"g": group["id"], "u": carol_id}, token=admin)
     assert added["addGroupMember"]["userErrors"] == []
-    assert (await gql(PROJECTS, token=carol))["projects"]["totalCount"] == 1
+    assert (await gql(PROJECT_COUNT, token=carol))["projects"]["totalCount"] == 1
     removed = await gql(REMOVE_MEMBER, {"g": group["id"], "u": carol_id}, token=admin)
     assert removed["removeGroupMember"]["userErrors"] == []
-    assert (await gql(PROJECTS, token=carol))["projects"]["totalCount"] == 0
+    assert (await gql(PROJECT_COUNT, token=carol))["projects"]["totalCount"] == 0
 
 
 async def test_a_token_changed_behind_the_servers_back_stops_working_within_the_cache_lifetime(db, make_user):
@@ -84,19 +83,21 @@ async def test_a_token_changed_behind_the_servers_back_stops_working_within_the_
             assert body["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
 
 
-async def test_a_remembered_token_that_expires_is_refused_at_once(db, make_user):
+async def test_a_remembered_token_that_expires_is_refused_at_once(db, make_user, monkeypatch):
+    """The token expires an hour from now and is remembered for an hour; then the clock the
+    cache and the token check read moves two hours on (no request has to beat a deadline)."""
     alice_id, alice = await make_user("alice")
     app = create_app(Settings(database_url=db.url, auth_cache_seconds=3600), db=db)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://caseway.test") as http:
         gql = GraphQLClient(http)
         async with db.transaction() as s:
             await s.execute(
-                update(ApiToken)
-                .values(expires_at=utcnow() + timedelta(seconds=0.5))
-                .where(ApiToken.user_id == alice_id)
+                update(ApiToken).values(expires_at=utcnow() + timedelta(hours=1)).where(ApiToken.user_id == alice_id)
             )
-        assert (await gql(VIEWER, token=alice))["viewer"] == {"login": "alice"}
-        await asyncio.sleep(0.6)
+        assert (await gql(VIEWER, token=alice))["viewer"] == {"login": "alice"}  # now remembered
+        later = utcnow() + timedelta(hours=2)
+        monkeypatch.setattr(actor_cache, "utcnow", lambda: later)
+        monkeypatch.setattr(identity, "utcnow", lambda: later)
         body = await gql.raw(VIEWER, token=alice)
         assert body["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
 
@@ -116,5 +117,5 @@ async def test_a_token_read_while_its_groups_change_is_not_remembered_stale(gql,
         return actor
 
     monkeypatch.setattr(identity, "check_token", change_during_the_read)
-    assert (await gql(PROJECTS, token=carol))["projects"]["totalCount"] == 0  # read before the change
-    assert (await gql(PROJECTS, token=carol))["projects"]["totalCount"] == 1
+    assert (await gql(PROJECT_COUNT, token=carol))["projects"]["totalCount"] == 0  # read before the change
+    assert (await gql(PROJECT_COUNT, token=carol))["projects"]["totalCount"] == 1

@@ -14,8 +14,8 @@ from engine import workflows
 from models import Database, Project
 from server.app import create_app
 from server.settings import Settings
-from tests.api.documents import CREATE_PROJECT, DEFINE, UPDATE_PROJECT
-from tests.api.test_resource_tree import build_tree
+from tests.fixtures.builders import build_tree
+from tests.fixtures.documents import CREATE_PROJECT, DEFINE, UPDATE_PROJECT
 
 
 @pytest.fixture

@@ -1,6 +1,7 @@
 """The issue-2 walk-through over HTTP: users, groups, the tree, permissions, ordering, closing, history."""
 
-from tests.api.documents import (
+from tests.fixtures.builders import build_tree
+from tests.fixtures.documents import (
     ADD_MEMBER,
     CLOSE_PROJECT,
     CLOSE_SUBPROJECT,
@@ -18,33 +19,6 @@ from tests.api.documents import (
     TREE,
     UPDATE_PROJECT,
 )
-
-
-async def build_tree(gql, token, *, items=3, workflow=None, mode="UNORDERED"):
-    project = (
-        await gql(
-            CREATE_PROJECT,
-            {
-                "input": {
-                    "displayName": "School",
-                    "tags": ["edu"],
-                    "projectedBudgets": [{"organization": "City", "currency": "EUR", "value": "1000.50"}],
-                }
-            },
-            token=token,
-        )
-    )["createProject"]["project"]
-    sub_input = {"projectId": project["id"], "displayName": "Roof", "currency": "EUR", "workflowMode": mode}
-    if workflow:
-        sub_input["workflow"] = workflow
-    sub = (await gql(CREATE_SUBPROJECT, {"input": sub_input}, token=token))["createSubproject"]["subproject"]
-    ids = []
-    for i in range(items):
-        item = (
-            await gql(CREATE_ITEM, {"input": {"subprojectId": sub["id"], "displayName": f"Item {i}"}}, token=token)
-        )["createWorkflowItem"]["workflowItem"]
-        ids.append(item["id"])
-    return project, sub, ids
 
 
 async def test_walk_through(gql, make_user):

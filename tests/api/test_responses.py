@@ -3,7 +3,7 @@
 from datetime import UTC, datetime, timedelta
 
 from resolvers import queries
-from tests.api.documents import CREATE_PROJECT
+from tests.fixtures.documents import CREATE_PROJECT
 
 READ_DATA = """query($id: ID!) { node(id: $id) { ... on Project { additionalData tags } } }"""
 

@@ -1,9 +1,9 @@
-VIEWER = "{ viewer { login } projects { totalCount } }"
+VIEWER_AND_PROJECTS = "{ viewer { login } projects { totalCount } }"
 
 
 async def test_viewer(gql, make_user):
     _, token = await make_user("alice")
-    data = await gql(VIEWER, token=token)
+    data = await gql(VIEWER_AND_PROJECTS, token=token)
     assert data == {"viewer": {"login": "alice"}, "projects": {"totalCount": 0}}
 
 

@@ -9,9 +9,9 @@ import httpx
 
 from server.app import create_app
 from server.settings import Settings
-from tests.api.documents import CREATE_ITEM, DEFINE, EXECUTE
-from tests.api.test_resource_tree import build_tree
 from tests.fixtures.api import GraphQLClient
+from tests.fixtures.builders import build_tree
+from tests.fixtures.documents import CREATE_ITEM, DEFINE, EXECUTE
 
 CASE_TIMERS = """query($id: ID!) { node(id: $id) { ... on WorkflowItem { case {
   id status state { shortName } enabledActions { action { shortName } }
@@ -165,7 +165,7 @@ async def test_the_sweeper_of_a_running_app_fires_a_timer_when_it_falls_due(db, 
         assert fired_at >= at(timer["fireAt"])  # never before its time
 
 
-SUSPEND = """mutation($input: SuspendCaseInput!) { suspendCase(input: $input) {
+SUSPEND_UNTIL = """mutation($input: SuspendCaseInput!) { suspendCase(input: $input) {
   case { status suspendedUntil } userErrors { code message field } } }"""
 
 
@@ -176,7 +176,9 @@ async def test_a_suspended_case_fires_no_timer_until_its_suspension_ends_then_it
     _, (item,) = await make_items(gql, admin, SPEC, 1)
     (nudge,) = (await case_of(gql, admin, item))["timers"]  # `nudge`, 2 hours after creation
     until = at(nudge["fireAt"]) + timedelta(hours=1)
-    suspended = await gql(SUSPEND, {"input": {"workflowItemId": item["id"], "until": until.isoformat()}}, token=admin)
+    suspended = await gql(
+        SUSPEND_UNTIL, {"input": {"workflowItemId": item["id"], "until": until.isoformat()}}, token=admin
+    )
     assert suspended["suspendCase"]["userErrors"] == [] and suspended["suspendCase"]["case"]["status"] == "SUSPENDED"
 
     overdue = at(nudge["fireAt"]) + timedelta(minutes=30)  # the timer is due, the case suspended
@@ -201,7 +203,9 @@ async def test_the_sweeper_resumes_a_case_when_its_suspension_ends_and_fires_wha
         _, (item,) = await make_items(gql, admin, QUICK, 1)  # `lapse` 1 s after creation
         (timer,) = (await case_of(gql, admin, item))["timers"]
         until = at(timer["fireAt"]) + timedelta(seconds=1)
-        answer = await gql(SUSPEND, {"input": {"workflowItemId": item["id"], "until": until.isoformat()}}, token=admin)
+        answer = await gql(
+            SUSPEND_UNTIL, {"input": {"workflowItemId": item["id"], "until": until.isoformat()}}, token=admin
+        )
         assert answer["suspendCase"]["userErrors"] == []
         case = await case_in_state(gql, admin, item, "late")
         assert (case["status"], case["state"]["shortName"]) == ("COMPLETED", "late")

@@ -11,9 +11,8 @@ from sqlalchemy import text
 
 from server.app import create_app
 from server.settings import Settings
-from tests.e2e.test_cli import caseway
-from tests.engine.test_history import seqs_of, sql, two_items
 from tests.fixtures.api import GraphQLClient
+from tests.fixtures.builders import caseway, seqs_of, sql, two_items
 
 KEY = "the-servers-secret-key"
 

@@ -8,8 +8,8 @@ that does not exist.
 
 import pytest
 
-from tests.api.documents import CREATE_ITEM, EXECUTE, GRANT, REASSIGN, REORDER, REVOKE
-from tests.api.test_resource_tree import build_tree
+from tests.fixtures.builders import build_tree
+from tests.fixtures.documents import CREATE_ITEM, EXECUTE, GRANT, REASSIGN, REORDER, REVOKE, SUBSCRIBE
 from tests.fixtures.live import WsClient
 
 SECRET = "the budget is 42"
@@ -21,8 +21,6 @@ READ_PATHS = """query($item: ID!, $act: ID!) {
   entry: node(id: $act) { ... on Activity { comment data } }
   notifications { totalCount unreadCount edges { node { level activity { comment data } } } } }"""
 
-SUBSCRIBE = """mutation($level: NotificationLevel!, $target: ID) {
-  subscribeToNotifications(input: {level: $level, targetId: $target}) { ok userErrors { code message field } } }"""
 
 ENTRIES = """query($item: ID!) { node(id: $item) { ... on WorkflowItem { case { id
   log(first: 100) { edges { node { id comment } } } } } } }"""
@@ -279,7 +277,7 @@ async def test_pick_list_names_no_party_of_a_hidden_case(gql, make_user):
 PAGE_LOGS = """query($s: ID!, $first: Int) { node(id: $s) { ... on Subproject { workflowItems(first: $first) {
   edges { node { case { log { totalCount edges { node { comment data } } } } } } } } } }"""
 
-INBOX = """query($first: Int) { notifications(first: $first) { totalCount unreadCount
+INBOX_FIRST = """query($first: Int) { notifications(first: $first) { totalCount unreadCount
   edges { node { level activity { comment data workflowItem { displayName } } } } } }"""
 
 
@@ -316,11 +314,11 @@ async def test_a_notifications_page_costs_the_same_for_2_and_8(gql, make_user, c
     for i in range(8):
         item = {"subprojectId": sub["id"], "displayName": f"Bug {i}", "assigneeId": dev_id}
         await gql(CREATE_ITEM, {"input": item}, token=sam)  # dev is assigned: one notification each
-    await gql(INBOX, {"first": 1}, token=dev)
+    await gql(INBOX_FIRST, {"first": 1}, token=dev)
     counts = {}
     for first in (2, 8):
         with count_statements() as counter:
-            inbox = (await gql(INBOX, {"first": first}, token=dev))["notifications"]
+            inbox = (await gql(INBOX_FIRST, {"first": first}, token=dev))["notifications"]
         counts[first] = counter.count
         assert len(inbox["edges"]) == first and inbox["totalCount"] == inbox["unreadCount"] == 8
         assert all(e["node"]["activity"]["workflowItem"] for e in inbox["edges"])

@@ -16,7 +16,7 @@ from sqlalchemy import select, text
 from models import Database, Project
 from server.app import create_app
 from server.settings import Settings
-from tests.api.documents import CREATE_PROJECT, UPDATE_PROJECT
+from tests.fixtures.documents import CREATE_PROJECT, UPDATE_PROJECT
 from tests.fixtures.live import LiveServer
 
 

@@ -2,26 +2,14 @@
 
 import json
 import os
-import subprocess
-import sys
-from pathlib import Path
+
+from tests.fixtures.builders import caseway
 
 SPEC = {
     "short_name": "cli_flow",
     "states": {"a": {}, "b": {"terminal": True}},
     "actions": {"go": {"allowed_roles": [], "enabled_states": ["a"], "new_state": "b"}},
 }
-
-
-def caseway(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "server.cli", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=Path(__file__).resolve().parents[2],
-    )
 
 
 def test_migrate_define_and_workflows_dir(tmp_path):

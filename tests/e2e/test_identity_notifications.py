@@ -8,12 +8,10 @@ import pytest
 from sqlalchemy import insert, update
 
 from models import ApiToken, GroupMember
-from tests.api.documents import CREATE_GROUP, CREATE_PROJECT, GRANT
 from tests.fixtures.database import BACKEND
+from tests.fixtures.documents import CREATE_GROUP, CREATE_PROJECT, GRANT, PROJECT_COUNT
 
 pytestmark = pytest.mark.skipif(BACKEND != "postgres", reason="the notifications exist on PostgreSQL only")
-
-PROJECTS = "{ projects { totalCount } }"
 
 
 async def _ask(server, query: str, token: str) -> dict:
@@ -40,19 +38,19 @@ async def test_a_change_made_with_plain_sql_reaches_every_process(live_server, s
     await live_server.gql(GRANT, {"r": project["project"]["id"], "i": "project.view", "p": group["id"]}, token=alice)
     servers = (live_server, second_live_server)
     for server in servers:  # both processes remember both tokens (for 10 s by default)
-        assert (await _ask(server, PROJECTS, alice))["data"]["projects"]["totalCount"] == 1
-        assert (await _ask(server, PROJECTS, carol))["data"]["projects"]["totalCount"] == 0
+        assert (await _ask(server, PROJECT_COUNT, alice))["data"]["projects"]["totalCount"] == 1
+        assert (await _ask(server, PROJECT_COUNT, carol))["data"]["projects"]["totalCount"] == 0
 
     async with db.transaction() as s:
         await s.execute(update(ApiToken).values(revoked=True).where(ApiToken.user_id == alice_id))
         await s.execute(insert(GroupMember).values(group_id=group["id"], user_id=carol_id))
 
     async def alice_refused(server) -> bool:
-        body = await _ask(server, PROJECTS, alice)
+        body = await _ask(server, PROJECT_COUNT, alice)
         return bool(body.get("errors")) and body["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
 
     async def carol_sees_the_project(server) -> bool:
-        return (await _ask(server, PROJECTS, carol))["data"]["projects"]["totalCount"] == 1
+        return (await _ask(server, PROJECT_COUNT, carol))["data"]["projects"]["totalCount"] == 1
 
     # Well within the cache's 10 s: the notification, not the expiry, made both processes forget.
     for server in servers:

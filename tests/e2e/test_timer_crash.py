@@ -9,53 +9,13 @@ from collections import Counter
 import pytest
 from sqlalchemy import func, select
 
-import engine
 from bench.server import Server, drop_postgres, fresh_postgres
-from engine import identity, workflows
 from models import Activity, Database
 from server.migrate import upgrade
+from tests.fixtures.builders import fired_per_timer, seed_timers
 from tests.fixtures.database import BACKEND
 
 pytestmark = pytest.mark.skipif(BACKEND != "postgres", reason="several server processes need PostgreSQL")
-
-SPEC = {
-    "short_name": "lapse",
-    "states": {"new": {}, "late": {"terminal": True}},
-    "actions": {
-        "start": {"trigger": "init", "new_state": "new"},
-        "lapse": {"trigger": "time", "enabled_states": ["new"], "timeout_seconds": 2, "new_state": "late"},
-    },
-}
-
-
-async def seed_timers(url: str, count: int) -> None:
-    db = Database(url)
-    try:
-        async with db.transaction() as s:
-            await engine.sync_spec_files(s, workflows.BUILTIN_DIR)
-            user = await identity.create_user(s, actor=None, login="root", password="password123", admin=True)
-            owner = await identity.actor_for(s, user_id=user.id, login=user.login, is_admin=True)
-            await engine.define_workflow(s, actor=None, spec=SPEC)
-            project = await engine.create_project(s, actor=owner, display_name="P")
-            sub = await engine.create_subproject(
-                s, actor=owner, project_id=project.id, display_name="S", currency="EUR", workflow="lapse"
-            )
-        for start in range(0, count, 100):  # timers due together, two seconds from now
-            async with db.transaction() as s:
-                for i in range(start, min(start + 100, count)):
-                    await engine.create_workflow_item(s, actor=owner, subproject_id=sub.id, display_name=f"T{i}")
-    finally:
-        await db.dispose()
-
-
-async def fired_per_timer(url: str) -> Counter[str]:
-    db = Database(url)
-    try:
-        async with db.read_session() as s:
-            rows = await s.scalars(select(Activity.data).where(Activity.action == "lapse"))
-            return Counter(data["timer"]["enabledActionId"] for data in rows)
-    finally:
-        await db.dispose()
 
 
 async def wait_for(url: str, condition, *, within: float) -> Counter[str]:  # type: ignore[no-untyped-def]

@@ -5,8 +5,7 @@ import os
 from datetime import UTC, datetime, timedelta
 
 from server.migrate import upgrade
-from tests.e2e.test_cli import caseway
-from tests.e2e.test_timer_crash import fired_per_timer, seed_timers
+from tests.fixtures.builders import caseway, fired_per_timer, seed_timers
 
 
 async def test_run_due_timers_prints_what_fired_and_refuses_a_bad_time(tmp_path):

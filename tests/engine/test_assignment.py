@@ -5,7 +5,7 @@ import pytest
 import engine
 from engine import identity, permissions, registry
 from engine.errors import DomainError
-from tests.engine.test_cases import bug_case, run
+from tests.fixtures.builders import bug_case, make_admin_actor, run
 from tests.fixtures.engine import new_subproject
 
 
@@ -70,6 +70,31 @@ async def test_pick_list_prefers_players_in_other_cases(db, make_actor):
         ]
 
 
+async def test_pick_list_names_the_most_frequent_players_first_ties_by_id(db, make_actor):
+    """Five candidates who played "assignee" in 3, 2, 1, 1 and 0 other bug cases: the list
+    is ordered by how often, then by party id; one who never played is not named."""
+    owner = await make_actor("owner")
+    devs = [await make_actor(f"dev{i}") for i in range(5)]
+    for dev, times in zip(devs, (3, 2, 1, 1, 0), strict=True):
+        if times:
+            await bug_case(db, owner, dev, items=times)
+    _, (target,) = await bug_case(db, owner, owner)
+    ties = sorted([devs[2].user_id, devs[3].user_id])
+    async with db.session() as s:
+        from models import Case
+
+        case = await s.get(Case, target.id)
+        assert await engine.pick_list(s, actor=owner, case=case, role="assignee") == [
+            devs[0].user_id,
+            devs[1].user_id,
+            *ties,
+        ]
+        assert await engine.pick_list(s, actor=owner, case=case, role="assignee", limit=2) == [
+            devs[0].user_id,
+            devs[1].user_id,
+        ]
+
+
 async def test_plugin_assignee_callback(db, make_actor):
     owner, boss = await make_actor("owner"), await make_actor("boss")
 
@@ -87,8 +112,3 @@ async def test_plugin_assignee_callback(db, make_actor):
         await engine.define_workflow(s, actor=None, spec=spec)
     _, (case,) = await bug_case(db, owner, owner, workflow="escalate")
     assert (await run(db, boss, case.id, "approve")).case.status == "COMPLETED"
-
-
-async def make_admin_actor(session):
-    user = await identity.create_user(session, actor=None, login="root", password="password123", admin=True)
-    return await identity.actor_for(session, user_id=user.id, login=user.login, is_admin=True)

@@ -6,40 +6,10 @@ import pytest
 from sqlalchemy import func, select
 
 import engine
+from engine.context import load_case
 from engine.errors import DomainError, DomainErrors
 from models import Activity, Case
-from tests.fixtures.engine import new_subproject
-
-
-async def bug_case(db, owner, assignee, *, workflow="bug", mode="UNORDERED", items=1):
-    async with db.transaction() as s:
-        sub = await new_subproject(s, owner, workflow=workflow, mode=mode, assignee_id=assignee.user_id)
-        made = [
-            await engine.create_workflow_item(
-                s, actor=owner, subproject_id=sub.id, display_name=f"Bug {i}", assignee_id=assignee.user_id
-            )
-            for i in range(items)
-        ]
-    return sub, [case for _, case in made]
-
-
-from engine.context import load_case  # noqa: E402
-
-
-async def enabled(db, case_id):
-    async with db.session() as s:
-        return sorted(ea.action for ea in await engine.get_enabled_actions(s, case_id=case_id))
-
-
-async def state_of(db, case_id):
-    async with db.session() as s:
-        ctx = await load_case(s, case_id=case_id)
-        return ctx.states[""], ctx.case.status, ctx.case.version
-
-
-async def run(db, actor, case_id, action, **kwargs):
-    async with db.transaction() as s:
-        return await engine.execute(s, actor=actor, case_id=case_id, action=action, **kwargs)
+from tests.fixtures.builders import bug_case, enabled, run, state_of
 
 
 async def test_bug_workflow_end_to_end(db, make_actor):
@@ -285,6 +255,18 @@ async def test_concurrent_writers_keep_every_chain_intact_and_seq_in_commit_orde
         assert sorted(c for c in comments if c is not None) == sorted(str(n) for n in range(24))
         seqs = (await s.scalars(select(Activity.seq))).all()
         assert len(seqs) == len(set(seqs))
+        # Each writer holds both chains' heads until it commits: the writers follow one another
+        # in the same order through both chains, and seq numbers them in that order.
+        in_seq_order = [
+            [
+                c
+                for c in (
+                    await s.scalars(select(Activity.comment).where(Activity.chain == p.id).order_by(Activity.seq))
+                )
+            ]
+            for p in (first, second)
+        ]
+        assert in_seq_order[0] == in_seq_order[1]
 
 
 async def test_log_is_hash_chained(db, make_actor):

@@ -9,8 +9,7 @@ from engine import identity, permissions, registry, workflows
 from engine.context import load_case
 from engine.errors import DomainError
 from models import Activity
-from tests.engine.test_assignment import make_admin_actor
-from tests.engine.test_cases import bug_case, run, state_of
+from tests.fixtures.builders import bug_case, make_admin_actor, run, state_of
 
 
 async def closed_bug(db, sam, dev):

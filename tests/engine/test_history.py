@@ -17,40 +17,9 @@ from models import Activity
 from server.app import create_app
 from server.checkpoints import run_checkpoints
 from server.settings import Settings
+from tests.fixtures.builders import seqs_of, sql, two_items
 
 KEY = "a-secret-key-for-the-tests"
-
-
-async def two_items(db, owner, dev):
-    """A bug item with a few entries (resolved with a comment and data, then closed), and a
-    second item beside it; returns their ids and their cases' ids."""
-    async with db.transaction() as s:
-        project = await engine.create_project(s, actor=owner, display_name="P")
-        sub = await engine.create_subproject(
-            s, actor=owner, project_id=project.id, display_name="S", currency="EUR", workflow="bug"
-        )
-        (first, first_case), (_, second_case) = [
-            await engine.create_workflow_item(
-                s, actor=owner, subproject_id=sub.id, display_name=name, assignee_id=dev.user_id
-            )
-            for name in ("Bug A", "Bug B")
-        ]
-    async with db.transaction() as s:
-        await engine.execute(s, actor=dev, case_id=first_case.id, action="resolve", comment="fixed", resolution="fixed")
-    async with db.transaction() as s:
-        await engine.execute(s, actor=owner, case_id=first_case.id, action="close")
-    return project.id, first.id, first_case.id, second_case.id
-
-
-async def seqs_of(db, chain):
-    async with db.engine.connect() as conn:
-        result = await conn.execute(text("SELECT seq FROM activity WHERE chain = :c ORDER BY seq"), {"c": chain})
-        return [row[0] for row in result]
-
-
-async def sql(db, statement, **params):
-    async with db.engine.begin() as conn:
-        await conn.execute(text(statement), params)
 
 
 async def verify(db, resource_id, key=KEY):

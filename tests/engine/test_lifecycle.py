@@ -11,7 +11,7 @@ import engine
 from engine import lifecycle
 from engine.errors import DomainError
 from models import Activity, Case, WorkflowItem
-from tests.engine.test_cases import bug_case, enabled, run, state_of
+from tests.fixtures.builders import bug_case, enabled, run, state_of
 
 T0 = datetime(2030, 1, 1, 9, 0, tzinfo=UTC)  # the injected clock: every verb takes now=
 

@@ -10,7 +10,7 @@ import engine
 from engine import registry
 from engine.errors import DomainError, DomainErrors
 from models import Activity, EnabledAction
-from tests.engine.test_cases import bug_case, enabled, run, state_of
+from tests.fixtures.builders import bug_case, enabled, run, state_of
 from tests.fixtures.specs import decision
 
 

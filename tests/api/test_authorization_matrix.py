@@ -1,0 +1,165 @@
+"""Every mutation and every kind of `node` by {owner, viewer, stranger, admin, role player}
+(issue 27), from the one table in tests/api/authorization_table.py.
+
+For each mutation: the actors it is refused to run first, on one scene, each answered the
+table's code with the database unchanged (every table compared row by row); then each actor it
+is done for, on a fresh scene of its own (a done change would alter what the next one meets).
+"""
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from graphql import build_schema
+from sqlalchemy import select
+from sqlmodel import SQLModel
+
+from engine import identity
+from tests.api.authorization_table import ACTORS, DONE, MUTATIONS, NODES, Row, Scene
+from tests.fixtures.documents import (
+    ADD_MEMBER,
+    CREATE_GROUP,
+    CREATE_ITEM,
+    CREATE_PROJECT,
+    CREATE_SUBPROJECT,
+    EXECUTE,
+    GRANT,
+)
+
+SCHEMA = build_schema((Path(__file__).parents[2] / "schema" / "schema.graphql").read_text())
+# Rows that change on any authenticated request, whatever it asks: not part of "nothing changed".
+VOLATILE_TABLES = {"api_token", "login_attempt"}
+
+SUSPEND_ITEM = """mutation($id: ID!) { suspendCase(input: {workflowItemId: $id}) { userErrors { code message } } }"""
+CASE_AND_LOG = """query($id: ID!) { node(id: $id) { ... on WorkflowItem { case { id workflow { id }
+  log(first: 50) { edges { node { id comment } } } } } } }"""
+NODE = """query($id: ID!) { node(id: $id) { id } }"""
+
+
+def _document(name: str) -> str:
+    """The mutation with its one `input` argument, asking only for its userErrors."""
+    argument = SCHEMA.mutation_type.fields[name].args["input"]
+    return f"mutation($input: {argument.type}) {{ {name}(input: $input) {{ userErrors {{ code message }} }} }}"
+
+
+def test_the_table_names_every_mutation_of_the_schema():
+    in_schema = set(SCHEMA.mutation_type.fields)
+    assert sorted(in_schema - set(MUTATIONS)) == [], "add a row to tests/api/authorization_table.py"
+    assert sorted(set(MUTATIONS) - in_schema) == [], "the schema no longer has these mutations"
+
+
+def test_the_table_names_every_node_kind_that_has_a_scene_object():
+    implementing = {t.name for t in SCHEMA.get_implementations(SCHEMA.get_type("Node")).objects}
+    # Notifications and documents are their owner's alone / not made in the scene yet.
+    assert implementing - set(NODES) <= {"Notification", "Document"}
+
+
+@pytest.fixture
+async def actors(make_user) -> dict[str, str]:
+    """actor name -> user id; the users are made once per test, tokens per scene."""
+    ids = {}
+    for name in ACTORS:
+        ids[name], _ = await make_user(name, admin=name == "admin")
+    ids["victim"], _ = await make_user("victim")
+    return ids
+
+
+async def _token(db, user_id: str) -> str:
+    async with db.transaction() as s:
+        return await identity.create_token(s, user_id=user_id, ttl_seconds=3600)
+
+
+async def _ok(gql, document: str, variables: dict[str, Any], token: str) -> dict[str, Any]:
+    (payload,) = (await gql(document, variables, token=token)).values()
+    assert payload.get("userErrors", []) == [], payload
+    return payload
+
+
+async def build_scene(gql, db, ids: dict[str, str]) -> Scene:
+    """The tree of authorization_table's docstring, made over GraphQL by the owner (the group
+    by the admin)."""
+    tokens = {name: await _token(db, ids[name]) for name in ACTORS}
+    owner = tokens["owner"]
+
+    async def project(name: str) -> str:
+        made = await _ok(gql, CREATE_PROJECT, {"input": {"displayName": name}}, owner)
+        await _ok(gql, GRANT, {"r": made["project"]["id"], "i": "project.view", "p": ids["viewer"]}, owner)
+        return made["project"]["id"]
+
+    async def subproject(project_id: str, name: str) -> str:
+        sub_input = {"projectId": project_id, "displayName": name, "currency": "EUR", "workflow": "bug"}
+        return (await _ok(gql, CREATE_SUBPROJECT, {"input": sub_input}, owner))["subproject"]["id"]
+
+    async def item(subproject_id: str, name: str) -> str:
+        item_input = {"subprojectId": subproject_id, "displayName": name, "assigneeId": ids["player"]}
+        return (await _ok(gql, CREATE_ITEM, {"input": item_input}, owner))["workflowItem"]["id"]
+
+    p, e = await project("P"), await project("E")
+    s, s2 = await subproject(p, "S"), await subproject(p, "S2")
+    i, i2 = await item(s, "I"), await item(s, "I2")
+    # Grants that must not show what they are not for: the stranger views a project of its
+    # own (not P), the player may list P's grants (not view it).
+    await _ok(gql, CREATE_PROJECT, {"input": {"displayName": "Stranger's"}}, tokens["stranger"])
+    await _ok(gql, GRANT, {"r": p, "i": "project.intent.listPermissions", "p": ids["player"]}, owner)
+    await _ok(gql, SUSPEND_ITEM, {"id": i2}, owner)
+    comment = {"workflowItemId": i, "action": "comment", "comment": "owner's note"}
+    await _ok(gql, EXECUTE, {"input": comment}, owner)
+    case = (await gql(CASE_AND_LOG, {"id": i}, token=owner))["node"]["case"]
+    activity = next(e["node"]["id"] for e in case["log"]["edges"] if e["node"]["comment"] == "owner's note")
+    group = (await _ok(gql, CREATE_GROUP, {"name": Scene.unique("team")}, tokens["admin"]))["group"]["id"]
+    await _ok(gql, ADD_MEMBER, {"g": group, "u": ids["victim"]}, tokens["admin"])
+    return Scene(
+        ids=ids,
+        tokens=tokens,
+        project=p,
+        empty_project=e,
+        subproject=s,
+        empty_subproject=s2,
+        item=i,
+        suspended_item=i2,
+        case=case["id"],
+        activity=activity,
+        group=group,
+        victim=ids["victim"],
+        extra={"workflow": case["workflow"]["id"]},
+    )
+
+
+async def _snapshot(db) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of every table but the volatile ones, sorted: equal snapshots, nothing changed."""
+    rows = {}
+    async with db.session() as s:
+        for table in SQLModel.metadata.sorted_tables:
+            if table.name not in VOLATILE_TABLES:
+                rows[table.name] = sorted((tuple(r) for r in (await s.execute(select(table))).all()), key=repr)
+    return rows
+
+
+async def _outcome(gql, name: str, row: Row, scene: Scene, actor: str) -> str:
+    body = await gql.raw(_document(name), {"input": row.input(scene)}, token=scene.tokens[actor])
+    assert not body.get("errors"), (actor, body["errors"])
+    errors = body["data"][name]["userErrors"]
+    return errors[0]["code"] if errors else DONE
+
+
+@pytest.mark.parametrize("name", sorted(MUTATIONS))
+async def test_mutation(name, gql, db, actors):
+    row = MUTATIONS[name]
+    seen, wanted = {}, {actor: row.expected(actor) for actor in ACTORS}
+    scene = await build_scene(gql, db, actors)
+    before = await _snapshot(db)
+    for actor in (a for a in ACTORS if wanted[a] != DONE):
+        seen[actor] = await _outcome(gql, name, row, scene, actor)
+        assert await _snapshot(db) == before, f"{name} refused to {actor} changed the database"
+    for actor in (a for a in ACTORS if wanted[a] == DONE):
+        seen[actor] = await _outcome(gql, name, row, await build_scene(gql, db, actors), actor)
+    assert seen == wanted
+
+
+@pytest.mark.parametrize("kind", sorted(NODES))
+async def test_node(kind, gql, db, actors):
+    scene = await build_scene(gql, db, actors)
+    node_id = NODES[kind].id(scene)
+    seen = {actor: (await gql(NODE, {"id": node_id}, token=scene.tokens[actor]))["node"] for actor in ACTORS}
+    assert {a for a, found in seen.items() if found} == NODES[kind].seen_by
+    assert all(found == {"id": node_id} for found in seen.values() if found)
