@@ -96,3 +96,30 @@ async def test_a_parent_and_its_scope_rows_are_not_executed_by_hand(gql, make_us
         refused = (await gql(EXECUTE_ID, run(item, "all_votes"), token=token))["executeAction"]
         assert [e["code"] for e in refused["userErrors"]] == ["ACTION_NOT_ENABLED"]
     assert (await case_of(gql, alice, item))["version"] == 0
+
+
+async def test_a_dynamic_parent_that_would_create_too_many_instances_is_refused_and_changes_nothing(
+    gql, make_user, monkeypatch
+):
+    from engine import children
+    from tests.fixtures.builders import build_tree
+    from tests.fixtures.documents import CREATE_ITEM
+
+    monkeypatch.setattr(children, "MAX_INSTANCES", 2)  # the bound, made small: 3 voters exceed it
+    _, admin = await make_user("root", admin=True)
+    _, alice = await make_user("alice")
+    voters = [(await make_user(f"v{i}"))[0] for i in range(3)]
+    await define(gql, admin, sign_off(("voters", "per_user")))
+    _, sub, _ = await build_tree(gql, alice, items=0, workflow="sign")
+    fields = {"subprojectId": sub["id"], "displayName": "Case", "assignments": [{"role": "voters", "partyIds": voters}]}
+    refused = (await gql(CREATE_ITEM, {"input": fields}, token=alice))["createWorkflowItem"]
+    [error] = refused["userErrors"]
+    assert error["code"] == "TOO_MANY_INSTANCES" and "3 instances; at most 2" in error["message"]
+    assert refused["workflowItem"] is None
+    two = {**fields, "assignments": [{"role": "voters", "partyIds": voters[:2]}]}
+    made = (await gql(CREATE_ITEM, {"input": two}, token=alice))["createWorkflowItem"]
+    assert made["userErrors"] == []  # at the bound: created
+    case = await case_of(gql, alice, made["workflowItem"])
+    assert len(case["enabledActions"]) == 2
+    count = """query($id: ID!) { node(id: $id) { ... on Subproject { workflowItems(first: 5) { totalCount } } } }"""
+    assert (await gql(count, {"id": sub["id"]}, token=alice))["node"]["workflowItems"]["totalCount"] == 1
