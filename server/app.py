@@ -33,6 +33,7 @@ from schema import schema
 from server.actor_cache import ActorCache
 from server.checkpoints import checkpoint_forever
 from server.hub import EventHub, create_hub
+from server.job_runner import JobRunner, configure_jobs
 from server.request_limits import BodyLimit, error_response, graphiql_headers
 from server.settings import Settings
 from server.sweeper import Sweeper
@@ -224,12 +225,20 @@ def create_app(settings: Settings | None = None, *, db: Database | None = None) 
     hub = create_hub(db, poll_interval=settings.hub_poll_interval, on_identity_change=actor_cache.clear)
     graphql = CasewayGraphQL(db, settings, hub, actor_cache)
     sweeper = Sweeper(db, hub, poll_interval=settings.timer_poll_interval)
+    configure_jobs(settings)
+    runner = (
+        JobRunner(db, hub, poll_interval=settings.job_poll_interval, concurrency=settings.job_concurrency)
+        if settings.run_jobs
+        else None
+    )
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         tune_garbage_collector()
         await hub.start()
         sweeper.start()  # catches up with overdue timers in the background
+        if runner is not None:
+            runner.start()  # reconciles jobs a crash left RUNNING, then runs what is due
         recheck = asyncio.create_task(graphql.recheck_live_connections())
         signer = (  # signed history checkpoints, only with a key (engine/history.py)
             asyncio.create_task(
@@ -243,6 +252,8 @@ def create_app(settings: Settings | None = None, *, db: Database | None = None) 
         finally:
             recheck.cancel()
             await sweeper.stop()
+            if runner is not None:
+                await runner.stop()
             if signer is not None:
                 signer.cancel()
             await hub.stop()
@@ -278,5 +289,6 @@ def create_app(settings: Settings | None = None, *, db: Database | None = None) 
     app.state.db = db
     app.state.hub = hub
     app.state.sweeper = sweeper
+    app.state.job_runner = runner
     app.state.settings = settings
     return app

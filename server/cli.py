@@ -1,5 +1,5 @@
 """The `caseway` command: serve, migrate, demo, create-user, define-workflow, export-schema,
-verify-history, checkpoint-history, run-due-timers."""
+verify-history, checkpoint-history, run-due-timers, run-jobs, jobs."""
 
 import argparse
 import asyncio
@@ -154,6 +154,58 @@ async def _run_due_timers(settings: Settings, now: datetime | None, limit: int) 
         print(f"More timers are due: the limit of {limit} stopped this run.")
 
 
+async def _run_jobs(settings: Settings, *, once: bool) -> None:
+    """A worker without HTTP: the job runner alone, until stopped (``--once``: until nothing is due)."""
+    from server.hub import create_hub
+    from server.job_runner import JobRunner
+
+    db = Database(settings.database_url, pool_size=settings.db_pool_size)
+    runner = JobRunner(
+        db,
+        None if once else create_hub(db),
+        poll_interval=settings.job_poll_interval,
+        concurrency=settings.job_concurrency,
+    )
+    try:
+        if once:
+            print(f"Finished {await runner.drain()} jobs.")
+            return
+        assert runner.hub is not None
+        await runner.hub.start()
+        runner.start()
+        await asyncio.Event().wait()  # until the process is stopped
+    finally:
+        await runner.stop()
+        if runner.hub is not None:
+            await runner.hub.stop()
+        await db.dispose()
+
+
+async def _list_jobs(settings: Settings, state: str | None, limit: int) -> None:
+    from sqlalchemy import select
+
+    from models import Job
+
+    db = _db(settings)
+    try:
+        async with db.read_session() as session:
+            query = select(Job).order_by(Job.id.desc()).limit(limit)
+            if state:
+                query = query.where(Job.state == state)
+            jobs = list(await session.scalars(query))
+    finally:
+        await db.dispose()
+    for job in reversed(jobs):
+        due = job.next_attempt_at.isoformat() if job.next_attempt_at else "-"
+        line = f"{job.id}  {job.state:<9}  {job.kind:<10}  attempts {job.attempts}  next {due}  case {job.case_id}"
+        if job.error:
+            line += f"\n    {job.error.get('code')}: {job.error.get('message')}"
+            if job.error.get("detail"):
+                line += f"  [{job.error['detail']}]"
+        print(line)
+    print(f"{len(jobs)} jobs.")
+
+
 def _when(text: str) -> datetime:
     """An ISO 8601 time for --now; without an offset it is UTC."""
     try:
@@ -202,8 +254,19 @@ def main(argv: list[str] | None = None) -> None:
     due = commands.add_parser("run-due-timers", help="fire the timers due now (or at --now), oldest first")
     due.add_argument("--now", type=_when, help="an ISO 8601 time to fire what is due at (default: now)")
     due.add_argument("--limit", type=int, default=10_000, help="at most this many timers (default 10000)")
+    run_jobs = commands.add_parser("run-jobs", help="run jobs without serving HTTP (a worker process)")
+    run_jobs.add_argument("--once", action="store_true", help="run what is due, then exit")
+    jobs = commands.add_parser("jobs", help="list jobs, newest last, with their errors")
+    jobs.add_argument("--state", choices=["PENDING", "RUNNING", "STALLED", "COMPLETED", "FAILED"])
+    jobs.add_argument("--limit", type=int, default=100, help="the newest this many (default 100)")
     args = parser.parse_args(argv)
     settings = Settings()
+    from server.job_runner import configure_jobs
+
+    try:
+        configure_jobs(settings)
+    except ValueError as error:
+        raise SystemExit(f"error: {error}") from None
 
     if args.command == "serve":
         overrides = {k: v for k, v in (("host", args.host), ("port", args.port), ("workers", args.workers)) if v}
@@ -255,6 +318,12 @@ def main(argv: list[str] | None = None) -> None:
         if args.limit < 1:
             parser.error("--limit must be at least 1")
         asyncio.run(_run_due_timers(settings, args.now, args.limit))
+    elif args.command == "run-jobs":
+        asyncio.run(_run_jobs(settings, once=args.once))
+    elif args.command == "jobs":
+        if args.limit < 1:
+            parser.error("--limit must be at least 1")
+        asyncio.run(_list_jobs(settings, args.state, args.limit))
 
 
 if __name__ == "__main__":
