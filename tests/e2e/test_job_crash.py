@@ -70,6 +70,14 @@ async def job_states(url: str) -> dict[str, int]:
         await db.dispose()
 
 
+async def all_completed(url: str, count: int, *, within: float = 10.0) -> None:
+    deadline = time.monotonic() + within
+    for _ in range(int(within / 0.05)):
+        if await job_states(url) == {"COMPLETED": count} or time.monotonic() > deadline:
+            return
+        await asyncio.sleep(0.05)
+
+
 async def until(condition: Callable[[], bool], *, within: float) -> None:
     deadline = time.monotonic() + within
     while not condition():
@@ -107,9 +115,7 @@ async def test_a_server_killed_mid_delivery_delivers_every_job_after_a_restart(d
     second = await asyncio.to_thread(Server, database_url, env=env_for(receiver, timeout=3))
     try:  # the held job's lease (timeout + 5 s) ends, it is reconciled and delivered again
         await until(lambda: set(receiver.keys_ok()) == set(keys), within=60)
-        deadline = time.monotonic() + 10  # the last outcome commits just after its delivery
-        while await job_states(database_url) != {"COMPLETED": len(keys)} and time.monotonic() < deadline:
-            await asyncio.sleep(0.05)
+        await all_completed(database_url, len(keys))  # the last outcome commits just after its delivery
     finally:
         second.stop()
     assert await job_states(database_url) == {"COMPLETED": len(keys)}
@@ -127,9 +133,7 @@ async def test_two_servers_share_two_thousand_jobs_each_delivered_once(database_
     )
     try:
         await until(lambda: len(receiver.deliveries) >= len(keys), within=180)
-        deadline = time.monotonic() + 10
-        while await job_states(database_url) != {"COMPLETED": len(keys)} and time.monotonic() < deadline:
-            await asyncio.sleep(0.05)
+        await all_completed(database_url, len(keys))
     finally:
         for server in servers:
             server.stop()
