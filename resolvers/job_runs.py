@@ -89,9 +89,6 @@ async def run_claimed(
     except Exception:
         log.exception("recording the outcome of job %s failed; it is reconciled when its lease ends", claim.id)
         return None
-    if hub is not None:
-        if entries:
-            await hub.publish(entries)
-        if state is not None and state != records.RUNNING:
-            hub.jobs_written()  # the next job of its key, or its retry, may be due
-    return state
+    if hub is not None and entries:
+        await hub.publish(entries)
+    return state  # this process's runner claims the next job of its key: no NOTIFY needed

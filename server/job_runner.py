@@ -108,9 +108,11 @@ class JobRunner:
             task = asyncio.create_task(self._run_one(claim), name=f"caseway-job-{claim.id}")
             self._running.add(task)
             task.add_done_callback(self._running.discard)
-        if len(claims) == free:
-            return len(claims), None  # slots full: woken when one frees
-        return len(claims), await next_due(self.db)
+        if claims:
+            # Woken when one of them ends (its key's next job, a free slot); a retry falling
+            # due meanwhile waits at most for that or the poll.
+            return len(claims), None
+        return 0, await next_due(self.db)
 
     async def _run(self) -> None:
         last_poll = -float("inf")
@@ -122,16 +124,14 @@ class JobRunner:
             woken = deadline is not None and deadline <= now
             if woken or time.monotonic() - last_poll >= self.poll_interval:
                 try:
-                    claimed, deadline = await self.claim_and_start()
+                    _, deadline = await self.claim_and_start()
                     backoff = 0.0
                 except Exception:
                     backoff = min(max(backoff * 2, 0.5), MAX_BACKOFF)
                     log.exception("claiming jobs failed; trying again in %.1f s", backoff)
-                    claimed, deadline = 0, None
+                    deadline = None
                     await asyncio.sleep(backoff)
                 last_poll = time.monotonic()
-                if claimed and deadline is not None and deadline <= self.clock.now():
-                    continue  # more were due than claimed: go on at once
                 if deadline is not None and deadline <= self.clock.now():
                     # due, but locked by another runner or its key busy elsewhere: look again soon
                     await self._sleep(BUSY_RETRY)
