@@ -21,7 +21,7 @@ import httpx
 from engine.clock import SYSTEM_CLOCK, Clock
 from engine.jobs import RetryPolicy, job_kinds, set_policy, webhook
 from models import Database
-from resolvers.job_runs import claim_due, next_due, run_claimed
+from resolvers.job_runs import Completions, claim_due, next_due, run_claimed
 from server.hub import EventHub
 from server.settings import Settings
 
@@ -51,6 +51,7 @@ class JobRunner:
         self._task: asyncio.Task[None] | None = None
         self._running: set[asyncio.Task[None]] = set()
         self._http: httpx.AsyncClient | None = None
+        self._completions = Completions(db, clock.now)
 
     def start(self) -> None:
         if self.hub is not None:
@@ -68,6 +69,7 @@ class JobRunner:
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        await self._completions.stop()
         if self._http is not None:
             await self._http.aclose()
 
@@ -92,7 +94,9 @@ class JobRunner:
     async def _run_one(self, claim) -> None:  # type: ignore[no-untyped-def]
         try:
             assert self._http is not None
-            state = await run_claimed(self.db, claim, clock=self.clock.now, http=self._http, hub=self.hub)
+            state = await run_claimed(
+                self.db, claim, clock=self.clock.now, http=self._http, hub=self.hub, completions=self._completions
+            )
             self.finished[str(state)] = self.finished.get(str(state), 0) + 1
         finally:
             self._wake.set()  # a slot is free, and the next job of its key may be due

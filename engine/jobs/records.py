@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import exists, func, select, update
+from sqlalchemy import bindparam, exists, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
@@ -189,6 +189,23 @@ async def complete(session: AsyncSession, claim: Claim, *, progress: Mapping[str
     return True
 
 
+async def complete_first_attempts(
+    session: AsyncSession, done: list[tuple[Claim, Mapping[str, Any] | None]], *, now: datetime
+) -> None:
+    """Many first-attempt successes (``complete``'s common case) in one executemany UPDATE,
+    each fenced by its attempt: the runner records a burst of deliveries with one commit."""
+    rows = [{"job_id": c.id, "fence": c.attempt, "done": merged(c.progress, p)} for c, p in done]
+    connection = await session.connection()
+    await connection.execute(_COMPLETE_FIRST, [{**row, "now": now} for row in rows])
+
+
+_COMPLETE_FIRST = (
+    Job.__table__.update()
+    .where(Job.id == bindparam("job_id"), Job.state == RUNNING, Job.attempts == bindparam("fence"))
+    .values(state=COMPLETED, progress=bindparam("done"), next_attempt_at=None, updated_at=bindparam("now"))
+)
+
+
 async def failed_attempt(
     session: AsyncSession,
     claim: Claim,
@@ -321,6 +338,7 @@ __all__ = [
     "checkpoint",
     "claim_due",
     "complete",
+    "complete_first_attempts",
     "entry_json",
     "failed_attempt",
     "merged",
