@@ -78,14 +78,13 @@ class JobRunner:
         outcomes were recorded (``caseway run-jobs --once``, tests)."""
         if self._http is None:
             self._http = httpx.AsyncClient(follow_redirects=False)
-        done = 0
+        before = sum(self.finished.values())
         while True:
             claimed, _ = await self.claim_and_start()
             if not claimed and not self._running:
-                return done
+                return sum(self.finished.values()) - before
             if self._running:
-                finished, _ = await asyncio.wait(set(self._running), return_when=asyncio.FIRST_COMPLETED)
-                done += len(finished)
+                await asyncio.wait(set(self._running), return_when=asyncio.FIRST_COMPLETED)
 
     def wake(self) -> None:
         """Jobs were written or made due: claim now."""
