@@ -88,7 +88,8 @@ async def run_claimed(
     async def checkpoint(step: str, progress: dict[str, Any]) -> None:
         async with db.transaction() as session:
             if not await records.checkpoint(session, claim, step=step, progress=progress, now=clock()):
-                raise asyncio.CancelledError  # another runner owns the job now: stop at once
+                # another runner owns the job now: stop; the outcome is fenced out too
+                raise Transient("CLAIM_LOST", "The job was taken over by another runner.")
 
     call = JobCall(
         id=claim.id,

@@ -11,7 +11,7 @@ from sqlalchemy import func, select
 
 import engine
 from engine.errors import DomainError, DomainErrors
-from engine.jobs import JobKind, Reconciled, RetryPolicy, records, register_job_kind, set_policy
+from engine.jobs import JobKind, Reconciled, RetryPolicy, Transient, records, register_job_kind, set_policy
 from engine.jobs import kinds as job_kinds_module
 from models import Job, utcnow
 from tests.fixtures.jobs import BILLED, Shop, configure_billing
@@ -350,3 +350,59 @@ async def test_a_stored_definition_still_loads_when_its_endpoint_is_no_longer_co
     (job,) = await shop.jobs(case_id)
     job = await shop.until(job.id, lambda j: j.state == "FAILED")
     assert job.error["code"] == "UNKNOWN_ENDPOINT" and billing.deliveries == []
+
+
+class Shipment(JobKind):
+    """Two steps: book a parcel (its id checkpointed before going on), then hand it over, which
+    fails once. The retry must find the parcel in its progress and not book another."""
+
+    name = "shipment"
+    first_step = "book"
+    booked: ClassVar[list[str]] = []
+
+    async def run(self, call):  # type: ignore[no-untyped-def]
+        if "parcel" not in call.progress:
+            Shipment.booked.append(call.idempotency_key)
+            await call.checkpoint("hand_over", {"parcel": f"P{len(Shipment.booked)}"})
+        if call.attempt == 1:
+            raise Transient("CARRIER_BUSY", "The carrier is busy.")
+        return {"parcel": "overwritten?", "handed_over": True}
+
+
+async def test_a_checkpointed_step_is_kept_and_not_repeated_on_retry(shop: Shop):
+    register_job_kind(Shipment())
+    Shipment.booked = []
+    try:
+        case_id = await _workflow_with_job(shop, "shipment")
+        shop.runner.wake()
+        (job,) = await shop.jobs(case_id)
+        job = await shop.until(job.id, lambda j: j.state == "STALLED")
+        assert (job.step, job.progress, job.error["step"]) == ("hand_over", {"parcel": "P1"}, "hand_over")
+        shop.clock.set(job.next_attempt_at)
+        shop.runner.wake()
+        job = await shop.until(job.id, lambda j: j.state == "COMPLETED")
+        assert job.progress == {"parcel": "P1", "handed_over": True}  # append-only: P1 stays
+        assert Shipment.booked == [job.idempotency_key]  # booked once
+    finally:
+        job_kinds_module._kinds.pop("shipment", None)
+
+
+async def _workflow_with_job(shop: Shop, kind: str) -> str:
+    spec = {
+        "short_name": f"with_{kind}",
+        "states": {"open": {}},
+        "actions": {"open": {"trigger": "init", "new_state": "open", "side_effects": [kind]}},
+    }
+    async with shop.db.transaction() as s:
+        await engine.define_workflow(s, actor=None, spec=spec)
+        sub = await engine.create_subproject(
+            s,
+            actor=shop.owner,
+            project_id=await _project(s, shop),
+            display_name="W",
+            currency="EUR",
+            workflow=spec["short_name"],
+        )
+        _, case = await engine.create_workflow_item(s, actor=shop.owner, subproject_id=sub.id, display_name="Ship")
+    shop.clock.set(utcnow())
+    return case.id
