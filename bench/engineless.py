@@ -33,7 +33,14 @@ async def execute(
 ) -> ExecutionResult:
     """W2's transaction body in the mutation's transaction; answers with the case's new version."""
     connection = await session.connection()
-    driver = (await connection.get_raw_connection()).driver_connection
+    raw = await connection.get_raw_connection()
+    # SQLAlchemy's asyncpg adapter sends BEGIN lazily, with its first statement; W2's statements
+    # bypass it, so without this each ran in a transaction of its own: the case's FOR UPDATE lock
+    # ended at once, and concurrent requests on one case (frequent on the `small` data) completed
+    # one comment instance twice, or found none. Begin as the adapter would, in its name.
+    if raw.dbapi_connection._transaction is None:
+        await raw.dbapi_connection._start_transaction()
+    driver = raw.driver_connection
     case_id, version = await raw_sql.transaction_body(driver, workflow_item_id or "", actor.user_id)
     return ExecutionResult(case=CaseRow(case_id, version), activity=None)
 

@@ -43,7 +43,10 @@ async def transaction_body(conn: asyncpg.Connection, item_id: str, actor_id: str
     version (W0, bench/floor.py, and W1e, bench/engineless.py, answer with them)."""
     case = await conn.fetchrow(CASE, item_id)
     rows = await conn.fetch(CASE_ROWS, case["id"], item_id, case["subproject_id"], case["workflow_id"])
-    instance = min((r["enabled_at"], r["id"]) for r in rows if r["action"] == "comment")[1]
+    enabled = [(r["enabled_at"], r["id"]) for r in rows if r["action"] == "comment"]
+    if not enabled:  # say which item, rather than min()'s "empty sequence"
+        raise LookupError(f"item {item_id} has no ENABLED comment instance (is it a bug case of bench.seed?)")
+    instance = min(enabled)[1]
     now = datetime.now(UTC)
     await conn.execute("UPDATE enabled_action SET status = 'COMPLETED', completed_at = $2 WHERE id = $1", instance, now)
     await conn.execute(

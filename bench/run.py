@@ -67,7 +67,11 @@ def _ensure_tools(skip_postgraphile: bool) -> None:
 
 
 class PostGraphile:
-    def __init__(self, dsn: str) -> None:
+    """The peer, with as many processes as Caseway's server has workers (``--cluster-workers``:
+    node's cluster module forks them and they share the port, as uvicorn's workers do), so the
+    two compare on the same cores."""
+
+    def __init__(self, dsn: str, *, workers: int) -> None:
         self.port = free_port()
         self.root = f"http://127.0.0.1:{self.port}"
         self.url = f"{self.root}/graphql"
@@ -85,6 +89,7 @@ class PostGraphile:
                 "--port",
                 str(self.port),
                 "--disable-query-log",
+                *(["--cluster-workers", str(workers)] if workers > 1 else []),
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -245,7 +250,7 @@ async def main_async(args: argparse.Namespace) -> None:
         }
 
         server = Server(url, workers=args.workers)
-        graphile = None if args.skip_postgraphile else PostGraphile(dsn)
+        graphile = None if args.skip_postgraphile else PostGraphile(dsn, workers=args.workers)
         results: dict[str, Run] = {}
         r1_rounds: list[Run] = []
         peer_rounds: list[Run] = []
@@ -369,7 +374,8 @@ async def main_async(args: argparse.Namespace) -> None:
         lines += _machine()
         lines += [
             f"- data: `{args.size}` ({len(projects)} projects, {seeded['items']} items) seeded through "
-            f"the engine in {seed_seconds:.0f} s; server: uvicorn, {args.workers} worker(s), PostgreSQL; "
+            f"the engine in {seed_seconds:.0f} s; server: uvicorn, {args.workers} worker(s), PostgreSQL; the peer "
+            f"with as many processes (`--cluster-workers {args.workers}`); "
             f"wrk {args.connections} connections, {args.seconds} s per scenario",
             f"- PostgreSQL: VACUUM ANALYZE after seeding; random_page_cost = {RANDOM_PAGE_COST} on the benchmark "
             "database (SSD; the same for both servers)",

@@ -1,16 +1,20 @@
 """Starting a Caseway server for a benchmark, and fresh databases to run it on."""
 
+import contextlib
 import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 import httpx
 
+from server.bootstrap import DEMO_PASSWORD
 from server.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -115,3 +119,74 @@ class Server:
             self.process.wait(15)
         except subprocess.TimeoutExpired:
             self.process.kill()
+
+
+class Serve:
+    """`caseway serve --demo` in a child process, as a newcomer runs it (migrations, demo data, the
+    built web assets), stopped by its PID: the browser tests and bench D1 drive it."""
+
+    def __init__(self, database_url: str, *, workers: int = 1, env: dict[str, str] | None = None) -> None:
+        env = {**os.environ, "CASEWAY_DATABASE_URL": database_url, "CASEWAY_HUB_POLL_INTERVAL": "1", **(env or {})}
+        output = ""
+        for _ in range(3):  # a free port can be taken by another process before this one binds it
+            self.port = free_port()
+            self.url = f"http://127.0.0.1:{self.port}"
+            self.log = tempfile.TemporaryFile()
+            command = ["serve", "--demo", "--port", str(self.port), "--workers", str(workers)]
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "server.cli", *command],
+                cwd=ROOT,
+                env=env,
+                stdout=self.log,
+                stderr=subprocess.STDOUT,
+            )
+            if self._started(deadline=time.monotonic() + 120):
+                return
+            self.log.seek(0)
+            output = self.log.read().decode(errors="replace")
+            self.stop()
+        raise RuntimeError("caseway serve did not start:\n" + output[-3000:])
+
+    def _started(self, deadline: float) -> bool:
+        """Healthy, and it is this process that listens on the port (not another's server)."""
+        while time.monotonic() < deadline and self.process.poll() is None:
+            try:
+                if httpx.get(f"{self.url}/health", timeout=1).status_code == 200:
+                    return _listens(self.process.pid, self.port)
+            except httpx.HTTPError:
+                time.sleep(0.3)
+        return False
+
+    def gql(self, query: str, variables: dict[str, Any] | None = None, *, token: str | None = None) -> dict[str, Any]:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        body = httpx.post(
+            f"{self.url}/graphql", json={"query": query, "variables": variables or {}}, headers=headers, timeout=30
+        ).json()
+        assert not body.get("errors"), body["errors"]
+        return body["data"]
+
+    def login(self, login: str, password: str = DEMO_PASSWORD) -> str:
+        query = "mutation($l: String!, $p: String!) { login(input: {login: $l, password: $p}) { token } }"
+        return self.gql(query, {"l": login, "p": password})["login"]["token"]
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+        self.log.close()
+
+
+def _listens(pid: int, port: int) -> bool:
+    """Whether process ``pid`` holds the socket listening on ``port`` (Linux /proc)."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            for line in Path(table).read_text().splitlines()[1:]:
+                fields = line.split()
+                if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:  # 0A: LISTEN
+                    inodes.add(f"socket:[{fields[9]}]")
+    with contextlib.suppress(OSError):
+        return any(os.readlink(fd) in inodes for fd in Path(f"/proc/{pid}/fd").iterdir())
+    return False

@@ -12,7 +12,9 @@ their heads, which is what makes a truncation or a consistent rewrite show.
 """
 
 import hashlib
+import itertools
 import json
+from collections.abc import Iterator
 from datetime import datetime
 from types import SimpleNamespace
 from typing import Any
@@ -168,37 +170,72 @@ _INSERT_UNDER_LOG_LOCK = (
 )
 
 
+# PostgreSQL, a transaction with several entries: the last chain's lock and head, then the log
+# lock, then one seq per entry, in one round trip; the entries are then hashed here and inserted
+# together (one round trip however many). The order of the locks is forced by the data: the log
+# lock's key and the series' length depend on the head, so neither can run before the chain's
+# lock is held, and nextval, in the output, runs on the joined rows, after both locks.
+_LOCKED_HEAD_AND_SEQS = text(
+    "SELECT chain_head.head, nextval('activity_seq_seq') AS seq "
+    "FROM caseway_chain_head(:chain) AS chain_head(head) "
+    "CROSS JOIN LATERAL pg_advisory_xact_lock("
+    "CAST(:log_key AS bigint) + 0 * coalesce(length(chain_head.head), 0)) AS log_lock "
+    "CROSS JOIN LATERAL generate_series(1, CAST(:entries AS integer) + 0 * coalesce(length(chain_head.head), 0)) AS e"
+)
+
+
 async def _write_pending(session: AsyncSession) -> None:
     """Hash and insert the queued entries; the commit right after releases the locks.
 
     The log lock serializes every writer, so it is held for the inserts and the commit alone:
     each chain's head is read before it, under a lock of that chain only (taken in one order,
     chains sorted, so two writers never wait on each other in a cycle). Knowing ``seq`` before
-    hashing costs no statement: PostgreSQL seals the hash in the insert that takes the seq;
-    SQLite reads the last seq with the first head."""
+    hashing costs no statement: PostgreSQL seals the hash of a lone entry in the insert that
+    takes its seq, and draws the seqs of several with the last chain's head; SQLite reads the
+    last seq with the first head. Several entries are inserted in one statement."""
     await session.flush()  # the transaction's other writes, before any lock is held
     entries = session.info.get(NEW_ACTIVITIES, [])
-    postgres = session.bind.dialect.name == "postgresql"
     connection = await session.connection()
-    heads: dict[str, str | None] = {}
-    last_seq = 0
-    for chain in sorted({entry.chain for entry in entries}):
-        if postgres:
-            heads[chain] = (await connection.execute(_LOCKED_HEAD, {"chain": chain})).scalar()
-        elif not heads:
-            heads[chain], last = (await connection.execute(_HEAD_AND_LAST_SEQ, {"chain": chain})).one()
-            last_seq = last or 0
-        else:
-            heads[chain] = (await connection.execute(_HEAD, {"chain": chain})).scalar()
+    heads, seqs = await _heads_and_seqs(connection, entries, postgres=session.bind.dialect.name == "postgresql")
+    rows = []
     for entry in entries:
         entry.prev_hash = heads[entry.chain]
         values = {column.name: getattr(entry, column.name) for column in _COLUMNS}
         digest = content_digest(entry.prev_hash, entry)
-        if postgres:
+        if seqs is None:  # PostgreSQL, one entry: its insert takes the log lock and its seq
             inserted = await connection.execute(_INSERT_UNDER_LOG_LOCK, {**values, "digest": digest})
             entry.seq, entry.hash = inserted.one()
         else:
-            last_seq += 1
-            entry.seq, entry.hash = last_seq, seal(last_seq, digest)
-            await connection.execute(_INSERT, {**values, "seq": entry.seq, "hash": entry.hash})
+            entry.seq = next(seqs)
+            entry.hash = seal(entry.seq, digest)
+            rows.append({**values, "seq": entry.seq, "hash": entry.hash})
         heads[entry.chain] = entry.hash
+    if rows:
+        await connection.execute(_INSERT, rows)
+
+
+async def _heads_and_seqs(
+    connection: Any, entries: list[LogEntry], *, postgres: bool
+) -> tuple[dict[str, str | None], Iterator[int] | None]:
+    """Each chain's head, under its lock (chains in sorted order), and the seqs the entries take
+    in order: None on PostgreSQL for a lone entry, whose insert draws its own (so the log lock is
+    not held for a round trip more than the insert's)."""
+    heads: dict[str, str | None] = {}
+    chains = sorted({entry.chain for entry in entries})
+    if not postgres:
+        heads[chains[0]], last = (await connection.execute(_HEAD_AND_LAST_SEQ, {"chain": chains[0]})).one()
+        for chain in chains[1:]:
+            heads[chain] = (await connection.execute(_HEAD, {"chain": chain})).scalar()
+        return heads, itertools.count((last or 0) + 1)
+    if len(entries) == 1:
+        heads[chains[0]] = (await connection.execute(_LOCKED_HEAD, {"chain": chains[0]})).scalar()
+        return heads, None
+    for chain in chains[:-1]:
+        heads[chain] = (await connection.execute(_LOCKED_HEAD, {"chain": chain})).scalar()
+    drawn = (
+        await connection.execute(
+            _LOCKED_HEAD_AND_SEQS, {"chain": chains[-1], "log_key": _LOG_LOCK_KEY, "entries": len(entries)}
+        )
+    ).all()
+    heads[chains[-1]] = drawn[0][0]
+    return heads, iter(sorted(seq for _, seq in drawn))

@@ -1,4 +1,4 @@
-"""Who plays which role in a case: lazy default assignment, reassignment and pick lists (seed 004)."""
+"""Who plays which role in a case: lazy default assignment, reassignment and pick lists."""
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence

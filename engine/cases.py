@@ -1,4 +1,4 @@
-"""Cases: start, list enabled actions, execute (DESIGN §3, seed 004 verbs).
+"""Cases: start, list enabled actions, execute (docs/architecture.md).
 
 Every verb runs inside the caller's transaction and never commits; ``execute`` locks the
 case row first, so concurrent executions on one case are serialized and re-checked.
@@ -133,12 +133,13 @@ def may_perform(
     actor: Actor,
     held_intents: Collection[str],
 ) -> bool:
-    """DESIGN §3: assigned to it, plays its assigned or an allowed role, holds one of its
-    privileges on the item, or is an admin. ``roles`` maps role -> parties in this case."""
+    """Who may perform an enabled action: assigned to it, plays its assigned or an allowed role,
+    holds one of its privileges on the item, or is an admin. ``roles`` maps role -> parties in
+    this case. An instance of its own party (a DYNAMIC child's) is that party's alone, or an admin's."""
     if actor.is_admin:
         return True
-    if instance.assignee_party_id is not None and instance.assignee_party_id in actor.party_ids:
-        return True
+    if instance.assignee_party_id is not None:
+        return instance.assignee_party_id in actor.party_ids
     action = spec.actions[instance.action]
     played = {role for role, parties in roles.items() if not actor.party_ids.isdisjoint(parties)}
     if action.assigned_role in played or played.intersection(action.allowed_roles):
@@ -198,7 +199,7 @@ async def execute(
     resolution: str | None = None,
     now: datetime | None = None,
 ) -> ExecutionResult:
-    """Execute a USER action on a case as ``actor`` (seed 004 ``case::action::execute``).
+    """Execute a USER action on a case as ``actor``.
     ``output`` picks among the action's outputs (and so its new state), ``resolution`` among its
     resolution codes; each is required when the action declares them, refused when it doesn't."""
     now = now or utcnow()
@@ -245,8 +246,10 @@ async def execute(
             ["expectedVersion"],
         )
     spec_action = ctx.spec.actions.get(action)
-    instance = _find_instance(ctx, action, enabled_action_id)
-    if spec_action is None or spec_action.trigger != "user" or instance is None:
+    if spec_action is None or spec_action.trigger != "user":
+        raise _not_enabled(ctx.spec, action)
+    instance = _find_instance(ctx, action, enabled_action_id, actor, held)
+    if instance is None:
         raise _not_enabled(ctx.spec, action)
     if not may_perform(ctx.spec, ctx.roles, instance, actor, held):
         raise DomainError(
@@ -276,7 +279,7 @@ async def execute(
 def _check_choices(action: ActionSpec, output: str | None, resolution: str | None) -> None:
     """An output only for an action with outputs (which one is checked as the state changes, as
     an ``on_fire`` callback may pick it); a resolution one of the action's codes, and required
-    when it has some: seed 003 has the person resolving pick one. Messages name the allowed
+    when it has some: the person resolving picks one. Messages name the allowed
     values, never echo the one given (it may be long)."""
     if output is not None and not action.outputs:
         raise DomainError(
@@ -322,12 +325,35 @@ def _needs_privileges(ctx: CaseContext, action: str) -> bool:
     return spec_action is not None and bool(spec_action.privileges)
 
 
-def _find_instance(ctx: CaseContext, action: str, enabled_action_id: str | None) -> EnabledAction | None:
-    """The oldest enabled instance of ``action`` (or the one named), among those load_case read."""
-    for instance in ctx.enabled or ():
-        if instance.action == action and enabled_action_id in (None, instance.id):
-            return instance
-    return None
+def _find_instance(
+    ctx: CaseContext, action: str, enabled_action_id: str | None, actor: Actor, held: Collection[str]
+) -> EnabledAction | None:
+    """The instance of ``action`` to execute, among the ENABLED ones load_case read: the one
+    named by ``enabled_action_id``; else the only one; else, when the action is enabled several
+    times (child scopes, DYNAMIC instances), the caller's own instance if they are assigned to
+    exactly one. Otherwise the caller must name one: AMBIGUOUS_ACTION lists the instances they
+    may execute (none of them: NOT_ALLOWED, as for a single instance)."""
+    found = [
+        ea
+        for ea in ctx.enabled or ()
+        if ea.action == action and ea.trigger == "user" and enabled_action_id in (None, ea.id)
+    ]
+    if len(found) <= 1:
+        return found[0] if found else None
+    own = [ea for ea in found if ea.assignee_party_id is not None and ea.assignee_party_id in actor.party_ids]
+    if len(own) == 1:
+        return own[0]
+    allowed = [ea.id for ea in found if may_perform(ctx.spec, ctx.roles, ea, actor, held)]
+    if not allowed:
+        return found[0]  # refused by the permission check that follows
+    listed = ", ".join(allowed[:MAX_NAMED_ACTIONS]) + (
+        f" and {len(allowed) - MAX_NAMED_ACTIONS} more" if len(allowed) > MAX_NAMED_ACTIONS else ""
+    )
+    raise DomainError(
+        ErrorCode.AMBIGUOUS_ACTION,
+        f"{action!r} is enabled {len(found)} times in this case; give enabledActionId, one of: {listed}.",
+        ["enabledActionId"],
+    )
 
 
 async def preview(session: AsyncSession, *, case_id: str) -> tuple[Case, str, list[EnabledAction]]:

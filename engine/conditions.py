@@ -1,4 +1,4 @@
-"""Enable conditions (seed 003 "Enable Condition Callback", CanEnableP): named callbacks an action
+"""Enable conditions (docs/workflows.md, "Enable conditions"): named callbacks an action
 lists in ``enable_conditions``, asked when the action is about to be enabled, after its states
 and its gates (``depends_on``) allow it. A refusal records the instance as REFUSED; it is asked
 again at the case's next change (engine.transitions.recompute), not when the data it looked at

@@ -5,6 +5,8 @@ from typing import Any
 
 from sqlalchemy import String, and_, bindparam, cast, literal, null, or_, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import make_transient_to_detached
+from sqlalchemy.orm.util import identity_key
 
 from engine.errors import DomainError, not_found
 from engine.specs import WorkflowSpec
@@ -127,6 +129,17 @@ async def load_case(
     if found is None:
         raise case_not_found(case_id=case_id, workflow_item_id=workflow_item_id)
     case, item, subproject = found
+    return await load_facts(session, case, item, subproject, lock=lock, with_enabled=with_enabled)
+
+
+async def load_facts(
+    session: AsyncSession, case: Case, item: WorkflowItem, subproject: Subproject, *, lock: bool, with_enabled: bool
+) -> CaseContext:
+    """The rest of ``load_case`` for a case whose row (with its item and subproject) is in hand:
+    its states, role players, and per ``lock`` and ``with_enabled`` its subscribers and ENABLED
+    instances, in one round trip. A caller that locked the case with a statement of its own (a
+    timer's claim, engine/timers.py) calls it after that statement: read in the locking one,
+    these rows would come from before the lock was granted."""
     ctx = await _context(session, case, item, subproject)
     params = {"case": case.id}
     if lock:
@@ -146,9 +159,26 @@ async def load_case(
     return ctx
 
 
+def state_row(ctx: CaseContext, scope: str) -> CaseState:
+    """The session's row of the case's state in ``scope``, to change it, without reading it
+    again: ``load_case`` read its value, so the row exists and is attached as if loaded, and a
+    change to it is flushed as one UPDATE with the operation's other writes (checked to have
+    matched its row). A row this transaction added or already holds is the one returned."""
+    session = ctx.session.sync_session
+    key = (ctx.case.id, scope)
+    held = session.identity_map.get(identity_key(CaseState, key))
+    if held is None:
+        held = next((o for o in session.new if isinstance(o, CaseState) and (o.case_id, o.scope) == key), None)
+    if held is None:
+        held = CaseState(case_id=ctx.case.id, scope=scope, state=ctx.states[scope])
+        make_transient_to_detached(held)
+        session.add(held)
+    return held  # type: ignore[return-value]
+
+
 def case_not_found(*, case_id: str | None, workflow_item_id: str | None) -> DomainError:
     """The answer for a case that does not exist, by whichever id it was named; a case the actor
-    may not view gets exactly this too (DESIGN §4), never naming the other id."""
+    may not view gets exactly this too, never naming the other id."""
     if case_id is not None:
         return not_found("case", case_id, "caseId")
     return not_found("workflow item", workflow_item_id or "", "workflowItemId")

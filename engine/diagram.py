@@ -3,6 +3,13 @@
 Each edge is an action in a state it is enabled in, labelled with its pretty name; an action
 with outputs draws one edge per output (labelled with the output, which decides the new state),
 and a timed action says when it fires by itself (``after 2 s``, ``after 7 d``).
+
+Child scopes are drawn inside their parent: in Mermaid as composite states (the
+subgraphs of a state diagram, ``state scope_<action> { ... }``), in DOT as ``subgraph
+cluster_<action>``, nested as the spec nests them. A scope with states draws its own FSM; the
+children of a scope without states (parallel, dynamic without states) are drawn as nodes side
+by side. A parent's own edge, in its enclosing scope, says how it runs (``parallel``, ``for each
+voters per_user``) and, for each ``complete_when`` output, when it fires.
 """
 
 from engine.errors import DomainError, ErrorCode
@@ -23,17 +30,21 @@ def duration(seconds: int) -> str:
 
 def _label(action: ActionSpec, output: str | None) -> str:
     notes = [output] if output is not None else []
+    if action.trigger in ("workflow", "parallel"):
+        notes.append(action.trigger)
+    notes += [f"for each {role} {mapping}" for role, mapping in action.for_each]
     if action.timeout_seconds is not None:
         notes.append(f"after {duration(action.timeout_seconds)}")
     return f"{action.pretty_name} ({', '.join(notes)})" if notes else action.pretty_name
 
 
-def _edges(spec: WorkflowSpec) -> list[tuple[str, str, str]]:
+def _edges(spec: WorkflowSpec, parent: str | None = None) -> list[tuple[str, str, str]]:
+    """The edges of one scope with states (the top level, or a parent's child FSM)."""
     edges = []
-    for action in spec.actions.values():
-        if action.parent is not None or action.trigger == "init":
+    for action in spec.scope_actions(parent):
+        if action.trigger == "init":
             continue
-        sources = [s.short_name for s in spec.scope_states(None) if action.is_enabled_in(s.short_name)]
+        sources = [s.short_name for s in spec.scope_states(parent) if action.is_enabled_in(s.short_name)]
         # outputs decide the new state when an action has them; otherwise new_state (or none: a loop)
         targets: list[tuple[str | None, str | None]] = list(action.outputs) or [(None, action.new_state)]
         for source in sources:
@@ -50,21 +61,55 @@ def _dot_text(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
+def _parents(spec: WorkflowSpec, parent: str | None) -> list[ActionSpec]:
+    return [a for a in spec.scope_actions(parent) if a.children]
+
+
+def _mermaid_scope(spec: WorkflowSpec, parent: str | None, indent: str) -> list[str]:
+    lines = []
+    if spec.scope_states(parent):
+        lines.append(f"{indent}[*] --> {spec.initial_state(parent)}")
+        lines += [f"{indent}{a} --> {b}: {_mermaid_text(label)}" for a, b, label in _edges(spec, parent)]
+        lines += [f"{indent}{s.short_name} --> [*]" for s in spec.scope_states(parent) if s.terminal]
+    else:  # side by side: each child a node of its own
+        for child in spec.scope_actions(parent):
+            if not child.children:
+                lines.append(f"{indent}{parent}__{child.short_name}: {_mermaid_text(child.pretty_name)}")
+    for child in _parents(spec, parent):
+        lines.append(f"{indent}state scope_{child.short_name} {{")
+        lines += _mermaid_scope(spec, child.short_name, indent + "    ")
+        lines.append(f"{indent}}}")
+    return lines
+
+
+def _dot_scope(spec: WorkflowSpec, parent: str | None, indent: str) -> list[str]:
+    lines = []
+    for s in spec.scope_states(parent):
+        shape = "doublecircle" if s.terminal else "circle"
+        lines.append(f'{indent}"{_dot_text(s.short_name)}" [shape={shape}, label="{_dot_text(s.pretty_name)}"];')
+    if parent is not None and not spec.scope_states(parent):
+        for child in spec.scope_actions(parent):
+            if not child.children:
+                node = _dot_text(f"{parent}__{child.short_name}")
+                lines.append(f'{indent}"{node}" [shape=box, label="{_dot_text(child.pretty_name)}"];')
+    lines += [
+        f'{indent}"{_dot_text(a)}" -> "{_dot_text(b)}" [label="{_dot_text(label)}"];'
+        for a, b, label in _edges(spec, parent)
+    ]
+    for child in _parents(spec, parent):
+        lines.append(f'{indent}subgraph "cluster_{_dot_text(child.short_name)}" {{')
+        lines.append(f'{indent}    label="{_dot_text(child.pretty_name)}";')
+        lines += _dot_scope(spec, child.short_name, indent + "    ")
+        lines.append(f"{indent}}}")
+    return lines
+
+
 def render(spec: WorkflowSpec, fmt: str = "MERMAID") -> str:
-    initial = spec.initial_state()
     if fmt.upper() == "MERMAID":
-        lines = ["stateDiagram-v2", f"    [*] --> {initial}"]
-        lines += [f"    {a} --> {b}: {_mermaid_text(label)}" for a, b, label in _edges(spec)]
-        lines += [f"    {s.short_name} --> [*]" for s in spec.scope_states(None) if s.terminal]
-        return "\n".join(lines)
+        return "\n".join(["stateDiagram-v2", *_mermaid_scope(spec, None, "    ")])
     if fmt.upper() == "DOT":
         lines = [f'digraph "{_dot_text(spec.short_name)}" {{', "    rankdir=LR;"]
-        for s in spec.scope_states(None):
-            shape = "doublecircle" if s.terminal else "circle"
-            lines.append(f'    "{_dot_text(s.short_name)}" [shape={shape}, label="{_dot_text(s.pretty_name)}"];')
-        lines += [
-            f'    "{_dot_text(a)}" -> "{_dot_text(b)}" [label="{_dot_text(label)}"];' for a, b, label in _edges(spec)
-        ]
+        lines += _dot_scope(spec, None, "    ")
         lines.append("}")
         return "\n".join(lines)
     raise DomainError(ErrorCode.INVALID_INPUT, "format is MERMAID or DOT.", ["format"])

@@ -27,6 +27,8 @@ class ErrorCode(StrEnum):
     TOO_MANY_ATTEMPTS = "TOO_MANY_ATTEMPTS"
     JOB_NOT_FAILED = "JOB_NOT_FAILED"
     JOB_NOT_STALLED = "JOB_NOT_STALLED"
+    AMBIGUOUS_ACTION = "AMBIGUOUS_ACTION"
+    TOO_MANY_INSTANCES = "TOO_MANY_INSTANCES"
 
 
 class DomainError(Exception):
@@ -48,5 +50,5 @@ class DomainErrors(DomainError):
 
 
 def not_found(what: str, id_: str, field: str = "id") -> DomainError:
-    # Missing and invisible are deliberately the same answer (DESIGN §4).
+    # Missing and invisible are deliberately the same answer: an id never tells whether it exists.
     return DomainError(ErrorCode.NOT_FOUND, f"No {what} with id {id_!r} exists.", [field])

@@ -2,9 +2,11 @@
 
 import asyncio
 import base64
+import enum
 import hashlib
 import hmac
 import os
+import re
 import secrets
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -18,7 +20,7 @@ from engine import permissions
 from engine.actors import Actor
 from engine.errors import DomainError, ErrorCode, not_found
 from engine.validation import require_text
-from models import ApiToken, Group, GroupMember, User, new_id, utcnow
+from models import ApiToken, Group, GroupMember, User, as_utc, new_id, utcnow
 from models.db import insert_for
 
 # scrypt cost: 2**14 x 8 x 1 is the interactive-login setting recommended by its author.
@@ -287,24 +289,36 @@ def issue_token_value() -> str:
 
 
 # Built once: every HTTP request authenticates, and building the statement cost as much as running it.
+# Revoked tokens and disabled users are read too, so that a refusal can say why in the same query.
 _AUTHENTICATE = (
-    select(User.id, User.login, User.is_admin, ApiToken.expires_at, GroupMember.group_id)
+    select(
+        User.id, User.login, User.is_admin, User.disabled, ApiToken.expires_at, ApiToken.revoked, GroupMember.group_id
+    )
     .join(ApiToken, ApiToken.user_id == User.id)
     .outerjoin(GroupMember, GroupMember.user_id == User.id)
-    .where(ApiToken.token_hash == bindparam("token_hash"), ApiToken.revoked.is_(False))
-    .where(User.disabled.is_(False))
+    .where(ApiToken.token_hash == bindparam("token_hash"))
 )
 
 
-async def authenticate(
+async def check_token(
     session: AsyncSession | AsyncConnection, token: str, *, now: datetime | None = None
-) -> Actor | None:
-    """The actor a bearer token stands for, or None if it is unknown, revoked or expired."""
+) -> "Actor | TokenProblem":
+    """The actor a bearer token stands for, or why it stands for none: one query, none at all
+    for a value that is not a token's shape."""
+    problem = token_shape_problem(token)
+    if problem is not None:
+        return problem
     now = now or utcnow()
     rows = (await session.execute(_AUTHENTICATE, {"token_hash": _token_hash(token)})).all()
-    if not rows or rows[0].expires_at <= now:
-        return None
+    if not rows:
+        return TokenProblem.UNKNOWN
     row, groups = rows[0], [r.group_id for r in rows if r.group_id]
+    if row.revoked:
+        return TokenProblem.REVOKED
+    if row.disabled:
+        return TokenProblem.DISABLED
+    if row.expires_at <= now:
+        return TokenProblem.EXPIRED
     return Actor(
         user_id=row.id,
         login=row.login,
@@ -312,6 +326,64 @@ async def authenticate(
         expires_at=row.expires_at,
         party_ids=frozenset([row.id, *groups]),
     )
+
+
+async def authenticate(
+    session: AsyncSession | AsyncConnection, token: str, *, now: datetime | None = None
+) -> Actor | None:
+    """The actor a bearer token stands for, or None if it is unknown, revoked or expired."""
+    checked = await check_token(session, token, now=now)
+    return checked if isinstance(checked, Actor) else None
+
+
+class TokenProblem(enum.StrEnum):
+    """Why a request is not authenticated: each is told to the client in its own words
+    (resolvers/errors.py), under the one code UNAUTHENTICATED."""
+
+    MISSING = "missing"
+    MALFORMED = "malformed"
+    UNKNOWN = "unknown"
+    EXPIRED = "expired"
+    REVOKED = "revoked"
+    DISABLED = "disabled"
+
+
+# The shape of what ``issue_token_value`` makes; anything else cannot be a token and is not looked up.
+_TOKEN_SHAPE = re.compile(r"cw_[A-Za-z0-9_-]{1,200}")
+
+
+def token_shape_problem(token: str) -> TokenProblem | None:
+    """MISSING or MALFORMED when ``token`` cannot be a token at all, without asking the database."""
+    if not token:
+        return TokenProblem.MISSING
+    return None if _TOKEN_SHAPE.fullmatch(token) else TokenProblem.MALFORMED
+
+
+async def token_problems(
+    session: AsyncSession | AsyncConnection, tokens: list[str], *, now: datetime | None = None
+) -> dict[str, TokenProblem]:
+    """Why each of ``tokens`` (which ``authenticate`` refused) does not authenticate, in one
+    query. Asked only after a refusal, so the valid path keeps its single query."""
+    now = now or utcnow()
+    problems = {t: problem for t in tokens if (problem := token_shape_problem(t)) is not None}
+    by_hash = {_token_hash(t): t for t in tokens if t not in problems}
+    if by_hash:
+        rows = await session.execute(
+            select(ApiToken.token_hash, ApiToken.revoked, ApiToken.expires_at, User.disabled)
+            .join(User, User.id == ApiToken.user_id)
+            .where(ApiToken.token_hash.in_(by_hash))
+        )
+        for row in rows:
+            problems[by_hash[row.token_hash]] = (
+                TokenProblem.REVOKED
+                if row.revoked
+                else TokenProblem.DISABLED
+                if row.disabled
+                else TokenProblem.EXPIRED
+                if as_utc(row.expires_at) <= now
+                else TokenProblem.UNKNOWN  # valid now: it changed since the refusal; ask again
+            )
+    return {t: problems.get(t, TokenProblem.UNKNOWN) for t in tokens}
 
 
 async def authenticate_many(

@@ -1,4 +1,4 @@
-"""Workflow items: create (with their case), update, assign (seed 001 + DESIGN §3)."""
+"""Workflow items: create (with their case), update, assign ."""
 
 from datetime import date
 from typing import Any

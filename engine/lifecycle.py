@@ -1,4 +1,4 @@
-"""A case's own lifecycle: suspend, resume, cancel (seed 003 "Case State", DESIGN §3 step 7).
+"""A case's own lifecycle: suspend, resume, cancel (docs/api.md, "Case lifecycle").
 
 A case is ACTIVE, COMPLETED (its top-level state is terminal; an action may reopen it),
 SUSPENDED (nothing runs until it is resumed, by hand or at ``suspended_until``) or CANCELED

@@ -1,4 +1,4 @@
-"""Notifications (seed 004): four levels, at most one notification per user per activity.
+"""Notifications: four levels, at most one notification per user per activity.
 
 1. ASSIGNED  - you are assigned to an action this activity enabled (always on)
 2. ROLE      - any case where you play a role (opt-in)
@@ -61,8 +61,12 @@ async def _subscribers(session: AsyncSession, ctx: CaseContext) -> dict[str, set
     return result
 
 
-async def notify(ctx: CaseContext, entry: LogEntry, *, assigned_parties: Iterable[str]) -> None:
-    """Write the notifications of one case activity."""
+async def notify(
+    ctx: CaseContext, entry: LogEntry, *, assigned_parties: Iterable[str], already: set[str] | None = None
+) -> set[str]:
+    """Write the notifications of one case activity; returns who heard of it (and the actor).
+    ``already``: users who heard of the activity this one follows from (a child's completion
+    that fired its parent): they are not told twice, unless newly assigned."""
     session = ctx.session
     role_players = await users_of(session, {p for parties in ctx.roles.values() for p in parties})
     assigned = await users_of(session, assigned_parties)
@@ -80,6 +84,8 @@ async def notify(ctx: CaseContext, entry: LogEntry, *, assigned_parties: Iterabl
         may_read |= await _may_read_history(session, ctx, outsiders)
     notified: set[str] = {entry.actor_id or ""}
     for level, users in levels:
+        if already and level != "ASSIGNED":
+            users = users - already
         for user_id in sorted((users & may_read) - notified):
             session.add(
                 Notification(
@@ -87,7 +93,9 @@ async def notify(ctx: CaseContext, entry: LogEntry, *, assigned_parties: Iterabl
                 )
             )
             notified.add(user_id)
-    await session.flush()
+    # Not flushed here: the rows go with the operation's other writes, by its next read or at
+    # commit (a timer's firing sends its instance, state and case changes in one flush).
+    return notified | (already or set())
 
 
 async def _may_read_history(session: AsyncSession, ctx: CaseContext, user_ids: set[str]) -> set[str]:
@@ -111,7 +119,7 @@ async def _may_read_history(session: AsyncSession, ctx: CaseContext, user_ids: s
 async def subscribe(session: AsyncSession, *, actor: Actor, level: str, target_id: str | None) -> None:
     """Opt in to news of a target. The target is not checked for existence or visibility: one
     may subscribe to an item before being let see it (nothing is delivered until then), and a
-    hidden id and a made-up one get the same answer (DESIGN §4)."""
+    hidden id and a made-up one get the same answer."""
     target = _check_subscription(level, target_id)
     exists = await session.get(NotificationSubscription, (actor.user_id, level, target))
     if exists is None:

@@ -1,4 +1,4 @@
-"""Workflow item ordering (seed 000).
+"""Workflow item ordering: a subproject's explicit order, then creation time.
 
 A subproject stores an explicit list of item ids. Listing returns the listed items in that
 order, then every other item by creation time (ids are time-ordered, ties broken by id). Items

@@ -1,4 +1,4 @@
-"""Intents (DESIGN §5): who may do what to which resource.
+"""Intents: who may do what to which resource.
 
 Grants are rows (resource_id, intent, party_id); a party is a user or a group, and the actor's
 ``party_ids`` already include their groups. Admins pass every check.
@@ -43,7 +43,7 @@ _INTENTS_BY_KIND = {
 # The tables of the resources that hold grants and history, by the kind their id names.
 RESOURCE_MODELS = {"Project": Project, "Subproject": Subproject, "WorkflowItem": WorkflowItem}
 _PREFIX_BY_KIND = {"Project": "project", "Subproject": "subproject", "WorkflowItem": "workflowItem"}
-# The intents whose last holder cannot be revoked (DESIGN §5), one per kind of resource.
+# The intents whose last holder cannot be revoked, one per kind of resource.
 GRANT_INTENTS = tuple(f"{prefix}.intent.grantPermission" for prefix in _PREFIX_BY_KIND.values())
 
 
@@ -98,7 +98,7 @@ async def require(
         return
     can_view = visible if visible is not None else f"{intent_prefix(resource_id)}.view" in held
     if not can_view and visible is None and kind_of(resource_id) == "WorkflowItem":
-        # A player of the item's case sees the item without a grant (DESIGN §5): told "not
+        # A player of the item's case sees the item without a grant: told "not
         # allowed", as anyone who sees it is. Asked only on this refusal's path.
         from engine.visibility import plays_role  # it builds on this module
 
@@ -145,7 +145,7 @@ async def _insert_grants(session: AsyncSession, grants: Iterable[tuple[str, str,
 async def grant_new_resource(
     session: AsyncSession, *, resource_id: str, creator_id: str, parent_id: str | None = None
 ) -> None:
-    """DESIGN §5: a new child resource copies its parent's grants; its creator gets every
+    """A new child resource copies its parent's grants; its creator gets every
     intent. One read of the parent's grants and one insert, however many grants there are:
     creating an item must not cost a statement per grantee of its subproject."""
     grants = [(resource_id, intent, creator_id) for intent in intents_for(resource_id)]
@@ -204,7 +204,7 @@ async def _resource(session: AsyncSession, resource_id: str) -> Project | Subpro
 async def _log_change(
     session: AsyncSession, *, kind: str, actor: Actor, resource: Any, intent: str, party_id: str
 ) -> None:
-    """A grant or revocation, in the history of the resource it changes (seed 001: each
+    """A grant or revocation, in the history of the resource it changes (each
     resource's log), read by whoever may read that history (engine/visibility.py). Global
     grants (no resource, admins only) have no history to go in."""
     if resource is not None:

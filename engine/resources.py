@@ -1,4 +1,4 @@
-"""Projects and subprojects: create, update, assign, close (seed 001, DESIGN §2)."""
+"""Projects and subprojects: create, update, assign, close and their budgets and grants."""
 
 from dataclasses import dataclass
 from typing import Any, TypeVar

@@ -2,8 +2,8 @@
 
 A spec is client input: every value gets its type checked, with a message that names the key
 and what it should be, and the whole spec is bounded so that no definition can make the engine
-(or a diagram of it) work without limit. The limits below are documented in the README
-("Input limits").
+(or a diagram of it) work without limit. The limits below are documented in docs/workflows.md
+("Validation errors").
 """
 
 from collections.abc import Callable, Iterable

@@ -1,4 +1,5 @@
-"""Workflow specs: the seed-004 "array style" definition, validated into an immutable model.
+"""Workflow specs: roles, states and actions keyed by short name (docs/workflows.md),
+validated into an immutable model.
 
 The stored spec is the *normalized* input (keys in the given order, defaults omitted), so
 exporting a workflow returns what was defined and define(export(w)) clones it exactly.
@@ -8,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from engine.child_specs import CHILD_KEYS, PARENT_TRIGGERS, Condition, check_not_parent, parent_fields
 from engine.errors import DomainErrors
 from engine.permissions import WORKFLOW_ITEM_INTENTS
 from engine.spec_checker import (
@@ -24,12 +26,6 @@ from engine.spec_checker import (
 )
 
 TRIGGERS = ("user", "auto", "init", "time", "workflow", "parallel", "dynamic")
-PARENT_TRIGGERS = ("workflow", "parallel", "dynamic")
-# Child workflows do not run yet: a spec that needs them is refused rather than accepted into
-# cases that can never move. The validation of child scopes below stays, for when they do.
-CHILD_WORKFLOWS = False
-CHILD_KEYS = ("children", "states", "for_each", "complete_when")  # action keys of parents only
-NO_CHILD_WORKFLOWS = "child workflows (workflow, parallel and dynamic triggers, children) are not supported yet."
 _ROLE_KEYS = {"pretty_name", "callbacks", "allowed_parties", "static_parties", "assignable_by"}
 _STATE_KEYS = {"pretty_name", "terminal", "hidden_fields"}
 _ACTION_KEYS = {
@@ -126,6 +122,9 @@ class ActionSpec:
     enable_conditions: tuple[str, ...] = ()  # callbacks asked before each enabling
     parent: str | None = None
     children: tuple[str, ...] = ()
+    for_each: tuple[tuple[str, str], ...] = ()  # (role, per_role|per_member|per_user): DYNAMIC
+    complete_when: tuple[Condition, ...] = ()  # in the spec's order: the first that holds fires
+    has_scope: bool = False  # the parent's children run in child FSM scopes with their own states
 
     def is_enabled_in(self, state: str) -> bool:
         return self.always_enabled or state in self.enabled_states or state in self.assigned_states
@@ -148,6 +147,7 @@ class WorkflowSpec:
     side_effects: tuple[str, ...]
     normalized: dict[str, Any] = field(repr=False)
     jobs: tuple[tuple[str, dict[str, Any]], ...] = ()  # declared on the workflow: made by every action
+    has_children: bool = False  # any parent action: flat workflows skip engine.children altogether
 
     @property
     def has_automatic(self) -> bool:
@@ -247,6 +247,7 @@ def parse(
         side_effects=workflow_effects,
         normalized=normalize(top),
         jobs=workflow_jobs,
+        has_children=any(a.children for a in actions.values()),
     )
 
 
@@ -260,11 +261,12 @@ def _scope(
     actions: dict[str, ActionSpec],
     *,
     depth: int,
-) -> None:
-    """Validate one FSM scope: the top level, or the child workflow of a parent action."""
+) -> bool:
+    """Validate one FSM scope: the top level, or the child workflow of a parent action; False
+    when it nests too deep to be looked into."""
     if depth > MAX_CHILD_DEPTH:
         c.fail(path, f"Child workflows nest at most {MAX_CHILD_DEPTH} levels deep.")
-        return
+        return False
     scope_states: list[str] = []
     spath = [*path, "states"]
     for name, state in c.entries(body.get("states"), spath, "state", MAX_STATES - c.states).items():
@@ -299,9 +301,6 @@ def _scope(
         apath = [*path, key, name]
         action = c.mapping(action, apath)
         c.unknown_keys(action, _ACTION_KEYS | set(CHILD_KEYS), apath)
-        if not CHILD_WORKFLOWS:
-            for child_key in (k for k in CHILD_KEYS if k in action):
-                c.fail([*apath, child_key], f"Action {name!r} has {child_key}: {NO_CHILD_WORKFLOWS}")
         if name in actions or any(name == p[1] for p in pending):
             c.fail(apath, f"Action {name!r} is defined twice.")
             continue
@@ -316,18 +315,16 @@ def _scope(
     known_states = set(scope_states)
     for apath, name, action in pending:
         actions[name] = _action(c, apath, name, action, parent, roles, known_states)
-        if CHILD_WORKFLOWS and actions[name].trigger in PARENT_TRIGGERS:
-            _scope(c, action, apath, name, roles, states, actions, depth=depth + 1)
-            actions[name] = _with_children(actions[name], action)
+        if actions[name].trigger in PARENT_TRIGGERS and _scope(
+            c, action, apath, name, roles, states, actions, depth=depth + 1
+        ):
+            own = [s for s in states.values() if s.scope == name]
+            actions[name] = replace(actions[name], **parent_fields(c, apath, actions[name], action, set(roles), own))
     for apath, name, _ in pending:
         for dep, _, _ in actions[name].depends_on:
             if dep not in actions:
                 c.fail([*apath, "depends_on"], f"Action {name!r} depends on unknown action {dep!r}.")
-
-
-def _with_children(action: ActionSpec, body: dict[str, Any]) -> ActionSpec:
-    children = body.get("children")
-    return replace(action, children=tuple(children) if isinstance(children, dict) else ())
+    return True
 
 
 def _action(
@@ -343,8 +340,6 @@ def _action(
     if not isinstance(trigger, str) or trigger not in TRIGGERS:
         c.fail([*path, "trigger"], f"{c.where([*path, 'trigger'])} must be one of {', '.join(TRIGGERS)}.")
         trigger = "user"
-    if trigger in PARENT_TRIGGERS and not CHILD_WORKFLOWS:
-        c.fail([*path, "trigger"], f"Action {name!r} is a {trigger} action: {NO_CHILD_WORKFLOWS}")
     role_names = c.names(body.get("allowed_roles"), [*path, "allowed_roles"], "role name")
     for role in role_names:
         if role not in roles:
@@ -399,8 +394,7 @@ def _action(
             c.fail([*path, "enable_conditions"], f"Action {name!r} names unknown enable condition {condition!r}.")
     if conditions and trigger == "init":
         c.fail([*path, "enable_conditions"], f"INIT action {name!r} is never enabled; it has no enable conditions.")
-    if CHILD_WORKFLOWS and trigger not in PARENT_TRIGGERS and ("children" in body or "states" in body):
-        c.fail([*path, "children"], f"Only workflow, parallel and dynamic actions have children ({name!r}).")
+    check_not_parent(c, path, name, body, trigger)
     pretty = c.text(body.get("pretty_name"), [*path, "pretty_name"], name)
     return ActionSpec(
         short_name=name,
@@ -459,8 +453,8 @@ def _on_fire(
 def _resolutions(
     c: SpecChecker, path: list[str], name: str, body: dict[str, Any], trigger: str
 ) -> tuple[tuple[str, str], ...]:
-    """``{code: pretty_name}``: the codes a person picks from when executing the action (seed
-    003 "Resolution Codes"); an action nobody executes by hand has none."""
+    """``{code: pretty_name}``: the codes a person picks from when executing the action;
+    an action nobody executes by hand has none."""
     rpath = [*path, "resolutions"]
     found = tuple(
         (code, c.text(pretty, [*rpath, code], code))

@@ -1,5 +1,5 @@
 """How a case moves: fire one enabled instance, recompute what is enabled, assign defaults,
-and run automatic actions (DESIGN §3 steps 3-8). Used by ``engine.cases``."""
+and run automatic actions. Used by ``engine.cases``."""
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -9,25 +9,26 @@ from typing import Any
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from engine import activity, assignment, notifications, ordering
+from engine import activity, assignment, children, notifications, ordering, scopes
 from engine.actors import SYSTEM, Actor
 from engine.conditions import EnableCheck
-from engine.context import CaseContext
+from engine.context import CaseContext, state_row
 from engine.errors import DomainError, ErrorCode
 from engine.jobs import outbox
 from engine.registry import enable_conditions, on_fire_callbacks, side_effects
 from engine.resources import require_open_to_reopen
 from engine.side_effects import Execution
 from engine.specs import ActionSpec
-from models import CaseState, EnabledAction, new_id
+from models import EnabledAction, new_id
 
 MAX_AUTOMATIC_STEPS = 100
 
 
 @dataclass
 class Recomputed:
-    enabled: list[EnabledAction] = field(default_factory=list)
+    enabled: list[EnabledAction] = field(default_factory=list)  # children of enabled parents too
     canceled: list[EnabledAction] = field(default_factory=list)
+    closed: int = 0  # children of canceled parents closed with them
 
 
 async def fire(
@@ -41,26 +42,35 @@ async def fire(
     now: datetime,
     output: str | None = None,
     resolution: str | None = None,
+    decision: dict[str, Any] | None = None,
+    notified: set[str] | None = None,
 ) -> activity.LogEntry:
     """Complete one instance: change its scope's state, log it, run side effects, re-enable.
     ``output`` is the caller's choice among the action's outputs (an ``on_fire`` callback may
-    choose instead); ``resolution`` a code the caller has checked against its resolutions."""
+    choose instead); ``resolution`` a code the caller has checked against its resolutions.
+    A parent firing (engine.children) passes the ``decision`` its entry names and who heard of
+    the child's completion (``notified``), and closes its still running children. The children
+    of a parallel or dynamic parent without states live in a scope without state: completing
+    one changes no state."""
     scope = instance.scope
-    from_state = ctx.states[scope]
+    from_state = ctx.states.get(scope)
     execution = Execution(ctx=ctx, action=spec_action, actor=actor, values=values, output=output, resolution=resolution)
-    to_state = await new_state(execution, from_state)
+    to_state = from_state if from_state is None else await new_state(execution, from_state)
     if scope == "" and ctx.spec.states[to_state].terminal and not ctx.spec.states[from_state].terminal:
         await ordering.require_previous_items_closed(ctx.session, item=ctx.item, subproject=ctx.subproject)
     elif scope == "" and ctx.spec.states[from_state].terminal and not ctx.spec.states[to_state].terminal:
         await require_open_to_reopen(ctx.session, subproject_id=ctx.subproject.id)
     instance.status, instance.completed_at = "COMPLETED", now
+    if spec_action.children:
+        closed = scopes.close_descendants(ctx, [instance], now)
+        execution.log_data["children"] = {"completed": closed[0], "canceled": closed[1]}
+    if decision is not None:
+        execution.log_data["condition"] = decision
     if to_state != from_state:
-        state_row = await ctx.session.get(CaseState, (ctx.case.id, scope))
-        assert state_row is not None
-        state_row.state = to_state
+        state_row(ctx, scope).state = to_state  # no read: load_case read it (or this transaction added it)
         ctx.states[scope] = to_state
     ctx.case.version += 1
-    recomputed = await recompute(ctx, scope, now)
+    recomputed = Recomputed() if from_state is None else await recompute(ctx, scope, now)
     execution.log_data.update({"from": from_state, "to": to_state})
     if execution.output is not None:
         execution.log_data["output"] = execution.output
@@ -73,6 +83,8 @@ async def fire(
         await registry[name](execution)
     if recomputed.canceled:
         execution.log_data["canceled"] = sorted({ea.action for ea in recomputed.canceled})
+    if recomputed.closed:
+        execution.log_data["closedChildren"] = recomputed.closed
     entry = await activity.record(
         ctx.session,
         kind="action_executed",
@@ -99,12 +111,15 @@ async def fire(
             at=now,
         )
     await after_enable(ctx, recomputed, now)
-    await notifications.notify(ctx, entry, assigned_parties=assigned_parties(ctx, recomputed.enabled))
+    heard = await notifications.notify(
+        ctx, entry, assigned_parties=assigned_parties(ctx, recomputed.enabled), already=notified
+    )
+    await children.settle(ctx, instance, now, heard)
     return entry
 
 
 async def new_state(execution: Execution, from_state: str) -> str:
-    """The state the action leads to (seed 003 "Conditional Transformation"): its ``new_state``
+    """The state the action leads to (outputs, docs/workflows.md): its ``new_state``
     (none: the state stays), or for an action with outputs the state of the output taken, which
     its ``on_fire`` callback picks (returning None keeps the caller's) or else the caller."""
     action = execution.action
@@ -157,8 +172,10 @@ _ENABLED_IN_SCOPE = select(EnabledAction).where(
 
 async def recompute(ctx: CaseContext, scope: str, now: datetime) -> Recomputed:
     """Bring the scope's enabled instances in line with its state: cancel what is no longer
-    enabled, keep what still is (its timer keeps running), enable what newly is."""
-    parent = None if scope == "" else (await ctx.session.get(EnabledAction, scope)).action  # type: ignore[union-attr]
+    enabled, keep what still is (its timer keeps running), enable what newly is; the children
+    of parents enabled or canceled here are started or closed with them (engine.children)."""
+    owner = None if scope == "" else await ctx.session.get(EnabledAction, scope)
+    parent = None if owner is None else owner.action
     state = ctx.states[scope]
     wanted = {
         a.short_name: a
@@ -188,26 +205,47 @@ async def recompute(ctx: CaseContext, scope: str, now: datetime) -> Recomputed:
                 refused = await _refused_in_scope(ctx, scope)
             _refuse(ctx, refused.get(name), spec_action, scope, now)
             continue
-        # A new instance starts a new clock: disabled and enabled again, a timer restarts.
-        fire_at = None if spec_action.timeout_seconds is None else now + timedelta(seconds=spec_action.timeout_seconds)
-        instance = EnabledAction(
-            id=new_id("ea"),
-            case_id=ctx.case.id,
-            action=name,
-            scope=scope,
-            trigger=spec_action.trigger,
-            assigned_role=spec_action.assigned_role if spec_action.is_assigned_in(state) else None,
-            fire_at=fire_at,
-            enabled_at=now,
-        )
-        if fire_at is not None:
-            timer_written(ctx.session, fire_at)
-        ctx.session.add(instance)
+        instance = new_instance(ctx, spec_action, scope, now, assignee=owner.assignee_party_id if owner else None)
+        instance.assigned_role = spec_action.assigned_role if spec_action.is_assigned_in(state) else None
         result.enabled.append(instance)
-        if ctx.enabled is not None:
-            ctx.enabled.append(instance)
-    await ctx.session.flush()
-    return result
+    if result.canceled:
+        result.closed = children.disabled(ctx, result.canceled, now)
+    if result.enabled and ctx.spec.has_children:
+        result.enabled += await children.enabled(ctx, result.enabled, now)
+    return result  # flushed with the operation's other writes (by its next read, or at commit)
+
+
+def new_instance(
+    ctx: CaseContext,
+    action: ActionSpec,
+    scope: str,
+    now: datetime,
+    *,
+    trigger: str | None = None,
+    assignee: str | None = None,
+) -> EnabledAction:
+    """A new ENABLED instance of ``action`` in ``scope`` (its parent, for a child scope). A new
+    instance starts a new clock: disabled and enabled again, a timer restarts. A scope row
+    (``trigger``) has no timer of its own: its parent's is the one that runs."""
+    timeout = action.timeout_seconds if trigger is None else None
+    fire_at = None if timeout is None else now + timedelta(seconds=timeout)
+    instance = EnabledAction(
+        id=new_id("ea"),
+        case_id=ctx.case.id,
+        action=action.short_name,
+        scope=scope,
+        parent_id=scope or None,
+        trigger=trigger or action.trigger,
+        assignee_party_id=assignee,
+        fire_at=fire_at,
+        enabled_at=now,
+    )
+    if fire_at is not None:
+        timer_written(ctx.session, fire_at)
+    ctx.session.add(instance)
+    if ctx.enabled is not None:
+        ctx.enabled.append(instance)
+    return instance
 
 
 # Built once: gating counts, per dependency, in workflows that use depends_on.
@@ -224,7 +262,7 @@ _REFUSED_IN_SCOPE = select(EnabledAction).where(
 
 
 async def _gates_open(ctx: CaseContext, action: ActionSpec) -> bool:
-    """Gating (seed 003 "Gated Actions"): each dependency has completed at least min and at
+    """Gating (depends_on): each dependency has completed at least min and at
     most max times. A dependency on the action itself caps its runs: enabling it once more is
     allowed only while it has completed fewer than max times, so it runs at most max times."""
     if not action.depends_on:
@@ -239,7 +277,7 @@ async def _gates_open(ctx: CaseContext, action: ActionSpec) -> bool:
 
 
 async def _conditions_allow(ctx: CaseContext, action: ActionSpec, scope: str) -> bool:
-    """Ask the action's enable conditions (seed 003 CanEnableP), in order; the first refusal wins."""
+    """Ask the action's enable conditions , in order; the first refusal wins."""
     registered = enable_conditions()
     check = EnableCheck(ctx=ctx, action=action, scope=scope)
     for name in action.enable_conditions:

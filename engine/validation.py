@@ -18,7 +18,7 @@ CURRENCIES = frozenset(
     XAG XAU XBA XBB XBC XBD XCD XCG XDR XOF XPD XPF XPT XSU XTS XUA XXX YER ZAR ZMW ZWG ZWL""".split()
 )
 
-# The documented maxima of the verbs' inputs (README, "Input limits"). The GraphQL layer has
+# The documented maxima of the verbs' inputs (docs/api.md, "Input limits"). The GraphQL layer has
 # its own ceilings for every string, list and JSON value (schema/input_guard.py).
 MAX_TEXT = 2000
 MAX_TAGS = 50

@@ -1,4 +1,4 @@
-"""Who may see which row (DESIGN §5): one rule per kind of row, written once.
+"""Who may see which row (hidden is the same as missing): one rule per kind of row, written once.
 
 Every read path asks these, so no path shows more than another: the loaders, pages and
 ``node`` (``resolvers``), notifications (written and read), pick lists, mutations' "not found"

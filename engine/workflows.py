@@ -42,6 +42,13 @@ def spec_of(workflow: Workflow) -> WorkflowSpec:
     return cached
 
 
+def cached_short_name(workflow_id: str) -> str | None:
+    """The short name of a definition whose spec this process has read (for metrics labels),
+    else None: never a query."""
+    cached = _spec_cache.get(workflow_id)
+    return cached.short_name if cached is not None else None
+
+
 async def spec_by_id(session: AsyncSession, workflow_id: str) -> WorkflowSpec:
     """The spec of a stored definition, read from the database only once per process."""
     cached = _spec_cache.get(workflow_id)

@@ -1,4 +1,4 @@
-"""Projects, subprojects, workflow items, budgets, documents and permission grants (seed 001)."""
+"""Projects, subprojects, workflow items, budgets, documents and permission grants."""
 
 from datetime import date, datetime
 from typing import Any

@@ -1,4 +1,4 @@
-"""Workflow definitions and the running state of cases (seed 004, 003).
+"""Workflow definitions and the running state of cases.
 
 A definition is stored as its validated spec JSON and loaded into an in-memory model by
 ``engine.specs``; cases refer to states, roles and actions by their short names.

@@ -24,11 +24,41 @@ def _user_only(rows: list[EnabledAction]) -> list[EnabledAction]:
 
 
 def states(ctx: Context, case: Case) -> Any:
-    """The state of every scope of the case, top level first."""
+    """The state of every running scope of the case, top level first (a child scope runs while
+    the instance owning it is ENABLED)."""
     loaders = ctx.loaders
     return with_loaded(
         [(loaders.workflow_by_id, case.workflow_id), (loaders.states_by_case, case.id)],
-        lambda workflow, rows: [spec_of(workflow).states[row.state] for row in rows],
+        lambda workflow, rows: [
+            spec_of(workflow).states[row.state] for row in rows if row.owner_status in (None, "ENABLED")
+        ],
+    )
+
+
+def scope_status(case: Case, state: Any, owner_status: str | None) -> str:
+    """A scope's status, as a case status: the top level's is its case's; a child scope is
+    CANCELED when its owner was, COMPLETED in a terminal state (or once its owner completed),
+    else ACTIVE (SUSPENDED with its case)."""
+    if owner_status is None:
+        return case.status
+    if owner_status == "CANCELED":
+        return "CANCELED"
+    if owner_status == "COMPLETED" or state.terminal:
+        return "COMPLETED"
+    return "SUSPENDED" if case.status == "SUSPENDED" else "ACTIVE"
+
+
+def scopes(ctx: Context, case: Case, make: Callable[[Any, Any, str], Any]) -> Any:
+    """Every scope of the case, top level first, finished ones too: ``make(scope, state,
+    status)``, scope '' for the top level, else the id of the instance owning it."""
+    loaders = ctx.loaders
+    return with_loaded(
+        [(loaders.workflow_by_id, case.workflow_id), (loaders.states_by_case, case.id)],
+        lambda workflow, rows: [
+            make(row.scope, state, scope_status(case, state, row.owner_status))
+            for row in rows
+            for state in (spec_of(workflow).states[row.state],)
+        ],
     )
 
 

@@ -2,7 +2,7 @@
 a subproject's workflow items, a project's subprojects.
 
 Display order: the children the parent's ordering lists, in its order, then every other child
-by creation time (ids are time-ordered). For items that is seed 000 (``engine.ordering.ordered``,
+by creation time (ids are time-ordered). For items that is the display order (``engine.ordering.ordered``,
 the subproject's ``workflow_item_ordering``); subprojects have no ordering, so creation order.
 Reading every visible id to order them in Python made each page of a subproject of 100,000
 items cost 100,000 rows; here the database ranks them and returns the page and its count. One

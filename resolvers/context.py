@@ -4,6 +4,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from engine.actors import Actor
+from engine.identity import TokenProblem
 from models import Database, utcnow
 from resolvers.errors import unauthenticated
 from resolvers.loaders import Loaders
@@ -28,6 +29,7 @@ class Context:
     response: Any = None
     live: bool = False  # a WebSocket connection: nothing read is kept between events
     token: str | None = None  # of a live connection, re-checked periodically by the server
+    auth_problem: TokenProblem = TokenProblem.MISSING  # why ``actor`` is None, told by ``viewer``
     connection_params: dict[str, Any] | None = None
     active_subscriptions: int = 0
     running_operations: int = 0  # a live connection's queries and mutations now running (schema/limits.py)
@@ -63,8 +65,10 @@ class Context:
     @property
     def viewer(self) -> Actor:
         self._personal = True
-        if self.actor is None or (self.actor.expires_at is not None and self.actor.expires_at <= utcnow()):
-            raise unauthenticated()
+        if self.actor is None:
+            raise unauthenticated(self.auth_problem)
+        if self.actor.expires_at is not None and self.actor.expires_at <= utcnow():
+            raise unauthenticated(TokenProblem.EXPIRED)
         return self.actor
 
     def start_event(

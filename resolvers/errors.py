@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from graphql import GraphQLError
 
 from engine.errors import DomainError, DomainErrors, ErrorCode
+from engine.identity import TokenProblem
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,10 +22,20 @@ def user_errors(error: DomainError) -> list[UserErrorRow]:
     return [UserErrorRow(e.code, e.message, e.field) for e in errors]
 
 
-def unauthenticated() -> GraphQLError:
-    return GraphQLError(
-        "Authentication required: send Authorization: Bearer <token>.", extensions={"code": "UNAUTHENTICATED"}
-    )
+# One sentence per reason a request is not authenticated, the same over HTTP (an error with the
+# code UNAUTHENTICATED) and WebSocket (the close reason: at most 123 bytes).
+AUTH_MESSAGES = {
+    TokenProblem.MISSING: "Authentication required: send Authorization: Bearer <token>.",
+    TokenProblem.MALFORMED: "The Authorization header is malformed: expected Bearer and a token that login returned.",
+    TokenProblem.UNKNOWN: "The token is unknown: log in to get a new one.",
+    TokenProblem.EXPIRED: "The token has expired: log in again.",
+    TokenProblem.REVOKED: "The token was revoked (logged out): log in again.",
+    TokenProblem.DISABLED: "The token's user is disabled.",
+}
+
+
+def unauthenticated(problem: TokenProblem = TokenProblem.MISSING) -> GraphQLError:
+    return GraphQLError(AUTH_MESSAGES[problem], extensions={"code": "UNAUTHENTICATED"})
 
 
 def is_client_error(error: GraphQLError) -> bool:

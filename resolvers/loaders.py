@@ -345,9 +345,15 @@ class Loaders:
         prime(self.case_by_id, {case.id: case for case in rows})  # the other key: Case fields by id cost nothing
         return _one(rows, ids, lambda r: r.object_id)
 
-    async def _states_by_case(self, ids: list[str]) -> list[list[CaseState]]:
+    async def _states_by_case(self, ids: list[str]) -> list[list[Any]]:
+        """Every FSM scope of each case, top level ('') first: (case_id, scope, state,
+        owner_status), the status of the instance owning a child scope (None at the top level)."""
+        owner = EnabledAction.__table__.c
         rows = await self._rows(
-            select(CaseState.__table__).where(self._in(CaseState.case_id, ids)).order_by(CaseState.scope)
+            select(*CaseState.__table__.c, owner.status.label("owner_status"))
+            .outerjoin(EnabledAction.__table__, owner.id == CaseState.scope)
+            .where(self._in(CaseState.case_id, ids))
+            .order_by(CaseState.scope)
         )
         return _many(rows, ids, lambda r: r.case_id)
 

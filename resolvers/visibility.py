@@ -1,4 +1,4 @@
-"""SQL conditions for "the viewer may see this row" (DESIGN §5). The rules themselves are
+"""SQL conditions for "the viewer may see this row" . The rules themselves are
 ``engine.visibility``'s, one per kind of row; the read layer takes them from here."""
 
 from sqlalchemy import ColumnElement, String, cast, func

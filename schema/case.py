@@ -54,7 +54,10 @@ class EnabledAction:
     def assignees(self, info: AppInfo) -> list[Party]:
         return case_reads.assignees(info.context, self)  # type: ignore[arg-type]
 
-    @strawberry.field
+    @strawberry.field(
+        description="The instance this one is a child of: the WORKFLOW or PARALLEL parent, or the DYNAMIC parent's "
+        "instance for one party (itself a child of the parent); null at the top level."
+    )
     @context_only
     async def parent(self, info: AppInfo) -> "EnabledAction | None":
         pid = self.parent_id  # type: ignore[attr-defined]
@@ -64,6 +67,30 @@ class EnabledAction:
     @context_only
     async def case_(self, info: AppInfo) -> Annotated["Case", strawberry.lazy("schema.case")]:
         return await info.context.loaders.case_by_id.load(self.case_id)  # type: ignore[attr-defined]
+
+
+@strawberry.type(
+    description="One FSM scope of a case: the top level, or the child workflow of a WORKFLOW action (or of one "
+    "DYNAMIC instance), finished ones included."
+)
+class CaseScope:
+    state: State
+    status: CaseStatus = strawberry.field(
+        description="The top level's is its case's; a child scope is ACTIVE while it runs, COMPLETED in a terminal "
+        "state (or once its parent fired), CANCELED when its parent was disabled or fired before it completed."
+    )
+
+    @strawberry.field(description="The enabled instance that owns this scope; null for the top level.")
+    @context_only
+    async def parent(self, info: AppInfo) -> EnabledAction | None:
+        scope = self.scope  # type: ignore[attr-defined]
+        return await info.context.loaders.enabled_action_by_id.load(scope) if scope else None
+
+
+def _case_scope(scope: str, state: Any, status: str) -> CaseScope:
+    result = CaseScope(state=state, status=CaseStatus(status))
+    result.scope = scope  # type: ignore[attr-defined]
+    return result
 
 
 @strawberry.type
@@ -121,10 +148,15 @@ class Case(Node):
     def state(self, info: AppInfo) -> State:
         return case_reads.state(info.context, self)  # type: ignore[arg-type]
 
-    @strawberry.field(description="The top-level state, then one per running child workflow.")
+    @strawberry.field(description="The top-level state, then one per running child workflow (see scopes).")
     @context_only
     def states(self, info: AppInfo) -> list[State]:
         return case_reads.states(info.context, self)  # type: ignore[arg-type]
+
+    @strawberry.field(description="Every FSM scope: the top level first, then each child workflow, finished or not.")
+    @context_only
+    def scopes(self, info: AppInfo) -> list[CaseScope]:
+        return case_reads.scopes(info.context, self, _case_scope)  # type: ignore[arg-type]
 
     @strawberry.field(
         description="The case's enabled USER actions, whoever may perform them. A SUSPENDED case keeps its enabled "

@@ -7,13 +7,14 @@ import strawberry
 
 import engine
 from engine import cases
-from engine.workflows import spec_of
+from engine.workflows import cached_short_name, spec_of
 from models import Workflow as WorkflowRow
 from resolvers.mutations import run
 from schema.activity import Activity
 from schema.base import JSON, AppInfo, UserError
 from schema.case import Case, CaseStatus
 from schema.workflow import Action, State, Workflow
+from server import metrics
 
 
 @strawberry.input(description="Name the case by caseId or by its workflowItemId.")
@@ -22,7 +23,10 @@ class ExecuteActionInput:
     workflow_item_id: strawberry.ID | None = None
     case_id: strawberry.ID | None = None
     enabled_action_id: strawberry.ID | None = strawberry.field(
-        default=None, description="Which instance, when the action is enabled more than once."
+        default=None,
+        description="Which instance, when the action is enabled more than once (child scopes, DYNAMIC instances). "
+        "Without it your own instance is taken when you are assigned to exactly one; otherwise AMBIGUOUS_ACTION "
+        "names the instances you may execute.",
     )
     comment: str | None = None
     data: JSON | None = strawberry.field(default=None, description="Key/value data stored in the log entry.")
@@ -84,7 +88,9 @@ class CasePayload:
 
 @strawberry.input
 class DefineWorkflowInput:
-    spec: JSON = strawberry.field(description="The seed-004 spec: roles, states, actions keyed by short name.")
+    spec: JSON = strawberry.field(
+        description="A workflow spec: roles, states and actions, each keyed by short name (docs/workflows.md)."
+    )
 
 
 @strawberry.type
@@ -132,11 +138,14 @@ async def execute_action(info: AppInfo, input: ExecuteActionInput) -> ExecuteAct
 
     outcome, errors = await run(info.context, operation, rollback=input.dry_run)
     if outcome is None:
+        metrics.action_executed(None, str(errors[0].code) if errors else "error")
         return ExecuteActionPayload(user_errors=errors)
     result, preview, dry_case_id = outcome
     if preview is not None:  # nothing happened: show the case as it still is
         case = await info.context.loaders.case_by_id.load(dry_case_id)
+        metrics.action_executed(cached_short_name(case.workflow_id), "dry_run")
         return ExecuteActionPayload(case=case, preview=preview)
+    metrics.action_executed(cached_short_name(result.case.workflow_id), "replayed" if result.replayed else "ok")
     return ExecuteActionPayload(case=result.case, activity=result.activity, replayed=result.replayed)
 
 

@@ -183,6 +183,17 @@ class CasewayExecutor(StrawberryGraphQLCoreExecutionContext):
         # execute_operation); None where results are not shared.
         self._event_operation: Any = _UNKNOWN
 
+    @classmethod
+    def build(cls, *args: Any, **kwargs: Any) -> Any:
+        """graphql-core's; variables that cannot be coerced (or an unknown operation name) are
+        the request's fault, said with a code, so that they can be answered as the request
+        errors they are (server/media_types.py)."""
+        built = super().build(*args, **kwargs)
+        if isinstance(built, list):
+            for error in built:
+                error.extensions = {**(error.extensions or {}), "code": "BAD_USER_INPUT"}
+        return built
+
     def build_per_event_executor(self, payload: Any) -> Any:
         """Each event of a subscription is an execution of its own. graphql-core's copy shares
         the memo of collected subfields (and ours, of plans and completers) with the

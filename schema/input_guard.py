@@ -8,7 +8,7 @@ other string at most ``MAX_STRING``, a list at most ``MAX_LIST`` items, and a ``
 most ``MAX_JSON_DEPTH`` deep and ``MAX_JSON_VALUES`` values, its keys at most ``MAX_JSON_KEY``
 characters, its numbers finite (no NaN, no Infinity, nothing beyond a double's range such as
 ``1e400``). The verbs apply tighter, per-field maxima of their own as
-``userErrors`` (README, "Input limits").
+``userErrors`` (docs/api.md, "Input limits").
 
 Variables are checked by ``InputGuard`` before execution, against the types their operation
 declares; the document's own literals by ``InputLiteralsRule``, a validation rule, so each

@@ -4,12 +4,17 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable
 
 import strawberry
 from graphql import GraphQLError
-from sqlalchemy import select
+from sqlalchemy import exists, or_, select
 
+from engine.errors import not_found
 from engine.events import Event, Subscriber, SubscriberDropped, audiences
 from models import Activity as ActivityRow
+from models import Project, kind_of
+from models import Subproject as SubprojectRow
+from models import WorkflowItem as WorkflowItemRow
 from resolvers.context import Context
 from resolvers.pagination import parse_seq_cursor
+from resolvers.visibility import entry_readable, item_visible, project_visible, subproject_visible
 from schema.activity import Activity
 from schema.base import AppInfo
 from schema.notification import Notification
@@ -26,6 +31,36 @@ def _scope_filter(project_id: str | None, subproject_id: str | None, workflow_it
         )
 
     return matches
+
+
+# (column and argument, what it is called in a sentence, id kind, the argument's GraphQL name)
+_SCOPES = (
+    ("project_id", "project", "Project", "projectId"),
+    ("subproject_id", "subproject", "Subproject", "subprojectId"),
+    ("workflow_item_id", "workflow item", "WorkflowItem", "workflowItemId"),
+)
+
+
+async def _check_scope(ctx: Context, **ids: str | None) -> None:
+    """A scope id the viewer knows nothing of — it does not exist, or they may neither view it
+    nor read any of its history (a role in one of its items, say) — is refused at once with
+    the same sentence either way, rather than giving a subscription that never receives
+    anything. One query per scope given, at subscription time only."""
+    for column, what, kind, argument in _SCOPES:
+        value = ids[column]
+        if value is None:
+            continue
+        known = kind_of(value) == kind
+        if known:
+            async with ctx.db.read_session() as session:
+                visible = {"Project": project_visible, "Subproject": subproject_visible, "WorkflowItem": item_visible}
+                model = {"Project": Project, "Subproject": SubprojectRow, "WorkflowItem": WorkflowItemRow}[kind]
+                readable = exists().where(getattr(ActivityRow, column) == value, entry_readable(ctx.viewer))
+                viewable = exists().where(model.id == value, visible[kind](ctx.viewer))
+                known = bool(await session.scalar(select(or_(viewable, readable))))
+        if not known:
+            error = not_found(what, value, argument)
+            raise GraphQLError(error.message, extensions={"code": error.code.value})
 
 
 def _open(ctx: Context) -> None:
@@ -72,6 +107,7 @@ class Subscription:
         ctx.viewer  # noqa: B018 - authentication check
         after_seq = parse_seq_cursor(after)
         in_scope = _scope_filter(project_id, subproject_id, workflow_item_id)
+        await _check_scope(ctx, project_id=project_id, subproject_id=subproject_id, workflow_item_id=workflow_item_id)
         _open(ctx)
         subscriber = None
         try:

@@ -5,6 +5,7 @@ import contextlib
 import gc
 import json
 import logging
+import time
 import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -18,25 +19,32 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
-from strawberry.asgi import GraphQL
+from strawberry.asgi import ASGIWebSocketAdapter, GraphQL
 from strawberry.exceptions import ConnectionRejectionError
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL
 from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import BaseGraphQLTransportWSHandler
+from strawberry.types.execution import ExecutionResult
 
 from engine import identity
 from models import Database
 from resolvers.context import Context
+from resolvers.errors import AUTH_MESSAGES
 from schema import schema
+from server import metrics
+from server.access_log import request_logged
 from server.actor_cache import ActorCache
 from server.checkpoints import checkpoint_forever
 from server.hub import EventHub, create_hub
 from server.job_runner import JobRunner, configure_jobs
-from server.request_limits import BodyLimit, error_response, graphiql_headers
+from server.media_types import GRAPHQL_RESPONSE, negotiate, request_error_status, without_data
+from server.operations import health, metrics_endpoint, ready_endpoint
+from server.request_limits import BodyLimit, error_response
 from server.settings import Settings
 from server.sweeper import Sweeper
+from server.web import WebAssets
 
 log = logging.getLogger("caseway.server")
 
@@ -65,14 +73,54 @@ class TransportWS(BaseGraphQLTransportWSHandler):
         await super().handle_subscribe(message)
 
 
+def bearer_token(header: str) -> str:
+    """The token of an ``Authorization: Bearer <token>`` header; a header of another shape gives
+    a value that is not a token's (so it is refused as malformed), an empty one ``""``."""
+    scheme, _, token = header.strip().partition(" ")
+    if not header.strip():
+        return ""
+    return token.strip() if scheme.lower() == "bearer" and token.strip() else "<malformed>"
+
+
+# The scope key of what an HTTP request ran: (operation name, outcome, user id), for ``run``.
+OBSERVED = "caseway.observed"
+
+
+# The scope key that marks an answer as a request error's (server/media_types.py).
+REQUEST_ERROR = "caseway.request_error"
+# The scope key of a refused connection's reason, read by ``CasewayWebSocket.close``.
+REFUSAL = "caseway.refusal"
+LEGACY_HINT = "The graphql-ws protocol is off on this server: use graphql-transport-ws, or set CASEWAY_LEGACY_WS=true."
+
+
+class CasewayWebSocket(ASGIWebSocketAdapter):
+    """strawberry's WebSocket adapter, its closes saying why: the reason a connection_init was
+    refused (strawberry's own says only "Forbidden"), and that the old protocol exists but is
+    off (strawberry's says "Subprotocol not acceptable")."""
+
+    async def close(self, code: int, reason: str) -> None:
+        scope = self.ws.scope
+        if code == 4403 and REFUSAL in scope:
+            reason = scope[REFUSAL]
+        elif code == 4406 and GRAPHQL_WS_PROTOCOL in scope.get("subprotocols", ()):
+            reason = LEGACY_HINT
+        await super().close(code, reason)
+
+
 class CasewayGraphQL(GraphQL):
+    """Builds the per-request context: reads the bearer token and resolves the viewer, or why
+    not (told by ``Context.viewer``). Over WebSocket the token comes in the connection_init
+    payload; a bad one closes with 4403 and the reason in words. Cross-origin handshakes are
+    refused (HTTP 403) unless the origin is allowed. HTTP answers in the media type the
+    client prefers (server/media_types.py); each HTTP request is counted (server/metrics.py)
+    and logged (server/access_log.py)."""
+
     graphql_transport_ws_handler_class = TransportWS
+    websocket_adapter_class = CasewayWebSocket
 
-    """Builds the per-request context: reads the bearer token and resolves the viewer. Over
-    WebSocket the token comes in the connection_init payload; a bad one closes with 4403.
-    Cross-origin handshakes are refused (HTTP 403) unless the origin is allowed."""
-
-    def __init__(self, db: Database, settings: Settings, hub: EventHub, actor_cache: ActorCache) -> None:
+    def __init__(
+        self, db: Database, settings: Settings, hub: EventHub, actor_cache: ActorCache, web: WebAssets
+    ) -> None:
         protocols = [GRAPHQL_TRANSPORT_WS_PROTOCOL] + ([GRAPHQL_WS_PROTOCOL] if settings.legacy_ws else [])
         super().__init__(
             schema,
@@ -87,7 +135,7 @@ class CasewayGraphQL(GraphQL):
         self.hub = hub
         self.actor_cache = actor_cache
         self.live_contexts: weakref.WeakSet[Context] = weakref.WeakSet()
-        self.graphiql_headers = graphiql_headers(self.graphql_ide_html) if settings.graphiql else {}
+        self.web = web
 
     async def recheck_live_connections(self) -> None:
         """Re-read the token and groups of every live connection in two queries, so a revoked
@@ -106,12 +154,19 @@ class CasewayGraphQL(GraphQL):
             except Exception:  # retried at the next interval
                 log.exception("re-checking live connections failed")
                 continue
+            refused = [c for c in contexts if (c.token or "") not in actors]
+            problems: dict[str, identity.TokenProblem] = {}
+            if refused:
+                with contextlib.suppress(Exception):  # then the reason is the general one
+                    async with self.db.read_session() as session:
+                        problems = await identity.token_problems(session, list({c.token or "" for c in refused}))
             for context in contexts:
                 context.actor = actors.get(context.token or "")
                 if context.actor is None:
+                    context.auth_problem = problems.get(context.token or "", identity.TokenProblem.UNKNOWN)
                     self.live_contexts.discard(context)
                     with contextlib.suppress(Exception):  # already closed
-                        await context.request.close(code=4403, reason="Forbidden")
+                        await context.request.close(code=4403, reason=AUTH_MESSAGES[context.auth_problem])
 
     def encode_json(self, data: object) -> str:
         """orjson: several times faster than json on a big read. Text, because WebSocket
@@ -133,31 +188,41 @@ class CasewayGraphQL(GraphQL):
             response=response,
             live=live,
         )
+        if not live and negotiate(request.headers.get("accept")) == GRAPHQL_RESPONSE:
+            response.media_type = GRAPHQL_RESPONSE  # read by create_response and execute_operation
         header = request.headers.get("authorization", "")
-        if header.lower().startswith("bearer ") and not live:
-            token = ctx.token = header[7:].strip()  # ``logout`` revokes it
+        if header and not live:
+            token = ctx.token = bearer_token(header)  # ``logout`` revokes it
             ctx.actor = self.actor_cache.get(token)
             if ctx.actor is None:
-                generation = self.actor_cache.generation
-                # Its own short connection: the request's read session opens only once execution
-                # starts, so a client that disconnects before that leaves nothing checked out.
-                async with self.db.reader.connect() as connection:
-                    ctx.actor = await identity.authenticate(connection, token)
-                if ctx.actor is not None:
-                    self.actor_cache.put(token, ctx.actor, read_in=generation)
+                await self._authenticate(ctx, token)
         return ctx
 
+    async def _authenticate(self, ctx: Context, token: str) -> None:
+        """Sets ``ctx.actor`` from the database, or ``ctx.auth_problem`` to say why not."""
+        generation = self.actor_cache.generation
+        # Its own short connection: the request's read session opens only once execution
+        # starts, so a client that disconnects before that leaves nothing checked out.
+        async with self.db.reader.connect() as connection:
+            checked = await identity.check_token(connection, token)
+        if isinstance(checked, identity.TokenProblem):
+            ctx.auth_problem = checked
+            return
+        ctx.actor = checked
+        if not ctx.live:
+            self.actor_cache.put(token, checked, read_in=generation)
+
     async def on_ws_connect(self, context: Context) -> None:  # type: ignore[override]
+        """Authenticates the connection_init payload's ``authorization``; a refusal closes the
+        connection with 4403 and the reason in words (``CasewayWebSocket.close``)."""
         params = context.connection_params if isinstance(context.connection_params, dict) else {}
         header = str(params.get("authorization") or params.get("Authorization") or "")
-        if not header.lower().startswith("bearer "):
-            raise ConnectionRejectionError()
-        context.token = header[7:].strip()
-        async with self.db.reader.connect() as connection:  # as an HTTP request authenticates
-            context.actor = await identity.authenticate(connection, context.token)
-        self.live_contexts.add(context)
+        context.token = bearer_token(header)
+        await self._authenticate(context, context.token)
         if context.actor is None:
-            raise ConnectionRejectionError()
+            reason = context.request.scope[REFUSAL] = AUTH_MESSAGES[context.auth_problem]
+            raise ConnectionRejectionError({"message": reason})  # the payload: the legacy protocol's answer
+        self.live_contexts.add(context)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         try:
@@ -165,13 +230,33 @@ class CasewayGraphQL(GraphQL):
         except ClientDisconnect:  # the client went away mid-request: nothing to answer, nothing to log
             return
 
-    async def run(self, *args: Any, **kwargs: Any) -> Any:
+    async def run(self, request: Any, *args: Any, **kwargs: Any) -> Any:
         """strawberry's, its refusals (bad JSON, no query, a GET mutation) answered as GraphQL
-        errors with a code rather than plain text."""
+        errors with a code rather than plain text; each HTTP request measured and logged."""
+        if self.is_websocket_request(request):
+            return await super().run(request, *args, **kwargs)
+        started = time.perf_counter()
         try:
-            return await super().run(*args, **kwargs)
+            response = await super().run(request, *args, **kwargs)
         except HTTPException as refusal:
-            return error_response(refusal.status_code, refusal.reason)
+            response = error_response(refusal.status_code, refusal.reason)
+        seconds = time.perf_counter() - started
+        operation, outcome, user_id = request.scope.get(OBSERVED) or (
+            None,
+            "refused" if response.status_code >= 400 else "page",
+            None,
+        )
+        metrics.request_done(operation, outcome, seconds)
+        request_logged(
+            method=request.method,
+            path=request.url.path,
+            status=response.status_code,
+            operation=operation,
+            outcome=outcome,
+            user_id=user_id,
+            seconds=seconds,
+        )
+        return response
 
     def decode_json(self, data: str | bytes) -> object:
         """json (not orjson, which reads integers beyond 64 bits as floats), its every failure a
@@ -196,17 +281,42 @@ class CasewayGraphQL(GraphQL):
         return value
 
     async def render_graphql_ide(self, request: Request) -> Response:
-        return HTMLResponse(self.graphql_ide_html, headers=self.graphiql_headers)
+        return self.web.graphiql()  # from Caseway's own assets (server/web.py)
 
     async def execute_operation(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
         """strawberry's; its time limit is the schema's (schema/limits.py), so that WebSocket
         operations have it too."""
         context = kwargs.get("context")
         try:
-            return await super().execute_operation(*args, **kwargs)
+            result = await super().execute_operation(*args, **kwargs)
         finally:  # the request's read session goes back to the pool
             if isinstance(context, Context):
                 await context.close()
+        request, sub_response = kwargs["request"], kwargs.get("sub_response")
+        if not isinstance(result, ExecutionResult):  # a batch, or a subscription's stream
+            return result
+        rejected = request_error_status(result) if result.errors else None
+        if rejected is not None and getattr(sub_response, "media_type", None) == GRAPHQL_RESPONSE:
+            sub_response.status_code = rejected  # a request error: its status, and no data entry (process_result)
+            request.scope[REQUEST_ERROR] = True
+        if sub_response is not None:  # HTTP: for the metrics and the access log (``run``)
+            data = kwargs.get("request_data")
+            name = getattr(data, "operation_name", None) or metrics.operation_name(getattr(data, "query", None))
+            outcome = "ok" if not result.errors else "rejected" if rejected is not None else "error"
+            actor = getattr(context, "actor", None)
+            request.scope[OBSERVED] = (name, outcome, actor.user_id if actor is not None else None)
+        return result
+
+    async def process_result(self, request: Any, result: ExecutionResult) -> Any:  # type: ignore[override]
+        body = await super().process_result(request, result)
+        return without_data(body) if request.scope.get(REQUEST_ERROR) else body
+
+    def create_response(self, response_data: Any, sub_response: Response) -> Response:  # type: ignore[override]
+        """strawberry's, in the media type the client asked for (server/media_types.py)."""
+        response = super().create_response(response_data, sub_response)
+        if sub_response.media_type == GRAPHQL_RESPONSE:
+            response.headers["content-type"] = f"{GRAPHQL_RESPONSE}; charset=utf-8"
+        return response
 
 
 def tune_garbage_collector() -> None:
@@ -223,7 +333,8 @@ def create_app(settings: Settings | None = None, *, db: Database | None = None) 
     db = db or Database(settings.database_url, pool_size=settings.db_pool_size)
     actor_cache = ActorCache(settings.auth_cache_seconds)
     hub = create_hub(db, poll_interval=settings.hub_poll_interval, on_identity_change=actor_cache.clear)
-    graphql = CasewayGraphQL(db, settings, hub, actor_cache)
+    web = WebAssets(settings.web_dir)
+    graphql = CasewayGraphQL(db, settings, hub, actor_cache, web)
     sweeper = Sweeper(db, hub, poll_interval=settings.timer_poll_interval)
     configure_jobs(settings)
     runner = (
@@ -231,6 +342,7 @@ def create_app(settings: Settings | None = None, *, db: Database | None = None) 
         if settings.run_jobs
         else None
     )
+    background: dict[str, asyncio.Task[Any] | None] = {}
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -247,6 +359,9 @@ def create_app(settings: Settings | None = None, *, db: Database | None = None) 
             if settings.secret_key
             else None
         )
+        background.update(hub.tasks, sweeper=sweeper.task, recheck=recheck, signer=signer)  # for /ready
+        if runner is not None:
+            background["job_runner"] = runner.task
         try:
             yield
         finally:
@@ -258,19 +373,20 @@ def create_app(settings: Settings | None = None, *, db: Database | None = None) 
                 signer.cancel()
             await hub.stop()
             await db.dispose()
+            metrics.process_stopping()
 
-    async def health(request: Request) -> JSONResponse:
-        return JSONResponse({"status": "ok"})
-
-    async def root(request: Request) -> RedirectResponse:
-        return RedirectResponse("/graphql")
+    async def root(request: Request) -> Response:
+        return web.dashboard()
 
     app = Starlette(
         routes=[
             Route("/", root),
             Route("/health", health),
+            Route("/ready", ready_endpoint(db, lambda: background)),
+            Route("/metrics", metrics_endpoint),
             Route("/graphql", graphql, methods=["GET", "POST"]),
             WebSocketRoute("/graphql", graphql),
+            *web.routes(),
         ],
         middleware=[
             # Other origins' pages may call the HTTP endpoint as they may open a WebSocket;

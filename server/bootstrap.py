@@ -22,6 +22,27 @@ async def prepare(settings: Settings, db: Database) -> None:
             await workflows.sync_spec_files(session, settings.workflows_dir)
 
 
+DEMO_USERS = {  # login: (display name, admin)
+    "admin": ("Ada Admin", True),
+    "alice": ("Alice Analyst", False),
+    "bob": ("Bob Builder", False),
+    "carol": ("Carol Controller", False),
+}
+
+
+async def add_demo_users(db: Database) -> list[str]:
+    """On a database that has users already: create the demo users it lacks (so that `serve
+    --demo` can print the admin's token), and no projects. Returns the logins created."""
+    async with db.transaction() as s:
+        existing = set((await s.scalars(select(User.login).where(User.login.in_(DEMO_USERS)))).all())
+        for login, (name, admin) in DEMO_USERS.items():
+            if login not in existing:
+                await identity.create_user(
+                    s, actor=None, login=login, password=DEMO_PASSWORD, display_name=name, admin=admin
+                )
+    return [login for login in DEMO_USERS if login not in existing]
+
+
 async def load_demo(db: Database) -> bool:
     """Fill an empty database with a few users, a group, two projects and their items.
     Returns False (and does nothing) if there are users already."""
@@ -101,4 +122,4 @@ async def demo_token(db: Database, settings: Settings, login: str = "admin") -> 
         return await identity.create_token(s, user_id=user.id, ttl_seconds=settings.token_ttl)
 
 
-__all__ = ["DEMO_PASSWORD", "demo_token", "load_demo", "prepare"]
+__all__ = ["DEMO_PASSWORD", "DEMO_USERS", "add_demo_users", "demo_token", "load_demo", "prepare"]

@@ -1,20 +1,59 @@
 """The `caseway` command: serve, migrate, demo, create-user, define-workflow, export-schema,
-verify-history, checkpoint-history, run-due-timers, run-jobs, jobs."""
+verify-history, checkpoint-history, run-due-timers, run-jobs, jobs.
+
+Every expected failure is one sentence on stderr and exit code 1 (server/cli_errors.py); a
+traceback only with ``caseway --debug``. Commands that work on an existing database check it
+is there and migrated first, so that none of them creates an empty SQLite file by accident.
+"""
 
 import argparse
 import asyncio
+import getpass
+import os
+import shutil
 import sys
+import tempfile
+import traceback
 from collections.abc import AsyncIterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from models import Database, as_utc, normalize_url
+from server.cli_errors import CliError, check_port_free, domain_sentence, load_spec, sentence, where
 from server.settings import Settings
 
 
 def _db(settings: Settings) -> Database:
     return Database(settings.database_url)
+
+
+async def _migrated_db(settings: Settings) -> Database:
+    """The configured database, refused with a sentence when it does not exist (a SQLite file
+    is not created) or is not migrated to this code's head."""
+    from sqlalchemy.engine import make_url
+
+    from server.migrate import head_revision, revisions
+
+    url = make_url(normalize_url(settings.database_url))
+    if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
+        if not await asyncio.to_thread(Path(url.database).exists):
+            raise CliError(
+                f"no database: {url.database} does not exist. Run `caseway migrate` to create it, "
+                "or set CASEWAY_DATABASE_URL."
+            )
+    db = _db(settings)
+    try:
+        async with db.engine.connect() as connection:
+            current = await revisions(connection)
+    except BaseException:
+        await db.dispose()
+        raise
+    if head_revision() not in current:
+        await db.dispose()
+        at = f"at {', '.join(current)}" if current else "never migrated"
+        raise CliError(f"{where(settings.database_url)} is not migrated ({at}): run `caseway migrate` first.")
+    return db
 
 
 async def _migrate(settings: Settings) -> None:
@@ -28,17 +67,28 @@ async def _migrate(settings: Settings) -> None:
 
 
 async def _demo(settings: Settings, *, print_token: bool) -> None:
-    from server.bootstrap import DEMO_PASSWORD, demo_token, load_demo, prepare
+    from server.bootstrap import DEMO_PASSWORD, add_demo_users, demo_token, load_demo, prepare
 
     db = _db(settings)
     try:
         await prepare(settings, db)
         if await load_demo(db):
-            print(f"Loaded demo data: users admin, alice, bob, carol (password {DEMO_PASSWORD!r}).")
+            print(
+                f"Loaded demo data: users admin, alice, bob, carol (password {DEMO_PASSWORD!r}), "
+                "a group, two projects and their items."
+            )
+        elif added := await add_demo_users(db):
+            print(
+                f"The database has users already, so no demo projects were loaded; added the demo users it "
+                f"lacked: {', '.join(added)} (password {DEMO_PASSWORD!r})."
+            )
+        else:
+            print("Demo data skipped: the database has users already, the demo users among them.")
         if print_token:
             token = await demo_token(db, settings)
             url = f"http://{settings.host}:{settings.port}/graphql"
             print(
+                f"\n  Dashboard:  http://{settings.host}:{settings.port}/  (sign in as alice, {DEMO_PASSWORD!r})"
                 f"\n  GraphiQL:   {url}\n  Demo token: {token}\n"
                 f'  In GraphiQL\'s headers tab: {{"Authorization": "Bearer {token}"}}\n',
                 flush=True,
@@ -47,40 +97,56 @@ async def _demo(settings: Settings, *, print_token: bool) -> None:
         await db.dispose()
 
 
+def _password(args: argparse.Namespace) -> str:
+    """--password, else one line of standard input (--password-stdin), else asked twice in a
+    terminal; never an empty one."""
+    if args.password is not None:
+        return str(args.password)
+    if args.password_stdin:
+        password = sys.stdin.readline().rstrip("\r\n")
+        if not password:
+            raise CliError("no password on standard input (--password-stdin reads its first line).")
+        return password
+    if not sys.stdin.isatty():
+        raise CliError("no password: give --password-stdin and pipe it in, or run in a terminal to be asked.")
+    password = getpass.getpass(f"Password for {args.login}: ")
+    if getpass.getpass("Repeat it: ") != password:
+        raise CliError("the two passwords differ; nothing was created.")
+    return password
+
+
 async def _create_user(settings: Settings, args: argparse.Namespace) -> None:
     from engine import identity
-    from engine.errors import DomainError
 
-    db = _db(settings)
+    password = _password(args)
+    db = await _migrated_db(settings)
     try:
         async with db.transaction() as s:
             user = await identity.create_user(
                 s,
                 actor=None,
                 login=args.login,
-                password=args.password,
+                password=password,
                 display_name=args.display_name,
                 admin=args.admin,
             )
         print(f"Created user {user.login} ({user.id}).")
-    except DomainError as error:
-        raise SystemExit(f"error: {error.message}") from None
     finally:
         await db.dispose()
 
 
 async def _define_workflow(settings: Settings, path: Path) -> None:
     from engine import workflows
-    from engine.errors import DomainError, DomainErrors
+    from engine.errors import DomainError
 
-    db = _db(settings)
+    spec = load_spec(path)  # before the database: a typo in the file is told first
+    db = await _migrated_db(settings)
     try:
         async with db.transaction() as s:
-            workflow = await workflows.define_workflow(s, actor=None, spec=workflows.load_spec_file(path))
+            workflow = await workflows.define_workflow(s, actor=None, spec=spec)
         print(f"Defined workflow {workflow.short_name} version {workflow.version} ({workflow.id}).")
     except DomainError as error:
-        errors = error.errors if isinstance(error, DomainErrors) else [error]
-        raise SystemExit("\n".join(f"error: {e.message} ({'.'.join(e.field or [])})" for e in errors)) from None
+        raise CliError(f"{path} is not a valid workflow spec: {domain_sentence(error)}") from None
     finally:
         await db.dispose()
 
@@ -88,11 +154,10 @@ async def _define_workflow(settings: Settings, path: Path) -> None:
 async def _verify_history(settings: Settings, resource_id: str | None) -> bool:
     """Print a sentence per chain; True if every chain is intact."""
     from engine import history
-    from engine.errors import DomainError
 
+    db = await _migrated_db(settings)
     if not settings.secret_key:
         print("No secret key is configured (CASEWAY_SECRET_KEY): checking the hash chains alone.", file=sys.stderr)
-    db = _db(settings)
     checked = broken = 0
     try:
         async with db.session() as s:
@@ -103,8 +168,6 @@ async def _verify_history(settings: Settings, resource_id: str | None) -> bool:
             async for report in reports:  # printed as they come: --all reads the log in pages
                 print(report.message, flush=resource_id is not None)
                 checked, broken = checked + 1, broken + (not report.intact)
-    except DomainError as error:
-        raise SystemExit(f"error: {error.message}") from None
     finally:
         await db.dispose()
     if resource_id is None:
@@ -120,8 +183,8 @@ async def _checkpoint_history(settings: Settings) -> None:
     from server.checkpoints import run_checkpoints
 
     if not settings.secret_key:
-        raise SystemExit("error: CASEWAY_SECRET_KEY is not set, so no checkpoint can be signed.")
-    db = _db(settings)
+        raise CliError("CASEWAY_SECRET_KEY is not set, so no checkpoint can be signed.")
+    db = await _migrated_db(settings)
     try:
         run = await run_checkpoints(db, secret_key=settings.secret_key)
     finally:
@@ -138,7 +201,7 @@ async def _run_due_timers(settings: Settings, now: datetime | None, limit: int) 
     from engine.clock import SYSTEM_CLOCK
     from resolvers.timers import run_due_timers
 
-    db = _db(settings)
+    db = await _migrated_db(settings)
     try:
         run = await run_due_timers(db, now=now or SYSTEM_CLOCK.now(), limit=limit)
     finally:
@@ -159,7 +222,7 @@ async def _run_jobs(settings: Settings, *, once: bool) -> None:
     from server.hub import create_hub
     from server.job_runner import JobRunner
 
-    db = Database(settings.database_url, pool_size=settings.db_pool_size)
+    db = await _migrated_db(settings)
     runner = JobRunner(
         db,
         None if once else create_hub(db),
@@ -186,7 +249,7 @@ async def _list_jobs(settings: Settings, state: str | None, limit: int) -> None:
 
     from models import Job
 
-    db = _db(settings)
+    db = await _migrated_db(settings)
     try:
         async with db.read_session() as session:
             query = select(Job).order_by(Job.id.desc()).limit(limit)
@@ -226,76 +289,147 @@ def _refuse_unsafe(settings: Settings) -> None:
         )
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="caseway", description="Caseway, a GraphQL workflow server.")
-    commands = parser.add_subparsers(dest="command", required=True)
-    serve = commands.add_parser("serve", help="apply migrations and serve /graphql")
-    serve.add_argument("--host")
-    serve.add_argument("--port", type=int)
-    serve.add_argument("--workers", type=int)
-    serve.add_argument("--demo", action="store_true", help="load demo data if empty and print a demo token")
-    commands.add_parser("migrate", help="apply pending migrations and define workflow spec files")
-    commands.add_parser("demo", help="load demo data into an empty database")
-    create_user = commands.add_parser("create-user", help="create a user")
-    create_user.add_argument("login")
-    create_user.add_argument("--password", required=True)
-    create_user.add_argument("--admin", action="store_true")
-    create_user.add_argument("--display-name")
-    define = commands.add_parser("define-workflow", help="define a workflow from a YAML or JSON spec file")
-    define.add_argument("file", type=Path)
-    commands.add_parser("export-schema", help="print the GraphQL SDL")
-    verify = commands.add_parser(
-        "verify-history", help="verify the activity hash chains and their signed checkpoints (exit 1 if broken)"
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="caseway",
+        description="Caseway, a GraphQL workflow server. Settings come from CASEWAY_* environment variables "
+        "(CASEWAY_DATABASE_URL: sqlite:///./caseway.db by default, or postgresql://user@host/db).",
+    )
+    parser.add_argument("--debug", action="store_true", help="show the full traceback of a failure")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, summary: str) -> argparse.ArgumentParser:
+        return commands.add_parser(name, help=summary, description=summary[0].upper() + summary[1:] + ".")
+
+    serve = command("serve", "apply migrations and serve /graphql (and /health, /ready, /metrics)")
+    serve.add_argument("--host", help="address to listen on (default: CASEWAY_HOST or 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="port to listen on (default: CASEWAY_PORT or 8000)")
+    serve.add_argument("--workers", type=int, help="worker processes, PostgreSQL only (default: CASEWAY_WORKERS or 1)")
+    serve.add_argument(
+        "--demo",
+        action="store_true",
+        help="load the demo data into an empty database (or add the demo users it lacks) and print an admin token",
+    )
+    command("migrate", "create or upgrade the database and define the workflow spec files")
+    command("demo", "load the demo data into an empty database, or add the demo users it lacks")
+    create_user = command("create-user", "create a user (asks for the password in a terminal)")
+    create_user.add_argument("login", help="the new user's login name")
+    given = create_user.add_mutually_exclusive_group()
+    given.add_argument("--password", help="the password (visible to other users of this machine: prefer the others)")
+    given.add_argument(
+        "--password-stdin", action="store_true", help="read the password from the first line of standard input"
+    )
+    create_user.add_argument("--admin", action="store_true", help="make the user an administrator")
+    create_user.add_argument("--display-name", help="the name shown to others (default: the login)")
+    define = command("define-workflow", "define a workflow (a new version if its short name exists) from a spec file")
+    define.add_argument("file", type=Path, help="a YAML (.yaml, .yml) or JSON (.json) workflow spec")
+    command("export-schema", "print the GraphQL schema (SDL)")
+    verify = command(
+        "verify-history", "verify the activity hash chains and their signed checkpoints (exit 1 if broken)"
     )
     target = verify.add_mutually_exclusive_group(required=True)
     target.add_argument("resource_id", nargs="?", metavar="RESOURCE_ID", help="a project, subproject or item id")
     target.add_argument("--all", action="store_true", help="every chain")
-    commands.add_parser("checkpoint-history", help="sign checkpoints of every chain that grew, now")
-    due = commands.add_parser("run-due-timers", help="fire the timers due now (or at --now), oldest first")
+    command("checkpoint-history", "sign checkpoints of every chain that grew, now (needs CASEWAY_SECRET_KEY)")
+    due = command("run-due-timers", "fire the timers due now (or at --now), oldest first")
     due.add_argument("--now", type=_when, help="an ISO 8601 time to fire what is due at (default: now)")
     due.add_argument("--limit", type=int, default=10_000, help="at most this many timers (default 10000)")
-    run_jobs = commands.add_parser("run-jobs", help="run jobs without serving HTTP (a worker process)")
+    run_jobs = command("run-jobs", "run jobs without serving HTTP (a worker process)")
     run_jobs.add_argument("--once", action="store_true", help="run what is due, then exit")
-    jobs = commands.add_parser("jobs", help="list jobs, newest last, with their errors")
+    jobs = command("jobs", "list jobs, newest last, with their errors")
     jobs.add_argument("--state", choices=["PENDING", "RUNNING", "STALLED", "COMPLETED", "FAILED"])
     jobs.add_argument("--limit", type=int, default=100, help="the newest this many (default 100)")
+    return parser
+
+
+def _settings() -> Settings:
+    from pydantic import ValidationError
+
+    try:
+        return Settings()
+    except ValidationError as error:
+        first = error.errors()[0]
+        name = "CASEWAY_" + "_".join(str(part) for part in first["loc"]).upper()
+        raise CliError(f"{name}: {first['msg']} (got {first.get('input')!r}).") from None
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = _parser()
     args = parser.parse_args(argv)
-    settings = Settings()
+    try:
+        _run(parser, args)
+    except (SystemExit, KeyboardInterrupt):
+        raise
+    except Exception as error:
+        if args.debug:
+            raise
+        url = os.environ.get("CASEWAY_DATABASE_URL", Settings.model_fields["database_url"].default)
+        message = sentence(error, url)
+        if message is None:
+            last = traceback.extract_tb(error.__traceback__)[-1]
+            message = (
+                f"unexpected {type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''} "
+                f"(at {Path(last.filename).name}:{last.lineno}; `caseway --debug {args.command} ...` shows where)"
+            )
+        print(f"error: {message}", file=sys.stderr)
+        raise SystemExit(1) from None
+
+
+def _serve(settings: Settings, demo: bool) -> None:
+    _refuse_unsafe(settings)
+    check_port_free(settings.host, settings.port)  # before the token is printed
+    asyncio.run(_demo(settings, print_token=True) if demo else _migrate(settings))
+    # Workers are separate processes: they read the same settings from the environment.
+    os.environ.update({"CASEWAY_DATABASE_URL": settings.database_url})
+    made = None
+    if settings.workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        # /metrics sums every worker's values from files here (server/metrics.py)
+        made = os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="caseway-metrics-")
+    try:
+        _uvicorn(settings)
+    finally:
+        if made is not None:
+            shutil.rmtree(made, ignore_errors=True)
+
+
+def _uvicorn(settings: Settings) -> None:
+    import uvicorn
+
+    from server.access_log import logging_config
+
+    uvicorn.run(
+        "server.asgi:app",
+        host=settings.host,
+        port=settings.port,
+        workers=settings.workers,
+        log_level="info",
+        log_config=logging_config(settings.log_format),
+        access_log=False,  # server/access_log.py writes one line per request
+        # Live events are small JSON frames: compressing each one for each subscriber cost
+        # more CPU than it saved bytes, and a zlib state per connection.
+        ws_per_message_deflate=False,
+        # A WebSocket message is bounded as a request body is (uvicorn's default: 16 MiB);
+        # a larger one closes the connection with 1009.
+        ws_max_size=settings.max_body_bytes,
+    )
+
+
+def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    if args.command == "export-schema":
+        from schema import schema
+
+        sys.stdout.write(schema.as_str() + "\n")
+        return
+    settings = _settings()
     from server.job_runner import configure_jobs
 
     try:
-        configure_jobs(settings)
+        configure_jobs(settings)  # webhook endpoints and retry policies: refused before anything runs
     except ValueError as error:
-        raise SystemExit(f"error: {error}") from None
-
+        raise CliError(str(error)) from None
     if args.command == "serve":
         overrides = {k: v for k, v in (("host", args.host), ("port", args.port), ("workers", args.workers)) if v}
-        settings = settings.model_copy(update=overrides)
-        _refuse_unsafe(settings)
-        if args.demo:
-            asyncio.run(_demo(settings, print_token=True))
-        else:
-            asyncio.run(_migrate(settings))
-        import os
-
-        import uvicorn
-
-        # Workers are separate processes: they read the same settings from the environment.
-        os.environ.update({"CASEWAY_DATABASE_URL": settings.database_url})
-        uvicorn.run(
-            "server.asgi:app",
-            host=settings.host,
-            port=settings.port,
-            workers=settings.workers,
-            log_level="info",
-            access_log=False,
-            # Live events are small JSON frames: compressing each one for each subscriber cost
-            # more CPU than it saved bytes, and a zlib state per connection.
-            ws_per_message_deflate=False,
-            # A WebSocket message is bounded as a request body is (uvicorn's default: 16 MiB);
-            # a larger one closes the connection with 1009.
-            ws_max_size=settings.max_body_bytes,
-        )
+        _serve(settings.model_copy(update=overrides), args.demo)
     elif args.command == "migrate":
         asyncio.run(_migrate(settings))
         print("Database is up to date.")
@@ -305,10 +439,6 @@ def main(argv: list[str] | None = None) -> None:
         asyncio.run(_create_user(settings, args))
     elif args.command == "define-workflow":
         asyncio.run(_define_workflow(settings, args.file))
-    elif args.command == "export-schema":
-        from schema import schema
-
-        sys.stdout.write(schema.as_str() + "\n")
     elif args.command == "verify-history":
         if not asyncio.run(_verify_history(settings, None if args.all else args.resource_id)):
             raise SystemExit(1)

@@ -28,6 +28,7 @@ from engine.activity import LogEntry
 from engine.events import Event, Subscriber, audiences
 from models import Activity, Database, Notification
 from resolvers.live import read_shared
+from server import metrics
 
 log = logging.getLogger("caseway.hub")
 CHANNEL = "caseway_activity"
@@ -102,10 +103,18 @@ class EventHub:
             start_seq=self.last_seq, wants_notifications_for=notifications_for, maxsize=self.queue_size
         )
         self._subscribers.add(subscriber)
+        metrics.SUBSCRIBERS.inc()
         return subscriber
 
     def unsubscribe(self, subscriber: Subscriber) -> None:
-        self._subscribers.discard(subscriber)
+        if subscriber in self._subscribers:
+            self._subscribers.discard(subscriber)
+            metrics.SUBSCRIBERS.dec()
+
+    @property
+    def tasks(self) -> "dict[str, asyncio.Task[None] | None]":
+        """The hub's background tasks, by name (for /ready)."""
+        return {"hub": self._task}
 
     @property
     def subscriber_count(self) -> int:
@@ -163,6 +172,7 @@ class EventHub:
                 for subscriber in list(self._subscribers):
                     subscriber.offer(event)
                 self.last_seq = entry.seq or self.last_seq
+            metrics.hub_delivered(entries[0].at)  # the oldest of the batch waited longest
 
 
 class PostgresEventHub(EventHub):
@@ -182,6 +192,10 @@ class PostgresEventHub(EventHub):
         await super().start()
         await self._connect()
         self._listener_task = asyncio.create_task(self._watch_connection(), name="caseway-hub-listen")
+
+    @property
+    def tasks(self) -> "dict[str, asyncio.Task[None] | None]":
+        return {**super().tasks, "hub_listener": self._listener_task}
 
     async def stop(self) -> None:
         if self._listener_task is not None:

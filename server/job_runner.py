@@ -53,6 +53,11 @@ class JobRunner:
         self._http: httpx.AsyncClient | None = None
         self._completions = Completions(db, clock.now)
 
+    @property
+    def task(self) -> "asyncio.Task[None] | None":
+        """The runner's loop (for /ready)."""
+        return self._task
+
     def start(self) -> None:
         if self.hub is not None:
             self.hub.on_jobs = self.wake

@@ -1,6 +1,7 @@
 """Applying Alembic migrations from code (the CLI, `serve` and the tests share this)."""
 
 from pathlib import Path
+from typing import Any
 
 from alembic import command
 from alembic.config import Config
@@ -17,3 +18,28 @@ def alembic_config(database_url: str) -> Config:
 
 def upgrade(database_url: str) -> None:
     command.upgrade(alembic_config(database_url), "head")
+
+
+def head_revision() -> str:
+    """The newest migration of this code (what a ready database is at)."""
+    from alembic.script import ScriptDirectory
+
+    global _head
+    if _head is None:
+        _head = ScriptDirectory.from_config(alembic_config("")).get_current_head()
+    return _head
+
+
+_head: str | None = None
+
+
+async def revisions(connection: Any) -> list[str]:
+    """The migrations a database is at (an async connection); [] if it was never migrated."""
+    from sqlalchemy import text
+    from sqlalchemy.exc import DBAPIError
+
+    try:
+        async with connection.begin_nested():
+            return list((await connection.execute(text("SELECT version_num FROM alembic_version"))).scalars())
+    except DBAPIError:  # no such table
+        return []

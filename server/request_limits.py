@@ -1,9 +1,5 @@
 """The HTTP side of bounded work and of client mistakes: a body limit enforced while the body
-streams in, errors as JSON GraphQL errors with a code, and the headers of the GraphiQL page."""
-
-import base64
-import hashlib
-import re
+streams in, errors as JSON GraphQL errors with a code."""
 
 import orjson
 from starlette.datastructures import Headers
@@ -71,33 +67,4 @@ class BodyLimit:
         await response(scope, receive, send)
 
 
-def graphiql_headers(html: str) -> dict[str, str]:
-    """Security headers for the GraphiQL page: its scripts and styles come from unpkg.com (with
-    subresource integrity) and its inline script is allowed by its hash alone; it talks only to
-    this server; no other site may frame it."""
-    inline = [
-        "'sha256-" + base64.b64encode(hashlib.sha256(script.encode()).digest()).decode() + "'"
-        for script in re.findall(r"<script>(.*?)</script>", html, flags=re.S)
-    ]
-    policy = "; ".join(
-        [
-            "default-src 'none'",
-            "script-src https://unpkg.com " + " ".join(inline),
-            "style-src https://unpkg.com 'unsafe-inline'",  # GraphiQL sets style attributes
-            "img-src 'self' data:",
-            "font-src https://unpkg.com data:",
-            "connect-src 'self'",
-            "base-uri 'none'",
-            "form-action 'none'",
-            "frame-ancestors 'none'",
-        ]
-    )
-    return {
-        "Content-Security-Policy": policy,
-        "X-Content-Type-Options": "nosniff",
-        "X-Frame-Options": "DENY",
-        "Referrer-Policy": "no-referrer",
-    }
-
-
-__all__ = ["HTTP_CODES", "BodyLimit", "error_response", "graphiql_headers"]
+__all__ = ["HTTP_CODES", "BodyLimit", "error_response"]

@@ -1,7 +1,7 @@
 """Settings, read from CASEWAY_* environment variables by every command alike."""
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -16,6 +16,9 @@ class Settings(BaseSettings):
     token_ttl: int = 30 * 24 * 3600  # seconds a login token stays valid
     workflows_dir: Path | None = None  # extra workflow spec files defined at startup
     graphiql: bool = True
+    # "text", or "json": every server log line one JSON object (server/access_log.py)
+    log_format: Literal["text", "json"] = "text"
+    web_dir: Path | None = None  # the built dashboard and GraphiQL (server/web.py); default: web/dist
     db_pool_size: int = 10
     legacy_ws: bool = False  # also accept the old `graphql-ws` subscription protocol
     ws_init_timeout: float = 10.0  # seconds a WebSocket may take to send connection_init
@@ -30,7 +33,7 @@ class Settings(BaseSettings):
     auth_cache_seconds: float = 10.0
     ws_auth_refresh: float = 30.0  # seconds between re-checks of a live connection's token and groups
 
-    # --- Bounded work per request (schema/limits.py, server/request_limits.py; README "Request limits") ---
+    # --- Bounded work per request (schema/limits.py, server/request_limits.py; docs/api.md "Request limits") ---
     max_body_bytes: int = 1_000_000  # a request body larger than this is refused with 413
     max_query_tokens: int = 2_000  # tokens in one GraphQL document; parsing 5,000 took ~36 ms here (bench A1)
     max_query_depth: int = 15  # nested selections, fragments followed

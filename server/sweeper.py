@@ -1,4 +1,4 @@
-"""The timer sweeper: a background task of every server process (DESIGN §3 "Timers").
+"""The timer sweeper: a background task of every server process (docs/api.md, "Timers").
 
 It sleeps until the next ``fire_at`` it knows of; a commit that writes an earlier timer wakes it
 through the event hub (in-process, and with PostgreSQL by NOTIFY from other processes), carrying
@@ -17,8 +17,9 @@ from datetime import datetime, timedelta
 
 from engine import lifecycle, timers
 from engine.clock import SYSTEM_CLOCK, Clock
-from models import Database
+from models import Database, as_utc
 from resolvers.timers import run_due_timers
+from server import metrics
 from server.hub import EventHub
 
 log = logging.getLogger("caseway.sweeper")
@@ -38,6 +39,10 @@ class Sweeper:
         self._deadline: datetime | None = None  # when the next known timer falls due
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+
+    @property
+    def task(self) -> "asyncio.Task[None] | None":
+        return self._task
 
     def start(self) -> None:
         self.hub.on_timer = self.timer_written
@@ -59,7 +64,10 @@ class Sweeper:
         """Resume the cases whose suspension ended and fire what is due now; when the next timer
         or suspension falls due (None: neither)."""
         run = await run_due_timers(self.db, clock=self.clock.now, limit=BATCH, hub=self.hub)
-        self.fired += len([e for e in run.fired if "timer" in e.data])
+        fired = [e for e in run.fired if "timer" in e.data]
+        self.fired += len(fired)
+        for entry in fired:  # lateness: from fireAt to the entry's commit
+            metrics.timer_fired(as_utc(datetime.fromisoformat(entry.data["timer"]["fireAt"])), as_utc(entry.at))
         if run.more:
             return self.clock.now()  # the batch was full: go on at once
         async with self.db.read_session() as session:

@@ -1,5 +1,5 @@
 """Issue 20's engine rules over HTTP: reopening inside a closed subproject, unknown actions,
-grants in the history, specs that need child workflows, and a state's hidden fields."""
+grants in the history and a state's hidden fields (child workflow specs: test_child_workflows_api.py)."""
 
 from tests.api.documents import CLOSE_SUBPROJECT, CREATE_ITEM, DEFINE, EXECUTE, GRANT, HISTORY, REVOKE
 from tests.api.test_resource_tree import build_tree
@@ -103,40 +103,8 @@ async def test_grants_and_revocations_show_in_the_history_of_those_who_may_list_
     assert len(await _permission_entries(gql, reader, pid)) == 5
 
 
-async def test_a_spec_that_needs_child_workflows_is_refused(gql, make_user):
-    _, admin = await make_user("root", admin=True)
-    spec = {
-        "short_name": "vote",
-        "states": {"open": {}, "done": {"terminal": True}},
-        "actions": {
-            "poll": {
-                "trigger": "parallel",
-                "enabled_states": ["open"],
-                "new_state": "done",
-                "children": {"yes": {"always_enabled": True}},
-            }
-        },
-    }
-    answer = (await gql(DEFINE, {"spec": spec}, token=admin))["defineWorkflow"]
-    assert answer["workflow"] is None
-    assert [(e["code"], e["field"], e["message"]) for e in answer["userErrors"]] == [
-        (
-            "INVALID_SPEC",
-            ["spec", "actions", "poll", "children"],
-            "Action 'poll' has children: child workflows (workflow, parallel and dynamic triggers, children) "
-            "are not supported yet.",
-        ),
-        (
-            "INVALID_SPEC",
-            ["spec", "actions", "poll", "trigger"],
-            "Action 'poll' is a parallel action: child workflows (workflow, parallel and dynamic triggers, children) "
-            "are not supported yet.",
-        ),
-    ]
-
-
 async def test_the_case_state_names_the_fields_to_hide(gql, make_user):
-    """seed 004's get_hidden_fields(case): the fields a form hides while the case is in a state."""
+    """A state's hidden_fields: the fields a form hides while the case is in a state."""
     _, admin = await make_user("root", admin=True)
     spec = {
         "short_name": "quote",

@@ -847,7 +847,7 @@ async def test_hostile_bodies_and_variables_never_fail_unexpectedly(
 
 
 def rich_spec(tree: Tree) -> dict[str, Any]:
-    """Every key of DESIGN §3's spec format, with valid values, to be damaged one key at a time."""
+    """Every key of the spec format (docs/workflows.md), with valid values, to be damaged one key at a time."""
     return {
         "short_name": "fz_spec",
         "pretty_name": "Fuzzed",
@@ -877,8 +877,20 @@ def rich_spec(tree: Tree) -> dict[str, Any]:
                 "privileges": ["workflowItem.update"],
                 "outputs": {"ok": "vote", "back": "draft"},  # the output decides: no new_state beside it
             },
-            # no "poll" (a parallel action with children) until child workflows run: it would make
-            # every damaged spec a refused one; SPEC_KEYS still adds its keys under a new action
+            # a child workflow per crew member (issue 21), decided by a quorum: damaging its keys
+            # must give a refused spec or one that runs
+            "poll": {
+                "trigger": "dynamic",
+                "enabled_states": ["draft"],
+                "for_each": {"role": "crew", "mapping": "per_user"},
+                "states": {"polling": {}, "aye": {"terminal": True}},
+                "children": {
+                    "open_poll": {"trigger": "init", "new_state": "polling"},
+                    "yes": {"assigned_role": "crew", "assigned_states": ["polling"], "new_state": "aye"},
+                },
+                "complete_when": {"carried": {"state": "aye", "at_least": "1/2"}},
+                "outputs": {"carried": "vote"},
+            },
             "expire": {"trigger": "time", "enabled_states": ["vote"], "timeout_seconds": 3600, "new_state": "done"},
             "finish": {
                 "assigned_role": "lead",

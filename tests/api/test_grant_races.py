@@ -1,4 +1,4 @@
-"""The last party that may grant permissions on a resource keeps that intent (DESIGN §5): under
+"""The last party that may grant permissions on a resource keeps that intent: under
 concurrent changes (PostgreSQL; SQLite's single writer serializes them), and counting a group
 only while it has a member who may act (issue 19, finding 3)."""
 

@@ -1,4 +1,4 @@
-"""Outputs, resolution codes, gating and enable conditions over GraphQL (seed 003)."""
+"""Outputs, resolution codes, gating and enable conditions over GraphQL."""
 
 from tests.api.documents import CASE, CREATE_ITEM, DEFINE, EXECUTE
 from tests.api.test_cases_api import bug_item

@@ -105,7 +105,7 @@ async def test_a_token_read_while_its_groups_change_is_not_remembered_stale(gql,
     """The group change commits while carol's token is being read: what was read may predate
     it, so it serves that one request and is not remembered for the next."""
     admin, group, carol_id, carol = await _a_group_that_may_view_a_project_and_carol(gql, make_user)
-    read_token = identity.authenticate
+    read_token = identity.check_token
     pending = [carol]
 
     async def change_during_the_read(connection, token, **kwargs):
@@ -115,6 +115,6 @@ async def test_a_token_read_while_its_groups_change_is_not_remembered_stale(gql,
             await gql(ADD_MEMBER, {"g": group["id"], "u": carol_id}, token=admin)
         return actor
 
-    monkeypatch.setattr(identity, "authenticate", change_during_the_read)
+    monkeypatch.setattr(identity, "check_token", change_during_the_read)
     assert (await gql(PROJECTS, token=carol))["projects"]["totalCount"] == 0  # read before the change
     assert (await gql(PROJECTS, token=carol))["projects"]["totalCount"] == 1

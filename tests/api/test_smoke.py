@@ -28,4 +28,4 @@ async def test_users_and_workflows_page_by_cursor(gql, make_user):
     logins = [e["node"]["login"] for e in first["edges"] + rest["edges"]]
     assert sorted(logins) == ["alice", "bob", "carol"]
     workflows = (await gql("{ workflows { totalCount } }", token=token))["workflows"]
-    assert workflows["totalCount"] == 3  # simple, bug, approval
+    assert workflows["totalCount"] == 6  # simple, bug, approval, and joint_review, tip, inquiry (child workflows)

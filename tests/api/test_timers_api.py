@@ -71,11 +71,14 @@ async def case_of(gql, token, item):
 
 
 async def case_in_state(gql, token, item, state):
-    """The item's case once its state is ``state``: polled every 0.05 s, for up to 10 s."""
+    """The item's case once its state is ``state``: polled every 0.05 s, for up to 10 s. Then
+    read once more: a request reads the case's row and its state in statements of their own
+    (no snapshot spans them), so the read that first shows the state may show the status from
+    before the commits that led to it (a resumption and the firing, 10 ms apart)."""
     for _ in range(200):
         case = await case_of(gql, token, item)
         if case["state"]["shortName"] == state:
-            return case
+            return await case_of(gql, token, item)
         await asyncio.sleep(0.05)
     raise AssertionError(f"the case is still in {case['state']['shortName']!r} after 10 s, not in {state!r}")
 

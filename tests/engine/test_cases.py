@@ -1,4 +1,4 @@
-"""The engine driven directly (no HTTP): the seed-004 bug tracker and the execution rules."""
+"""The engine driven directly (no HTTP): the built-in bug tracker and the execution rules."""
 
 import asyncio
 

@@ -1,5 +1,5 @@
-"""Seed 003 through the engine API: outputs choose the new state (by the caller or an on_fire
-callback), resolution codes, gating with depends_on min/max, and enable conditions (REFUSED)."""
+"""Through the engine API: outputs choose the new state (by the caller or an on_fire callback),
+resolution codes, gating with depends_on min/max, and enable conditions (REFUSED)."""
 
 from datetime import timedelta
 

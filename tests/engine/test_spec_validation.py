@@ -67,7 +67,7 @@ BAD_SPECS = [
     (with_(f"{F}.timeout_seconds", 1.5), f"{F}.timeout_seconds", "whole number of seconds"),
     (with_(f"{F}.timeout_seconds", True), f"{F}.timeout_seconds", "whole number of seconds"),
     (with_(f"{F}.timeout_seconds", "60"), f"{F}.timeout_seconds", "not a string"),
-    (with_(f"{F}.children", {"x": {}}), f"{F}.children", "not supported yet"),
+    (with_(f"{F}.children", {"x": {}}), f"{F}.children", "only workflow, parallel and dynamic actions have children"),
     (with_("actions", ["start"]), "actions", "not a list"),
     (with_("actions.finish", "go"), F, "not a string"),
     (with_("roles.editor", []), "roles.editor", "not a list"),
@@ -144,7 +144,7 @@ async def test_sizes_are_bounded(db: Database):
     for spec, field, words in [
         (too_many_states, ["spec", "states"], "at most 200"),
         (too_many_actions, ["spec", "actions"], "at most 500"),
-        (too_deep, ["spec", "actions", "nest", "trigger"], "not supported yet"),  # until child workflows run
+        (too_deep, None, "nest at most 4 levels deep"),
         (dense, ["spec", "actions"], "transitions"),
     ]:
         with pytest.raises(DomainError) as raised:

@@ -217,3 +217,54 @@ async def test_the_limit_bounds_a_run_and_says_more_are_due(db, make_actor):
     assert [e.case_id for e in run.fired] == [cases[0].id, cases[1].id] and run.more  # oldest first
     run = await due(db, clock.now(), limit=2)
     assert [e.case_id for e in run.fired] == [cases[2].id] and not run.more
+
+
+async def test_a_timer_firing_costs_a_fixed_few_statements(db, make_actor, count_statements):
+    """Bench T1 is bound by what each firing costs (one transaction per timer): pin its
+    statements. A timer that ends its case (its instance completed, a user action canceled, the
+    state and the case's status changed, two log entries) and a run of two such timers: the
+    second costs exactly FIRING_STATEMENTS more, and no table is written twice per firing."""
+    admin = await make_actor("root", admin=True)
+    clock = SettableClock()
+    cases = await items(db, admin, LEAVE, 3)
+    for case in cases:
+        await act(db, admin, case, "submit", clock.now())
+    clock.advance(HOUR)
+    counts, statements = [], []
+    for limit in (1, 2):
+        with count_statements() as counter:
+            run = await due(db, clock.now(), limit=limit)
+        assert [e.action for e in run.fired] == ["expire"] * limit
+        counts.append(counter.count)
+        statements = counter.statements
+    assert counts[1] - counts[0] == FIRING_STATEMENTS
+    assert [await state(db, case) for case in cases] == [("expired", "COMPLETED")] * 3
+    for table in ("workflow_case", "case_state", "enabled_action"):
+        assert len([s for s in statements if s.startswith(f"UPDATE {table} ")]) == 2, table  # one per firing
+    assert not [s for s in statements if s.startswith("SELECT case_state")]  # its state was read with the case
+    assert len([s for s in statements if s.startswith("INSERT INTO activity")]) == 2  # both entries at once
+
+
+# The claim (with the case, item and subproject), the case's facts, one UPDATE per table written
+# (the instance completed and the user action canceled together), the chain's head (with the
+# seqs of the entries), and one insert of the two log entries (action_executed, case_completed).
+FIRING_STATEMENTS = 7
+
+
+async def test_a_user_action_that_moves_its_case_reads_nothing_back(db, make_actor, count_statements):
+    """The firing path a timer shares with a user's action (executeAction, bench W1): the case
+    locked and its facts read, then each table written once, the instance canceled or enabled
+    with the one completed; neither the state nor the case is read again."""
+    admin = await make_actor("root", admin=True)
+    clock = SettableClock()
+    (case,) = await items(db, admin, LEAVE, 1)
+    with count_statements() as counter:
+        await act(db, admin, case, "submit", clock.now())  # draft -> waiting: recall, expire enabled
+    assert await state(db, case) == ("waiting", "ACTIVE")
+    selects = [s for s in counter.statements if s.startswith("SELECT")]
+    assert [s.split()[1] for s in selects[:2]] == ["workflow_case.id,", "enabled_action.id,"]  # lock, facts
+    assert not [s for s in counter.statements if s.startswith("SELECT case_state")]
+    for table in ("workflow_case", "case_state", "enabled_action"):
+        assert len([s for s in counter.statements if s.startswith(f"UPDATE {table} ")]) == 1, table
+    assert len(counter.starting("INSERT INTO enabled_action")) == 1  # both new instances at once
+    assert counter.count == 8, counter.statements  # with the chain's head and the entry's insert

@@ -1,0 +1,162 @@
+"""D1: the dashboard's board of 200 items in Chromium — first render, and a live update on
+screen after the mutation that caused it returned.
+
+python -m bench.dashboard [--items 200] [--loads 5] [--updates 20] [--sqlite]
+
+`caseway serve --demo` (one process) on a fresh PostgreSQL database (or SQLite), 200 items
+created through the API in a subproject of the approval workflow, with amounts, due dates and
+assignees. Playwright drives Debian's Chromium (the browser tests' flags); times are the page's
+own clock (performance.now()):
+- first render: from the start of navigation to the board (a full page load: HTML, scripts,
+  the queries, React) until all 200 cards are in the DOM, then the next animation frame;
+- live update: the page itself sends executeAction (submit) for one card with fetch; the time
+  from the response's arrival until that card stands in the Submitted column, then the next
+  animation frame. The page knows of the change only from its `activity` subscription.
+Prints the results; bench/REPORT.md is written by hand from them.
+"""
+
+import argparse
+import asyncio
+import statistics
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from bench.server import Serve, drop_postgres, fresh_postgres
+from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, why_not
+
+CREATE_SUBPROJECT = """mutation($p: ID!) { createSubproject(input: {projectId: $p, displayName: "Bench board",
+  currency: "EUR", workflow: "approval"}) { subproject { id } userErrors { message } } }"""
+CREATE_ITEM = """mutation($input: CreateWorkflowItemInput!) { createWorkflowItem(input: $input) {
+  workflowItem { id } userErrors { message } } }"""
+SETUP = """{ viewer { id } projects(first: 1) { edges { node { id } } } }"""
+
+# Marks the moment the board holds `count` cards (installed before any page script runs).
+WATCH_BOARD = """(count) => {
+  window.__boardAt = null;
+  new MutationObserver((_, observer) => {
+    if (document.querySelectorAll('[data-testid=card]').length >= count) {
+      observer.disconnect();
+      requestAnimationFrame(() => { window.__boardAt = performance.now(); });
+    }
+  }).observe(document, {childList: true, subtree: true});
+}"""
+
+# In the page: watch the card, send the mutation, and answer (ms after the response, or null).
+LIVE_UPDATE = """async ({id, token}) => {
+  const placed = () => document.querySelector(`[data-testid=column][data-state=submitted] [data-item="${id}"]`);
+  const shown = new Promise((resolve) => {
+    const observer = new MutationObserver(() => {
+      if (placed()) { observer.disconnect(); requestAnimationFrame(() => resolve(performance.now())); }
+    });
+    observer.observe(document.body, {childList: true, subtree: true, attributes: true});
+  });
+  const response = await fetch('/graphql', {
+    method: 'POST',
+    headers: {'Content-Type': 'application/json', Authorization: `Bearer ${token}`},
+    body: JSON.stringify({query: `mutation($id: ID!) { executeAction(input: {workflowItemId: $id, action: "submit"})
+      { userErrors { message } } }`, variables: {id}}),
+  });
+  const body = await response.json();
+  const returned = performance.now();
+  if (body.errors || body.data.executeAction.userErrors.length) return {error: JSON.stringify(body)};
+  const at = await Promise.race([shown, new Promise((r) => setTimeout(() => r(null), 10000))]);
+  return {ms: at === null ? null : at - returned};
+}"""
+
+
+def seed(server: Serve, token: str, items: int) -> tuple[str, list[str]]:
+    setup = server.gql(SETUP, token=token)
+    project = setup["projects"]["edges"][0]["node"]["id"]
+    created = server.gql(CREATE_SUBPROJECT, {"p": project}, token=token)["createSubproject"]
+    assert not created["userErrors"], created
+    subproject = created["subproject"]["id"]
+    ids = []
+    for n in range(items):
+        item = {
+            "subprojectId": subproject,
+            "displayName": f"Item {n:03}",
+            "amountType": "ALLOCATED",
+            "amount": f"{1000 + 37 * n}.50",
+            "dueDate": f"2031-{1 + n % 12:02}-{1 + n % 28:02}",
+            "assigneeId": setup["viewer"]["id"],
+        }
+        result = server.gql(CREATE_ITEM, {"input": item}, token=token)["createWorkflowItem"]
+        assert not result["userErrors"], result
+        ids.append(result["workflowItem"]["id"])
+    return subproject, ids
+
+
+def summary(values: list[float]) -> str:
+    ordered = sorted(values)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return (
+        f"median {statistics.median(ordered):.0f} ms, p95 {p95:.0f} ms, "
+        f"min {ordered[0]:.0f} ms, max {ordered[-1]:.0f} ms (n={len(ordered)})"
+    )
+
+
+async def measure(server: Serve, token: str, subproject: str, ids: list[str], loads: int, updates: int) -> None:
+    from playwright.async_api import async_playwright
+
+    board = f"{server.url}/#/subproject/{subproject}"
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        context = await browser.new_context(viewport={"width": 1400, "height": 900})
+        await context.add_init_script(f"window.localStorage.setItem('caseway.token', {token!r})")
+        await context.add_init_script(f"({WATCH_BOARD})({len(ids)})")
+        page = await context.new_page()
+        renders = []
+        for _ in range(loads + 1):  # the first load warms the HTTP cache, as a returning user's
+            await page.goto("about:blank")
+            await page.goto(board)
+            await page.wait_for_function("() => window.__boardAt !== null", timeout=30_000)
+            renders.append(await page.evaluate("() => window.__boardAt"))
+        await page.wait_for_function("() => document.body.dataset.live === 'live'")
+        latencies: list[float] = []
+        missed = 0
+        for item in ids[:updates]:
+            result: dict[str, Any] = await page.evaluate(LIVE_UPDATE, {"id": item, "token": token})
+            if "error" in result:
+                raise SystemExit(f"D1: the mutation failed: {result['error']}")
+            if result["ms"] is None:
+                missed += 1
+            else:
+                latencies.append(result["ms"])
+        await browser.close()
+    print(f"D1 first render of a {len(ids)}-item board (cold): {renders[0]:.0f} ms")
+    print(f"D1 first render, warm cache: {summary(renders[1:])}  (budget <= 1000 ms)")
+    print(f"D1 live update after the mutation returned: {summary(latencies)}  (budget <= 300 ms)")
+    if missed:
+        print(f"D1: {missed} updates did not reach the page within 10 s")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--items", type=int, default=200)
+    parser.add_argument("--loads", type=int, default=5)
+    parser.add_argument("--updates", type=int, default=20)
+    parser.add_argument("--sqlite", action="store_true", help="a SQLite file instead of PostgreSQL")
+    args = parser.parse_args()
+    reason = why_not()
+    if reason:
+        raise SystemExit(f"D1 cannot run: {reason}")
+    name = None
+    with tempfile.TemporaryDirectory() as scratch:
+        if args.sqlite:
+            url = f"sqlite:///{Path(scratch) / 'd1.db'}"
+        else:
+            url, name = asyncio.run(fresh_postgres("caseway_bench_d1"))
+        server = Serve(url)
+        try:
+            token = server.login("alice")
+            subproject, ids = seed(server, token, args.items)
+            asyncio.run(measure(server, token, subproject, ids, args.loads, min(args.updates, args.items)))
+        finally:
+            server.stop()
+            if name:
+                asyncio.run(drop_postgres(name))
+
+
+if __name__ == "__main__":
+    main()

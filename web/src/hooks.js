@@ -1,0 +1,61 @@
+// Small hooks shared by the views: the hash route, a query with loading/error states, and
+// live status.
+import { useCallback, useEffect, useRef, useState } from 'react';
+
+import { gql } from './api/client.js';
+import { liveStatus, onStatus } from './api/live.js';
+
+export function useRoute() {
+  const read = () => window.location.hash.replace(/^#\/?/, '').split('/').filter(Boolean);
+  const [route, setRoute] = useState(read);
+  useEffect(() => {
+    const changed = () => setRoute(read());
+    window.addEventListener('hashchange', changed);
+    return () => window.removeEventListener('hashchange', changed);
+  }, []);
+  return route;
+}
+
+/** Runs `load` (an async function of nothing) now and on `reload()`; keeps the last good data
+ * while reloading, so a live refresh does not blank the page. */
+export function useLoad(load, deps) {
+  const [state, setState] = useState({ loading: true, error: null, data: null });
+  const generation = useRef(0);
+  const reload = useCallback(() => {
+    const mine = ++generation.current;
+    setState((s) => ({ ...s, loading: true }));
+    load().then(
+      (data) => mine === generation.current && setState({ loading: false, error: null, data }),
+      (error) => mine === generation.current && setState((s) => ({ loading: false, error, data: s.data })),
+    );
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, deps);
+  useEffect(() => {
+    setState({ loading: true, error: null, data: null });
+    reload();
+  }, [reload]);
+  return [state, reload];
+}
+
+/** `fn` at most once per `ms`, the last call winning: a burst of events costs one reload. */
+export function useDebounced(fn, ms) {
+  const timer = useRef(null);
+  const latest = useRef(fn);
+  latest.current = fn;
+  useEffect(() => () => clearTimeout(timer.current), []);
+  return useCallback(() => {
+    if (timer.current) return;
+    timer.current = setTimeout(() => {
+      timer.current = null;
+      latest.current();
+    }, ms);
+  }, [ms]);
+}
+
+export function useLiveStatus() {
+  const [status, setStatus] = useState(liveStatus);
+  useEffect(() => onStatus(setStatus), []);
+  return status;
+}
+
+export { gql };

@@ -1,0 +1,132 @@
+// The Caseway dashboard: sign in, projects → subprojects → boards, items with their actions,
+// my tasks, and a live feed — everything from the GraphQL API of the server that serves it.
+import './app.css';
+
+import { useCallback, useEffect, useState } from 'react';
+import { createRoot } from 'react-dom/client';
+
+import { getToken, gql, setToken } from './api/client.js';
+import { LOGOUT, VIEWER } from './api/documents.js';
+import { startLive, stopLive } from './api/live.js';
+import { useLiveStatus, useRoute } from './hooks.js';
+import { Failed, Loading } from './ui.jsx';
+import { Board } from './views/Board.jsx';
+import { Feed } from './views/Feed.jsx';
+import { Item } from './views/Item.jsx';
+import { Login } from './views/Login.jsx';
+import { NotificationBadge } from './views/Notifications.jsx';
+import { Projects } from './views/Projects.jsx';
+import { Tasks } from './views/Tasks.jsx';
+
+const STATUS_TEXT = {
+  live: 'Live',
+  connecting: 'Connecting…',
+  lost: 'Connection lost — reconnecting…',
+  offline: 'Offline',
+};
+
+function Page({ route }) {
+  const [view, id] = route;
+  if (view === 'subproject' && id) return <Board id={id} />;
+  if (view === 'item' && id) return <Item id={id} />;
+  if (view === 'tasks') return <Tasks />;
+  return <Projects />;
+}
+
+function Shell({ viewer, signOut }) {
+  const route = useRoute();
+  const status = useLiveStatus();
+  useEffect(() => {
+    document.body.dataset.live = status;
+  }, [status]);
+  return (
+    <div className="shell">
+      <header>
+        <a className="brand" href="#/">
+          Caseway
+        </a>
+        <nav>
+          <a href="#/">Projects</a>
+          <a href="#/tasks">My tasks</a>
+        </nav>
+        <span className={`live live-${status}`} data-testid="live-status" role="status">
+          {STATUS_TEXT[status]}
+        </span>
+        <NotificationBadge />
+        <span className="viewer" data-testid="viewer">
+          {viewer.displayName}
+        </span>
+        <button type="button" onClick={signOut}>
+          Sign out
+        </button>
+      </header>
+      {status === 'lost' && (
+        <div className="banner" role="alert">
+          The live connection to the server is lost. Reconnecting; the page will catch up on what it missed.
+        </div>
+      )}
+      <div className="columns">
+        <main>
+          <Page route={route} />
+        </main>
+        <Feed />
+      </div>
+    </div>
+  );
+}
+
+function App() {
+  const [viewer, setViewer] = useState(null);
+  const [checking, setChecking] = useState(Boolean(getToken()));
+  const [error, setError] = useState(null);
+
+  const signedOut = useCallback(() => {
+    stopLive();
+    setToken(null);
+    setViewer(null);
+  }, []);
+
+  const signedIn = useCallback(
+    (token, user) => {
+      setToken(token);
+      setViewer(user);
+      startLive(token, { forbidden: signedOut });
+    },
+    [signedOut],
+  );
+
+  const check = useCallback(() => {
+    setError(null);
+    setChecking(true);
+    gql(VIEWER).then(
+      (data) => {
+        setChecking(false);
+        signedIn(getToken(), data.viewer);
+      },
+      (failure) => {
+        setChecking(false);
+        if (failure.codes.includes('UNAUTHENTICATED')) signedOut();
+        else setError(failure);
+      },
+    );
+  }, [signedIn, signedOut]);
+
+  useEffect(() => {
+    if (getToken()) check();
+  }, [check]);
+
+  const signOut = useCallback(async () => {
+    try {
+      await gql(LOGOUT);
+    } finally {
+      signedOut();
+    }
+  }, [signedOut]);
+
+  if (checking) return <Loading what="your session" />;
+  if (error) return <Failed error={error} retry={check} />;
+  if (!viewer) return <Login onSignedIn={signedIn} />;
+  return <Shell viewer={viewer} signOut={signOut} />;
+}
+
+createRoot(document.getElementById('app')).render(<App />);

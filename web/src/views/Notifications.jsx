@@ -1,0 +1,80 @@
+// The unread-notifications badge: counted by the server, raised live by `notifications`;
+// opening the list marks them read.
+import { useEffect, useState } from 'react';
+
+import { gql } from '../api/client.js';
+import { MARK_READ, NOTIFICATIONS } from '../api/documents.js';
+import { onNotification, onStatus } from '../api/live.js';
+import { when } from '../format.js';
+import { Failed } from '../ui.jsx';
+
+export function NotificationBadge() {
+  const [unread, setUnread] = useState(0);
+  const [list, setList] = useState([]);
+  const [open, setOpen] = useState(false);
+  const [error, setError] = useState(null);
+
+  async function load() {
+    try {
+      const { notifications } = await gql(NOTIFICATIONS);
+      setUnread(notifications.unreadCount);
+      setList(notifications.edges.map((e) => e.node));
+      setError(null);
+    } catch (failure) {
+      setError(failure);
+    }
+  }
+
+  useEffect(() => {
+    load();
+    const offNote = onNotification((note) => {
+      setUnread((n) => n + 1);
+      setList((current) => [note, ...current].slice(0, 20));
+    });
+    const offStatus = onStatus((status) => status === 'live' && load()); // counted afresh after a reconnect
+    return () => {
+      offNote();
+      offStatus();
+    };
+  }, []);
+
+  async function toggle() {
+    setOpen(!open);
+    if (!open && unread > 0) {
+      try {
+        const { markNotificationsRead: result } = await gql(MARK_READ);
+        if (result.unreadCount != null) setUnread(result.unreadCount);
+      } catch (failure) {
+        setError(failure);
+      }
+    }
+  }
+
+  return (
+    <div className="notifications">
+      <button type="button" onClick={toggle} aria-label={`Notifications: ${unread} unread`}>
+        Notifications <span className="badge" data-testid="unread">{unread}</span>
+      </button>
+      {open && (
+        <div className="popover">
+          <Failed error={error} />
+          {list.length === 0 && <p className="state empty">No notifications.</p>}
+          <ul>
+            {list.map((note) => (
+              <li key={note.id} className={note.readAt ? 'read' : 'unread'}>
+                <small>{note.level} · {when(note.createdAt)}</small>{' '}
+                {note.activity?.action ?? note.activity?.kind ?? 'an entry you may no longer see'}
+                {note.activity?.workflowItem && (
+                  <>
+                    {' on '}
+                    <a href={`#/item/${note.activity.workflowItem.id}`}>{note.activity.workflowItem.displayName}</a>
+                  </>
+                )}
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
+    </div>
+  );
+}
