@@ -337,7 +337,9 @@ def _parser() -> argparse.ArgumentParser:
     run_jobs = command("run-jobs", "run jobs without serving HTTP (a worker process)")
     run_jobs.add_argument("--once", action="store_true", help="run what is due, then exit")
     jobs = command("jobs", "list jobs, newest last, with their errors")
-    jobs.add_argument("--state", choices=["PENDING", "RUNNING", "STALLED", "COMPLETED", "FAILED"])
+    jobs.add_argument(
+        "--state", choices=["PENDING", "RUNNING", "STALLED", "COMPLETED", "FAILED"], help="only the jobs in this state"
+    )
     jobs.add_argument("--limit", type=int, default=100, help="the newest this many (default 100)")
     return parser
 
