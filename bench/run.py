@@ -1,7 +1,7 @@
 """`make bench`: seed PostgreSQL, drive Caseway and PostGraphile with wrk, write bench/REPORT.md.
 
 python -m bench.run [--size medium] [--workers 2] [--seconds 10] [--connections 32]
-                    [--skip-postgraphile] [--skip-subscriptions] [--skip-abuse] [--skip-timers]
+                    [--skip-postgraphile] [--skip-subscriptions] [--skip-abuse] [--skip-timers] [--skip-jobs]
 
 A1 (abusive documents, bench/abuse.py) also runs alone: `python -m bench.abuse` seeds its own
 database and replaces only the A1 section of the report; so does T1 (timers falling due,
@@ -25,7 +25,7 @@ from typing import Any
 
 import httpx
 
-from bench import abuse, cpu, queries, raw_sql, seed, statements, subscriptions, timers, wrk
+from bench import abuse, cpu, jobs, queries, raw_sql, seed, statements, subscriptions, timers, wrk
 from bench.server import RANDOM_PAGE_COST, ROOT, Server, drop_postgres, free_port, fresh_postgres, vacuum_analyze
 
 REPORT = ROOT / "bench" / "REPORT.md"
@@ -360,6 +360,11 @@ async def main_async(args: argparse.Namespace) -> None:
         if not args.skip_timers:
             print(f"T1 ({timers.TIMERS:,} timers falling due over {timers.SPREAD:g} s)...", flush=True)
             t1 = await timers.run_fresh(workers=args.workers)
+        # J1 likewise on a database of its own: its runners deliver thousands of webhooks.
+        j1 = None
+        if not args.skip_jobs:
+            print(f"J1 ({jobs.JOBS:,} webhook jobs, then {jobs.RATE} jobs/s)...", flush=True)
+            j1 = await jobs.run_fresh(workers=args.workers)
         # After S1, on a database of its own: S1 measures as in earlier reports, undisturbed
         # by the bulk load (and its autovacuum) that R4's data takes.
         print("R4 (seeding the wide data)...", flush=True)
@@ -489,6 +494,8 @@ async def main_async(args: argparse.Namespace) -> None:
             lines += ["", *abuse.section(*a1)]
         if t1 is not None:
             lines += ["", *timers.section(t1)]
+        if j1 is not None:
+            lines += ["", *jobs.section(j1)]
         if FINDINGS.exists():
             lines += ["", FINDINGS.read_text().strip()]
         args.report.write_text("\n".join(lines) + "\n")
@@ -510,6 +517,7 @@ def main() -> None:
     parser.add_argument("--skip-subscriptions", action="store_true")
     parser.add_argument("--skip-abuse", action="store_true", help="leave out A1 (bench/abuse.py)")
     parser.add_argument("--skip-timers", action="store_true", help="leave out T1 (bench/timers.py)")
+    parser.add_argument("--skip-jobs", action="store_true", help="leave out J1 (bench/jobs.py)")
     parser.add_argument("--report", type=Path, default=REPORT, help="where to write the report")
     asyncio.run(main_async(parser.parse_args()))
 

@@ -19,6 +19,7 @@ from engine.activity import LogEntry
 from engine.actors import Actor
 from engine.context import CaseContext, case_not_found, load_case, new_case_context
 from engine.errors import DomainError, ErrorCode
+from engine.jobs import outbox
 from engine.spec_checker import MAX_NAME
 from engine.specs import ActionSpec, WorkflowSpec
 from engine.transitions import (
@@ -84,6 +85,8 @@ async def start_case(
         data={"from": None, "to": state},
         at=now,
     )
+    if (init is not None and init.jobs) or ctx.spec.jobs:  # the outbox, as for every action (transitions.fire)
+        await outbox.enqueue(ctx, init_entry, (*(init.jobs if init else ()), *ctx.spec.jobs), now)
     recomputed = await recompute(ctx, "", now)
     await after_enable(ctx, recomputed, now)
     set_status_for_state(ctx)

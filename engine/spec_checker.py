@@ -6,7 +6,7 @@ and what it should be, and the whole spec is bounded so that no definition can m
 ("Validation errors").
 """
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from engine.errors import DomainError, ErrorCode
@@ -65,6 +65,8 @@ class SpecChecker:
         self.known_side_effects = known_side_effects
         self.known_on_fire = known_on_fire or set()
         self.known_enable_conditions = known_enable_conditions or set()
+        # (kind, args) -> problems of that job declaration, None for no such kind (engine/jobs/outbox.py)
+        self.check_job: Callable[[str, Any], list[str] | None] = lambda kind, args: None
         self.states = 0
         self.actions = 0
 

@@ -5,6 +5,7 @@ The stored spec is the *normalized* input (keys in the given order, defaults omi
 exporting a workflow returns what was defined and define(export(w)) clones it exactly.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -113,6 +114,7 @@ class ActionSpec:
     new_state: str | None = None
     timeout_seconds: int | None = None
     side_effects: tuple[str, ...] = ()
+    jobs: tuple[tuple[str, dict[str, Any]], ...] = ()  # (kind, args): the outbox (engine/jobs/outbox.py)
     depends_on: tuple[tuple[str, int, int | None], ...] = ()
     outputs: tuple[tuple[str, str], ...] = ()
     on_fire: str | None = None  # the callback that picks the output (engine.registry.on_fire_callbacks)
@@ -144,6 +146,7 @@ class WorkflowSpec:
     actions: dict[str, ActionSpec]
     side_effects: tuple[str, ...]
     normalized: dict[str, Any] = field(repr=False)
+    jobs: tuple[tuple[str, dict[str, Any]], ...] = ()  # declared on the workflow: made by every action
     has_children: bool = False  # any parent action: flat workflows skip engine.children altogether
 
     @property
@@ -174,6 +177,7 @@ def parse(
     known_side_effects: set[str],
     known_on_fire: set[str] | None = None,
     known_enable_conditions: set[str] | None = None,
+    check_job: Callable[[str, Any], list[str] | None] | None = None,
 ) -> WorkflowSpec:
     """Validate a spec; raises DomainErrors listing every problem found (code INVALID_SPEC), each
     with the path of its key. Every key is type-checked and the whole is bounded (spec_checker)."""
@@ -183,6 +187,7 @@ def parse(
         known_on_fire=known_on_fire or set(),
         known_enable_conditions=known_enable_conditions or set(),
     )
+    c.check_job = check_job or (lambda kind, args: None)
     if not isinstance(raw, dict):
         c.fail([], f"A spec must be an object, not {kind(raw)}.")
         raise DomainErrors(c.errors)
@@ -230,10 +235,7 @@ def parse(
     _scope(c, top, [], None, roles, states, actions, depth=0)
 
     c.count_transitions(states.values(), actions.values())
-    workflow_effects = c.names(top.get("side_effects"), ["side_effects"], "side effect name")
-    for name in workflow_effects:
-        if name not in known_side_effects:
-            c.fail(["side_effects"], f"Unknown side effect {name!r}.")
+    workflow_effects, workflow_jobs = side_effects_of(c, top.get("side_effects"), ["side_effects"], "The workflow")
     if c.errors:
         raise DomainErrors(c.errors)
     return WorkflowSpec(
@@ -244,6 +246,7 @@ def parse(
         actions=actions,
         side_effects=workflow_effects,
         normalized=normalize(top),
+        jobs=workflow_jobs,
         has_children=any(a.children for a in actions.values()),
     )
 
@@ -374,10 +377,7 @@ def _action(
     )
     if trigger == "time" and "timeout_seconds" not in body:
         c.fail([*path, "timeout_seconds"], f"TIME action {name!r} needs timeout_seconds.")
-    effects = c.names(body.get("side_effects"), [*path, "side_effects"], "side effect name")
-    for effect in effects:
-        if effect not in c.known_side_effects:
-            c.fail([*path, "side_effects"], f"Action {name!r} names unknown side effect {effect!r}.")
+    effects, jobs = side_effects_of(c, body.get("side_effects"), [*path, "side_effects"], f"Action {name!r}")
     outputs: list[tuple[str, str]] = []
     for output, state in c.entries(body.get("outputs"), [*path, "outputs"], "output", MAX_NAMES).items():
         target = c.name(state, [*path, "outputs", output], "a state name")
@@ -410,6 +410,7 @@ def _action(
         new_state=new_state,
         timeout_seconds=timeout,
         side_effects=effects,
+        jobs=jobs,
         depends_on=_depends_on(c, path, name, body),
         outputs=tuple(outputs),
         on_fire=on_fire,
@@ -479,6 +480,41 @@ def _depends_on(
             f"Action {name!r} depends on itself: that caps how often it runs (max); it takes no min.",
         )
     return tuple((dep, 0 if dep == name else low, high) for dep, low, high in depends)
+
+
+def side_effects_of(
+    c: SpecChecker, value: Any, path: list[str], owner: str
+) -> tuple[tuple[str, ...], tuple[tuple[str, dict[str, Any]], ...]]:
+    """``side_effects``: names of in-process side effects, and jobs (``{kind: {args}}``, or a bare
+    kind name) that the outbox writes with each action. Every entry must be one or the other,
+    with arguments its kind accepts."""
+    if value is None:
+        return (), ()
+    if not isinstance(value, list) or len(value) > MAX_NAMES:
+        c.fail(path, f"{c.where(path)} must be a list of at most {MAX_NAMES} side effects, not {kind(value)}.")
+        return (), ()
+    names: list[str] = []
+    jobs: list[tuple[str, dict[str, Any]]] = []
+    for entry in value:
+        if isinstance(entry, str) and entry in c.known_side_effects:
+            names.append(entry)
+            continue
+        if isinstance(entry, dict) and len(entry) == 1:
+            job_kind, args = next(iter(entry.items()))
+        elif isinstance(entry, str):
+            job_kind, args = entry, {}
+        else:
+            c.fail(path, f"{c.where(path)} entries are a name or {{kind: {{arguments}}}}, not {kind(entry)}.")
+            continue
+        problems = c.check_job(job_kind, args)
+        if problems is None:
+            c.fail(path, f"{owner} names unknown side effect {job_kind!r}.")
+            continue
+        for problem in problems:
+            c.fail(path, problem)
+        if not problems:
+            jobs.append((job_kind, dict(args)))
+    return tuple(names), tuple(jobs)
 
 
 def normalize(value: Any) -> Any:

@@ -14,6 +14,7 @@ from engine.actors import SYSTEM, Actor
 from engine.conditions import EnableCheck
 from engine.context import CaseContext, state_row
 from engine.errors import DomainError, ErrorCode
+from engine.jobs import outbox
 from engine.registry import enable_conditions, on_fire_callbacks, side_effects
 from engine.resources import require_open_to_reopen
 from engine.side_effects import Execution
@@ -95,6 +96,8 @@ async def fire(
         data=execution.log_data,
         at=now,
     )
+    if spec_action.jobs or ctx.spec.jobs:  # the outbox: jobs commit (or roll back) with the action
+        await outbox.enqueue(ctx, entry, (*spec_action.jobs, *ctx.spec.jobs), now)
     old_status = ctx.case.status
     set_status_for_state(ctx)
     if ctx.case.status != old_status:

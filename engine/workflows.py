@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from engine import permissions, specs
 from engine.actors import Actor
 from engine.errors import DomainError, DomainErrors, ErrorCode
+from engine.jobs.outbox import check_job
 from engine.registry import assignee_callbacks, enable_conditions, on_fire_callbacks, side_effects
 from engine.specs import WorkflowSpec
 from models import Group, User, Workflow, new_id
@@ -19,13 +20,17 @@ BUILTIN_DIR = Path(__file__).parent / "builtin_workflows"
 _spec_cache: dict[str, WorkflowSpec] = {}
 
 
-def parse_spec(raw: Any) -> WorkflowSpec:
+def parse_spec(raw: Any, *, defining: bool = True) -> WorkflowSpec:
+    """Validate a spec. ``defining``: a definition, checked against this server's configuration
+    too (a webhook's endpoint must be configured); a stored one is only re-read, and keeps
+    working when the configuration changes (its jobs then fail, visibly, when they run)."""
     return specs.parse(
         raw,
         known_callbacks=set(assignee_callbacks()),
         known_side_effects=set(side_effects()),
         known_on_fire=set(on_fire_callbacks()),
         known_enable_conditions=set(enable_conditions()),
+        check_job=lambda kind, args: check_job(kind, args, defining=defining),
     )
 
 
@@ -33,7 +38,7 @@ def spec_of(workflow: Workflow) -> WorkflowSpec:
     """The parsed spec of a stored definition; definitions never change, so this caches forever."""
     cached = _spec_cache.get(workflow.id)
     if cached is None:
-        cached = _spec_cache[workflow.id] = parse_spec(workflow.spec)
+        cached = _spec_cache[workflow.id] = parse_spec(workflow.spec, defining=False)
     return cached
 
 

@@ -4,6 +4,7 @@ from models.activity import Activity, HistoryCheckpoint
 from models.db import Database, normalize_url
 from models.identity import ApiToken, Group, GroupMember, LoginAttempt, User
 from models.ids import kind_of, new_id
+from models.job import Job
 from models.notification import Notification, NotificationSubscription
 from models.resources import (
     Document,
@@ -29,6 +30,7 @@ __all__ = [
     "GroupMember",
     "HistoryCheckpoint",
     "Idempotency",
+    "Job",
     "LoginAttempt",
     "Notification",
     "NotificationSubscription",

@@ -23,6 +23,7 @@ PREFIXES = {
     "ea": "EnabledAction",
     "act": "Activity",
     "ntf": "Notification",
+    "job": "Job",
 }
 
 _last_ms = 0

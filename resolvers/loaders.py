@@ -180,6 +180,8 @@ class Loaders:
         "history_by_resource": "_history",
         "members_by_group": "_members",
         "activity_by_id": "_activities",
+        "job_by_id": "_jobs",
+        "jobs_by_case": "_jobs_by_case",
     }
     party_by_id: DataLoader[str, Any]
     project_by_id: DataLoader[str, Any]
@@ -203,6 +205,8 @@ class Loaders:
     history_by_resource: DataLoader[Any, Any]
     members_by_group: DataLoader[str, Any]
     activity_by_id: DataLoader[str, Any]
+    job_by_id: DataLoader[str, Any]
+    jobs_by_case: DataLoader[str, list[Any]]
 
     def __init__(
         self, ctx: "Context", *, cache: bool = True, known: Mapping[str, Mapping[Any, Any]] | None = None
@@ -484,6 +488,16 @@ class Loaders:
         readable = visibility.entry_readable(self._ctx.viewer)
         rows = await self._rows(select(Activity.__table__).where(self._in(Activity.id, ids), readable))
         return _one(rows, ids, lambda r: r.id)
+
+    async def _jobs(self, ids: list[str]) -> list[Any]:
+        from resolvers.jobs import jobs_by_id  # it builds on the context, which builds on this
+
+        return await jobs_by_id(self._ctx, ids, self._in)
+
+    async def _jobs_by_case(self, ids: list[str]) -> list[list[Any]]:
+        from resolvers.jobs import jobs_by_case
+
+        return await jobs_by_case(self._ctx, ids, self._in)
 
     async def _members(self, ids: list[str]) -> list[list[User]]:
         rows = (

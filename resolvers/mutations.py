@@ -9,6 +9,7 @@ from engine.activity import NEW_ACTIVITIES
 from engine.actors import Actor
 from engine.errors import DomainError
 from engine.identity import IDENTITIES_CHANGED
+from engine.jobs import jobs_written
 from engine.transitions import written_timer
 from resolvers.context import Context
 from resolvers.errors import UserErrorRow, user_errors
@@ -33,6 +34,7 @@ async def run(
             activities = list(session.info.get(NEW_ACTIVITIES, []))
             identities_changed = session.info.get(IDENTITIES_CHANGED, False)
             timer_at = written_timer(session)
+            jobs_at = jobs_written(session)
             if rollback:
                 raise _DryRun(result)
     except _DryRun as dry:
@@ -45,6 +47,8 @@ async def run(
     await ctx.published(activities)
     if timer_at is not None and ctx.hub is not None:  # wake the sweepers: a timer may fall due sooner
         ctx.hub.timer_written(timer_at)
+    if jobs_at and ctx.hub is not None:  # wake the job runners
+        ctx.hub.jobs_written()
     return result, []
 
 

@@ -62,4 +62,6 @@ async def node(ctx: Context, id: str) -> Any:
         return await visible_case(ctx, await loaders.case_by_id.load(id))
     if kind == "Activity":
         return await loaders.activity_by_id.load(id)
+    if kind == "Job":
+        return await loaders.job_by_id.load(id)
     return None

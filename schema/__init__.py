@@ -11,6 +11,7 @@ from schema import (
     history,
     identity,
     item_mutations,
+    job,
     lifecycle,
     notification,
     project_mutations,
@@ -65,6 +66,11 @@ class Query:
         return connection(await case_reads.my_tasks(info.context, first=first, after=after))
 
     users = strawberry.field(resolver=identity.users, description="All users.")
+    jobs = strawberry.field(
+        resolver=job.jobs_query,
+        description="Jobs (side effects run after their action commits) of the items you may view, oldest first; "
+        "admins see all. Filter by state and by case.",
+    )
     notifications = strawberry.field(
         resolver=notification.notifications_query, description="Your notifications, newest first."
     )
@@ -124,6 +130,12 @@ class Mutation:
         resolver=timers.run_due_timers_mutation,
         description="Admin: fire the timers due at `now` (default: now), oldest first, each in its own transaction.",
     )
+    retry_job = strawberry.mutation(
+        resolver=job.retry_job, description="Run a FAILED job again from its first attempt (it becomes PENDING)."
+    )
+    resume_job = strawberry.mutation(
+        resolver=job.resume_job, description="Run a STALLED job now rather than at the end of its backoff."
+    )
     mark_notifications_read = strawberry.mutation(resolver=notification.mark_notifications_read)
     subscribe_to_notifications = strawberry.mutation(resolver=notification.subscribe_to_notifications)
     unsubscribe_from_notifications = strawberry.mutation(resolver=notification.unsubscribe_from_notifications)
@@ -133,7 +145,7 @@ schema = Schema(
     query=Query,
     mutation=Mutation,
     subscription=Subscription,
-    types=[Project, Subproject, WorkflowItem, Case, Workflow, Activity, User, Group],
+    types=[Project, Subproject, WorkflowItem, Case, Workflow, Activity, User, Group, job.Job],
     execution_context_class=CasewayExecutor,
     config=StrawberryConfig(scalar_map=SCALAR_MAP),  # our JSON scalar (schema/base.py)
     extensions=[

@@ -10,6 +10,7 @@ from engine.assignment import PICK_LIST_LENGTH
 from engine.specs import RoleSpec
 from resolvers import cases as case_reads
 from resolvers import resources
+from resolvers.jobs import CASE_JOBS
 from resolvers.loaders import PickListKey
 from schema.activity import Activity
 from schema.base import AppInfo, Connection, Node, by_id_prefix, connection
@@ -20,6 +21,7 @@ from schema.workflow import Action, Role, State, Workflow
 
 if TYPE_CHECKING:
     from schema.item import WorkflowItem
+    from schema.job import Job
 
 
 @strawberry.enum(
@@ -182,6 +184,14 @@ class Case(Node):
     @context_only
     def roles(self, info: AppInfo) -> list[CaseRole]:
         return case_reads.roles(info.context, self, _case_role)  # type: ignore[arg-type]
+
+    @strawberry.field(
+        description=f"The case's jobs (side effects that leave the database), newest first, at most {CASE_JOBS}; "
+        "jobs(caseId:) pages through all of them."
+    )
+    @context_only
+    async def jobs(self, info: AppInfo) -> list[Annotated["Job", strawberry.lazy("schema.job")]]:
+        return await info.context.loaders.jobs_by_case.load(self.id)
 
     @strawberry.field(
         description="The log of this case's workflow item, oldest first: the entries you may read (viewHistory, "

@@ -38,6 +38,7 @@ from server.access_log import request_logged
 from server.actor_cache import ActorCache
 from server.checkpoints import checkpoint_forever
 from server.hub import EventHub, create_hub
+from server.job_runner import JobRunner, configure_jobs
 from server.media_types import GRAPHQL_RESPONSE, negotiate, request_error_status, without_data
 from server.operations import health, metrics_endpoint, ready_endpoint
 from server.request_limits import BodyLimit, error_response
@@ -335,6 +336,12 @@ def create_app(settings: Settings | None = None, *, db: Database | None = None) 
     web = WebAssets(settings.web_dir)
     graphql = CasewayGraphQL(db, settings, hub, actor_cache, web)
     sweeper = Sweeper(db, hub, poll_interval=settings.timer_poll_interval)
+    configure_jobs(settings)
+    runner = (
+        JobRunner(db, hub, poll_interval=settings.job_poll_interval, concurrency=settings.job_concurrency)
+        if settings.run_jobs
+        else None
+    )
     background: dict[str, asyncio.Task[Any] | None] = {}
 
     @asynccontextmanager
@@ -342,6 +349,8 @@ def create_app(settings: Settings | None = None, *, db: Database | None = None) 
         tune_garbage_collector()
         await hub.start()
         sweeper.start()  # catches up with overdue timers in the background
+        if runner is not None:
+            runner.start()  # reconciles jobs a crash left RUNNING, then runs what is due
         recheck = asyncio.create_task(graphql.recheck_live_connections())
         signer = (  # signed history checkpoints, only with a key (engine/history.py)
             asyncio.create_task(
@@ -351,11 +360,15 @@ def create_app(settings: Settings | None = None, *, db: Database | None = None) 
             else None
         )
         background.update(hub.tasks, sweeper=sweeper.task, recheck=recheck, signer=signer)  # for /ready
+        if runner is not None:
+            background["job_runner"] = runner.task
         try:
             yield
         finally:
             recheck.cancel()
             await sweeper.stop()
+            if runner is not None:
+                await runner.stop()
             if signer is not None:
                 signer.cancel()
             await hub.stop()
@@ -392,5 +405,6 @@ def create_app(settings: Settings | None = None, *, db: Database | None = None) 
     app.state.db = db
     app.state.hub = hub
     app.state.sweeper = sweeper
+    app.state.job_runner = runner
     app.state.settings = settings
     return app

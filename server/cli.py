@@ -1,5 +1,5 @@
 """The `caseway` command: serve, migrate, demo, create-user, define-workflow, export-schema,
-verify-history, checkpoint-history, run-due-timers.
+verify-history, checkpoint-history, run-due-timers, run-jobs, jobs.
 
 Every expected failure is one sentence on stderr and exit code 1 (server/cli_errors.py); a
 traceback only with ``caseway --debug``. Commands that work on an existing database check it
@@ -217,6 +217,58 @@ async def _run_due_timers(settings: Settings, now: datetime | None, limit: int) 
         print(f"More timers are due: the limit of {limit} stopped this run.")
 
 
+async def _run_jobs(settings: Settings, *, once: bool) -> None:
+    """A worker without HTTP: the job runner alone, until stopped (``--once``: until nothing is due)."""
+    from server.hub import create_hub
+    from server.job_runner import JobRunner
+
+    db = await _migrated_db(settings)
+    runner = JobRunner(
+        db,
+        None if once else create_hub(db),
+        poll_interval=settings.job_poll_interval,
+        concurrency=settings.job_concurrency,
+    )
+    try:
+        if once:
+            print(f"Finished {await runner.drain()} jobs.")
+            return
+        assert runner.hub is not None
+        await runner.hub.start()
+        runner.start()
+        await asyncio.Event().wait()  # until the process is stopped
+    finally:
+        await runner.stop()
+        if runner.hub is not None:
+            await runner.hub.stop()
+        await db.dispose()
+
+
+async def _list_jobs(settings: Settings, state: str | None, limit: int) -> None:
+    from sqlalchemy import select
+
+    from models import Job
+
+    db = await _migrated_db(settings)
+    try:
+        async with db.read_session() as session:
+            query = select(Job).order_by(Job.id.desc()).limit(limit)
+            if state:
+                query = query.where(Job.state == state)
+            jobs = list(await session.scalars(query))
+    finally:
+        await db.dispose()
+    for job in reversed(jobs):
+        due = job.next_attempt_at.isoformat() if job.next_attempt_at else "-"
+        line = f"{job.id}  {job.state:<9}  {job.kind:<10}  attempts {job.attempts}  next {due}  case {job.case_id}"
+        if job.error:
+            line += f"\n    {job.error.get('code')}: {job.error.get('message')}"
+            if job.error.get("detail"):
+                line += f"  [{job.error['detail']}]"
+        print(line)
+    print(f"{len(jobs)} jobs.")
+
+
 def _when(text: str) -> datetime:
     """An ISO 8601 time for --now; without an offset it is UTC."""
     try:
@@ -282,6 +334,13 @@ def _parser() -> argparse.ArgumentParser:
     due = command("run-due-timers", "fire the timers due now (or at --now), oldest first")
     due.add_argument("--now", type=_when, help="an ISO 8601 time to fire what is due at (default: now)")
     due.add_argument("--limit", type=int, default=10_000, help="at most this many timers (default 10000)")
+    run_jobs = command("run-jobs", "run jobs without serving HTTP (a worker process)")
+    run_jobs.add_argument("--once", action="store_true", help="run what is due, then exit")
+    jobs = command("jobs", "list jobs, newest last, with their errors")
+    jobs.add_argument(
+        "--state", choices=["PENDING", "RUNNING", "STALLED", "COMPLETED", "FAILED"], help="only the jobs in this state"
+    )
+    jobs.add_argument("--limit", type=int, default=100, help="the newest this many (default 100)")
     return parser
 
 
@@ -364,6 +423,12 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         sys.stdout.write(schema.as_str() + "\n")
         return
     settings = _settings()
+    from server.job_runner import configure_jobs
+
+    try:
+        configure_jobs(settings)  # webhook endpoints and retry policies: refused before anything runs
+    except ValueError as error:
+        raise CliError(str(error)) from None
     if args.command == "serve":
         overrides = {k: v for k, v in (("host", args.host), ("port", args.port), ("workers", args.workers)) if v}
         _serve(settings.model_copy(update=overrides), args.demo)
@@ -385,6 +450,12 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         if args.limit < 1:
             parser.error("--limit must be at least 1")
         asyncio.run(_run_due_timers(settings, args.now, args.limit))
+    elif args.command == "run-jobs":
+        asyncio.run(_run_jobs(settings, once=args.once))
+    elif args.command == "jobs":
+        if args.limit < 1:
+            parser.error("--limit must be at least 1")
+        asyncio.run(_list_jobs(settings, args.state, args.limit))
 
 
 if __name__ == "__main__":

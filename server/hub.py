@@ -34,6 +34,7 @@ log = logging.getLogger("caseway.hub")
 CHANNEL = "caseway_activity"
 IDENTITY_CHANNEL = "caseway_identity"
 TIMER_CHANNEL = "caseway_timers"  # payload: the ISO time of a timer just written (server/sweeper.py)
+JOB_CHANNEL = "caseway_jobs"  # jobs were written or made due (server/job_runner.py)
 _NEWEST_SEQ = select(func.max(Activity.seq))
 
 
@@ -64,6 +65,8 @@ class EventHub:
         # Told when a committed transaction wrote a timer, in this process or (PostgreSQL) another
         # one: the process's sweeper (server/sweeper.py) sets it.
         self.on_timer: Callable[[datetime], None] = lambda at: None
+        # Told when a committed transaction wrote jobs or made one due: the job runner sets it.
+        self.on_jobs: Callable[[], None] = lambda: None
 
     async def start(self) -> None:
         self._task = asyncio.create_task(self._follow(), name="caseway-hub")
@@ -71,6 +74,10 @@ class EventHub:
     def timer_written(self, at: datetime) -> None:
         """Called after a commit that wrote a timer falling due at ``at``."""
         self.on_timer(at)
+
+    def jobs_written(self) -> None:
+        """Called after a commit that wrote jobs (or made one due now)."""
+        self.on_jobs()
 
     async def stop(self) -> None:
         if self._task is not None:
@@ -176,6 +183,7 @@ class PostgresEventHub(EventHub):
         self._conn: asyncpg.Connection | None = None
         self._notify_wanted = False
         self._timer_wanted: datetime | None = None  # the earliest timer to announce to other processes
+        self._jobs_wanted = False
         self._notifier: asyncio.Task[None] | None = None
         self._listener_task: asyncio.Task[None] | None = None
         self.reconnects = 0
@@ -205,6 +213,7 @@ class PostgresEventHub(EventHub):
         await self._conn.add_listener(CHANNEL, lambda *_: self._wake.set())
         await self._conn.add_listener(IDENTITY_CHANNEL, lambda *_: self.on_identity_change())
         await self._conn.add_listener(TIMER_CHANNEL, self._heard_timer)
+        await self._conn.add_listener(JOB_CHANNEL, lambda *_: self.on_jobs())
         self._wake.set()  # refill whatever committed while we were not listening
         self.on_identity_change()  # and forget who tokens stood for: a change may have been missed
 
@@ -237,6 +246,12 @@ class PostgresEventHub(EventHub):
         if self._notifier is None or self._notifier.done():
             self._notifier = asyncio.create_task(self._send_notifies(), name="caseway-hub-notify")
 
+    def jobs_written(self) -> None:
+        self.on_jobs()
+        self._jobs_wanted = True
+        if self._notifier is None or self._notifier.done():
+            self._notifier = asyncio.create_task(self._send_notifies(), name="caseway-hub-notify")
+
     def _heard_timer(self, _conn: Any, _pid: int, _channel: str, payload: str) -> None:
         with contextlib.suppress(ValueError):
             self.on_timer(datetime.fromisoformat(payload))
@@ -244,16 +259,18 @@ class PostgresEventHub(EventHub):
     async def _send_notifies(self) -> None:
         """One NOTIFY at a time on the shared connection (asyncpg runs one operation per
         connection); commits that land while one is in flight are covered by the next."""
-        while self._notify_wanted or self._timer_wanted is not None:
+        while self._notify_wanted or self._timer_wanted is not None or self._jobs_wanted:
             await asyncio.sleep(self.notify_delay)
-            wanted, timer = self._notify_wanted, self._timer_wanted
-            self._notify_wanted, self._timer_wanted = False, None
+            wanted, timer, jobs = self._notify_wanted, self._timer_wanted, self._jobs_wanted
+            self._notify_wanted, self._timer_wanted, self._jobs_wanted = False, None, False
             try:
                 if self._conn is not None and not self._conn.is_closed():
                     if wanted:
                         await self._conn.execute(f"NOTIFY {CHANNEL}")
                     if timer is not None:
                         await self._conn.execute("SELECT pg_notify($1, $2)", TIMER_CHANNEL, timer.isoformat())
+                    if jobs:
+                        await self._conn.execute(f"NOTIFY {JOB_CHANNEL}")
             except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
                 log.warning("event hub: NOTIFY failed; other processes will catch up on their next poll")
 

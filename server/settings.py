@@ -1,7 +1,7 @@
 """Settings, read from CASEWAY_* environment variables by every command alike."""
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -56,3 +56,14 @@ class Settings(BaseSettings):
     # Empty: no checkpoints are signed, and verification checks the hash chains alone.
     secret_key: str = ""
     checkpoint_interval: float = 60.0  # seconds between checkpoint passes of a server process
+
+    # --- Jobs (engine/jobs, server/job_runner.py; README "Jobs") ---
+    # Webhook endpoints spec authors may name: {"billing": {"url": "https://...", "secret": "...",
+    # "timeout": 10, "serialize_by": "case"}} (serialize_by: case, endpoint or none).
+    webhooks: dict[str, Any] = {}
+    # Retry policy per job kind, replacing the kind's own: {"webhook": {"max_attempts": 8,
+    # "initial_delay": 1, "multiplier": 2, "max_delay": 60, "jitter": true}}.
+    job_retry: dict[str, Any] = {}
+    run_jobs: bool = True  # whether `caseway serve` runs jobs; false leaves them to `caseway run-jobs`
+    job_concurrency: int = 32  # jobs one process runs at once
+    job_poll_interval: float = 5.0  # seconds between safety-net looks for due jobs

@@ -1,6 +1,12 @@
 import pytest
 
-pytest_plugins = ["tests.fixtures.database", "tests.fixtures.api", "tests.fixtures.live"]
+pytest_plugins = [
+    "tests.fixtures.database",
+    "tests.fixtures.api",
+    "tests.fixtures.live",
+    "tests.fixtures.receiver",
+    "tests.fixtures.jobs",
+]
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

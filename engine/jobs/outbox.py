@@ -1,0 +1,80 @@
+"""The outbox (DESIGN §3 step 8): a spec's jobs become job rows in the transaction of the action
+that declares them, so a rolled-back action leaves no job and a committed one always has its
+jobs. Nothing external happens here; the runner runs them after the commit.
+
+In a spec, ``side_effects`` lists in-process side effects by name (engine/side_effects.py) and
+jobs as ``{kind: {args}}`` (or a bare kind name, for a kind without arguments). An entry that
+names neither is refused when the workflow is defined (INVALID_SPEC), as are arguments the kind
+refuses, e.g. a webhook endpoint the operator has not configured.
+"""
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from engine.activity import LogEntry
+from engine.jobs.kinds import job_kinds
+from models import Job, new_id
+
+if TYPE_CHECKING:  # engine.context needs the workflows, which check jobs with this module
+    from engine.context import CaseContext
+
+JOBS_WRITTEN = "caseway.jobs_written"
+
+
+def check_job(kind: str, args: Any, *, defining: bool) -> list[str] | None:
+    """The problems with declaring a job ``{kind: args}``: None when no such kind exists."""
+    known = job_kinds().get(kind)
+    if known is None:
+        return None
+    if not isinstance(args, Mapping):
+        return [f"The arguments of {kind!r} must be an object."]
+    return known.check_args(args, defining=defining)
+
+
+async def enqueue(
+    ctx: "CaseContext", entry: LogEntry, decls: Sequence[tuple[str, Mapping[str, Any]]], now: datetime
+) -> list[Job]:
+    """Write the jobs ``(kind, args)`` of an action just logged as ``entry``, due now, in the
+    caller's transaction."""
+    kinds = job_kinds()
+    made = []
+    for kind, args in decls:
+        plan = kinds[kind].plan(args, case_id=ctx.case.id)
+        job_id = new_id("job")
+        job = Job(
+            id=job_id,
+            kind=kind,
+            case_id=ctx.case.id,
+            workflow_item_id=ctx.item.id,
+            activity_id=entry.id,
+            state="PENDING",
+            step="",
+            attempts=0,
+            next_attempt_at=now,
+            input=plan.input,
+            progress={},
+            idempotency_key=job_id,  # stable across retries and redeliveries
+            serialization_key=plan.serialization_key or job_id,
+            created_at=now,
+            updated_at=now,
+        )
+        ctx.session.add(job)
+        made.append(job)
+    if made:
+        jobs_were_written(ctx.session)
+    return made
+
+
+def jobs_were_written(session: AsyncSession) -> None:
+    """Mark the transaction: whoever commits it wakes the runners (``jobs_written``)."""
+    session.info[JOBS_WRITTEN] = True
+
+
+def jobs_written(session: AsyncSession) -> bool:
+    return bool(session.info.get(JOBS_WRITTEN))
+
+
+__all__ = ["check_job", "enqueue", "jobs_were_written", "jobs_written"]

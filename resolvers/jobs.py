@@ -1,0 +1,82 @@
+"""Reading jobs and pulling their levers (``retryJob``, ``resumeJob``) for GraphQL and the CLI.
+
+A job is seen by whoever may view its workflow item (engine/visibility.py), admins all; one
+that is hidden reads as missing. Its error's ``detail`` (an unexpected exception's message) is
+for admins only.
+"""
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import func, select
+
+from engine.actors import Actor
+from engine.clock import SYSTEM_CLOCK
+from engine.jobs import records
+from models import Job, WorkflowItem, kind_of
+from resolvers import visibility
+from resolvers.context import Context
+from resolvers.mutations import run
+from resolvers.pagination import Page, check_first, check_id_cursor, invalid_argument, keyset_page
+from resolvers.records import records as rows_of
+
+CASE_JOBS = 100  # jobs Case.jobs lists, newest first
+
+
+def visible_jobs(actor: Actor) -> Any:
+    """``select(Job columns)`` limited to the jobs whose item the actor may view."""
+    query = select(Job.__table__)
+    if actor.is_admin:
+        return query
+    return query.join(WorkflowItem, WorkflowItem.id == Job.workflow_item_id).where(visibility.item_visible(actor))
+
+
+async def jobs_page(
+    ctx: Context, *, state: str | None, case_id: str | None, first: int | None, after: str | None
+) -> Page[Any]:
+    """``jobs(state, caseId, first, after)``: oldest first, keyset by id."""
+    limit = check_first(first)
+    query = visible_jobs(ctx.viewer)
+    if state is not None:
+        query = query.where(Job.state == state)
+    if case_id is not None:
+        if kind_of(case_id) != "Case":
+            raise invalid_argument("caseId is not the id of a case.", "caseId")
+        query = query.where(Job.case_id == case_id)
+    total = await ctx.session.scalar(select(func.count()).select_from(query.subquery())) or 0
+    if check_id_cursor(after):
+        query = query.where(Job.id > after)
+    found = rows_of(await ctx.session.execute(query.order_by(Job.id).limit(limit + 1)))
+    return keyset_page(found, limit=limit, total=total, cursor=lambda r: r.id)
+
+
+async def jobs_by_id(ctx: Context, ids: Sequence[str], in_: Any) -> list[Any]:
+    """The loader ``job_by_id``: visible jobs, None for the others."""
+    found = {r.id: r for r in rows_of(await ctx.session.execute(visible_jobs(ctx.viewer).where(in_(Job.id, ids))))}
+    return [found.get(i) for i in ids]
+
+
+async def jobs_by_case(ctx: Context, case_ids: Sequence[str], in_: Any) -> list[list[Any]]:
+    """The loader ``jobs_by_case``: each case's newest ``CASE_JOBS`` jobs, one query for all
+    cases (the cases were read through their visibility rule, which is their jobs' too)."""
+    rank = func.row_number().over(partition_by=Job.case_id, order_by=Job.id.desc()).label("rank")
+    ranked = select(Job.__table__, rank).where(in_(Job.case_id, case_ids)).subquery()
+    query = select(*[c for c in ranked.c if c.name != "rank"]).where(ranked.c.rank <= CASE_JOBS)
+    grouped: dict[str, list[Any]] = {}
+    for row in sorted(rows_of(await ctx.session.execute(query)), key=lambda r: r.id, reverse=True):
+        grouped.setdefault(row.case_id, []).append(row)
+    return [grouped.get(i, []) for i in case_ids]
+
+
+async def retry_job(ctx: Context, job_id: str) -> tuple[Job | None, list[Any]]:
+    async def op(session: Any, actor: Actor) -> Job:
+        return await records.retry(session, actor=actor, job_id=job_id, now=SYSTEM_CLOCK.now())
+
+    return await run(ctx, op)
+
+
+async def resume_job(ctx: Context, job_id: str) -> tuple[Job | None, list[Any]]:
+    async def op(session: Any, actor: Actor) -> Job:
+        return await records.resume(session, actor=actor, job_id=job_id, now=SYSTEM_CLOCK.now())
+
+    return await run(ctx, op)

@@ -1,0 +1,173 @@
+"""The job runner: a background task of every server process, and the whole of
+``caseway run-jobs`` (DESIGN "Jobs", seed 002).
+
+It claims due jobs (resolvers/job_runs.py: committed RUNNING before any handler runs), runs up
+to ``concurrency`` of them at once, and claims more as they finish. A commit that writes jobs
+wakes it through the event hub (in-process, and with PostgreSQL by NOTIFY from other
+processes); otherwise it sleeps until the next retry or lease end it knows of, and polls every
+``poll_interval`` seconds as a safety net. Its first pass, at startup, reconciles the jobs that
+a crash left RUNNING once their lease has ended. Several processes share one PostgreSQL
+database: each job is claimed by one of them.
+"""
+
+import asyncio
+import contextlib
+import logging
+import time
+from datetime import datetime
+
+import httpx
+
+from engine.clock import SYSTEM_CLOCK, Clock
+from engine.jobs import RetryPolicy, job_kinds, set_policy, webhook
+from models import Database
+from resolvers.job_runs import Completions, claim_due, next_due, run_claimed
+from server.hub import EventHub
+from server.settings import Settings
+
+log = logging.getLogger("caseway.job_runner")
+
+BUSY_RETRY = 0.05  # seconds before claiming again a due job that another runner had locked
+MAX_BACKOFF = 30.0  # seconds, the longest pause after the database failed
+
+
+class JobRunner:
+    def __init__(
+        self,
+        db: Database,
+        hub: EventHub | None,
+        *,
+        poll_interval: float = 5.0,
+        concurrency: int = 32,
+        clock: Clock = SYSTEM_CLOCK,
+    ) -> None:
+        self.db = db
+        self.hub = hub
+        self.clock = clock
+        self.poll_interval = poll_interval
+        self.concurrency = concurrency
+        self.finished: dict[str, int] = {}  # outcomes recorded by this runner, by new state (logs, tests)
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._running: set[asyncio.Task[None]] = set()
+        self._http: httpx.AsyncClient | None = None
+        self._completions = Completions(db, clock.now)
+
+    @property
+    def task(self) -> "asyncio.Task[None] | None":
+        """The runner's loop (for /ready)."""
+        return self._task
+
+    def start(self) -> None:
+        if self.hub is not None:
+            self.hub.on_jobs = self.wake
+        limits = httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency)
+        self._http = httpx.AsyncClient(limits=limits, follow_redirects=False)
+        self._task = asyncio.create_task(self._run(), name="caseway-job-runner")
+
+    async def stop(self) -> None:
+        """Stop claiming and cancel what runs: those jobs stay RUNNING and are reconciled when
+        their lease ends, by this process's successor or another one."""
+        tasks = [t for t in (self._task, *self._running) if t is not None]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        await self._completions.stop()
+        if self._http is not None:
+            await self._http.aclose()
+
+    async def drain(self) -> int:
+        """Run what is due now (and what falls due while it runs) until nothing is; how many
+        outcomes were recorded (``caseway run-jobs --once``, tests)."""
+        if self._http is None:
+            self._http = httpx.AsyncClient(follow_redirects=False)
+        before = sum(self.finished.values())
+        while True:
+            claimed, _ = await self.claim_and_start()
+            if not claimed and not self._running:
+                return sum(self.finished.values()) - before
+            if self._running:
+                await asyncio.wait(set(self._running), return_when=asyncio.FIRST_COMPLETED)
+
+    def wake(self) -> None:
+        """Jobs were written or made due: claim now."""
+        self._wake.set()
+
+    async def _run_one(self, claim) -> None:  # type: ignore[no-untyped-def]
+        try:
+            assert self._http is not None
+            state = await run_claimed(
+                self.db, claim, clock=self.clock.now, http=self._http, hub=self.hub, completions=self._completions
+            )
+            self.finished[str(state)] = self.finished.get(str(state), 0) + 1
+        finally:
+            self._wake.set()  # a slot is free, and the next job of its key may be due
+
+    async def claim_and_start(self) -> tuple[int, datetime | None]:
+        """Claim what is due into the free slots; how many were claimed, and when to look again
+        (None: nothing is waiting)."""
+        free = self.concurrency - len(self._running)
+        if free <= 0:
+            return 0, None
+        claims = await claim_due(self.db, now=self.clock.now(), limit=free)
+        for claim in claims:
+            task = asyncio.create_task(self._run_one(claim), name=f"caseway-job-{claim.id}")
+            self._running.add(task)
+            task.add_done_callback(self._running.discard)
+        if claims:
+            # Woken when one of them ends (its key's next job, a free slot); a retry falling
+            # due meanwhile waits at most for that or the poll.
+            return len(claims), None
+        return 0, await next_due(self.db)
+
+    async def _run(self) -> None:
+        last_poll = -float("inf")
+        backoff = 0.0
+        deadline: datetime | None = self.clock.now()  # the first pass at once: reconcile and catch up
+        while True:
+            self._wake.clear()
+            now = self.clock.now()
+            woken = deadline is not None and deadline <= now
+            if woken or time.monotonic() - last_poll >= self.poll_interval:
+                try:
+                    _, deadline = await self.claim_and_start()
+                    backoff = 0.0
+                except Exception:
+                    backoff = min(max(backoff * 2, 0.5), MAX_BACKOFF)
+                    log.exception("claiming jobs failed; trying again in %.1f s", backoff)
+                    deadline = None
+                    await asyncio.sleep(backoff)
+                last_poll = time.monotonic()
+                if deadline is not None and deadline <= self.clock.now():
+                    # due, but locked by another runner or its key busy elsewhere: look again soon
+                    await self._sleep(BUSY_RETRY)
+                    deadline = self.clock.now()
+                    continue
+            wait = self.poll_interval - (time.monotonic() - last_poll)
+            if deadline is not None:
+                wait = min(wait, (deadline - self.clock.now()).total_seconds())
+            await self._sleep(max(wait, 0.0))
+            deadline = self.clock.now() if self._wake.is_set() else deadline
+
+    async def _sleep(self, seconds: float) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._wake.wait(), seconds)
+
+
+def configure_jobs(settings: Settings) -> None:
+    """Apply the jobs' settings to this process: webhook endpoints and retry policies. A bad
+    value raises ValueError naming it, so a misconfigured process does not start."""
+    webhook.configure(webhook.parse_endpoints(settings.webhooks))
+    known = job_kinds()
+    for kind in list(known):
+        set_policy(kind, None)
+    for kind, raw in settings.job_retry.items():
+        if kind not in known:
+            raise ValueError(f"CASEWAY_JOB_RETRY names unknown job kind {kind!r}")
+        if not isinstance(raw, dict) or set(raw) - set(RetryPolicy.__dataclass_fields__):
+            raise ValueError(f"CASEWAY_JOB_RETRY[{kind!r}] takes {', '.join(RetryPolicy.__dataclass_fields__)}")
+        set_policy(kind, RetryPolicy(**raw))
+    if settings.job_concurrency < 1 or settings.job_poll_interval <= 0:
+        raise ValueError("CASEWAY_JOB_CONCURRENCY must be at least 1 and CASEWAY_JOB_POLL_INTERVAL positive")

@@ -1,0 +1,201 @@
+"""Jobs over GraphQL: the ``jobs`` query, ``Job`` nodes and ``Case.jobs`` (visible to who may
+view the item, admins all), the levers ``retryJob``/``resumeJob``, and job log entries in
+history and notifications."""
+
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+from sqlalchemy import update
+
+from engine import identity
+from engine.jobs import RetryPolicy, set_policy
+from models import Database, Job, utcnow
+from server.app import create_app
+from server.settings import Settings
+from tests.fixtures.documents import GRANT
+from tests.fixtures.api import GraphQLClient
+from tests.fixtures.jobs import Shop
+from tests.fixtures.receiver import SECRET, Receiver
+
+JOBS = """query($state: JobState, $caseId: ID) { jobs(state: $state, caseId: $caseId, first: 50) {
+  totalCount edges { cursor node { id kind state step attempts maxAttempts nextAttemptAt input progress
+  idempotencyKey error { step code message recoverable detail } case { id } activity { kind action } } } } }"""
+NODE = """query($id: ID!) { node(id: $id) { ... on Job { id state } } }"""
+CASE_JOBS = """query($id: ID!) { node(id: $id) { ... on Case { jobs { id state kind } } } }"""
+SUB_CASE_JOBS = """query($id: ID!) { node(id: $id) { ... on Subproject { workflowItems(first: 50) {
+  edges { node { case { jobs { id state } } } } } } } }"""
+RETRY = """mutation($id: ID!) { retryJob(input: {id: $id}) { job { id state attempts error { code } }
+  userErrors { code message field } } }"""
+RESUME = """mutation($id: ID!) { resumeJob(input: {id: $id}) { job { id state nextAttemptAt }
+  userErrors { code message field } } }"""
+HISTORY = """query($id: ID!) { node(id: $id) { ... on Case { log(first: 50) { edges { node {
+  kind comment data } } } } } }"""
+SUBSCRIBE = """mutation($target: ID) { subscribeToNotifications(input: {level: CASE, targetId: $target}) { ok } }"""
+NOTIFICATIONS = """{ notifications(first: 20) { edges { node { activity { kind comment } } } } }"""
+
+
+@pytest.fixture
+async def api(db: Database, billing: Receiver) -> AsyncIterator[GraphQLClient]:
+    settings = Settings(database_url=db.url, webhooks={"billing": {"url": billing.url, "secret": SECRET, "timeout": 1}})
+    app = create_app(settings, db=db)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://caseway.test") as http:
+        yield GraphQLClient(http)
+
+
+async def token_of(db: Database, user_id: str) -> str:
+    async with db.transaction() as s:
+        return await identity.create_token(s, user_id=user_id, ttl_seconds=3600)
+
+
+async def item_of(shop: Shop, case_id: str) -> str:
+    async with shop.db.read_session() as s:
+        from models import Case
+
+        return (await s.get(Case, case_id)).object_id
+
+
+async def test_jobs_are_listed_to_who_may_view_their_item_and_to_admins(api, shop: Shop, billing, make_user):
+    billing.script = [400]
+    failing, fine = await shop.new_case("A"), await shop.new_case("B")
+    await shop.act(failing, "approve")
+    (failed,) = await shop.jobs(failing)
+    await shop.until(failed.id, lambda j: j.state == "FAILED")
+    await shop.act(fine, "approve")
+    (done,) = await shop.jobs(fine)
+    await shop.until(done.id, lambda j: j.state == "COMPLETED")
+    owner = await token_of(shop.db, shop.owner.user_id)
+
+    data = await api(JOBS, {"state": "FAILED"}, token=owner)
+    assert data["jobs"]["totalCount"] == 1
+    node = data["jobs"]["edges"][0]["node"]
+    assert node["id"] == failed.id and node["kind"] == "webhook" and node["state"] == "FAILED"
+    assert (node["step"], node["attempts"], node["maxAttempts"], node["nextAttemptAt"]) == ("deliver", 1, 5, None)
+    assert node["input"] == {"endpoint": "billing"} and node["idempotencyKey"] == failed.id
+    assert node["error"] == {
+        "step": "deliver",
+        "code": "HTTP_400",
+        "message": "Endpoint 'billing' answered HTTP 400.",
+        "recoverable": False,
+        "detail": None,
+    }
+    assert node["case"] == {"id": failing} and node["activity"] == {"kind": "action_executed", "action": "approve"}
+    data = await api(JOBS, {"caseId": fine}, token=owner)
+    assert [(e["node"]["id"], e["node"]["state"]) for e in data["jobs"]["edges"]] == [(done.id, "COMPLETED")]
+    assert data["jobs"]["edges"][0]["node"]["progress"] == {"delivered": {"status": 200, "attempt": 1}}
+    assert (await api(CASE_JOBS, {"id": failing}, token=owner))["node"]["jobs"] == [
+        {"id": failed.id, "state": "FAILED", "kind": "webhook"}
+    ]
+
+    _, stranger = await make_user("stranger")  # hidden is missing, on every path
+    assert (await api(JOBS, {}, token=stranger))["jobs"] == {"totalCount": 0, "edges": []}
+    assert (await api(NODE, {"id": failed.id}, token=stranger))["node"] is None
+    assert (await api(NODE, {"id": failed.id}, token=owner))["node"] == {"id": failed.id, "state": "FAILED"}
+    _, admin = await make_user("root", admin=True)
+    assert (await api(JOBS, {}, token=admin))["jobs"]["totalCount"] == 2
+
+
+async def test_an_internal_errors_detail_is_shown_to_admins_only(api, shop: Shop, make_user):
+    case_id = await shop.new_case()
+    await shop.runner.stop()  # the job stays as this test writes it
+    await shop.act(case_id, "approve", wake=False)
+    (job,) = await shop.jobs(case_id)
+    async with shop.db.transaction() as s:
+        error = {
+            "step": "deliver",
+            "code": "INTERNAL",
+            "message": "internal",
+            "recoverable": True,
+            "detail": "KeyError: x",
+        }
+        await s.execute(update(Job).where(Job.id == job.id).values(state="STALLED", error=error))
+    owner = await token_of(shop.db, shop.owner.user_id)
+    _, admin = await make_user("root", admin=True)
+    assert (await api(JOBS, {}, token=owner))["jobs"]["edges"][0]["node"]["error"]["detail"] is None
+    assert (await api(JOBS, {}, token=admin))["jobs"]["edges"][0]["node"]["error"]["detail"] == "KeyError: x"
+
+
+async def test_retry_job_needs_update_on_the_item_and_a_failed_job(api, shop: Shop, billing, make_user):
+    billing.script = [400]
+    case_id = await shop.new_case()
+    await shop.act(case_id, "approve")
+    (job,) = await shop.jobs(case_id)
+    await shop.until(job.id, lambda j: j.state == "FAILED")
+    owner = await token_of(shop.db, shop.owner.user_id)
+    _, stranger = await make_user("stranger")
+    viewer_id, viewer = await make_user("viewer")
+    await api(GRANT, {"r": await item_of(shop, case_id), "i": "workflowItem.view", "p": viewer_id}, token=owner)
+
+    refused = (await api(RETRY, {"id": job.id}, token=stranger))["retryJob"]
+    assert refused["job"] is None and refused["userErrors"][0]["code"] == "NOT_FOUND"
+    refused = (await api(RETRY, {"id": job.id}, token=viewer))["retryJob"]
+    assert refused["userErrors"][0]["code"] == "NOT_ALLOWED"
+    assert (await shop.job(job.id)).state == "FAILED"  # nothing changed
+
+    retried = (await api(RETRY, {"id": job.id}, token=owner))["retryJob"]
+    assert retried == {"job": {"id": job.id, "state": "PENDING", "attempts": 0, "error": None}, "userErrors": []}
+    shop.clock.set(utcnow())  # retryJob made it due at the server's time
+    shop.runner.wake()
+    await shop.until(job.id, lambda j: j.state == "COMPLETED")
+    again = (await api(RETRY, {"id": job.id}, token=owner))["retryJob"]
+    assert again["userErrors"][0]["code"] == "JOB_NOT_FAILED" and "COMPLETED" in again["userErrors"][0]["message"]
+    unknown = (await api(RETRY, {"id": "job_01ABC"}, token=owner))["retryJob"]
+    assert unknown["userErrors"][0]["code"] == "NOT_FOUND"
+
+
+async def test_resume_job_makes_a_stalled_job_due_now(api, shop: Shop, billing):
+    set_policy("webhook", RetryPolicy(initial_delay=60, jitter=False))  # a minute's backoff
+    billing.script = [503]
+    case_id = await shop.new_case()
+    await shop.act(case_id, "approve")
+    (job,) = await shop.jobs(case_id)
+    stalled = await shop.until(job.id, lambda j: j.state == "STALLED")
+    owner = await token_of(shop.db, shop.owner.user_id)
+    resumed = (await api(RESUME, {"id": job.id}, token=owner))["resumeJob"]
+    assert resumed["userErrors"] == [] and resumed["job"]["state"] == "STALLED"
+    now = utcnow()
+    assert (await shop.job(job.id)).next_attempt_at <= now < stalled.next_attempt_at
+    shop.clock.set(now)
+    shop.runner.wake()
+    await shop.until(job.id, lambda j: j.state == "COMPLETED")
+    refused = (await api(RESUME, {"id": job.id}, token=owner))["resumeJob"]
+    assert refused["userErrors"][0]["code"] == "JOB_NOT_STALLED"
+
+
+async def test_job_entries_are_in_the_log_and_notified_like_any_other(api, shop: Shop, billing, make_user):
+    billing.script = [400]
+    case_id = await shop.new_case()
+    owner = await token_of(shop.db, shop.owner.user_id)
+    fan_id, fan = await make_user("fan")
+    item_id = await item_of(shop, case_id)
+    await api(GRANT, {"r": item_id, "i": "workflowItem.view", "p": fan_id}, token=owner)
+    await api(GRANT, {"r": item_id, "i": "workflowItem.viewHistory", "p": fan_id}, token=owner)
+    assert (await api(SUBSCRIBE, {"target": item_id}, token=fan))["subscribeToNotifications"]["ok"]
+    await shop.act(case_id, "approve")
+    (job,) = await shop.jobs(case_id)
+    await shop.until(job.id, lambda j: j.state == "FAILED")
+
+    log = [e["node"] for e in (await api(HISTORY, {"id": case_id}, token=owner))["node"]["log"]["edges"]]
+    assert log[-1]["kind"] == "job_failed" and log[-1]["comment"] == "Endpoint 'billing' answered HTTP 400."
+    assert log[-1]["data"]["job"] == {"id": job.id, "kind": "webhook", "state": "FAILED", "attempts": 1}
+    notified = [e["node"]["activity"] for e in (await api(NOTIFICATIONS, token=fan))["notifications"]["edges"]]
+    assert {"kind": "job_failed", "comment": "Endpoint 'billing' answered HTTP 400."} in notified
+
+
+async def test_case_jobs_of_a_page_of_items_cost_one_query(api, shop: Shop, count_statements):
+    await shop.runner.stop()  # only the reads are counted
+    owner = await token_of(shop.db, shop.owner.user_id)
+    first = await shop.new_case()
+    await shop.act(first, wake=False)
+    await api(SUB_CASE_JOBS, {"id": shop.subproject_id}, token=owner)  # the token, read once
+    with count_statements() as few:
+        data = await api(SUB_CASE_JOBS, {"id": shop.subproject_id}, token=owner)
+    assert [len(e["node"]["case"]["jobs"]) for e in data["node"]["workflowItems"]["edges"]] == [1]
+    for _ in range(4):
+        case_id = await shop.new_case()
+        await shop.act(case_id, wake=False)
+        await shop.act(case_id, wake=False)
+    with count_statements() as many:
+        data = await api(SUB_CASE_JOBS, {"id": shop.subproject_id}, token=owner)
+    assert [len(e["node"]["case"]["jobs"]) for e in data["node"]["workflowItems"]["edges"]] == [1, 2, 2, 2, 2]
+    assert many.count == few.count, many.statements
