@@ -13,8 +13,8 @@ from engine.jobs import RetryPolicy, set_policy
 from models import Database, Job, utcnow
 from server.app import create_app
 from server.settings import Settings
-from tests.fixtures.documents import GRANT
 from tests.fixtures.api import GraphQLClient
+from tests.fixtures.documents import GRANT
 from tests.fixtures.jobs import Shop
 from tests.fixtures.receiver import SECRET, Receiver
 
