@@ -1,4 +1,4 @@
-"""J1: webhook jobs end to end on PostgreSQL (DESIGN §6: ≥ 500 delivered per second, p99
+"""J1: webhook jobs end to end on PostgreSQL (the project's goal: ≥ 500 delivered per second, p99
 commit → delivery ≤ 200 ms).
 
     python -m bench.jobs [--jobs 3000] [--cases 300] [--rate 100] [--seconds 10] [--workers 2]
@@ -232,7 +232,7 @@ def section(r: Result) -> list[str]:
         f"| {r.jobs} (all due at once) | {r.seconds:.2f} | {r.rate:.0f} | {r.offered_rate} ({r.latency_jobs} jobs) | "
         f"{r.p50_ms:.0f} | {r.p99_ms:.0f} | {r.max_ms:.0f} | {sections.verdict(problems)} |",
         "",
-        f"Goal (DESIGN §6): ≥ {GOAL_RATE} jobs/s, p99 commit → delivery ≤ {GOAL_P99_MS} ms at {RATE} jobs/s. Delays "
+        f"Goal: ≥ {GOAL_RATE} jobs/s, p99 commit → delivery ≤ {GOAL_P99_MS} ms at {RATE} jobs/s. Delays "
         "run from the log entry's `at` (inside the action's transaction) to the delivery's arrival.",
         "",
         END,

@@ -1,4 +1,4 @@
-"""Durable jobs (seed 002 "Workflow Record Schema", DESIGN §2 ``job``): side effects that leave
+"""Durable jobs: side effects that leave
 the database, written in the transaction of the action they come from (the outbox) and run
 after it commits by a job runner (engine/jobs, server/job_runner.py)."""
 

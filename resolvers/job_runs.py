@@ -1,5 +1,5 @@
 """Running jobs: each claim and each outcome in its own transaction, the handler in between,
-outside any transaction (write-ahead, seed 002). Shared by the job runner of every server
+outside any transaction (write-ahead). Shared by the job runner of every server
 process and ``caseway run-jobs`` (server/job_runner.py)."""
 
 import asyncio

@@ -1,4 +1,4 @@
-"""Jobs as clients read them (seed 002's record), the ``jobs`` query and the manual levers
+"""Jobs as clients read them (the job record), the ``jobs`` query and the manual levers
 ``retryJob`` and ``resumeJob`` (resolvers/jobs.py, engine/jobs/records.py)."""
 
 from datetime import datetime

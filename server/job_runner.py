@@ -1,5 +1,5 @@
 """The job runner: a background task of every server process, and the whole of
-``caseway run-jobs`` (DESIGN "Jobs", seed 002).
+``caseway run-jobs``.
 
 It claims due jobs (resolvers/job_runs.py: committed RUNNING before any handler runs), runs up
 to ``concurrency`` of them at once, and claims more as they finish. A commit that writes jobs

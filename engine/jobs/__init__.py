@@ -1,4 +1,4 @@
-"""Durable jobs (seed 002, DESIGN "Jobs"): side effects that leave the database.
+"""Durable jobs (docs/workflows.md, "Jobs"): side effects that leave the database.
 
 - ``outbox``: spec-declared jobs written in the action's transaction.
 - ``records``: the job state machine, claims, outcomes, ``retry``/``resume``.

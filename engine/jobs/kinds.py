@@ -45,7 +45,7 @@ class Permanent(JobError):
 
 
 class Reconciled(enum.StrEnum):
-    """What the external system says about a job interrupted mid-run (seed 002 "Reconciliation")."""
+    """What the external system says about a job interrupted mid-run."""
 
     COMPLETED = "COMPLETED"  # the step happened: the job is done
     RETRY = "RETRY"  # it did not happen, or nobody can tell: run it again (handlers are idempotent)
@@ -106,8 +106,9 @@ class JobKind:
         raise NotImplementedError
 
     async def reconcile(self, call: JobCall) -> Reconciled:
-        """Ask the external system whether the interrupted step happened (seed 002 "tx hash is
-        checkpoint"); by default nobody can tell, and the job runs again with the same key."""
+        """Ask the external system whether the interrupted step happened (a recorded checkpoint,
+        such as a delivery id, is what to ask about); by default nobody can tell, and the job runs
+        again with the same key."""
         return Reconciled.RETRY
 
 

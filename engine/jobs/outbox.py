@@ -1,4 +1,4 @@
-"""The outbox (DESIGN §3 step 8): a spec's jobs become job rows in the transaction of the action
+"""The outbox: a spec's jobs become job rows in the transaction of the action
 that declares them, so a rolled-back action leaves no job and a committed one always has its
 jobs. Nothing external happens here; the runner runs them after the commit.
 

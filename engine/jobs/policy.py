@@ -1,4 +1,4 @@
-"""Retry policy (seed 002 "Retry Policy"): bounded attempts, exponential backoff, full jitter.
+"""Retry policy: bounded attempts, exponential backoff, full jitter.
 
 Full jitter (a delay drawn uniformly between 0 and the exponential bound) spreads the retries
 of many jobs that failed together, e.g. when a receiver came back, instead of sending them all

@@ -1,4 +1,4 @@
-"""The job record's state machine (seed 002) and its persistence.
+"""The job record's state machine and its persistence.
 
     PENDING ──claim──▶ RUNNING ──▶ COMPLETED
        ▲                  │  ├──▶ STALLED ──due / resumeJob──▶ RUNNING …

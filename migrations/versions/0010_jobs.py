@@ -1,4 +1,4 @@
-"""durable jobs: the outbox table of side effects that leave the database (seed 002)
+"""durable jobs: the outbox table of side effects that leave the database
 
 Revision ID: 0010
 Revises: 0009

@@ -1,4 +1,4 @@
-"""Durable jobs end to end below HTTP (seed 002): an action's webhook job is written with it,
+"""Durable jobs end to end below HTTP: an action's webhook job is written with it,
 run by the job runner against a real receiver on loopback, retried on a clock the test moves."""
 
 import asyncio
