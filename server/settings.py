@@ -57,7 +57,7 @@ class Settings(BaseSettings):
     secret_key: str = ""
     checkpoint_interval: float = 60.0  # seconds between checkpoint passes of a server process
 
-    # --- Jobs (engine/jobs, server/job_runner.py; README "Jobs") ---
+    # --- Jobs (engine/jobs, server/job_runner.py; docs/workflows.md "Webhook jobs") ---
     # Webhook endpoints spec authors may name: {"billing": {"url": "https://...", "secret": "...",
     # "timeout": 10, "serialize_by": "case"}} (serialize_by: case, endpoint or none).
     webhooks: dict[str, Any] = {}
