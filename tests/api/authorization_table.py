@@ -56,6 +56,8 @@ class Scene:
     suspended_item: str  # I2 in S, assigned to the player, its case suspended by the owner
     case: str  # I's case
     activity: str  # the owner's comment on I (an entry of I's log)
+    failed_job: str  # a FAILED webhook job of I's case (from the owner's comment)
+    stalled_job: str  # a STALLED webhook job of I's case, due in an hour
     group: str  # a group made by the admin, with the victim as its member
     victim: str  # a user, member of the group, with a live token; no grants
     extra: dict[str, Any] = field(default_factory=dict)
@@ -143,6 +145,9 @@ MUTATIONS: dict[str, Row] = {
     "suspendCase": _owned(lambda s: {"workflowItemId": s.item}, ITEM_HIDDEN),
     "resumeCase": _owned(lambda s: {"workflowItemId": s.suspended_item}, ITEM_HIDDEN),
     "cancelCase": _owned(lambda s: {"workflowItemId": s.item}, ITEM_HIDDEN),
+    # Jobs: workflowItem.update on the job's item (or admin); a job is hidden with its item.
+    "retryJob": _owned(lambda s: {"id": s.failed_job}, ITEM_HIDDEN),
+    "resumeJob": _owned(lambda s: {"id": s.stalled_job}, ITEM_HIDDEN),
     "runDueTimers": Row(input=lambda s: {}, done=ADMIN),
     # One's own notifications: everyone, on whatever they may see.
     "markNotificationsRead": Row(input=lambda s: {"all": True}, done=EVERYONE),
@@ -167,6 +172,8 @@ NODES: dict[str, NodeRow] = {
     "Subproject": NodeRow(id=lambda s: s.subproject, seen_by=EVERYONE - TREE_HIDDEN),
     "WorkflowItem": NodeRow(id=lambda s: s.item, seen_by=EVERYONE - ITEM_HIDDEN),
     "Case": NodeRow(id=lambda s: s.case, seen_by=EVERYONE - ITEM_HIDDEN),
+    # A job is seen by whoever sees its item (resolvers/jobs.py).
+    "Job": NodeRow(id=lambda s: s.failed_job, seen_by=EVERYONE - ITEM_HIDDEN),
     # viewHistory (the owner), a role in the case (the player) or the admin bypass read an
     # entry; workflowItem.view alone does not (engine/visibility.py).
     "Activity": NodeRow(id=lambda s: s.activity, seen_by=frozenset({"owner", "admin", "player"})),

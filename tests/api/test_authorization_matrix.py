@@ -25,6 +25,7 @@ from tests.fixtures.documents import (
     EXECUTE,
     GRANT,
 )
+from tests.fixtures.jobs import left_job
 
 SCHEMA = build_schema((Path(__file__).parents[2] / "schema" / "schema.graphql").read_text())
 # Rows that change on any authenticated request, whatever it asks: not part of "nothing changed".
@@ -77,7 +78,7 @@ async def _ok(gql, document: str, variables: dict[str, Any], token: str) -> dict
 
 async def build_scene(gql, db, ids: dict[str, str]) -> Scene:
     """The tree of authorization_table's docstring, made over GraphQL by the owner (the group
-    by the admin)."""
+    by the admin; the jobs written as a runner leaves them, since the bug workflow has none)."""
     tokens = {name: await _token(db, ids[name]) for name in ACTORS}
     owner = tokens["owner"]
 
@@ -106,6 +107,8 @@ async def build_scene(gql, db, ids: dict[str, str]) -> Scene:
     await _ok(gql, EXECUTE, {"input": comment}, owner)
     case = (await gql(CASE_AND_LOG, {"id": i}, token=owner))["node"]["case"]
     activity = next(e["node"]["id"] for e in case["log"]["edges"] if e["node"]["comment"] == "owner's note")
+    on_i = {"case_id": case["id"], "item_id": i, "activity_id": activity}
+    failed, stalled = await left_job(db, state="FAILED", **on_i), await left_job(db, state="STALLED", **on_i)
     group = (await _ok(gql, CREATE_GROUP, {"name": Scene.unique("team")}, tokens["admin"]))["group"]["id"]
     await _ok(gql, ADD_MEMBER, {"g": group, "u": ids["victim"]}, tokens["admin"])
     return Scene(
@@ -119,6 +122,8 @@ async def build_scene(gql, db, ids: dict[str, str]) -> Scene:
         suspended_item=i2,
         case=case["id"],
         activity=activity,
+        failed_job=failed,
+        stalled_job=stalled,
         group=group,
         victim=ids["victim"],
         extra={"workflow": case["workflow"]["id"]},

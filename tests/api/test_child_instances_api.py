@@ -2,7 +2,7 @@
 several roles make one instance per party; each is its party's alone; executeAction picks the
 caller's own instance or asks for enabledActionId (AMBIGUOUS_ACTION)."""
 
-from tests.api.test_child_workflows_api import (
+from tests.fixtures.child_workflows import (
     EXECUTE_ID,
     case_of,
     define,

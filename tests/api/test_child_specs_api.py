@@ -1,7 +1,7 @@
 """Child workflow specs over GraphQL (issue 21): each mistake in a parent's keys is one precise
 INVALID_SPEC naming its key; nesting is bounded; the diagram draws child scopes inside their parent."""
 
-from tests.api.test_child_workflows_api import REVIEW, tip
+from tests.fixtures.child_workflows import REVIEW, tip
 from tests.fixtures.documents import CREATE_GROUP, DEFINE
 
 

@@ -6,20 +6,8 @@ and races: test_child_workflows_scale_api.py."""
 
 from datetime import datetime, timedelta
 
-from tests.fixtures.builders import build_tree
-from tests.fixtures.documents import ADD_MEMBER, CREATE_GROUP, CREATE_ITEM, DEFINE, MY_TASKS
-
-CASE = """query($id: ID!) { node(id: $id) { ... on WorkflowItem { status case {
-  id status version state { shortName } states { shortName }
-  scopes { state { shortName } status parent { id action { shortName } assignees { ... on User { login } }
-    parent { action { shortName } } } }
-  enabledActions { id action { shortName } assignees { ... on User { login } ... on Group { name } }
-    parent { action { shortName } } }
-  timers { fireAt action { shortName } }
-  log { edges { node { kind action actor { login } data } } } } } } }"""
-
-EXECUTE_ID = """mutation($input: ExecuteActionInput!) { executeAction(input: $input) {
-  case { state { shortName } } activity { action data } userErrors { code message field } } }"""
+from tests.fixtures.child_workflows import EXECUTE_ID, REVIEW, case_of, define, new_item, run, tasks, tip_item
+from tests.fixtures.documents import MY_TASKS
 
 NOTIFICATIONS = """{ notifications(first: 50) { edges { node { level activity { action actor { login } } } } } }"""
 
@@ -46,93 +34,6 @@ ASK_INFO = {
         "abort": {"assigned_role": "judge", "assigned_states": ["open"], "new_state": "aborted"},
     },
 }
-
-REVIEW = {
-    "short_name": "rev_op",
-    "roles": {"lawyer": {"callbacks": ["creation_user"]}},
-    "states": {"open": {}, "done": {"terminal": True}},
-    "actions": {
-        "init": {"trigger": "init", "new_state": "open"},
-        "rev_and_op": {
-            "trigger": "parallel",
-            "enabled_states": ["open"],
-            "new_state": "done",
-            "children": {
-                "review_wr": {
-                    "trigger": "workflow",
-                    "states": {"rev_open": {}, "rev_done": {"terminal": True}},
-                    "children": {
-                        "rev_init": {"trigger": "init", "new_state": "rev_open"},
-                        "review": {"assigned_role": "lawyer", "assigned_states": ["rev_open"], "new_state": "rev_done"},
-                    },
-                },
-                "opinion_wr": {
-                    "trigger": "workflow",
-                    "states": {"opi_open": {}, "opi_done": {"terminal": True}},
-                    "children": {
-                        "opi_init": {"trigger": "init", "new_state": "opi_open"},
-                        "opinion": {
-                            "assigned_role": "lawyer",
-                            "assigned_states": ["opi_open"],
-                            "new_state": "opi_done",
-                        },
-                    },
-                },
-            },
-        },
-    },
-}
-
-
-def tip(group_id: str) -> dict:
-    return {
-        "short_name": "tip_vote",
-        "pretty_name": "TIP vote",
-        "roles": {"submitter": {"callbacks": ["creation_user"]}, "voters": {"static_parties": [group_id]}},
-        "states": {"open": {}, "accepted": {"terminal": True}, "rejected": {"terminal": True}},
-        "actions": {
-            "all_votes": {
-                "trigger": "dynamic",
-                "enabled_states": ["open"],
-                "for_each": {"role": "voters", "mapping": "per_user"},
-                "states": {"voting": {}, "approved": {"terminal": True}, "disapproved": {"terminal": True}},
-                "children": {
-                    "vote_init": {"trigger": "init", "new_state": "voting"},
-                    "approve": {"assigned_role": "voters", "assigned_states": ["voting"], "new_state": "approved"},
-                    "reject": {"assigned_role": "voters", "assigned_states": ["voting"], "new_state": "disapproved"},
-                },
-                "complete_when": {
-                    "yes": {"state": "approved", "at_least": "2/3"},
-                    "no": {"state": "disapproved", "more_than": "1/3"},
-                },
-                "outputs": {"yes": "accepted", "no": "rejected"},
-            },
-            "withdraw": {"assigned_role": "submitter", "enabled_states": ["open"], "new_state": "rejected"},
-        },
-    }
-
-
-async def define(gql, admin, spec):
-    defined = (await gql(DEFINE, {"spec": spec}, token=admin))["defineWorkflow"]
-    assert defined["userErrors"] == [], defined["userErrors"]
-
-
-async def new_item(gql, token, workflow, **assignments):
-    _, sub, _ = await build_tree(gql, token, items=0, workflow=workflow)
-    fields = {"subprojectId": sub["id"], "displayName": "Case"}
-    if assignments:
-        fields["assignments"] = [{"role": r, "partyIds": p} for r, p in assignments.items()]
-    made = (await gql(CREATE_ITEM, {"input": fields}, token=token))["createWorkflowItem"]
-    assert made["userErrors"] == [], made["userErrors"]
-    return made["workflowItem"]
-
-
-async def case_of(gql, token, item):
-    return (await gql(CASE, {"id": item["id"]}, token=token))["node"]["case"]
-
-
-def run(item, action, **fields):
-    return {"input": {"workflowItemId": item["id"], "action": action, **fields}}
 
 
 def enabled(case):
@@ -227,28 +128,6 @@ async def test_review_and_opinion_run_in_parallel(gql, make_user):
     case = await case_of(gql, lawyer, item)
     fired = [e["node"]["action"] for e in case["log"]["edges"] if e["node"]["actor"] is None]
     assert fired.count("rev_and_op") == 1 and fired.count("review_wr") == 1 and fired.count("opinion_wr") == 1
-
-
-async def voters(gql, make_user, admin, count=3):
-    group = (await gql(CREATE_GROUP, {"name": "core"}, token=admin))["createGroup"]["group"]
-    tokens = {}
-    for n in range(1, count + 1):
-        user_id, token = await make_user(f"voter{n}")
-        await gql(ADD_MEMBER, {"g": group["id"], "u": user_id}, token=admin)
-        tokens[f"voter{n}"] = token
-    return group["id"], tokens
-
-
-async def tip_item(gql, make_user, count=3):
-    _, admin = await make_user("root", admin=True)
-    _, alice = await make_user("alice")
-    group_id, tokens = await voters(gql, make_user, admin, count)
-    await define(gql, admin, tip(group_id))
-    return await new_item(gql, alice, "tip_vote"), alice, admin, tokens
-
-
-async def tasks(gql, token):
-    return [t["node"]["action"]["shortName"] for t in (await gql(MY_TASKS, token=token))["myTasks"]["edges"]]
 
 
 async def test_two_approvals_of_three_accept_and_cancel_the_third_vote(gql, make_user):

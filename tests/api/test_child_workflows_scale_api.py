@@ -10,9 +10,9 @@ import pytest
 from models import GroupMember, User, new_id
 from server.app import create_app
 from server.settings import Settings
-from tests.api.test_child_workflows_api import EXECUTE_ID, case_of, define, new_item, run, tip, voters
 from tests.fixtures.api import GraphQLClient
 from tests.fixtures.builders import build_tree
+from tests.fixtures.child_workflows import EXECUTE_ID, case_of, define, new_item, run, tip, voters
 from tests.fixtures.database import BACKEND
 from tests.fixtures.documents import CREATE_ITEM
 

@@ -11,6 +11,7 @@ from server.app import create_app
 from server.settings import Settings
 from tests.fixtures.builders import build_tree
 from tests.fixtures.documents import CREATE_ITEM, EXECUTE
+from tests.fixtures.timers import QUICK, case_in_state, make_items, running_app
 
 
 async def _scrape(app_client) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
@@ -130,8 +131,6 @@ async def test_metrics_show_live_subscribers_and_hub_lag(db, gql, make_user):
 
 
 async def test_metrics_show_how_late_the_sweeper_fired_a_timer(db, make_user):
-    from tests.api.test_timers_api import QUICK, case_in_state, make_items, running_app
-
     async with running_app(db) as (app, gql):
         _, admin = await make_user("root", admin=True)
         before, fired = await _scrape(gql.http), app.state.sweeper.fired

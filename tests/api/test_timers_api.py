@@ -1,22 +1,10 @@
 """Timers over HTTP: Case.timers and fireAt, runDueTimers (admin only), automatic actions at
 creation, and the sweeper of a running app firing a timer on its own."""
 
-import asyncio
-from contextlib import asynccontextmanager
 from datetime import datetime, timedelta
 
-import httpx
-
-from server.app import create_app
-from server.settings import Settings
-from tests.fixtures.api import GraphQLClient
-from tests.fixtures.builders import build_tree
-from tests.fixtures.documents import CREATE_ITEM, DEFINE, EXECUTE
-
-CASE_TIMERS = """query($id: ID!) { node(id: $id) { ... on WorkflowItem { case {
-  id status state { shortName } enabledActions { action { shortName } }
-  timers { id fireAt enabledAt action { shortName trigger } }
-  log(first: 50) { edges { node { kind action at } } } } } } }"""
+from tests.fixtures.documents import EXECUTE
+from tests.fixtures.timers import QUICK, case_in_state, case_of, make_items, running_app
 
 PAGE_TIMERS = """query($id: ID!) { node(id: $id) { ... on Subproject { workflowItems(first: 50) {
   edges { node { case { timers { fireAt action { shortName } } } } } } } } }"""
@@ -45,53 +33,6 @@ TRIAGE = {
         "triage": {"trigger": "auto", "enabled_states": ["new"], "new_state": "sorted"},
     },
 }
-QUICK = {  # a timer one second after creation
-    "short_name": "quick",
-    "states": {"new": {}, "late": {"terminal": True}},
-    "actions": {
-        "start": {"trigger": "init", "new_state": "new"},
-        "lapse": {"trigger": "time", "enabled_states": ["new"], "timeout_seconds": 1, "new_state": "late"},
-    },
-}
-
-
-async def make_items(gql, admin, spec, count):
-    defined = (await gql(DEFINE, {"spec": spec}, token=admin))["defineWorkflow"]
-    assert defined["userErrors"] == [], defined
-    _, sub, _ = await build_tree(gql, admin, items=0, workflow=spec["short_name"])
-    made = []
-    for i in range(count):
-        answer = await gql(CREATE_ITEM, {"input": {"subprojectId": sub["id"], "displayName": f"Item {i}"}}, token=admin)
-        made.append(answer["createWorkflowItem"]["workflowItem"])
-    return sub, made
-
-
-async def case_of(gql, token, item):
-    return (await gql(CASE_TIMERS, {"id": item["id"]}, token=token))["node"]["case"]
-
-
-async def case_in_state(gql, token, item, state):
-    """The item's case once its state is ``state``: polled every 0.05 s, for up to 10 s. Then
-    read once more: a request reads the case's row and its state in statements of their own
-    (no snapshot spans them), so the read that first shows the state may show the status from
-    before the commits that led to it (a resumption and the firing, 10 ms apart)."""
-    for _ in range(200):
-        case = await case_of(gql, token, item)
-        if case["state"]["shortName"] == state:
-            return await case_of(gql, token, item)
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"the case is still in {case['state']['shortName']!r} after 10 s, not in {state!r}")
-
-
-@asynccontextmanager
-async def running_app(db):
-    """An app with its lifespan (and so its sweeper) running, and a GraphQL client on it. The
-    safety-net poll is far away (300 s): only knowing a timer's time can fire it in time."""
-    app = create_app(Settings(database_url=db.url, timer_poll_interval=300), db=db)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://caseway.test") as http:
-            yield app, GraphQLClient(http)
 
 
 def at(text):

@@ -9,25 +9,10 @@ import pytest
 from playwright.async_api import expect
 
 from bench.server import Serve
+from tests.fixtures.browser import demo_ids, execute
 
-DEMO = """{ projects(first: 10) { edges { node { id displayName subprojects(first: 10) { edges { node {
-  id displayName workflowItems(first: 10) { edges { node { id displayName } } } } } } } } }
-  users(first: 20) { edges { node { id login } } } }"""
-EXECUTE = """mutation($input: ExecuteActionInput!) { executeAction(input: $input) { userErrors { code message } } }"""
 GRANT = """mutation($r: ID!, $i: String!, $p: ID!) { grantPermission(input: {resourceId: $r, intent: $i, partyId: $p}) {
   userErrors { code message } } }"""
-
-
-def demo_ids(server: Serve, token: str) -> dict[str, Any]:
-    data = server.gql(DEMO, token=token)
-    ids: dict[str, Any] = {u["node"]["login"]: u["node"]["id"] for u in data["users"]["edges"]}
-    for project in data["projects"]["edges"]:
-        ids[project["node"]["displayName"]] = project["node"]["id"]
-        for sub in project["node"]["subprojects"]["edges"]:
-            ids[sub["node"]["displayName"]] = sub["node"]["id"]
-            for item in sub["node"]["workflowItems"]["edges"]:
-                ids[item["node"]["displayName"]] = item["node"]["id"]
-    return ids
 
 
 def card_names(page: Any, state: str) -> Any:
@@ -48,13 +33,6 @@ def roof(servers: tuple[Serve, Serve]) -> dict[str, Any]:
         granted = first.gql(GRANT, {"r": resource, "i": intent, "p": ids["bob"]}, token=alice_token)
         assert granted["grantPermission"]["userErrors"] == []
     return {**ids, "alice token": alice_token}
-
-
-def execute(server: Serve, token: str, item_id: str, action: str, comment: str) -> None:
-    result = server.gql(
-        EXECUTE, {"input": {"workflowItemId": item_id, "action": action, "comment": comment}}, token=token
-    )
-    assert result["executeAction"]["userErrors"] == []
 
 
 async def test_alice_acts_on_a_board_and_bob_sees_it_live_without_reloading(servers, roof, open_page):

@@ -3,7 +3,7 @@ token in the headers tab."""
 
 from playwright.async_api import expect
 
-from tests.browser.test_dashboard import demo_ids, execute
+from tests.fixtures.browser import demo_ids, execute
 
 
 async def test_graphiql_renders_its_editor_and_runs_a_query_offline(servers, open_page):

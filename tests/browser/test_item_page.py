@@ -4,7 +4,7 @@ notification badge rises live."""
 
 from playwright.async_api import expect
 
-from tests.browser.test_dashboard import demo_ids, execute
+from tests.fixtures.browser import demo_ids, execute
 
 CREATE_ITEM = """mutation($s: ID!) { createWorkflowItem(input: {subprojectId: $s, displayName: "Gutters",
   amountType: "ALLOCATED", amount: "5400", dueDate: "2031-05-01"}) { workflowItem { id } userErrors { code } } }"""

@@ -11,14 +11,12 @@ from collections.abc import Callable
 import pytest
 from sqlalchemy import func, select
 
-import engine
 from bench.server import Server, drop_postgres, fresh_postgres
-from engine import identity, workflows
 from engine.jobs import webhook
 from models import Database, Job
 from server.migrate import upgrade
 from tests.fixtures.database import BACKEND
-from tests.fixtures.jobs import BILLED, configure_billing
+from tests.fixtures.jobs import seed_jobs
 from tests.fixtures.receiver import SECRET, Receiver
 
 pytestmark = pytest.mark.skipif(BACKEND != "postgres", reason="several server processes need PostgreSQL")
@@ -31,34 +29,6 @@ async def database_url():  # type: ignore[no-untyped-def]
     yield url
     await drop_postgres(name)
     webhook.configure({})
-
-
-async def seed_jobs(url: str, receiver_url: str, *, cases: int, per_case: int) -> list[str]:
-    """``cases`` items of the billed workflow, each with ``per_case`` webhook jobs; their ids."""
-    configure_billing(receiver_url)  # defining the workflow checks its endpoint
-    db = Database(url)
-    try:
-        async with db.transaction() as s:
-            await engine.sync_spec_files(s, workflows.BUILTIN_DIR)
-            user = await identity.create_user(s, actor=None, login="root", password="password123", admin=True)
-            owner = await identity.actor_for(s, user_id=user.id, login=user.login, is_admin=True)
-            await engine.define_workflow(s, actor=None, spec=BILLED)
-            project = await engine.create_project(s, actor=owner, display_name="P")
-            sub = await engine.create_subproject(
-                s, actor=owner, project_id=project.id, display_name="S", currency="EUR", workflow="billed"
-            )
-        for start in range(0, cases, 50):
-            async with db.transaction() as s:
-                for i in range(start, min(start + 50, cases)):
-                    _, case = await engine.create_workflow_item(
-                        s, actor=owner, subproject_id=sub.id, display_name=f"I{i}"
-                    )
-                    for _ in range(per_case):
-                        await engine.execute(s, actor=owner, case_id=case.id, action="note")
-        async with db.read_session() as s:
-            return list(await s.scalars(select(Job.id).order_by(Job.id)))
-    finally:
-        await db.dispose()
 
 
 async def job_states(url: str) -> dict[str, int]:

@@ -7,8 +7,8 @@ import os
 
 from engine.jobs import webhook
 from server.migrate import upgrade
-from tests.e2e.test_job_crash import seed_jobs
 from tests.fixtures.builders import caseway
+from tests.fixtures.jobs import seed_jobs
 from tests.fixtures.receiver import SECRET, Receiver
 
 
