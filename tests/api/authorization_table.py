@@ -3,7 +3,7 @@
 One row per mutation of schema/schema.graphql (tests/api/test_authorization_matrix.py fails
 when the schema has a mutation this table lacks, or the table names one the schema dropped).
 A row says how to build the mutation's `input` from a `Scene` and which actors it is done for;
-the others get NOT_FOUND (they may not see the target: DESIGN §5, hidden ≡ missing) or
+the others get NOT_FOUND (they may not see the target: hidden ≡ missing) or
 NOT_ALLOWED (they see it but hold no right), and the database must not change for them.
 
 Adding a mutation is a few lines: a `Row(input=..., done=..., hidden=...)` under its name, and,
