@@ -24,8 +24,9 @@ from resolvers.records import record_type
 from server.app import create_app
 from server.settings import Settings
 
-# What W1's payload reads of its case, as the read path's plain rows carry it.
-CaseRow = record_type(("id", "version"))
+# What W1's payload reads of its case, as the read path's plain rows carry it, and the workflow
+# the mutation's metrics label it with (unknown here: W2's transaction does not read it).
+CaseRow = record_type(("id", "version", "workflow_id"))
 
 
 async def execute(
@@ -42,7 +43,7 @@ async def execute(
         await raw.dbapi_connection._start_transaction()
     driver = raw.driver_connection
     case_id, version = await raw_sql.transaction_body(driver, workflow_item_id or "", actor.user_id)
-    return ExecutionResult(case=CaseRow(case_id, version), activity=None)
+    return ExecutionResult(case=CaseRow(case_id, version, ""), activity=None)
 
 
 def create(settings: Settings | None = None, *, db: Database | None = None) -> Starlette:

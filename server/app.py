@@ -348,7 +348,8 @@ def create_app(settings: Settings | None = None, *, db: Database | None = None) 
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         tune_garbage_collector()
         await hub.start()
-        sweeper.start()  # catches up with overdue timers in the background
+        if settings.run_timers:
+            sweeper.start()  # catches up with overdue timers in the background
         if runner is not None:
             runner.start()  # reconciles jobs a crash left RUNNING, then runs what is due
         recheck = asyncio.create_task(graphql.recheck_live_connections())
@@ -359,7 +360,9 @@ def create_app(settings: Settings | None = None, *, db: Database | None = None) 
             if settings.secret_key
             else None
         )
-        background.update(hub.tasks, sweeper=sweeper.task, recheck=recheck, signer=signer)  # for /ready
+        background.update(hub.tasks, recheck=recheck, signer=signer)  # for /ready
+        if settings.run_timers:
+            background["sweeper"] = sweeper.task
         if runner is not None:
             background["job_runner"] = runner.task
         try:

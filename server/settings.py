@@ -28,6 +28,9 @@ class Settings(BaseSettings):
     # may); ["*"] allows any.
     allowed_origins: list[str] = []
     hub_poll_interval: float = 5.0  # seconds between safety-net reads of the log
+    # Whether `caseway serve` sweeps due timers; false leaves them to the other server processes
+    # (or to `caseway run-due-timers`).
+    run_timers: bool = True
     timer_poll_interval: float = 10.0  # seconds between safety-net sweeps of due timers (server/sweeper.py)
     # seconds an HTTP request's bearer token is remembered (server/actor_cache.py); 0: never
     auth_cache_seconds: float = 10.0

@@ -3,6 +3,10 @@ creation, and the sweeper of a running app firing a timer on its own."""
 
 from datetime import datetime, timedelta
 
+import httpx
+
+from server.app import create_app
+from server.settings import Settings
 from tests.fixtures.documents import EXECUTE
 from tests.fixtures.timers import QUICK, case_in_state, case_of, make_items, running_app
 
@@ -155,3 +159,19 @@ async def test_the_sweeper_resumes_a_case_when_its_suspension_ends_and_fires_wha
         kinds = [kind for kind, _ in log]
         fired_at = log[kinds.index("action_executed", kinds.index("case_resumed"))][1]
         assert until <= resumed_at <= fired_at  # resumed at its time, then the overdue timer
+
+
+async def test_a_server_told_not_to_run_timers_leaves_them_to_the_others(db, make_user):
+    """CASEWAY_RUN_TIMERS=false: that process starts no sweeper (and /ready does not expect one);
+    the timer is fired by the process that runs them, once."""
+    quiet = create_app(Settings(database_url=db.url, run_timers=False), db=db)
+    async with quiet.router.lifespan_context(quiet):
+        assert quiet.state.sweeper.task is None
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=quiet), base_url="http://quiet") as http:
+            ready = await http.get("/ready")
+        assert ready.status_code == 200 and "sweeper" not in str(ready.json())
+        async with running_app(db) as (app, gql):
+            _, admin = await make_user("root", admin=True)
+            _, (item,) = await make_items(gql, admin, QUICK, 1)
+            await case_in_state(gql, admin, item, "late")
+            assert app.state.sweeper.fired == 1
