@@ -287,9 +287,14 @@ async def _lever(session: AsyncSession, *, actor: Actor, job_id: str) -> Job:
     job = await session.get(Job, job_id, with_for_update=True) if job_id.startswith("job_") else None
     if job is None:
         raise not_found("job", job_id)
-    await permissions.require(
-        session, actor=actor, resource_id=job.workflow_item_id, intent="workflowItem.update", what="job"
-    )
+    try:
+        await permissions.require(
+            session, actor=actor, resource_id=job.workflow_item_id, intent="workflowItem.update", what="job"
+        )
+    except DomainError as refused:
+        if refused.code == ErrorCode.NOT_FOUND:  # hidden ≡ missing: name the job, never its item
+            raise not_found("job", job_id) from None
+        raise
     return job
 
 

@@ -126,8 +126,8 @@ async def test_retry_job_needs_update_on_the_item_and_a_failed_job(api, shop: Sh
     viewer_id, viewer = await make_user("viewer")
     await api(GRANT, {"r": await item_of(shop, case_id), "i": "workflowItem.view", "p": viewer_id}, token=owner)
 
-    refused = (await api(RETRY, {"id": job.id}, token=stranger))["retryJob"]
-    assert refused["job"] is None and refused["userErrors"][0]["code"] == "NOT_FOUND"
+    hidden = (await api(RETRY, {"id": job.id}, token=stranger))["retryJob"]
+    assert hidden["job"] is None and hidden["userErrors"][0]["code"] == "NOT_FOUND"
     refused = (await api(RETRY, {"id": job.id}, token=viewer))["retryJob"]
     assert refused["userErrors"][0]["code"] == "NOT_ALLOWED"
     assert (await shop.job(job.id)).state == "FAILED"  # nothing changed
@@ -141,6 +141,9 @@ async def test_retry_job_needs_update_on_the_item_and_a_failed_job(api, shop: Sh
     assert again["userErrors"][0]["code"] == "JOB_NOT_FAILED" and "COMPLETED" in again["userErrors"][0]["message"]
     unknown = (await api(RETRY, {"id": "job_01ABC"}, token=owner))["retryJob"]
     assert unknown["userErrors"][0]["code"] == "NOT_FOUND"
+    # A hidden job is told exactly as an unknown one: the message names the id given, not its item.
+    hidden_message = hidden["userErrors"][0]["message"].replace(job.id, "ID")
+    assert hidden_message == unknown["userErrors"][0]["message"].replace("job_01ABC", "ID")
 
 
 async def test_resume_job_makes_a_stalled_job_due_now(api, shop: Shop, billing):
