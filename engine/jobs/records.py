@@ -298,13 +298,16 @@ async def _lever(session: AsyncSession, *, actor: Actor, job_id: str) -> Job:
     return job
 
 
+def _require_state(job: Job, state: str, code: ErrorCode, done: str) -> None:
+    """A lever works on jobs in one state; any other is told which state it is in."""
+    if job.state != state:
+        raise DomainError(code, f"Only a {state} job can be {done}; this one is {job.state}.", ["id"])
+
+
 async def retry(session: AsyncSession, *, actor: Actor, job_id: str, now: datetime) -> Job:
     """``retryJob``: a FAILED job starts over (PENDING, due now, attempts reset); progress stays."""
     job = await _lever(session, actor=actor, job_id=job_id)
-    if job.state != FAILED:
-        raise DomainError(
-            ErrorCode.JOB_NOT_FAILED, f"Only a FAILED job can be retried; this one is {job.state}.", ["id"]
-        )
+    _require_state(job, FAILED, ErrorCode.JOB_NOT_FAILED, "retried")
     move(job, PENDING, now=now)
     job.attempts, job.next_attempt_at, job.error = 0, now, None
     await _log(session, job, "job_retried", now, comment="The job was put back to run again.", actor_id=actor.user_id)
@@ -315,10 +318,7 @@ async def retry(session: AsyncSession, *, actor: Actor, job_id: str, now: dateti
 async def resume(session: AsyncSession, *, actor: Actor, job_id: str, now: datetime) -> Job:
     """``resumeJob``: a STALLED job is due now instead of at the end of its backoff."""
     job = await _lever(session, actor=actor, job_id=job_id)
-    if job.state != STALLED:
-        raise DomainError(
-            ErrorCode.JOB_NOT_STALLED, f"Only a STALLED job can be resumed; this one is {job.state}.", ["id"]
-        )
+    _require_state(job, STALLED, ErrorCode.JOB_NOT_STALLED, "resumed")
     move(job, STALLED, now=now)
     job.next_attempt_at = now
     await _log(session, job, "job_resumed", now, comment="The job was resumed.", actor_id=actor.user_id)
