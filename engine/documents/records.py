@@ -27,9 +27,9 @@ from engine.activity import record
 from engine.actors import Actor
 from engine.errors import DomainError, ErrorCode, not_found
 from engine.resources import lock
-from engine.specs import ActionSpec
 from engine.visibility import item_visible
-from models import Case, Document, WorkflowItem, kind_of, new_id, utcnow
+from engine.workflows import spec_of
+from models import Case, Document, Workflow, WorkflowItem, kind_of, new_id, utcnow
 
 from .storage import DocumentStore, StoredFile
 
@@ -156,14 +156,14 @@ async def attach_with_action(
     session: AsyncSession,
     *,
     actor: Actor,
-    item_id: str,
-    case_id: str,
-    action: ActionSpec,
+    case: Case,
+    action: str,
     files: list[tuple[StoredFile, str | None]],
 ) -> list[Document]:
-    """Attach files with an action just executed, in its transaction (a refusal here rolls the
-    action back too). Allowed when the action declares ``attach_documents``, or when the actor
-    may update the item anyway; the item may have just closed (the action's own documents)."""
+    """Attach files with an action just executed on ``case``, in its transaction (a refusal
+    here rolls the action back too). Allowed when the action declares ``attach_documents``, or
+    when the actor may update the item anyway; the item may have just closed (these are the
+    closing action's own documents)."""
     if not files:
         return []
     if len(files) > MAX_DOCUMENTS_PER_ACTION:
@@ -172,15 +172,18 @@ async def attach_with_action(
             f"An action attaches at most {MAX_DOCUMENTS_PER_ACTION} documents.",
             ["documents"],
         )
-    if not action.attach_documents and not await permissions.has_intent(
-        session, actor=actor, resource_id=item_id, intent="workflowItem.update"
+    workflow = await session.get(Workflow, case.workflow_id)
+    assert workflow is not None  # a foreign key
+    spec_action = spec_of(workflow).actions[action]
+    if not spec_action.attach_documents and not await permissions.has_intent(
+        session, actor=actor, resource_id=case.object_id, intent="workflowItem.update"
     ):
         raise DomainError(
             ErrorCode.NOT_ALLOWED,
-            f"{action.pretty_name} does not take documents, and you may not update this workflow item.",
+            f"{spec_action.pretty_name} does not take documents, and you may not update this workflow item.",
             ["documents"],
         )
-    item = await session.get(WorkflowItem, item_id)
+    item = await session.get(WorkflowItem, case.object_id)
     assert item is not None  # the action just ran on it
     await _room_for(session, item.id, len(files))
     return [
@@ -190,8 +193,8 @@ async def attach_with_action(
             item=item,
             stored=stored,
             file_name=name or FALLBACK_NAME,
-            case_id=case_id,
-            action=action.short_name,
+            case_id=case.id,
+            action=action,
         )
         for stored, name in files
     ]
