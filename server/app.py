@@ -37,7 +37,7 @@ from server import metrics
 from server.access_log import request_logged
 from server.actor_cache import ActorCache
 from server.checkpoints import checkpoint_forever
-from server.documents import DocumentService, download_endpoint
+from server.documents import DocumentService, collect_forever, download_endpoint
 from server.hub import EventHub, create_hub
 from server.job_runner import JobRunner, configure_jobs
 from server.media_types import GRAPHQL_RESPONSE, negotiate, request_error_status, without_data
@@ -384,10 +384,12 @@ def create_app(
             background["sweeper"] = sweeper.task
         if runner is not None:
             background["job_runner"] = runner.task
+        collector = asyncio.create_task(collect_forever(db, documents.store))
         try:
             yield
         finally:
             recheck.cancel()
+            collector.cancel()
             await sweeper.stop()
             if runner is not None:
                 await runner.stop()

@@ -12,10 +12,12 @@ document, one the viewer may not see, and a removed one (admins still get remove
 the bytes as an attachment with the recorded type, ``nosniff`` and the SHA-256 as ETag.
 """
 
+import asyncio
 import hashlib
 import hmac
 import logging
 import secrets
+from datetime import timedelta
 from typing import Any
 from urllib.parse import quote
 
@@ -26,6 +28,7 @@ from starlette.responses import Response, StreamingResponse
 from engine import identity
 from engine.clock import SYSTEM_CLOCK, Clock
 from engine.documents import records
+from engine.documents.collect import DEFAULT_GRACE, Collection, collect_orphans
 from engine.documents.storage import DocumentStore, LocalDocumentStore, default_documents_dir
 from engine.errors import DomainError
 from models import Database, User, utcnow
@@ -137,3 +140,25 @@ async def _actor(request: Request, db: Database, documents: DocumentService, act
         if user is None:
             return None
         return await identity.actor_for(session, user_id=user.id, login=user.login, is_admin=user.is_admin)
+
+
+COLLECT_INTERVAL = 3600.0  # seconds between a server's collections of unreferenced files
+
+
+async def collect(db: Database, store: DocumentStore, *, grace: timedelta = DEFAULT_GRACE) -> Collection:
+    """One pass of orphan collection (engine/documents/collect.py) on a read session."""
+    async with db.read_session() as session:
+        return await collect_orphans(session, store, now=utcnow(), grace=grace)
+
+
+async def collect_forever(db: Database, store: DocumentStore, *, interval: float = COLLECT_INTERVAL) -> None:
+    """A server's background collection: a failed pass is logged and retried at the next one."""
+    while True:
+        await asyncio.sleep(interval)
+        try:
+            done = await collect(db, store)
+        except Exception:
+            log.exception("collecting unreferenced document files failed")
+            continue
+        if done.deleted:
+            log.info("collected %d unreferenced document files", len(done.deleted))
