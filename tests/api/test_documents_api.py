@@ -435,3 +435,23 @@ async def test_listing_documents_of_many_items_is_one_query(docs, people, count_
             query.replace("documents { fileName size url addedBy { login } }", "id"), {"id": sub["id"]}, token=owner
         )
     assert counted.count - fewer.count <= 2  # documents (one query) and their adders (one)
+
+
+async def test_a_closed_item_takes_no_document_and_an_item_holds_a_bounded_number(docs, db, people, item, monkeypatch):
+    owner = people["owner"][1]
+    monkeypatch.setattr("engine.documents.records.MAX_DOCUMENTS_PER_ITEM", 2)
+    for name in ("one.csv", "two.csv"):
+        assert (await docs.add(owner, item, name, CSV + name.encode()))["userErrors"] == []
+    third = await docs.add(owner, item, "three.csv", CSV)
+    assert [e["code"] for e in third["userErrors"]] == ["TOO_MANY_DOCUMENTS"]
+    assert "at most 2 documents" in third["userErrors"][0]["message"]
+
+    cancel = """mutation($id: ID!) { cancelCase(input: {workflowItemId: $id}) { userErrors { code } } }"""
+    assert (await docs.gql(cancel, {"id": item}, token=owner))["cancelCase"]["userErrors"] == []
+    monkeypatch.setattr("engine.documents.records.MAX_DOCUMENTS_PER_ITEM", 200)
+    closed = await docs.add(owner, item, "late.csv", CSV)
+    assert [e["code"] for e in closed["userErrors"]] == ["RESOURCE_CLOSED"]
+    listed = (await docs.gql(ITEM_DOCUMENTS, {"id": item}, token=owner))["node"]["documents"]
+    removal = (await docs.gql(REMOVE_DOCUMENT, {"id": listed[0]["id"]}, token=owner))["removeDocument"]
+    assert [e["code"] for e in removal["userErrors"]] == ["RESOURCE_CLOSED"]
+    assert await rows(db) == 2
