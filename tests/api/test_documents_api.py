@@ -455,3 +455,13 @@ async def test_a_closed_item_takes_no_document_and_an_item_holds_a_bounded_numbe
     removal = (await docs.gql(REMOVE_DOCUMENT, {"id": listed[0]["id"]}, token=owner))["removeDocument"]
     assert [e["code"] for e in removal["userErrors"]] == ["RESOURCE_CLOSED"]
     assert await rows(db) == 2
+
+
+async def test_the_cost_of_a_query_counts_each_item_s_documents_at_their_bound(docs, people):
+    owner = people["owner"][1]
+    _, sub, _ = await build_tree(docs.gql, owner, items=1)
+    query = """query($id: ID!) { node(id: $id) { ... on Subproject { workflowItems(first: 10) { edges { node {
+      documents { id } } } } } } }"""
+    body = await docs.gql.raw(query, {"id": sub["id"]}, token=owner)
+    assert not body.get("errors")
+    assert body["extensions"]["cost"]["requested"] == 1 + 10 + 10 * 200  # node, items, their documents
