@@ -3,6 +3,7 @@
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -70,3 +71,10 @@ class Settings(BaseSettings):
     run_jobs: bool = True  # whether `caseway serve` runs jobs; false leaves them to `caseway run-jobs`
     job_concurrency: int = 32  # jobs one process runs at once
     job_poll_interval: float = 5.0  # seconds between safety-net looks for due jobs
+
+    # --- Documents (engine/documents; docs/api.md "Documents") ---
+    # Where document bytes are stored (content-addressed); default: caseway-documents/ next to
+    # the SQLite database file, or in the working directory for PostgreSQL.
+    documents_dir: Path | None = None
+    # One uploaded file; larger is refused (TOO_LARGE). At most 2 GiB - 1: Document.size is a GraphQL Int.
+    max_document_bytes: int = Field(default=25 * 1024 * 1024, gt=0, le=2**31 - 1)
