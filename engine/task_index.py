@@ -36,6 +36,7 @@ from sqlalchemy.orm import Session
 from models import Case, CaseRoleParty, EnabledAction
 
 _TOUCHED = "caseway.task_index.touched"
+_CHUNK = 1000  # cases per statement: bind parameters stay far below both databases' limits
 
 # The rows the index holds, for every case or (``{cases}``) for some. A party reaches an instance
 # through its assignee or, when it has none, through its assigned role; the two halves are
@@ -149,8 +150,10 @@ def _settle(session: Session) -> None:
     if not touched:
         return
     cases = sorted(touched)  # a fixed order: two transactions' deletes never cross
-    for statement in _statements(session.get_bind().dialect.name):
-        session.execute(statement, {"cases": cases})
+    statements = _statements(session.get_bind().dialect.name)
+    for start in range(0, len(cases), _CHUNK):  # one chunk but for a bulk import's transaction
+        for statement in statements:
+            session.execute(statement, {"cases": cases[start : start + _CHUNK]})
 
 
 @event.listens_for(Session, "after_soft_rollback")

@@ -5,13 +5,14 @@ and each step's rows are spelled out, so a row given to the wrong party shows. I
 
 import re
 from datetime import UTC, datetime, timedelta
+from types import SimpleNamespace
 
 from sqlalchemy import delete
 
 from engine import task_index
 from models import TaskAssignment
 from resolvers.timers import run_due_timers
-from tests.fixtures.builders import build_tree, mutate
+from tests.fixtures.builders import bug_case, build_tree, mutate
 from tests.fixtures.child_workflows import EXECUTE_ID, REVIEW, define, new_item, run, tip_item
 from tests.fixtures.documents import (
     ADD_MEMBER,
@@ -170,3 +171,15 @@ async def test_the_migration_and_a_bulk_load_build_the_same_rows(db, gql, make_u
     async with db.transaction() as s:
         await task_index.rebuild(s)
     assert await index_follows(db) == {sam_id: ["close"], dev_id: ["resolve"]}
+
+
+async def test_a_transaction_that_touches_many_cases_settles_them_in_chunks(db, make_user, make_actor, monkeypatch):
+    """A bulk import's transaction (bench's wide seed: 20,000 items) touches more cases than one
+    statement should name: they are settled a chunk at a time, every chunk."""
+    monkeypatch.setattr(task_index, "_CHUNK", 2)
+    owner = await make_actor("sam")
+    dev_id, _ = await make_user("dev")
+    ann_id, _ = await make_user("ann")
+    await bug_case(db, owner, SimpleNamespace(user_id=dev_id), items=5)  # one transaction, 5 cases
+    await bug_case(db, owner, SimpleNamespace(user_id=ann_id), items=1)
+    assert await index_follows(db) == {dev_id: ["resolve"] * 5, ann_id: ["resolve"]}
