@@ -106,37 +106,55 @@ def touch(session: AsyncSession | Session, case_ids: Iterable[str]) -> None:
     sync.info.setdefault(_TOUCHED, set()).update(case_ids)
 
 
-# What moves a row: an instance's status, trigger, assignee or role; a case's status; a player.
+# What can move a row: an instance's status, trigger, assignee or role; a case's status; a player.
 _INSTANCE_FIELDS = ("status", "trigger", "assignee_party_id", "assigned_role")
+_MISSING = object()
 
 
-def _changed(obj: Any) -> str | None:
-    """The case whose rows a pending change to ``obj`` may move, else None."""
-    if isinstance(obj, EnabledAction | CaseRoleParty):
-        return obj.case_id
-    if isinstance(obj, Case):
-        return obj.id
-    return None
+def _before_and_now(state: Any, name: str) -> tuple[Any, Any]:
+    """An attribute's value before this flush's change and now, from what the session holds
+    (never loading it: this runs inside a flush); ``_MISSING`` when it holds nothing."""
+    now = state.dict.get(name, _MISSING)
+    deleted = state.attrs[name].history.deleted
+    return (deleted[0] if deleted else now), now
+
+
+def _assigned(trigger: Any, assignee: Any, role: Any) -> bool:
+    """Whether an instance of these values would be somebody's task while ENABLED (unknown: yes)."""
+    if _MISSING in (trigger, assignee, role):
+        return True
+    return trigger == "user" and (assignee is not None or role is not None)
+
+
+def _instance_moves(obj: EnabledAction, *, new: bool) -> bool:
+    """Whether a change to this instance can move a row: only an instance that is (or was)
+    assigned can. The always-enabled actions anyone may run (``comment``) are not, so running
+    one (bench W1) costs the index nothing."""
+    state = obj._sa_instance_state  # type: ignore[attr-defined]
+    if not new and not any(state.attrs[name].history.has_changes() for name in _INSTANCE_FIELDS):
+        return False
+    pairs = [_before_and_now(state, name) for name in ("trigger", "assignee_party_id", "assigned_role")]
+    before, now = zip(*pairs, strict=True)
+    return _assigned(*now) or (not new and _assigned(*before))
+
+
+def _case_moves(obj: Case) -> bool:
+    """Whether a case's status crossed between runnable and not (ACTIVE <-> COMPLETED moves nothing)."""
+    from engine.cases import EXECUTABLE_STATUSES
+
+    before, now = _before_and_now(obj._sa_instance_state, "status")  # type: ignore[attr-defined]
+    return (before in EXECUTABLE_STATUSES) != (now in EXECUTABLE_STATUSES) or _MISSING in (before, now)
 
 
 @event.listens_for(Session, "before_flush")
 def _note_changes(session: Session, _context: Any, _instances: Any) -> None:
     touched: set[str] = set()
-    for obj in (*session.new, *session.deleted):
-        if (case_id := _changed(obj)) is not None:
-            touched.add(case_id)
-    for obj in session.dirty:
-        if isinstance(obj, EnabledAction):
-            fields: tuple[str, ...] = _INSTANCE_FIELDS
-        elif isinstance(obj, Case):
-            fields = ("status",)
-        elif isinstance(obj, CaseRoleParty):
-            fields = ("case_id", "role", "party_id")
-        else:
-            continue
-        state = obj._sa_instance_state  # type: ignore[union-attr]
-        if any(state.attrs[name].history.has_changes() for name in fields):
-            touched.add(_changed(obj))  # type: ignore[arg-type]
+    for objects, new in ((session.new, True), (session.dirty, False), (session.deleted, False)):
+        for obj in objects:
+            if isinstance(obj, CaseRoleParty) or (isinstance(obj, EnabledAction) and _instance_moves(obj, new=new)):
+                touched.add(obj.case_id)
+            elif isinstance(obj, Case) and not new and _case_moves(obj):
+                touched.add(obj.id)
     if touched:
         session.info.setdefault(_TOUCHED, set()).update(touched)
 

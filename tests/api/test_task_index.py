@@ -9,6 +9,7 @@ from types import SimpleNamespace
 
 from sqlalchemy import delete
 
+import engine
 from engine import task_index
 from models import TaskAssignment
 from resolvers.timers import run_due_timers
@@ -183,3 +184,24 @@ async def test_a_transaction_that_touches_many_cases_settles_them_in_chunks(db, 
     await bug_case(db, owner, SimpleNamespace(user_id=dev_id), items=5)  # one transaction, 5 cases
     await bug_case(db, owner, SimpleNamespace(user_id=ann_id), items=1)
     assert await index_follows(db) == {dev_id: ["resolve"] * 5, ann_id: ["resolve"]}
+
+
+async def test_only_a_change_to_somebodys_task_costs_the_index_a_statement(db, make_actor, count_statements):
+    """Settling costs one statement on PostgreSQL, two on SQLite, and only in a transaction that
+    changed an assigned instance, a role's players or whether a case can run: running an action
+    anyone may run (``comment``, bench W1) or a timer of an unassigned workflow costs nothing."""
+    owner = await make_actor("sam")
+    dev = await make_actor("dev")
+    _, (case,) = await bug_case(db, owner, dev)
+
+    async def index_statements(action, actor, **fields):
+        with count_statements() as counter:
+            async with db.transaction() as s:
+                await engine.execute(s, actor=actor, case_id=case.id, action=action, **fields)
+        return [s for s in counter.statements if "task_assignment" in s]
+
+    assert await index_statements("comment", owner, comment="later") == []
+    settle = task_index.statements_per_commit(db.engine.dialect.name)
+    assert await index_follows(db) == {dev.user_id: ["resolve"]}
+    assert len(await index_statements("resolve", dev, resolution="fixed")) == settle  # dev's task done
+    assert await index_follows(db) == {owner.user_id: ["close"]}

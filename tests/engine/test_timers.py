@@ -7,7 +7,7 @@ from datetime import timedelta
 from sqlalchemy import select, update
 
 import engine
-from engine import task_index, timers
+from engine import timers
 from engine.actors import SYSTEM_ID
 from engine.clock import SettableClock
 from engine.context import load_case
@@ -237,7 +237,7 @@ async def test_a_timer_firing_costs_a_fixed_few_statements(db, make_actor, count
         assert [e.action for e in run.fired] == ["expire"] * limit
         counts.append(counter.count)
         statements = counter.statements
-    assert counts[1] - counts[0] == FIRING_STATEMENTS + task_index.statements_per_commit(db.engine.dialect.name)
+    assert counts[1] - counts[0] == FIRING_STATEMENTS
     assert [await state(db, case) for case in cases] == [("expired", "COMPLETED")] * 3
     for table in ("workflow_case", "case_state", "enabled_action"):
         assert len([s for s in statements if s.startswith(f"UPDATE {table} ")]) == 2, table  # one per firing
@@ -247,8 +247,7 @@ async def test_a_timer_firing_costs_a_fixed_few_statements(db, make_actor, count
 
 # The claim (with the case, item and subproject), the case's facts, one UPDATE per table written
 # (the instance completed and the user action canceled together), the chain's head (with the
-# seqs of the entries), and one insert of the two log entries (action_executed, case_completed);
-# then the task index's rows of the case, recomputed at commit (engine/task_index.py).
+# seqs of the entries), and one insert of the two log entries (action_executed, case_completed).
 FIRING_STATEMENTS = 7
 
 
@@ -268,6 +267,4 @@ async def test_a_user_action_that_moves_its_case_reads_nothing_back(db, make_act
     for table in ("workflow_case", "case_state", "enabled_action"):
         assert len([s for s in counter.statements if s.startswith(f"UPDATE {table} ")]) == 1, table
     assert len(counter.starting("INSERT INTO enabled_action")) == 1  # both new instances at once
-    # With the chain's head and the entry's insert, and the task index settled at commit.
-    settle = task_index.statements_per_commit(db.engine.dialect.name)
-    assert counter.count == 8 + settle, counter.statements
+    assert counter.count == 8, counter.statements  # with the chain's head and the entry's insert
