@@ -10,8 +10,10 @@ Why one choke point and whole cases: every change that can move a row (an instan
 completed, canceled, refused or reassigned; a role's players changed; a case suspended, resumed,
 canceled, completed or reopened; by a user, a timer, a child workflow or a quorum) goes through
 an ORM flush of an ``EnabledAction``, ``CaseRoleParty`` or ``Case`` row, or through
-``set_role_parties``, which calls ``touch``. A session listener notes the cases those flushes
-change, and just before the transaction commits their rows are recomputed from the tables with
+``set_role_parties``, which calls ``touch``. A session listener notes the cases whose flushed
+changes can move a row (an instance that is or was assigned to somebody, a role player, a status
+crossing between runnable and not: running ``comment``, which anyone may, costs nothing), and
+just before the transaction commits their rows are recomputed from the tables with
 the statement that builds the whole index (``rebuild``, migration 0012): one statement on
 PostgreSQL (the stale rows deleted and the missing inserted together), two on SQLite. A path
 added later cannot forget the index, and the rows cannot disagree with the tables they come
