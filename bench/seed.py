@@ -18,7 +18,7 @@ from typing import Any
 from sqlalchemy import func, select
 
 import engine
-from engine import identity, permissions, workflows
+from engine import identity, permissions, task_index, workflows
 from models import Database, Project, Subproject, User, WorkflowItem
 from server.migrate import upgrade
 
@@ -75,6 +75,8 @@ async def seed(url: str, projects: int, subprojects: int, items: int, *, bulk: b
             items=items,
             progress=progress,
         )
+        async with db.transaction() as s:
+            await task_index.rebuild(s)  # COPY bypassed the engine, which keeps the task index
         projects = 0
     for p in range(projects):
         async with db.transaction() as s:

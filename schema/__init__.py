@@ -6,6 +6,7 @@ from strawberry.schema.config import StrawberryConfig
 
 from resolvers import cases as case_reads
 from resolvers import queries
+from resolvers.lookahead import selects
 from schema import (
     case_mutations,
     document,
@@ -59,12 +60,15 @@ class Query:
 
     @strawberry.field(
         description="Enabled actions assigned to you (directly or through a role), oldest first; only those of cases "
-        "where an action can run now (ACTIVE or COMPLETED, not SUSPENDED or CANCELED)."
+        "where an action can run now (ACTIVE or COMPLETED, not SUSPENDED or CANCELED). A page costs the same "
+        "however many tasks you or anyone has; totalCount, when selected, counts your tasks, so it costs in "
+        "proportion to how many you have."
     )
     async def my_tasks(
         self, info: AppInfo, first: int | None = None, after: str | None = None
     ) -> Connection[EnabledAction]:
-        return connection(await case_reads.my_tasks(info.context, first=first, after=after))
+        counted = selects(info, "totalCount")
+        return connection(await case_reads.my_tasks(info.context, first=first, after=after, counted=counted))
 
     users = strawberry.field(resolver=identity.users, description="All users.")
     jobs = strawberry.field(
