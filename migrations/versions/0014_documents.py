@@ -1,7 +1,7 @@
 """documents: what was uploaded, by whom, when, where its bytes are stored, and its removal
 
-Revision ID: 0014_documents
-Revises: 0010
+Revision ID: 0014
+Revises: 0012
 Create Date: 2026-11-23 22:40:00
 """
 
@@ -13,8 +13,8 @@ from alembic import op
 
 import models.types
 
-revision: str = "0014_documents"
-down_revision: str | None = "0010"
+revision: str = "0014"
+down_revision: str | None = "0012"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
