@@ -164,6 +164,11 @@ def main() -> None:
         parser.error("bulk seeding (and the large size) is for PostgreSQL")
     result = asyncio.run(seed(args.database_url, *SIZES[args.size], bulk=bulk))
     print(f"seeded: {result['items']} workflow items in total")
+    if bulk:  # what bench R5's list pages read besides the items
+        from bench.pages_seed import seed_pages
+
+        dsn = args.database_url.replace("postgresql+asyncpg://", "postgresql://")
+        print(f"and for the list pages: {asyncio.run(seed_pages(dsn, owner=result['owner'], password=PASSWORD))}")
 
 
 if __name__ == "__main__":
