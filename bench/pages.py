@@ -27,7 +27,7 @@ import asyncpg
 import httpx
 
 from bench import sections
-from bench.pages_seed import ORDERED_SUBPROJECT, PILOT_TAG
+from bench.pages_seed import ORDERED_SUBPROJECT, PILOT_TAG, asyncpg_dsn
 from engine import identity
 from models import Database
 from server.app import create_app, tune_garbage_collector
@@ -89,7 +89,7 @@ async def _middle(conn: asyncpg.Connection, sql: str, *args: Any) -> str | None:
 async def pages_of(dsn: str) -> tuple[list[Page], dict[str, str]]:
     """R5's pages over a seeded database, each with its first and middle cursor; and tokens of
     bench (the owner of everything, no task) and bench-dev (every item's assignee)."""
-    conn = await asyncpg.connect(dsn)
+    conn = await asyncpg.connect(asyncpg_dsn(dsn))
     try:
         project = await conn.fetchval("SELECT min(id) FROM project")
         ordered = await conn.fetchval(ORDERED_SUBPROJECT)

@@ -42,13 +42,18 @@ ORDERED_SUBPROJECT = (
 )
 
 
+def asyncpg_dsn(url: str) -> str:
+    """A database URL as asyncpg takes it (SQLAlchemy's names its driver)."""
+    return url.replace("postgresql+asyncpg://", "postgresql://")
+
+
 def user_login(n: int) -> str:
     return f"bench-user-{n:05d}"
 
 
 async def seed_pages(dsn: str, *, owner: str, password: str) -> dict[str, int]:
     """Add the rows above to a bulk-seeded database; returns how many of each it wrote."""
-    conn = await asyncpg.connect(dsn)
+    conn = await asyncpg.connect(asyncpg_dsn(dsn))
     try:
         items = await conn.fetchval("SELECT count(*) FROM workflow_item")
         users = await _users(conn, max(1, items // ITEMS_PER_USER), password)

@@ -167,8 +167,8 @@ def main() -> None:
     if bulk:  # what bench R5's list pages read besides the items
         from bench.pages_seed import seed_pages
 
-        dsn = args.database_url.replace("postgresql+asyncpg://", "postgresql://")
-        print(f"and for the list pages: {asyncio.run(seed_pages(dsn, owner=result['owner'], password=PASSWORD))}")
+        extras = asyncio.run(seed_pages(args.database_url, owner=result["owner"], password=PASSWORD))
+        print(f"and for the list pages: {extras}")
 
 
 if __name__ == "__main__":
