@@ -39,8 +39,13 @@ class Notification(Node):
 class NotificationConnection:
     edges: list[Edge[Notification]]
     page_info: PageInfo
-    total_count: int
-    unread_count: int
+    total_count: int = strawberry.field(
+        description="How many notifications you have in all: counted only when asked for, and a count checks "
+        "every one of them."
+    )
+    unread_count: int = strawberry.field(
+        description="How many of them are unread: counted only when asked for, and a count checks every unread one."
+    )
 
 
 async def notifications_query(
