@@ -237,6 +237,7 @@ class Timed:
     times: dict[tuple[str, str], list[float]] = field(default_factory=dict)  # (page, first|middle) -> ms
     sizes: dict[tuple[str, str], int] = field(default_factory=dict)  # edges on the page read
     round_medians: dict[tuple[str, str], list[float]] = field(default_factory=dict)  # the spread
+    timeouts: set[tuple[str, str]] = field(default_factory=set)  # pages the server stopped at least once
 
     async def read(self, page: Page, which: str) -> float:
         token = self.tokens["bench-dev" if page.as_dev else "bench"]
@@ -247,7 +248,11 @@ class Timed:
         )
         elapsed = (time.perf_counter() - started) * 1000
         body = response.json()
-        if response.status_code != 200 or body.get("errors"):
+        errors = body.get("errors") or []
+        if errors and all((e.get("extensions") or {}).get("code") == "TIMEOUT" for e in errors):
+            self.timeouts.add((page.name, which))  # stopped by the server's operation_timeout: a failure, timed
+            return elapsed
+        if response.status_code != 200 or errors:
             raise SystemExit(f"R5 {page.name} ({which}) failed: {response.text[:500]}")
         self.sizes[(page.name, which)] = len(_connection(body["data"])["edges"])
         return elapsed
@@ -309,7 +314,8 @@ async def measure(large: str, medium: str, *, rounds: int, requests: int) -> lis
                     "which": which,
                     "large_ms": at_large,
                     "medium_ms": at_medium,
-                    "edges": (sides[0].sizes[key], sides[1].sizes.get(key)),
+                    "edges": (sides[0].sizes.get(key), sides[1].sizes.get(key)),
+                    "timed_out": key in sides[0].timeouts,
                     "limit_ms": page.limit_ms,
                     "round_medians": spread,
                 }
@@ -318,7 +324,7 @@ async def measure(large: str, medium: str, *, rounds: int, requests: int) -> lis
 
 
 def problems(row: dict[str, Any]) -> list[str]:
-    found = []
+    found = ["stopped by the server's 10 s operation_timeout"] if row.get("timed_out") else []
     if row["large_ms"] > row["limit_ms"]:
         found.append(f"over {row['limit_ms']:g} ms")
     if row["medium_ms"] and row["limit_ms"] == LIMIT_MS and row["large_ms"] > RATIO * row["medium_ms"]:
