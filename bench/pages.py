@@ -364,7 +364,7 @@ def section(rows: list[dict[str, Any]], *, rounds: int, requests: int, note: str
 
 
 def replace_section(report: Any, lines: list[str]) -> None:
-    sections.replace(report, lines, begin=BEGIN, end=END, after="<!-- /T1 -->")
+    sections.replace(report, lines, begin=BEGIN, end=END, after="<!-- /D1 -->")
 
 
 async def run(large: str, medium: str, *, rounds: int = 7, requests: int = 5, note: str = "") -> list[str]:
