@@ -5,7 +5,7 @@ python -m bench.run [--size medium|large] [--workers 2] [--seconds 10] [--connec
                     [--skip-pages]
 
 `--size large` (`make bench SIZE=large`) runs every scenario on 1,000,000 items, bulk-seeded
-with COPY (bench/bulk.py: about 7 minutes, 9 GB, then as long again to vacuum), and adds R5
+with COPY (bench/bulk.py: about 7 minutes and 9 GB, then a VACUUM ANALYZE), and adds R5
 (bench/pages.py): every list page at 1M items against a `medium` database of its own; it takes
 several minutes more than the default, 40-60 in all on a 2-core machine.
 
