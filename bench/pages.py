@@ -106,7 +106,11 @@ async def pages_of(dsn: str) -> tuple[list[Page], dict[str, str]]:
         commenter = await conn.fetchval(
             "SELECT actor_id FROM activity WHERE project_id = $1 AND action = 'comment' ORDER BY seq LIMIT 1", project
         )
-        start, end = await conn.fetchrow("SELECT min(at), max(at) FROM activity WHERE project_id = $1", project)
+        # The window: the middle half of the time the project's items were opened over (not of
+        # its entries': W1, run on the same databases, comments now on items opened long ago).
+        start, end = await conn.fetchrow(
+            "SELECT min(created_at), max(created_at) FROM workflow_item WHERE project_id = $1", project
+        )
         since, until = start + (end - start) / 4, start + (end - start) * 3 / 4
         listing = await conn.fetchval("SELECT workflow_item_ordering::text FROM subproject WHERE id = $1", ordered)
         owner = await conn.fetchval("SELECT id FROM \"user\" WHERE login = 'bench'")
