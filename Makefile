@@ -82,5 +82,7 @@ schema: install
 clean:
 	rm -rf $(VENV) *.egg-info caseway.db caseway.db-wal caseway.db-shm web/node_modules web/dist
 
+# `make bench SIZE=large`: 1M items, bulk-seeded, and R5 (every list page at 1M against 10k);
+# several minutes more than the default (40-60 in all on 2 cores).
 bench: install
-	$(BIN)/python -m bench.run
+	$(BIN)/python -m bench.run $(if $(SIZE),--size $(SIZE))

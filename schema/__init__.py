@@ -50,13 +50,16 @@ class Query:
     async def projects(
         self, info: AppInfo, first: int | None = None, after: str | None = None, filter: ProjectFilter | None = None
     ) -> Connection[Project]:
-        return connection(await queries.projects(info.context, first=first, after=after, filt=filter_key(filter)))
+        counted = selects(info, "totalCount")
+        page = await queries.projects(info.context, first=first, after=after, filt=filter_key(filter), counted=counted)
+        return connection(page)
 
     @strawberry.field(description="Every version of every workflow definition.")
     async def workflows(
         self, info: AppInfo, first: int | None = None, after: str | None = None
     ) -> Connection[Workflow]:
-        return connection(await queries.workflows(info.context, first=first, after=after))
+        counted = selects(info, "totalCount")
+        return connection(await queries.workflows(info.context, first=first, after=after, counted=counted))
 
     @strawberry.field(
         description="Enabled actions assigned to you (directly or through a role), oldest first; only those of cases "

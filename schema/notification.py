@@ -8,6 +8,7 @@ import strawberry
 
 from engine import notifications
 from resolvers import notifications as notification_reads
+from resolvers.lookahead import selects
 from resolvers.mutations import run
 from schema.activity import Activity
 from schema.base import AppInfo, Edge, Node, PageInfo, UserError, by_id_prefix
@@ -38,14 +39,26 @@ class Notification(Node):
 class NotificationConnection:
     edges: list[Edge[Notification]]
     page_info: PageInfo
-    total_count: int
-    unread_count: int
+    total_count: int = strawberry.field(
+        description="How many notifications you have in all: counted only when asked for, and a count checks "
+        "every one of them."
+    )
+    unread_count: int = strawberry.field(
+        description="How many of them are unread: counted only when asked for, and a count checks every unread one."
+    )
 
 
 async def notifications_query(
     info: AppInfo, first: int | None = None, after: str | None = None, unread_only: bool | None = False
 ) -> NotificationConnection:
-    page, unread = await notification_reads.page(info.context, first=first, after=after, unread_only=bool(unread_only))
+    page, unread = await notification_reads.page(
+        info.context,
+        first=first,
+        after=after,
+        unread_only=bool(unread_only),
+        counted=selects(info, "totalCount"),
+        unread_counted=selects(info, "unreadCount"),
+    )
     return NotificationConnection(
         edges=[Edge(cursor=c, node=n) for c, n in zip(page.cursors, page.nodes, strict=True)],
         page_info=PageInfo(has_next_page=page.has_next_page, end_cursor=page.cursors[-1] if page.cursors else None),

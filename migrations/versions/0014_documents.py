@@ -1,7 +1,7 @@
 """documents: what was uploaded, by whom, when, where its bytes are stored, and its removal
 
 Revision ID: 0014
-Revises: 0012
+Revises: 0013
 Create Date: 2026-11-23 22:40:00
 """
 
@@ -14,7 +14,7 @@ from alembic import op
 import models.types
 
 revision: str = "0014"
-down_revision: str | None = "0012"
+down_revision: str | None = "0013"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
