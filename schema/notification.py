@@ -7,6 +7,7 @@ from typing import Any
 import strawberry
 
 from engine import notifications
+from engine.notifications import UNREAD_COUNT_CAP as CAP
 from resolvers import notifications as notification_reads
 from resolvers.lookahead import selects
 from resolvers.mutations import run
@@ -44,7 +45,8 @@ class NotificationConnection:
         "every one of them."
     )
     unread_count: int = strawberry.field(
-        description="How many of them are unread: counted only when asked for, and a count checks every unread one."
+        description=f'How many of them are unread, up to {CAP} (read {CAP} as "{CAP} or more"): counted only '
+        "when asked for, each unread one checked up to that bound."
     )
 
 
@@ -75,7 +77,9 @@ class MarkNotificationsReadInput:
 
 @strawberry.type
 class MarkNotificationsReadPayload:
-    unread_count: int | None = None
+    unread_count: int | None = strawberry.field(
+        default=None, description=f"What is left unread, counted as `unreadCount` is (up to {CAP})."
+    )
     user_errors: list[UserError] = strawberry.field(default_factory=list)
 
 
