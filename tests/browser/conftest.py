@@ -18,6 +18,7 @@ import pytest
 from bench.server import Serve
 from server.bootstrap import DEMO_PASSWORD
 from server.web import DEFAULT_DIR
+from tests.fixtures.browser import DOCUMENT_LIMIT
 from tests.fixtures.database import BACKEND, POSTGRES_URL
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,8 +49,9 @@ def why_not() -> str | None:
     return None
 
 
-# Small pools: a page's few requests need no more, and the PostgreSQL server is shared.
-SERVE_ENV = {"CASEWAY_DB_POOL_SIZE": "3"}
+# Small pools: a page's few requests need no more, and the PostgreSQL server is shared. The
+# documents' limit is small so that a test can cross it.
+SERVE_ENV = {"CASEWAY_DB_POOL_SIZE": "3", "CASEWAY_MAX_DOCUMENT_BYTES": str(DOCUMENT_LIMIT)}
 
 
 # Package scope: the servers (and their database connections) go when the browser tests end.
