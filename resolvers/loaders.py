@@ -175,6 +175,7 @@ class Loaders:
         "workflow_by_id": "_workflows",
         "budgets_by_resource": "_budgets",
         "documents_by_item": "_documents",
+        "document_by_id": "_documents_by_id",
         "grants_by_resource": "_grants",
         "intents_by_resource": "_intents",
         "history_by_resource": "_history",
@@ -200,6 +201,7 @@ class Loaders:
     workflow_by_id: DataLoader[str, Any]
     budgets_by_resource: DataLoader[str, Any]
     documents_by_item: DataLoader[str, Any]
+    document_by_id: DataLoader[str, Any]
     grants_by_resource: DataLoader[str, Any]
     intents_by_resource: DataLoader[str, Any]
     history_by_resource: DataLoader[Any, Any]
@@ -417,6 +419,15 @@ class Loaders:
             select(Document.__table__).where(self._in(Document.workflow_item_id, ids)).order_by(Document.id)
         )
         return _many(rows, ids, lambda r: r.workflow_item_id)
+
+    async def _documents_by_id(self, ids: list[str]) -> list[Document | None]:
+        """Documents of items the viewer may see (hidden ≡ missing), removed ones included."""
+        rows = await self._rows(
+            select(Document.__table__)
+            .join(WorkflowItem, WorkflowItem.id == Document.workflow_item_id)
+            .where(self._in(Document.id, ids), visibility.item_visible(self._ctx.viewer))
+        )
+        return _one(rows, ids, lambda r: r.id)
 
     async def _grants(self, ids: list[str]) -> list[dict[str, list[str]]]:
         rows = await self._rows(

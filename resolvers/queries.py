@@ -64,4 +64,6 @@ async def node(ctx: Context, id: str) -> Any:
         return await loaders.activity_by_id.load(id)
     if kind == "Job":
         return await loaders.job_by_id.load(id)
+    if kind == "Document":
+        return await loaders.document_by_id.load(id)
     return None

@@ -8,6 +8,7 @@ from resolvers import cases as case_reads
 from resolvers import queries
 from schema import (
     case_mutations,
+    document,
     history,
     identity,
     item_mutations,
@@ -75,6 +76,7 @@ class Query:
         resolver=notification.notifications_query, description="Your notifications, newest first."
     )
     verify_history = history.verify_history_field
+    verify_document = document.verify_document_field
 
 
 @strawberry.type
@@ -139,13 +141,23 @@ class Mutation:
     mark_notifications_read = strawberry.mutation(resolver=notification.mark_notifications_read)
     subscribe_to_notifications = strawberry.mutation(resolver=notification.subscribe_to_notifications)
     unsubscribe_from_notifications = strawberry.mutation(resolver=notification.unsubscribe_from_notifications)
+    add_document = strawberry.mutation(
+        resolver=document.add_document,
+        description="Attach a file to a workflow item (needs workflowItem.update): a multipart request "
+        '(docs/api.md "Documents"). Larger than the server\'s limit: TOO_LARGE, nothing stored.',
+    )
+    remove_document = strawberry.mutation(
+        resolver=document.remove_document,
+        description="Mark a document removed (needs workflowItem.update): it stays listed and in the history, "
+        "its bytes are kept, and only admins may still download it.",
+    )
 
 
 schema = Schema(
     query=Query,
     mutation=Mutation,
     subscription=Subscription,
-    types=[Project, Subproject, WorkflowItem, Case, Workflow, Activity, User, Group, job.Job],
+    types=[Project, Subproject, WorkflowItem, Case, Workflow, Activity, User, Group, job.Job, document.Document],
     execution_context_class=CasewayExecutor,
     config=StrawberryConfig(scalar_map=SCALAR_MAP),  # our JSON scalar (schema/base.py)
     extensions=[

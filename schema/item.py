@@ -7,20 +7,12 @@ import strawberry
 
 from resolvers.loaders import one, with_loaded
 from schema.base import JSON, AppInfo, Node, by_id_prefix
+from schema.document import Document
 from schema.execution import context_only
 from schema.project import ResourceFields, ResourceStatus, Subproject
 
 if TYPE_CHECKING:
     from schema.case import Case
-
-
-@strawberry.type(description="A file attached to a workflow item: its name, hash and where it lives.")
-class Document(Node):
-    file_name: str
-    sha256: str
-    link: str | None
-
-    is_type_of = by_id_prefix("Document")
 
 
 @strawberry.type(description="One case of work (and money) in a subproject, moving through its workflow.")
@@ -55,6 +47,7 @@ class WorkflowItem(ResourceFields, Node):
     @strawberry.field
     @context_only
     async def documents(self, info: AppInfo) -> list[Document]:
+        """Oldest first, removed ones included (at most 200: engine/documents/records.py)."""
         return await info.context.loaders.documents_by_item.load(self.id)
 
     @strawberry.field(name="case", description="The workflow case of this item.")

@@ -70,3 +70,9 @@ class Settings(BaseSettings):
     run_jobs: bool = True  # whether `caseway serve` runs jobs; false leaves them to `caseway run-jobs`
     job_concurrency: int = 32  # jobs one process runs at once
     job_poll_interval: float = 5.0  # seconds between safety-net looks for due jobs
+
+    # --- Documents (engine/documents; docs/api.md "Documents") ---
+    # Where document bytes are stored (content-addressed); default: caseway-documents/ next to
+    # the SQLite database file, or in the working directory for PostgreSQL.
+    documents_dir: Path | None = None
+    max_document_bytes: int = 25 * 1024 * 1024  # one uploaded file; larger is refused (TOO_LARGE)
