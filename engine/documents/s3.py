@@ -11,22 +11,23 @@ learn its key after the upload began.
 """
 
 import asyncio
-import hashlib
-import os
 import re
 import tempfile
 from collections.abc import AsyncIterable, AsyncIterator
 from typing import Any
 
+from .storage import Hasher, StoredFile, StoredKey
+
 CHUNK_BYTES = 1 << 20  # what one read of a download asks S3 for, and one thread hop reads
 PART_BYTES = 8 << 20  # boto3's managed transfer: multipart above this, in parts of this size
+COPY_LIMIT = 5 << 30  # the largest object S3 copies in one request
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 try:
     import boto3
     from boto3.s3.transfer import TransferConfig
     from botocore.exceptions import ClientError
-except ImportError:  # the s3 extra is not installed; S3Store says so when it is asked for
+except ImportError:  # the s3 extra is not installed; Settings refuses CASEWAY_DOCUMENTS_STORE=s3
     boto3 = None
 
 
@@ -35,11 +36,13 @@ def available() -> bool:
 
 
 class S3Store:
-    """Content-addressed objects ``{prefix}{sha256[:2]}/{sha256}`` in ``bucket``.
+    """Content-addressed objects ``{prefix}{sha256[:2]}/{sha256}`` in ``bucket``; the store's key
+    (``StoredFile.key``) is the SHA-256 alone, so moving to another prefix or bucket changes no
+    document row.
 
     Region and credentials come from the standard AWS sources (``AWS_ACCESS_KEY_ID``,
     ``AWS_SECRET_ACCESS_KEY``, ``AWS_DEFAULT_REGION``, ``~/.aws``, an instance role), as for any
-    boto3 program; ``endpoint_url`` points at a store other than AWS.
+    boto3 program; ``endpoint_url`` points at an S3-compatible service other than AWS.
     """
 
     def __init__(
@@ -48,7 +51,6 @@ class S3Store:
         bucket: str,
         endpoint_url: str | None = None,
         prefix: str = "",
-        spool_dir: str | os.PathLike[str] | None = None,
         client: Any = None,
     ) -> None:
         if boto3 is None:
@@ -57,52 +59,67 @@ class S3Store:
             raise ValueError("The S3 document store needs a bucket (CASEWAY_S3_BUCKET)")
         self.bucket = bucket
         self.prefix = prefix
-        self.spool_dir = spool_dir
         # A boto3 client is thread-safe (a resource is not): one serves every worker thread.
         self.client = client or boto3.client("s3", endpoint_url=endpoint_url or None)
         self.transfer = TransferConfig(multipart_threshold=PART_BYTES, multipart_chunksize=PART_BYTES)
 
-    def key(self, sha256: str) -> str:
-        if not _SHA256.fullmatch(sha256):
-            raise ValueError(f"not a SHA-256: {sha256!r}")
-        return f"{self.prefix}{sha256[:2]}/{sha256}"
+    def object_name(self, key: str) -> str:
+        if not _SHA256.fullmatch(key):
+            raise FileNotFoundError(key)  # never an object outside the store's own names
+        return f"{self.prefix}{key[:2]}/{key}"
 
-    async def write(self, chunks: AsyncIterable[bytes], *, max_bytes: int) -> tuple[str, int]:
-        """Stores the bytes of ``chunks``; returns their SHA-256 (hex) and size. More than
-        ``max_bytes`` raises TooLarge and stores nothing."""
-        digest = hashlib.sha256()
-        size = 0
-        with tempfile.TemporaryFile(dir=self.spool_dir) as spool:
+    async def write(self, chunks: AsyncIterable[bytes], *, max_bytes: int, file_name: str | None = None) -> StoredFile:
+        hasher = Hasher(max_bytes)
+        # Unlinked at once by the OS: nothing is left behind, even by a killed process.
+        with await asyncio.to_thread(tempfile.TemporaryFile) as spool:
             async for chunk in chunks:
-                size += len(chunk)
-                if size > max_bytes:
-                    raise TooLarge(max_bytes)
-                digest.update(chunk)
-                spool.write(chunk)
-            sha256 = digest.hexdigest()
-            if not await self.exists(sha256):
-                spool.seek(0)
-                await asyncio.to_thread(
-                    self.client.upload_fileobj, spool, self.bucket, self.key(sha256), Config=self.transfer
-                )
-        return sha256, size
+                if not chunk:
+                    continue
+                hasher.update(chunk)  # TooLarge here: nothing was sent
+                await asyncio.to_thread(spool.write, chunk)
+            stored = hasher.result(hasher.digest.hexdigest(), file_name)
+            name = self.object_name(stored.key)
+            if stored.size > COPY_LIMIT or not await self._touch(name):
+                await asyncio.to_thread(spool.seek, 0)
+                await asyncio.to_thread(self.client.upload_fileobj, spool, self.bucket, name, Config=self.transfer)
+        return stored
 
-    async def exists(self, sha256: str) -> bool:
+    async def _touch(self, name: str) -> bool:
+        """Whether the object is stored already; if so it is copied onto itself, so that its time
+        is this write's and collection's grace period covers this upload's transaction too."""
         try:
-            await asyncio.to_thread(self.client.head_object, Bucket=self.bucket, Key=self.key(sha256))
+            await asyncio.to_thread(
+                self.client.copy_object,
+                Bucket=self.bucket,
+                Key=name,
+                CopySource={"Bucket": self.bucket, "Key": name},
+                MetadataDirective="REPLACE",
+            )
         except ClientError as error:
             if _missing(error):
                 return False
             raise
         return True
 
-    async def read(self, sha256: str) -> AsyncIterator[bytes]:
-        """The stored bytes, ``CHUNK_BYTES`` at a time; FileNotFoundError when there are none."""
+    async def exists(self, key: str) -> bool:
         try:
-            answer = await asyncio.to_thread(self.client.get_object, Bucket=self.bucket, Key=self.key(sha256))
+            name = self.object_name(key)
+            await asyncio.to_thread(self.client.head_object, Bucket=self.bucket, Key=name)
+        except FileNotFoundError:
+            return False
         except ClientError as error:
             if _missing(error):
-                raise FileNotFoundError(sha256) from None
+                return False
+            raise
+        return True
+
+    async def read(self, key: str) -> AsyncIterator[bytes]:
+        name = self.object_name(key)
+        try:
+            answer = await asyncio.to_thread(self.client.get_object, Bucket=self.bucket, Key=name)
+        except ClientError as error:
+            if _missing(error):
+                raise FileNotFoundError(key) from None
             raise
         body = answer["Body"]
         try:
@@ -111,18 +128,29 @@ class S3Store:
         finally:
             body.close()
 
-    async def delete(self, sha256: str) -> None:
+    async def delete(self, key: str) -> None:
         """Removes the object; deleting what is not there is not an error (as S3 has it)."""
-        await asyncio.to_thread(self.client.delete_object, Bucket=self.bucket, Key=self.key(sha256))
+        try:
+            name = self.object_name(key)
+        except FileNotFoundError:
+            return
+        await asyncio.to_thread(self.client.delete_object, Bucket=self.bucket, Key=name)
+
+    async def keys(self) -> AsyncIterator[StoredKey]:
+        """Every stored object under the prefix, a page of at most 1,000 at a time. Objects that
+        are not this store's (other names under the prefix) are left out, so collection never
+        deletes them. There are no temporary objects: an upload spools to a local file."""
+        pages = self.client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=self.prefix)
+        iterator = iter(pages)
+        while (page := await asyncio.to_thread(next, iterator, None)) is not None:
+            for entry in page.get("Contents", []):
+                key = entry["Key"][len(self.prefix) :].rpartition("/")[2]
+                if _SHA256.fullmatch(key) and entry["Key"] == f"{self.prefix}{key[:2]}/{key}":
+                    yield StoredKey(key, entry["LastModified"])
 
 
 def _missing(error: Any) -> bool:
     return error.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound")
 
 
-class TooLarge(Exception):
-    """Placeholder until engine/documents/storage.py lands: its own refusal replaces this."""
-
-    def __init__(self, max_bytes: int) -> None:
-        super().__init__(f"larger than {max_bytes} bytes")
-        self.max_bytes = max_bytes
+__all__ = ["S3Store", "available"]
