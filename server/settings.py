@@ -3,6 +3,7 @@
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -76,3 +77,22 @@ class Settings(BaseSettings):
     # the SQLite database file, or in the working directory for PostgreSQL.
     documents_dir: Path | None = None
     max_document_bytes: int = 25 * 1024 * 1024  # one uploaded file; larger is refused (TOO_LARGE)
+    # "local" (the directory above) or "s3": an S3-compatible bucket, for servers on several
+    # machines (engine/documents/s3.py; the s3 extra). Region and credentials: the standard AWS
+    # variables (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_DEFAULT_REGION) or an instance role.
+    documents_store: Literal["local", "s3"] = "local"
+    s3_bucket: str = ""  # the bucket's name; needed by the s3 store
+    s3_endpoint_url: str = ""  # another S3-compatible service than AWS (MinIO, Ceph, ...): its URL
+    s3_prefix: str = ""  # the objects' names begin with this (e.g. "caseway/"), to share a bucket
+
+    @model_validator(mode="after")
+    def _s3_store_is_complete(self) -> "Settings":
+        """Refused at start, in one sentence, rather than at the first upload."""
+        if self.documents_store == "s3":
+            from engine.documents.s3 import available
+
+            if not self.s3_bucket:
+                raise ValueError("CASEWAY_DOCUMENTS_STORE=s3 needs CASEWAY_S3_BUCKET, the bucket's name")
+            if not available():
+                raise ValueError("CASEWAY_DOCUMENTS_STORE=s3 needs boto3: pip install 'caseway[s3]'")
+        return self
