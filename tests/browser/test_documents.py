@@ -58,7 +58,7 @@ async def test_alice_attaches_downloads_and_removes_a_document_bob_watches(serve
     await expect(row).to_have_count(1)
     await expect(refusal).to_have_count(0)
     await expect(row).to_contain_text("invoice 2031-117.bin")
-    await expect(row).to_contain_text("10.0 KB")
+    await expect(row).to_contain_text("10 KB")  # 10,276 bytes
     digest = hashlib.sha256(INVOICE).hexdigest()
     sha = row.get_by_test_id("document-sha256")
     await expect(sha).to_have_text(digest[:12] + "…")
