@@ -5,10 +5,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import strawberry
 
+from engine.documents.records import MAX_DOCUMENTS_PER_ITEM
 from resolvers.loaders import one, with_loaded
 from schema.base import JSON, AppInfo, Node, by_id_prefix
 from schema.document import Document
 from schema.execution import context_only
+from schema.limits import MAX_ITEMS
 from schema.project import ResourceFields, ResourceStatus, Subproject
 
 if TYPE_CHECKING:
@@ -44,10 +46,12 @@ class WorkflowItem(ResourceFields, Node):
     async def subproject(self, info: AppInfo) -> Subproject | None:
         return await info.context.loaders.subproject_by_id.load(self.subproject_id)  # type: ignore[attr-defined]
 
-    @strawberry.field
+    @strawberry.field(
+        description=f"Attached files, oldest first, removed ones included; at most {MAX_DOCUMENTS_PER_ITEM}.",
+        metadata={MAX_ITEMS: MAX_DOCUMENTS_PER_ITEM},
+    )
     @context_only
     async def documents(self, info: AppInfo) -> list[Document]:
-        """Oldest first, removed ones included (at most 200: engine/documents/records.py)."""
         return await info.context.loaders.documents_by_item.load(self.id)
 
     @strawberry.field(name="case", description="The workflow case of this item.")

@@ -70,7 +70,8 @@ class DocumentService:
         user_id, expires, signature = params.get("user", ""), params.get("exp", ""), params.get("sig", "")
         if not (user_id and expires.isdigit() and len(expires) < 12 and signature):
             return None
-        if not hmac.compare_digest(signature, self._signature(document_id, user_id, int(expires))):
+        expected = self._signature(document_id, user_id, int(expires))
+        if not hmac.compare_digest(signature.encode(), expected.encode()):  # bytes: any text compares
             return None
         return user_id if int(expires) > self.clock.now().timestamp() else None
 
@@ -111,7 +112,8 @@ def download_endpoint(db: Database, documents: DocumentService, actor_cache: Any
         if not await documents.store.exists(document.storage_key or ""):
             log.error("document %s: stored bytes %s are missing", document.id, document.storage_key)
             return error_response(404, NOT_FOUND_MESSAGE)
-        headers["content-length"] = str(document.size)
+        # No Content-Length: the recorded size would be wrong for bytes changed on disk
+        # (verifyDocument tells), and a response that breaks its own length is cut off mid-way.
         return StreamingResponse(
             documents.store.read(document.storage_key or ""), media_type=document.content_type, headers=headers
         )

@@ -3,7 +3,7 @@
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import model_validator
+from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -76,7 +76,8 @@ class Settings(BaseSettings):
     # Where document bytes are stored (content-addressed); default: caseway-documents/ next to
     # the SQLite database file, or in the working directory for PostgreSQL.
     documents_dir: Path | None = None
-    max_document_bytes: int = 25 * 1024 * 1024  # one uploaded file; larger is refused (TOO_LARGE)
+    # One uploaded file; larger is refused (TOO_LARGE). At most 2 GiB - 1: Document.size is a GraphQL Int.
+    max_document_bytes: int = Field(default=25 * 1024 * 1024, gt=0, le=2**31 - 1)
     # "local" (the directory above) or "s3": an S3-compatible bucket, for servers on several
     # machines (engine/documents/s3.py; the s3 extra). Region and credentials: the standard AWS
     # variables (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_DEFAULT_REGION) or an instance role.

@@ -102,3 +102,14 @@ def test_collect_documents_command(database, db, tmp_path):
     assert [p.name for p in sorted(Path(store_dir).rglob("*")) if p.is_file()] == [young.name]
     refused = caseway("collect-documents", "--grace", "-1", env=env)
     assert refused.returncode == 2 and "--grace must not be negative" in refused.stderr
+
+
+@pytest.mark.parametrize("value", [0, 2**31])
+def test_the_document_limit_fits_a_graphql_int(value):
+    from pydantic import ValidationError
+
+    from server.settings import Settings
+
+    with pytest.raises(ValidationError, match="max_document_bytes"):
+        Settings(max_document_bytes=value)
+    assert Settings(max_document_bytes=2**31 - 1).max_document_bytes == 2**31 - 1
