@@ -46,7 +46,7 @@ async def test_alice_attaches_downloads_and_removes_a_document_bob_watches(serve
     )
     await documents.get_by_role("button", name="Upload").click()
     refusal = documents.locator(".upload .field-errors")
-    await expect(refusal).to_be_visible()
+    await expect(refusal.locator("[data-code=TOO_LARGE]")).to_contain_text(f"larger than the limit of {DOCUMENT_LIMIT}")
     assert "scan.pdf" not in await documents.inner_text()
     await expect(documents.get_by_test_id("document")).to_have_count(0)
 

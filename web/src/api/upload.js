@@ -7,8 +7,8 @@ import { RequestError, getToken } from './client.js';
 /**
  * Posts `query` with `variables`, where `path` (e.g. "variables.input.file") is the variable the
  * file fills. `onProgress(sent, total)` follows the upload. Resolves to the result's data, or
- * rejects with a RequestError: no answer, an answer that is not GraphQL (413 when the body is
- * larger than the server accepts), or GraphQL errors.
+ * rejects with a RequestError: no answer, an answer that is not GraphQL, or GraphQL errors (the
+ * server's 413 for a body far over its limit is one, with its sentence).
  */
 export function uploadFile(query, variables, path, file, { onProgress } = {}) {
   const body = new FormData();
@@ -24,15 +24,13 @@ export function uploadFile(query, variables, path, file, { onProgress } = {}) {
     if (onProgress) request.upload.onprogress = (e) => onProgress(e.loaded, e.lengthComputable ? e.total : file.size);
     request.onerror = () => reject(new RequestError('The server cannot be reached.', ['UNREACHABLE']));
     request.onload = () => {
-      if (request.status === 413) {
-        reject(new RequestError('The file is larger than the server accepts.', ['TOO_LARGE']));
-        return;
-      }
       let result;
       try {
         result = JSON.parse(request.responseText);
       } catch {
-        reject(new RequestError(`The server answered ${request.status} without a GraphQL result.`));
+        // 413 from a proxy in front of the server, which answers without JSON.
+        if (request.status === 413) reject(new RequestError('The file is larger than the server accepts.', ['TOO_LARGE']));
+        else reject(new RequestError(`The server answered ${request.status} without a GraphQL result.`));
         return;
       }
       if (result.errors?.length) {
