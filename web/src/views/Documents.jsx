@@ -2,8 +2,9 @@
 // download it), size, type, who added it and when, and its SHA-256 (short, the whole hash on
 // hover and to copy) — the hash is what proves a file unchanged, so it is never hidden. Upload
 // and removal show only to those who hold workflowItem.update, as the server decides
-// (allowedIntents), and hide for good once the server refuses them. Live: the list reloads on
-// the item's document_added / document_removed activity, and before its signed links expire.
+// (allowedIntents), while the item is open, and hide once the server refuses them. Live: the
+// list reloads on the item's document_added / document_removed activity, and before its signed
+// links expire.
 import { useEffect, useState } from 'react';
 
 import { gql } from '../api/client.js';
@@ -15,7 +16,8 @@ import { useDebounced, useLoad } from '../hooks.js';
 import { Empty, Failed, FieldErrors, Loading } from '../ui.jsx';
 
 const CHANGE_INTENT = 'workflowItem.update';
-const REFUSED = new Set(['NOT_ALLOWED', 'FORBIDDEN']);
+// Refusals that hold until the page reloads: no right to change the item, or the item closed.
+const REFUSED = new Set(['NOT_ALLOWED', 'RESOURCE_CLOSED']);
 // Reload this long before the first signed link expires, so a click never meets a dead link.
 const LINK_MARGIN_MS = 30_000;
 
@@ -170,7 +172,8 @@ function UploadForm({ itemId, onUploaded, onRefused }) {
   );
 }
 
-export function Documents({ id }) {
+/** `open`: the item's case is active or suspended; a closed item's documents no longer change. */
+export function Documents({ id, open }) {
   const [{ loading, error, data }, reload] = useLoad(() => gql(DOCUMENTS, { id }), [id]);
   const reloadSoon = useDebounced(reload, 100);
   const [refused, setRefused] = useState(false);
@@ -190,7 +193,7 @@ export function Documents({ id }) {
 
   if (!data) return loading ? <Loading what="documents" /> : <Failed error={error} retry={reload} />;
   if (!data.node) return null; // the item itself says it is missing
-  const canChange = !refused && data.node.allowedIntents.includes(CHANGE_INTENT);
+  const canChange = open && !refused && data.node.allowedIntents.includes(CHANGE_INTENT);
   return (
     <section className="documents" data-testid="documents">
       <h2>

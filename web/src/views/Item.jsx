@@ -289,7 +289,7 @@ export function Item({ id }) {
         Workflow: {c.workflow.prettyName} <small>v{c.workflow.version}</small>
       </h2>
       <Diagram source={c.workflow.diagram} current={c.state.shortName} />
-      <Documents id={item.id} />
+      <Documents id={item.id} open={c.status === 'ACTIVE' || c.status === 'SUSPENDED'} />
       <History id={item.id} />
     </section>
   );
