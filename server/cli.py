@@ -368,6 +368,8 @@ def _settings() -> Settings:
         return Settings()
     except ValidationError as error:
         first = error.errors()[0]
+        if not first["loc"]:  # a rule of several settings: its message names them
+            raise CliError(f"{first['msg'].removeprefix('Value error, ')}.") from None
         name = "CASEWAY_" + "_".join(str(part) for part in first["loc"]).upper()
         raise CliError(f"{name}: {first['msg']} (got {first.get('input')!r}).") from None
 

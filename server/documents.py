@@ -29,9 +29,10 @@ from engine import identity
 from engine.clock import SYSTEM_CLOCK, Clock
 from engine.documents import records
 from engine.documents.collect import DEFAULT_GRACE, Collection, collect_orphans
-from engine.documents.storage import DocumentStore, LocalDocumentStore, default_documents_dir
+from engine.documents.storage import DocumentStore
 from engine.errors import DomainError
 from models import Database, User, utcnow
+from server import document_stores
 from server.request_limits import error_response
 
 log = logging.getLogger("caseway.documents")
@@ -40,8 +41,8 @@ LINK_SECONDS = 300  # how long a signed download link works
 
 
 def store_for(settings: Any) -> DocumentStore:
-    """The store the settings name: a directory (CASEWAY_DOCUMENTS_DIR)."""
-    return LocalDocumentStore(settings.documents_dir or default_documents_dir(settings.database_url))
+    """The store the settings name: a directory (CASEWAY_DOCUMENTS_DIR) or an S3 bucket."""
+    return document_stores.store_for(settings)
 
 
 class DocumentService:

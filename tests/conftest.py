@@ -7,6 +7,7 @@ pytest_plugins = [
     "tests.fixtures.receiver",
     "tests.fixtures.jobs",
     "tests.fixtures.uploads",
+    "tests.fixtures.s3",
 ]
 
 
