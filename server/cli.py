@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import getpass
 import os
+import secrets
 import shutil
 import sys
 import tempfile
@@ -402,6 +403,10 @@ def _serve(settings: Settings, demo: bool) -> None:
     asyncio.run(_demo(settings, print_token=True) if demo else _migrate(settings))
     # Workers are separate processes: they read the same settings from the environment.
     os.environ.update({"CASEWAY_DATABASE_URL": settings.database_url})
+    if not settings.secret_key:  # one key for every worker's signed download links
+        from server.documents import SERVE_LINK_KEY
+
+        os.environ.setdefault(SERVE_LINK_KEY, secrets.token_hex(32))
     made = None
     if settings.workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         # /metrics sums every worker's values from files here (server/metrics.py)

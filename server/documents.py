@@ -3,8 +3,9 @@
 A download checks the viewer's right to view the document's item on every request, whoever
 asks: a bearer token (Authorization header) or a signed link. A signed link (``Document.url``)
 names the document, the user it was made for and when it expires, with an HMAC of the three
-under a key derived from ``CASEWAY_SECRET_KEY`` (without one, a random key of this process: the
-links then work only on the process that made them). It lets a browser download without a
+under a key derived from ``CASEWAY_SECRET_KEY``. Without one, from a random key that `caseway
+serve` makes for its workers (``SERVE_LINK_KEY``), so a link one worker made downloads from
+another; a process started otherwise makes its own, and its links work only there. It lets a browser download without a
 header, for ``LINK_SECONDS``; the user is re-checked (not disabled, still allowed to view).
 
 Answers: 401 without valid credentials (the same for every id); 404, one body, for an unknown
@@ -16,6 +17,7 @@ import asyncio
 import hashlib
 import hmac
 import logging
+import os
 import secrets
 from datetime import timedelta
 from typing import Any
@@ -35,6 +37,10 @@ from models import Database, User, utcnow
 from server import document_stores
 from server.request_limits import error_response
 
+SERVE_LINK_KEY = "CASEWAY_SERVE_LINK_KEY"
+"""Not a setting: the environment variable through which `caseway serve` hands its workers one
+random link key when no ``CASEWAY_SECRET_KEY`` is set."""
+
 log = logging.getLogger("caseway.documents")
 
 LINK_SECONDS = 300  # how long a signed download link works
@@ -52,7 +58,7 @@ class DocumentService:
         self.store = store or store_for(settings)
         self.max_bytes: int = settings.max_document_bytes
         self.clock = clock
-        secret = settings.secret_key.encode() if settings.secret_key else secrets.token_bytes(32)
+        secret = (settings.secret_key or os.environ.get(SERVE_LINK_KEY) or secrets.token_hex(32)).encode()
         self._key = hmac.new(secret, b"caseway document links", hashlib.sha256).digest()
 
     def _signature(self, document_id: str, user_id: str, expires: int) -> str:
