@@ -101,7 +101,8 @@ class JobRunner:
             state = await run_claimed(
                 self.db, claim, clock=self.clock.now, http=self._http, hub=self.hub, completions=self._completions
             )
-            self.finished[str(state)] = self.finished.get(str(state), 0) + 1
+            if state is not None:  # None: fenced out, or not recorded; the job is not this runner's
+                self.finished[state] = self.finished.get(state, 0) + 1
         finally:
             self._wake.set()  # a slot is free, and the next job of its key may be due
 
