@@ -47,6 +47,9 @@ class JobRunner:
         self.poll_interval = poll_interval
         self.concurrency = concurrency
         self.finished: dict[str, int] = {}  # outcomes recorded by this runner, by new state (logs, tests)
+        # Outcomes not recorded: the claim was lost (another runner claimed the job after its
+        # lease ended) or the database failed; the job is the other runner's, or reconciled.
+        self.lost = 0
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._running: set[asyncio.Task[None]] = set()
@@ -101,7 +104,10 @@ class JobRunner:
             state = await run_claimed(
                 self.db, claim, clock=self.clock.now, http=self._http, hub=self.hub, completions=self._completions
             )
-            if state is not None:  # None: fenced out, or not recorded; the job is not this runner's
+            if state is None:
+                self.lost += 1
+                log.warning("job %s: its outcome was not recorded (claim lost, or the database failed)", claim.id)
+            else:
                 self.finished[state] = self.finished.get(state, 0) + 1
         finally:
             self._wake.set()  # a slot is free, and the next job of its key may be due
