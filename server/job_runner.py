@@ -100,9 +100,11 @@ class JobRunner:
             if self._running:
                 await asyncio.wait(set(self._running), return_when=asyncio.FIRST_COMPLETED)
 
-    def wake(self) -> None:
-        """Jobs were written or made due: claim now."""
+    def wake(self) -> bool:
+        """Jobs were written or made due: claim now. Whether this runner will (it runs, and has
+        a free slot), so that the hub need not wake the other processes."""
         self._wake.set()
+        return self._task is not None and not self._task.done() and len(self._running) < self.concurrency
 
     def _client(self) -> httpx.AsyncClient:
         """An HTTP client for one job, the most recently used free one (its connections are
