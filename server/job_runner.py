@@ -3,9 +3,13 @@
 
 It claims due jobs (resolvers/job_runs.py: committed RUNNING before any handler runs), runs up
 to ``concurrency`` of them at once, and claims more as they finish. A commit that writes jobs
-wakes it through the event hub (in-process, and with PostgreSQL by NOTIFY from other
-processes); otherwise it sleeps until the next retry or lease end it knows of, and polls every
-``poll_interval`` seconds as a safety net. Its first pass, at startup, reconciles the jobs that
+wakes it through the event hub: in-process, and with PostgreSQL by NOTIFY from another process
+whose own runner could not take them (it runs none, or has no free slot). Otherwise it sleeps
+until the next retry or lease end it knows of, and polls every ``poll_interval`` seconds as a
+safety net.
+
+Each running job has an HTTP client of its own, reused by the next job (keep-alive); they share
+one TLS context. Its first pass, at startup, reconciles the jobs that
 a crash left RUNNING once their lease has ended. Several processes share one PostgreSQL
 database: each job is claimed by one of them.
 """
