@@ -38,7 +38,7 @@ import orjson
 import uvicorn
 
 import engine
-from bench import sections
+from bench import cpu, sections
 from bench.server import Server, drop_postgres, fresh_postgres
 from engine import identity, workflows
 from engine.jobs import webhook
@@ -138,6 +138,35 @@ class Driver:
         await asyncio.gather(*workers)
 
 
+class PhaseCpu:
+    """CPU per delivered job in one phase: the server's processes, the PostgreSQL backends of the
+    bench database, and this process (the receiver and the load driver). CPU time holds when the
+    machine is shared with other work; a wall-clock rate does not. A process that ends during the
+    phase loses its last slice."""
+
+    def __init__(self, server_pid: int, conn: asyncpg.Connection, database: str) -> None:
+        self.server_pid, self.conn, self.database = server_pid, conn, database
+
+    async def _backends(self) -> list[int]:
+        rows = await self.conn.fetch("SELECT pid FROM pg_stat_activity WHERE datname = $1", self.database)
+        return [row["pid"] for row in rows]
+
+    async def start(self) -> None:
+        self.server = {pid: cpu._process_cpu([pid]) for pid in cpu._tree(self.server_pid)}
+        self.postgres = {pid: cpu._process_cpu([pid]) for pid in await self._backends()}
+        self.own = cpu._own_cpu()
+
+    async def stop(self, jobs: int) -> str:
+        server = sum(cpu._process_cpu([pid]) - self.server.get(pid, 0.0) for pid in cpu._tree(self.server_pid))
+        postgres = sum(cpu._process_cpu([pid]) - self.postgres.get(pid, 0.0) for pid in await self._backends())
+        own = cpu._own_cpu() - self.own
+        per = 1000 / max(jobs, 1)
+        return (
+            f"server {server * per:.2f} ms, PostgreSQL {postgres * per:.2f} ms, "
+            f"receiver and driver {own * per:.2f} ms (total {(server + postgres + own) * per:.2f} ms)"
+        )
+
+
 @dataclass
 class Result:
     jobs: int
@@ -152,6 +181,8 @@ class Result:
     doubled: int
     failed_requests: int
     commit: str
+    throughput_cpu: str = ""
+    latency_cpu: str = ""
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -212,6 +243,8 @@ async def run(
     server = await asyncio.to_thread(Server, url, workers=workers, env=env)
     try:
         await asyncio.sleep(2)  # both processes' runners have made their first pass
+        meter = PhaseCpu(server.process.pid, conn, url.rsplit("/", 1)[1])
+        await meter.start()
         # Throughput: every job due at once.
         await conn.execute("UPDATE job SET next_attempt_at = now(); NOTIFY caseway_jobs")
         started = time.time()
@@ -221,9 +254,13 @@ async def run(
         took = (sink.arrivals[-1][0] - started) if sink.arrivals else float("nan")
         delivered = len(sink.arrivals)
         keys = [orjson.loads(body)["id"] for _, body in sink.arrivals]
+        await asyncio.sleep(0.5)  # the last outcomes are recorded
+        throughput_cpu = await meter.stop(delivered)
         # Latency: a steady load of actions over HTTP.
         sink.arrivals.clear()
         print(f"J1 throughput: {delivered} jobs in {took:.2f} s, {delivered / took:.0f}/s", flush=True)
+        print(f"J1 throughput, CPU per job: {throughput_cpu}", flush=True)
+        await meter.start()
         driver = Driver(server.url, token)
         await driver.run([driver.request(case_ids[i % len(case_ids)]) for i in range(rate * seconds)], rate)
         sent = sum(1 for status in driver.answers if status == 200)
@@ -235,6 +272,9 @@ async def run(
             (arrived - datetime.fromisoformat(orjson.loads(body)["at"]).timestamp()) * 1000
             for arrived, body in sink.arrivals
         ]
+        await asyncio.sleep(0.5)
+        latency_cpu = await meter.stop(len(delays))
+        print(f"J1 latency, CPU per job (its executeAction included): {latency_cpu}", flush=True)
     finally:
         server.stop()
         await conn.close()
@@ -253,6 +293,8 @@ async def run(
         doubled=len(keys) - len(set(keys)),
         failed_requests=failed,
         commit=sections.commit(),
+        throughput_cpu=throughput_cpu,
+        latency_cpu=latency_cpu,
     )
 
 
@@ -278,6 +320,9 @@ def section(r: Result) -> list[str]:
         "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
         f"| {r.jobs} (all due at once) | {r.seconds:.2f} | {r.rate:.0f} | {r.offered_rate} ({r.latency_jobs} jobs) | "
         f"{r.p50_ms:.0f} | {r.p99_ms:.0f} | {r.max_ms:.0f} | {sections.verdict(problems)} |",
+        "",
+        f"CPU per delivered job (`PhaseCpu`): all due at once: {r.throughput_cpu}; under the load, each "
+        f"with its executeAction: {r.latency_cpu}.",
         "",
         f"Goal: ≥ {GOAL_RATE} jobs/s, p99 commit → delivery ≤ {GOAL_P99_MS} ms at {RATE} jobs/s. Delays "
         "run from the log entry's `at` (inside the action's transaction) to the delivery's arrival.",
