@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 PG_URL ?= $(or $(CASEWAY_TEST_POSTGRES_URL),postgresql://postgres@127.0.0.1:5432/postgres)
 
 # The exact versions every install uses (pip-tools, with hashes): requirements-test.txt for
-# development and CI (the `test` extra included), requirements.txt for a deployment.
+# development and CI (the `test` and `s3` extras included), requirements.txt for a deployment.
 LOCK := requirements-test.txt
 PIP_TOOLS := pip-tools==7.6.2
 COMPILE = $(BIN)/pip-compile --quiet --generate-hashes --strip-extras --allow-unsafe \
@@ -32,7 +32,7 @@ install: $(STAMP)
 lock:
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet $(PIP_TOOLS)
-	$(COMPILE) --extra test -o requirements-test.txt pyproject.toml
+	$(COMPILE) --extra test --extra s3 -o requirements-test.txt pyproject.toml
 	$(COMPILE) -c requirements-test.txt -o requirements.txt pyproject.toml
 	@echo "Locked: requirements-test.txt (development, CI) and requirements.txt (deployment)."
 
@@ -82,5 +82,7 @@ schema: install
 clean:
 	rm -rf $(VENV) *.egg-info caseway.db caseway.db-wal caseway.db-shm web/node_modules web/dist
 
+# `make bench SIZE=large`: 1M items, bulk-seeded, and R5 (every list page at 1M against 10k);
+# several minutes more than the default (40-60 in all on 2 cores).
 bench: install
-	$(BIN)/python -m bench.run
+	$(BIN)/python -m bench.run $(if $(SIZE),--size $(SIZE))

@@ -5,7 +5,7 @@ hash-chained history of three entries), generated in Python and loaded with Post
 
 import json
 import types
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import asyncpg
@@ -58,13 +58,15 @@ class Batch:
         # Hashed in ``copy``, once the entry has its seq (the hash covers it).
         self.add("activity", **{"id": new_id("act"), **defaults, **row})
 
-    async def copy(self, conn: asyncpg.Connection) -> None:
+    async def copy(self, conn: asyncpg.Connection, heads: dict[str, str | None] | None = None) -> None:
+        """Write the rows; ``heads`` are the hashes that chains already in the database end
+        with, for entries appended to them (bench/pages_seed.py's comments)."""
         entries = self.rows["activity"]
         # Seqs in the order the entries were logged, as the engine's inserts would take them.
         seqs = await conn.fetch(
             "SELECT nextval('activity_seq_seq') FROM generate_series(1, $1::int) ORDER BY 1", len(entries)
         )
-        heads: dict[str, str | None] = {}
+        heads = dict(heads or {})
         for entry, record in zip(entries, seqs, strict=True):
             entry["seq"] = record[0]
             entry["prev_hash"] = heads.get(entry["chain"])
@@ -84,10 +86,13 @@ async def seed_bulk(
     dsn: str, *, owner: str, dev: str, workflow_id: str, projects: int, subprojects: int, items: int, progress: Any
 ) -> None:
     conn = await asyncpg.connect(dsn)
-    now = datetime.now(UTC)
+    # One item a minute, the last one now (1M items: two years): history read by date (its
+    # from/to filters) then selects a slice, as it would on a real server, not all or nothing.
+    clock = datetime.now(UTC) - timedelta(minutes=projects * subprojects * items)
     try:
         for p in range(projects):
             batch = Batch()
+            now = clock
             project = new_id("prj")
             batch.add(
                 "project",
@@ -113,6 +118,7 @@ async def seed_bulk(
                 batch.add("permission", resource_id=project, intent=intent, party_id=owner)
             batch.add("permission", resource_id=project, intent="project.view", party_id=dev)
             for m in range(subprojects):
+                now = clock
                 sub = new_id("sub")
                 batch.add(
                     "subproject",
@@ -154,8 +160,9 @@ async def seed_bulk(
                         workflow_id=workflow_id,
                         name=f"Item {p}.{m}.{k}",
                         amount=f"{100 + k}.50",
-                        now=now,
+                        now=clock,
                     )
+                    clock += timedelta(minutes=1)
                 progress.step(items)
             await batch.copy(conn)
     finally:

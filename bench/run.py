@@ -1,8 +1,15 @@
 """`make bench`: seed PostgreSQL, drive Caseway and PostGraphile with wrk, write bench/REPORT.md.
 
-python -m bench.run [--size medium] [--workers 2] [--seconds 10] [--connections 32]
+python -m bench.run [--size medium|large] [--workers 2] [--seconds 10] [--connections 32]
                     [--skip-postgraphile] [--skip-subscriptions] [--skip-abuse] [--skip-timers] [--skip-jobs]
+                    [--skip-pages]
 
+`--size large` (`make bench SIZE=large`) runs every scenario on 1,000,000 items, bulk-seeded
+with COPY (bench/bulk.py: about 7 minutes and 9 GB, then a VACUUM ANALYZE), and adds R5
+(bench/pages.py): every list page at 1M items against a `medium` database of its own; it takes
+several minutes more than the default, 40-60 in all on a 2-core machine.
+
+R5 also runs alone on two seeded databases: `python -m bench.pages --large-url … --medium-url …`.
 A1 (abusive documents, bench/abuse.py) also runs alone: `python -m bench.abuse` seeds its own
 database and replaces only the A1 section of the report; so does T1 (timers falling due,
 bench/timers.py): `python -m bench.timers`.
@@ -25,7 +32,8 @@ from typing import Any
 
 import httpx
 
-from bench import abuse, cpu, jobs, queries, raw_sql, seed, statements, subscriptions, timers, wrk
+from bench import abuse, cpu, jobs, pages, queries, raw_sql, seed, statements, subscriptions, timers, wrk
+from bench.pages_seed import seed_pages
 from bench.server import RANDOM_PAGE_COST, ROOT, Server, drop_postgres, free_port, fresh_postgres, vacuum_analyze
 
 REPORT = ROOT / "bench" / "REPORT.md"
@@ -229,6 +237,19 @@ async def _wide_pages(args: argparse.Namespace) -> tuple[Run, int]:
         await drop_postgres(name)
 
 
+async def _list_pages(large: str) -> list[str]:
+    """R5: the list pages on ``large`` (the 1M-item data) against a medium database of its own,
+    bulk-seeded as the large one is."""
+    medium, name = await fresh_postgres("caseway_bench_r5")
+    try:
+        seeded = await seed.seed(medium, *seed.SIZES["medium"], bulk=True)
+        await seed_pages(medium, owner=seeded["owner"], password=seed.PASSWORD)
+        await vacuum_analyze(medium)
+        return await pages.run(large, medium)
+    finally:
+        await drop_postgres(name)
+
+
 async def main_async(args: argparse.Namespace) -> None:
     _ensure_tools(args.skip_postgraphile)
     url, name = await fresh_postgres()
@@ -237,7 +258,10 @@ async def main_async(args: argparse.Namespace) -> None:
     try:
         print(f"seeding {args.size} into {name}...", flush=True)
         started = time.monotonic()
-        seeded = await seed.seed(url, *seed.SIZES[args.size])
+        bulk = args.size == "large"
+        seeded = await seed.seed(url, *seed.SIZES[args.size], bulk=bulk)
+        if bulk:
+            await seed_pages(url, owner=seeded["owner"], password=seed.PASSWORD)
         seed_seconds = time.monotonic() - started
         await vacuum_analyze(url)
         data = await seed.driver_data(url)
@@ -365,6 +389,10 @@ async def main_async(args: argparse.Namespace) -> None:
         if not args.skip_jobs:
             print(f"J1 ({jobs.JOBS:,} webhook jobs, then {jobs.RATE} jobs/s)...", flush=True)
             j1 = await jobs.run_fresh(workers=args.workers)
+        r5 = None
+        if bulk and not args.skip_pages:
+            print("R5 (seeding a medium database to compare with)...", flush=True)
+            r5 = await _list_pages(url)
         # After S1, on a database of its own: S1 measures as in earlier reports, undisturbed
         # by the bulk load (and its autovacuum) that R4's data takes.
         print("R4 (seeding the wide data)...", flush=True)
@@ -373,8 +401,9 @@ async def main_async(args: argparse.Namespace) -> None:
         lines += ["# Caseway benchmark report", "", "Written by `make bench` (bench/run.py); numbers from one run.", ""]
         lines += _machine()
         lines += [
-            f"- data: `{args.size}` ({len(projects)} projects, {seeded['items']} items) seeded through "
-            f"the engine in {seed_seconds:.0f} s; server: uvicorn, {args.workers} worker(s), PostgreSQL; the peer "
+            f"- data: `{args.size}` ({len(projects)} projects, {seeded['items']} items) seeded "
+            f"{'with COPY (bench/bulk.py, bench/pages_seed.py)' if bulk else 'through the engine'} in "
+            f"{seed_seconds:.0f} s; server: uvicorn, {args.workers} worker(s), PostgreSQL; the peer "
             f"with as many processes (`--cluster-workers {args.workers}`); "
             f"wrk {args.connections} connections, {args.seconds} s per scenario",
             f"- PostgreSQL: VACUUM ANALYZE after seeding; random_page_cost = {RANDOM_PAGE_COST} on the benchmark "
@@ -496,6 +525,8 @@ async def main_async(args: argparse.Namespace) -> None:
             lines += ["", *timers.section(t1)]
         if j1 is not None:
             lines += ["", *jobs.section(j1)]
+        if r5 is not None:
+            lines += ["", *r5]
         if FINDINGS.exists():
             lines += ["", FINDINGS.read_text().strip()]
         args.report.write_text("\n".join(lines) + "\n")
@@ -506,7 +537,9 @@ async def main_async(args: argparse.Namespace) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--size", choices=["small", "medium"], default="medium")
+    parser.add_argument(
+        "--size", choices=["small", "medium", "large"], default="medium", help="large: 1M items, adds R5 (see above)"
+    )
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument(
@@ -518,6 +551,7 @@ def main() -> None:
     parser.add_argument("--skip-abuse", action="store_true", help="leave out A1 (bench/abuse.py)")
     parser.add_argument("--skip-timers", action="store_true", help="leave out T1 (bench/timers.py)")
     parser.add_argument("--skip-jobs", action="store_true", help="leave out J1 (bench/jobs.py)")
+    parser.add_argument("--skip-pages", action="store_true", help="leave out R5 (bench/pages.py; --size large only)")
     parser.add_argument("--report", type=Path, default=REPORT, help="where to write the report")
     asyncio.run(main_async(parser.parse_args()))
 

@@ -6,7 +6,9 @@ itself would have written).
 
 small = 1 x 10 x 20, medium = 50 x 10 x 20 (10k items), large = 500 x 40 x 50 (1M items,
 PostgreSQL only, written with COPY by bench/bulk.py at about 2,600 items/s here, so ~7 minutes;
-`--bulk` does that for any size). Through the engine it is about 40 items/s.
+`--bulk` does that for any size). Through the engine it is about 40 items/s. A bulk seed
+then adds what bench R5's list pages read besides the items (bench/pages_seed.py: users,
+comments, notifications, jobs, a tag, an ordering).
 """
 
 import argparse
@@ -18,7 +20,7 @@ from typing import Any
 from sqlalchemy import func, select
 
 import engine
-from engine import identity, permissions, workflows
+from engine import identity, permissions, task_index, workflows
 from models import Database, Project, Subproject, User, WorkflowItem
 from server.migrate import upgrade
 
@@ -75,6 +77,8 @@ async def seed(url: str, projects: int, subprojects: int, items: int, *, bulk: b
             items=items,
             progress=progress,
         )
+        async with db.transaction() as s:
+            await task_index.rebuild(s)  # COPY bypassed the engine, which keeps the task index
         projects = 0
     for p in range(projects):
         async with db.transaction() as s:
@@ -164,6 +168,11 @@ def main() -> None:
         parser.error("bulk seeding (and the large size) is for PostgreSQL")
     result = asyncio.run(seed(args.database_url, *SIZES[args.size], bulk=bulk))
     print(f"seeded: {result['items']} workflow items in total")
+    if bulk:  # what bench R5's list pages read besides the items
+        from bench.pages_seed import seed_pages
+
+        extras = asyncio.run(seed_pages(args.database_url, owner=result["owner"], password=PASSWORD))
+        print(f"and for the list pages: {extras}")
 
 
 if __name__ == "__main__":

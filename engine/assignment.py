@@ -8,7 +8,7 @@ from sqlalchemy import delete, func, select, tuple_
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
-from engine import activity, notifications, permissions
+from engine import activity, notifications, permissions, task_index
 from engine.actors import Actor
 from engine.context import CaseContext, case_not_found, load_case
 from engine.errors import DomainError, ErrorCode
@@ -54,6 +54,7 @@ async def set_role_parties(ctx: CaseContext, role: str, parties: list[str]) -> N
     wanted = list(dict.fromkeys(parties))
     removed = current - set(wanted)
     if removed:
+        task_index.touch(ctx.session, [ctx.case.id])  # a bulk DELETE, which no flush shows
         await ctx.session.execute(
             delete(CaseRoleParty).where(
                 CaseRoleParty.case_id == ctx.case.id, CaseRoleParty.role == role, CaseRoleParty.party_id.in_(removed)

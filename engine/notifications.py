@@ -174,13 +174,22 @@ def readable_notifications(actor: Actor, *, unread_only: bool = False) -> Column
     return and_(condition, Notification.read_at.is_(None)) if unread_only else condition
 
 
+UNREAD_COUNT_CAP = 1000
+"""Where the unread count stops: each unread notification is checked against what its reader may
+see now, so an exact count of 50,000 took 660 ms at a million items (R5), and a badge shown on
+every page must not. A badge reads the cap as "1000+"."""
+
+
 async def unread_count(session: AsyncSession, *, actor: Actor) -> int:
-    query = select(func.count()).select_from(Notification).where(readable_notifications(actor, unread_only=True))
-    return await session.scalar(query) or 0
+    """The actor's readable unread notifications, counted up to ``UNREAD_COUNT_CAP``."""
+    readable = readable_notifications(actor, unread_only=True)
+    unread = select(Notification.id).where(readable).limit(UNREAD_COUNT_CAP).subquery()
+    return await session.scalar(select(func.count()).select_from(unread)) or 0
 
 
 __all__ = [
     "LEVELS",
+    "UNREAD_COUNT_CAP",
     "mark_read",
     "notify",
     "readable_notifications",

@@ -38,6 +38,7 @@ _ACTION_KEYS = {
     "enabled_states",
     "assigned_states",
     "always_enabled",
+    "attach_documents",
     "new_state",
     "timeout_seconds",
     "side_effects",
@@ -70,6 +71,7 @@ _OPTIONAL_COLLECTIONS = {
 _DEFAULTS: dict[str, Any] = {
     "trigger": "user",
     "always_enabled": False,
+    "attach_documents": False,
     "terminal": False,
     "timeout_seconds": None,
     "assigned_role": None,
@@ -111,6 +113,9 @@ class ActionSpec:
     enabled_states: tuple[str, ...] = ()
     assigned_states: tuple[str, ...] = ()
     always_enabled: bool = False
+    # Whoever may execute the action may attach documents with it (executeAction's documents),
+    # without workflowItem.update: an invoice on "submit" (engine/documents/records.py).
+    attach_documents: bool = False
     new_state: str | None = None
     timeout_seconds: int | None = None
     side_effects: tuple[str, ...] = ()
@@ -372,6 +377,12 @@ def _action(
     if trigger == "init" and "new_state" not in body:
         c.fail([*path, "new_state"], f"INIT action {name!r} must name its new_state.")
     always = c.flag(body.get("always_enabled"), [*path, "always_enabled"])
+    attach = c.flag(body.get("attach_documents"), [*path, "attach_documents"])
+    if attach and trigger != "user":
+        c.fail(
+            [*path, "attach_documents"],
+            f"{trigger.upper()} action {name!r} is executed by no one; only a USER action can attach documents.",
+        )
     timeout = c.whole(
         body.get("timeout_seconds"), [*path, "timeout_seconds"], low=0, high=MAX_TIMEOUT, unit=" of seconds"
     )
@@ -407,6 +418,7 @@ def _action(
         enabled_states=enabled_states,
         assigned_states=assigned_states,
         always_enabled=always,
+        attach_documents=attach,
         new_state=new_state,
         timeout_seconds=timeout,
         side_effects=effects,

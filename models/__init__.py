@@ -14,6 +14,7 @@ from models.resources import (
     Subproject,
     WorkflowItem,
 )
+from models.task import TaskAssignment
 from models.types import as_utc, utcnow
 from models.workflow import Case, CaseRoleParty, CaseState, EnabledAction, Idempotency, Workflow
 
@@ -38,6 +39,7 @@ __all__ = [
     "Project",
     "ProjectedBudget",
     "Subproject",
+    "TaskAssignment",
     "User",
     "Workflow",
     "WorkflowItem",

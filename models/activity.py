@@ -19,6 +19,9 @@ class Activity(SQLModel, table=True):
     __tablename__ = "activity"
     __table_args__ = (
         Index("ix_activity_project_seq", "project_id", "seq"),
+        # A project's history filtered by kind or actor: a page is a range of the matching entries
+        Index("ix_activity_project_kind_seq", "project_id", "kind", "seq"),
+        Index("ix_activity_project_actor_seq", "project_id", "actor_id", "seq"),
         Index("ix_activity_subproject_seq", "subproject_id", "seq"),
         Index("ix_activity_item_seq", "workflow_item_id", "seq"),
         Index("ix_activity_case_seq", "case_id", "seq"),

@@ -3,7 +3,7 @@
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import Column, Index
+from sqlalchemy import BigInteger, Column, Index
 from sqlmodel import Field, SQLModel
 
 from models.types import JSONType, UTCDateTime, utcnow
@@ -76,13 +76,27 @@ class WorkflowItem(SQLModel, table=True):
 
 
 class Document(SQLModel, table=True):
+    """A file attached to a workflow item (engine/documents). The bytes live in a document store
+    under ``storage_key`` (content-addressed: the SHA-256), the row says what was attached, by
+    whom, and whether it was removed. A removed document keeps its row and its bytes: the history
+    names its hash, and ``verifyDocument`` can still prove them."""
+
     __tablename__ = "document"
+    # Collection asks "does any row use this key?" for every stored file (migration 0014).
+    __table_args__ = (Index("ix_document_storage_key", "storage_key"),)
 
     id: str = Field(primary_key=True)
     workflow_item_id: str = Field(foreign_key="workflow_item.id", index=True)
     file_name: str
     sha256: str
-    link: str | None = None
+    link: str | None = None  # an external link (DESIGN §2); unused by uploads, which have storage_key
+    storage_key: str | None = None
+    size: int = Field(default=0, sa_column=Column(BigInteger, nullable=False))
+    content_type: str = "application/octet-stream"
+    added_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
+    added_by: str | None = None
+    removed_at: datetime | None = Field(default=None, sa_column=Column(UTCDateTime, nullable=True))
+    removed_by: str | None = None
 
 
 class Permission(SQLModel, table=True):

@@ -24,6 +24,7 @@ class Context:
     settings: Any
     hub: Any = None  # the event hub of the live-activity layer, when one runs
     actor_cache: Any = None  # the server's remembered bearer tokens (server/actor_cache.py)
+    documents: Any = None  # the document store, size limit and signed links (server/documents.py)
     actor: Actor | None = None
     request: Any = None
     response: Any = None

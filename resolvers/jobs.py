@@ -32,9 +32,16 @@ def visible_jobs(actor: Actor) -> Any:
 
 
 async def jobs_page(
-    ctx: Context, *, state: str | None, case_id: str | None, first: int | None, after: str | None
+    ctx: Context,
+    *,
+    state: str | None,
+    case_id: str | None,
+    first: int | None,
+    after: str | None,
+    counted: bool = True,
 ) -> Page[Any]:
-    """``jobs(state, caseId, first, after)``: oldest first, keyset by id."""
+    """``jobs(state, caseId, first, after)``: oldest first, keyset by id; counted only when
+    ``totalCount`` is selected (a count reads every visible job)."""
     limit = check_first(first)
     query = visible_jobs(ctx.viewer)
     if state is not None:
@@ -43,7 +50,7 @@ async def jobs_page(
         if kind_of(case_id) != "Case":
             raise invalid_argument("caseId is not the id of a case.", "caseId")
         query = query.where(Job.case_id == case_id)
-    total = await ctx.session.scalar(select(func.count()).select_from(query.subquery())) or 0
+    total = (await ctx.session.scalar(select(func.count()).select_from(query.subquery())) or 0) if counted else None
     if check_id_cursor(after):
         query = query.where(Job.id > after)
     found = rows_of(await ctx.session.execute(query.order_by(Job.id).limit(limit + 1)))

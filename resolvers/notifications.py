@@ -9,17 +9,27 @@ from resolvers.pagination import Page, check_first, check_id_cursor, keyset_page
 
 
 async def page(
-    ctx: Context, *, first: int | None, after: str | None, unread_only: bool
-) -> tuple[Page[Notification], int]:
+    ctx: Context,
+    *,
+    first: int | None,
+    after: str | None,
+    unread_only: bool,
+    counted: bool = True,
+    unread_counted: bool = True,
+) -> tuple[Page[Notification], int | None]:
     """Newest first; the cursor is the notification id (ids are time-ordered). Only those whose
     activity the viewer may read now (engine.visibility): the page, ``totalCount`` and
-    ``unreadCount`` leave the others out alike, checked at each read, not only when written."""
+    ``unreadCount`` leave the others out alike, checked at each read, not only when written.
+    Each count only when selected (``counted``, ``unread_counted``): it checks every one of the
+    viewer's notifications, the page only ``first`` of them."""
     limit = check_first(first)
     condition = readable_notifications(ctx.viewer, unread_only=unread_only)
-    total = await ctx.session.scalar(select(func.count()).select_from(Notification).where(condition)) or 0
+    total = None
+    if counted:
+        total = await ctx.session.scalar(select(func.count()).select_from(Notification).where(condition)) or 0
     query = select(Notification).where(condition).order_by(Notification.id.desc()).limit(limit + 1)
     if check_id_cursor(after):
         query = query.where(Notification.id < after)
     rows = list((await ctx.session.scalars(query)).all())
-    unread = await unread_count(ctx.session, actor=ctx.viewer)
+    unread = await unread_count(ctx.session, actor=ctx.viewer) if unread_counted else None
     return keyset_page(rows, limit=limit, total=total, cursor=lambda r: r.id), unread

@@ -60,7 +60,8 @@ class Page(Generic[T]):
     total_count: int | None  # None when the selection did not ask for it (resolvers.child_pages)
 
 
-def keyset_page(rows: list[T], *, limit: int, total: int, cursor: Callable[[T], str]) -> Page[T]:
-    """Rows fetched with LIMIT limit+1 past a cursor: the extra row only says there is more."""
+def keyset_page(rows: list[T], *, limit: int, total: int | None, cursor: Callable[[T], str]) -> Page[T]:
+    """Rows fetched with LIMIT limit+1 past a cursor: the extra row only says there is more.
+    ``total``: None when the selection did not ask for ``totalCount`` (nothing counted)."""
     chunk = rows[:limit]
     return Page(nodes=chunk, cursors=[cursor(r) for r in chunk], has_next_page=len(rows) > limit, total_count=total)

@@ -33,18 +33,23 @@ async def history(
     actor_id: str | None = None,
     since: datetime | None = None,
     until: datetime | None = None,
+    counted: bool = True,
 ) -> Page[Any]:
     """A page of the resource's log, oldest first; the cursor is the entry's ``seq``. Every
     entry is one the viewer may read (``engine.visibility.entry_readable``): with viewHistory on
     the resource itself that is all of them but grant changes (which need listPermissions on
     their resource); without it,
     each entry is checked (a grant on an enclosing resource, a role in the item's case), so a
-    user who may only view an item reads none of its comments."""
+    user who may only view an item reads none of its comments. ``counted``: whether the
+    selection asks for ``totalCount`` (a count of every matching entry, which a page does not
+    need)."""
     limit = check_first(first)
     prefix = intent_prefix(resource_id)
     restricted = f"{prefix}.viewHistory" not in await ctx.loaders.intents_by_resource.load(resource_id)
     key = HistoryFilterKey(
         kind=kind, actor_id=actor_id, since=since, until=until, after_seq=parse_seq_cursor(after), limit=limit
     )
-    rows, total = await ctx.loaders.history_by_resource.load((HISTORY_COLUMN[prefix], resource_id, key, restricted))
+    rows, total = await ctx.loaders.history_by_resource.load(
+        (HISTORY_COLUMN[prefix], resource_id, key, restricted, counted)
+    )
     return keyset_page(rows, limit=limit, total=total, cursor=lambda r: str(r.seq))

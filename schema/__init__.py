@@ -6,8 +6,10 @@ from strawberry.schema.config import StrawberryConfig
 
 from resolvers import cases as case_reads
 from resolvers import queries
+from resolvers.lookahead import selects
 from schema import (
     case_mutations,
+    document,
     history,
     identity,
     item_mutations,
@@ -48,22 +50,28 @@ class Query:
     async def projects(
         self, info: AppInfo, first: int | None = None, after: str | None = None, filter: ProjectFilter | None = None
     ) -> Connection[Project]:
-        return connection(await queries.projects(info.context, first=first, after=after, filt=filter_key(filter)))
+        counted = selects(info, "totalCount")
+        page = await queries.projects(info.context, first=first, after=after, filt=filter_key(filter), counted=counted)
+        return connection(page)
 
     @strawberry.field(description="Every version of every workflow definition.")
     async def workflows(
         self, info: AppInfo, first: int | None = None, after: str | None = None
     ) -> Connection[Workflow]:
-        return connection(await queries.workflows(info.context, first=first, after=after))
+        counted = selects(info, "totalCount")
+        return connection(await queries.workflows(info.context, first=first, after=after, counted=counted))
 
     @strawberry.field(
         description="Enabled actions assigned to you (directly or through a role), oldest first; only those of cases "
-        "where an action can run now (ACTIVE or COMPLETED, not SUSPENDED or CANCELED)."
+        "where an action can run now (ACTIVE or COMPLETED, not SUSPENDED or CANCELED). A page costs the same "
+        "however many tasks you or anyone has; totalCount, when selected, counts your tasks, so it costs in "
+        "proportion to how many you have."
     )
     async def my_tasks(
         self, info: AppInfo, first: int | None = None, after: str | None = None
     ) -> Connection[EnabledAction]:
-        return connection(await case_reads.my_tasks(info.context, first=first, after=after))
+        counted = selects(info, "totalCount")
+        return connection(await case_reads.my_tasks(info.context, first=first, after=after, counted=counted))
 
     users = strawberry.field(resolver=identity.users, description="All users.")
     jobs = strawberry.field(
@@ -75,6 +83,7 @@ class Query:
         resolver=notification.notifications_query, description="Your notifications, newest first."
     )
     verify_history = history.verify_history_field
+    verify_document = document.verify_document_field
 
 
 @strawberry.type
@@ -139,13 +148,23 @@ class Mutation:
     mark_notifications_read = strawberry.mutation(resolver=notification.mark_notifications_read)
     subscribe_to_notifications = strawberry.mutation(resolver=notification.subscribe_to_notifications)
     unsubscribe_from_notifications = strawberry.mutation(resolver=notification.unsubscribe_from_notifications)
+    add_document = strawberry.mutation(
+        resolver=document.add_document,
+        description="Attach a file to a workflow item (needs workflowItem.update): a multipart request "
+        '(docs/api.md "Documents"). Larger than the server\'s limit: TOO_LARGE, nothing stored.',
+    )
+    remove_document = strawberry.mutation(
+        resolver=document.remove_document,
+        description="Mark a document removed (needs workflowItem.update): it stays listed and in the history, "
+        "its bytes are kept, and only admins may still download it.",
+    )
 
 
 schema = Schema(
     query=Query,
     mutation=Mutation,
     subscription=Subscription,
-    types=[Project, Subproject, WorkflowItem, Case, Workflow, Activity, User, Group, job.Job],
+    types=[Project, Subproject, WorkflowItem, Case, Workflow, Activity, User, Group, job.Job, document.Document],
     execution_context_class=CasewayExecutor,
     config=StrawberryConfig(scalar_map=SCALAR_MAP),  # our JSON scalar (schema/base.py)
     extensions=[

@@ -97,7 +97,10 @@ class Edge(Generic[T]):
 class Connection(Generic[T]):
     edges: list[Edge[T]]
     page_info: PageInfo
-    total_count: int
+    total_count: int = strawberry.field(
+        description="How many nodes the connection holds in all: counted only when asked for, and a count reads "
+        "every one of them (a page reads `first`), so it costs what the list holds."
+    )
 
 
 def connection(page: Page[Any]) -> Any:

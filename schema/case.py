@@ -12,6 +12,7 @@ from resolvers import cases as case_reads
 from resolvers import resources
 from resolvers.jobs import CASE_JOBS
 from resolvers.loaders import PickListKey
+from resolvers.lookahead import selects
 from schema.activity import Activity
 from schema.base import AppInfo, Connection, Node, by_id_prefix, connection
 from schema.execution import context_only
@@ -199,4 +200,5 @@ class Case(Node):
     )
     async def log(self, info: AppInfo, first: int | None = None, after: str | None = None) -> Connection[Activity]:
         item_id = self.object_id  # type: ignore[attr-defined]
-        return connection(await resources.history(info.context, item_id, first=first, after=after))
+        counted = selects(info, "totalCount")
+        return connection(await resources.history(info.context, item_id, first=first, after=after, counted=counted))

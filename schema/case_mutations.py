@@ -4,15 +4,19 @@ from enum import Enum
 from typing import Any
 
 import strawberry
+from strawberry.file_uploads import Upload
 
 import engine
 from engine import cases
+from engine.documents.records import attach_with_action
 from engine.workflows import cached_short_name, spec_of
 from models import Workflow as WorkflowRow
+from resolvers import documents
 from resolvers.mutations import run
 from schema.activity import Activity
 from schema.base import JSON, AppInfo, UserError
 from schema.case import Case, CaseStatus
+from schema.document import Document
 from schema.workflow import Action, State, Workflow
 from server import metrics
 
@@ -45,6 +49,11 @@ class ExecuteActionInput:
     resolution: str | None = strawberry.field(
         default=None, description="A code of Action.resolutions: required when the action has resolutions."
     )
+    documents: list[Upload] | None = strawberry.field(
+        default=None,
+        description="Files to attach with the action, atomically (a multipart request): allowed when the action "
+        "says attachDocuments, or when you may update the item; at most 10.",
+    )
 
 
 @strawberry.type(description="What a case would look like after a dry run of an action.")
@@ -61,6 +70,9 @@ class ExecuteActionPayload:
     activity: Activity | None = None
     preview: CasePreview | None = None
     replayed: bool = strawberry.field(default=False, description="True when an idempotency key replayed a result.")
+    documents: list[Document] = strawberry.field(
+        default_factory=list, description="The documents attached with the action (its input's documents)."
+    )
     user_errors: list[UserError] = strawberry.field(default_factory=list)
 
 
@@ -108,6 +120,12 @@ def _target(case_id: str | None, item_id: str | None) -> dict[str, Any]:
 
 
 async def execute_action(info: AppInfo, input: ExecuteActionInput) -> ExecuteActionPayload:
+    files, refused = await documents.stored_for_action(info.context, input.documents)
+    if refused:
+        metrics.action_executed(None, str(refused[0].code))
+        return ExecuteActionPayload(user_errors=refused)  # type: ignore[arg-type]
+    attached: list[Any] = []
+
     async def operation(session: Any, actor: Any) -> Any:
         result = await engine.execute(
             session,
@@ -122,6 +140,10 @@ async def execute_action(info: AppInfo, input: ExecuteActionInput) -> ExecuteAct
             output=input.output,
             resolution=input.resolution,
         )
+        if files and not result.replayed:  # a replay attached its files the first time
+            attached[:] = await attach_with_action(
+                session, actor=actor, case=result.case, action=input.action, files=files
+            )
         if not input.dry_run:
             return result, None, None
         case, state, enabled = await cases.preview(session, case_id=result.case.id)
@@ -146,7 +168,12 @@ async def execute_action(info: AppInfo, input: ExecuteActionInput) -> ExecuteAct
         metrics.action_executed(cached_short_name(case.workflow_id), "dry_run")
         return ExecuteActionPayload(case=case, preview=preview)
     metrics.action_executed(cached_short_name(result.case.workflow_id), "replayed" if result.replayed else "ok")
-    return ExecuteActionPayload(case=result.case, activity=result.activity, replayed=result.replayed)
+    return ExecuteActionPayload(
+        case=result.case,
+        activity=result.activity,
+        replayed=result.replayed,
+        documents=attached,  # type: ignore[arg-type]
+    )
 
 
 async def reassign_role(info: AppInfo, input: ReassignRoleInput) -> CasePayload:

@@ -9,6 +9,7 @@ from graphql.validation import ValidationRule
 from engine import identity
 from resolvers import login as logins
 from resolvers import queries
+from resolvers.lookahead import selects
 from resolvers.mutations import run
 from schema.base import AppInfo, Connection, Node, UserError, by_id_prefix, connection
 from schema.execution import context_only
@@ -218,4 +219,5 @@ async def viewer(info: AppInfo) -> User:
 
 
 async def users(info: AppInfo, first: int | None = None, after: str | None = None) -> Connection[User]:
-    return connection(await queries.users(info.context, first=first, after=after))
+    counted = selects(info, "totalCount")
+    return connection(await queries.users(info.context, first=first, after=after, counted=counted))

@@ -5,22 +5,16 @@ from typing import TYPE_CHECKING, Annotated
 
 import strawberry
 
+from engine.documents.records import MAX_DOCUMENTS_PER_ITEM
 from resolvers.loaders import one, with_loaded
 from schema.base import JSON, AppInfo, Node, by_id_prefix
+from schema.document import Document
 from schema.execution import context_only
+from schema.limits import MAX_ITEMS
 from schema.project import ResourceFields, ResourceStatus, Subproject
 
 if TYPE_CHECKING:
     from schema.case import Case
-
-
-@strawberry.type(description="A file attached to a workflow item: its name, hash and where it lives.")
-class Document(Node):
-    file_name: str
-    sha256: str
-    link: str | None
-
-    is_type_of = by_id_prefix("Document")
 
 
 @strawberry.type(description="One case of work (and money) in a subproject, moving through its workflow.")
@@ -52,7 +46,10 @@ class WorkflowItem(ResourceFields, Node):
     async def subproject(self, info: AppInfo) -> Subproject | None:
         return await info.context.loaders.subproject_by_id.load(self.subproject_id)  # type: ignore[attr-defined]
 
-    @strawberry.field
+    @strawberry.field(
+        description=f"Attached files, oldest first, removed ones included; at most {MAX_DOCUMENTS_PER_ITEM}.",
+        metadata={MAX_ITEMS: MAX_DOCUMENTS_PER_ITEM},
+    )
     @context_only
     async def documents(self, info: AppInfo) -> list[Document]:
         return await info.context.loaders.documents_by_item.load(self.id)

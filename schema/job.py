@@ -9,6 +9,7 @@ import strawberry
 
 from engine.jobs import policy_for
 from resolvers import jobs as job_reads
+from resolvers.lookahead import selects
 from schema.activity import Activity
 from schema.base import JSON, AppInfo, Connection, Node, UserError, by_id_prefix, connection
 from schema.execution import context_only
@@ -101,7 +102,12 @@ async def jobs_query(
     after: str | None = None,
 ) -> Connection[Job]:
     page = await job_reads.jobs_page(
-        info.context, state=state.value if state else None, case_id=case_id, first=first, after=after
+        info.context,
+        state=state.value if state else None,
+        case_id=case_id,
+        first=first,
+        after=after,
+        counted=selects(info, "totalCount"),
     )
     return connection(page)  # type: ignore[no-any-return]
 

@@ -7,7 +7,9 @@ from typing import Any
 import strawberry
 
 from engine import notifications
+from engine.notifications import UNREAD_COUNT_CAP as CAP
 from resolvers import notifications as notification_reads
+from resolvers.lookahead import selects
 from resolvers.mutations import run
 from schema.activity import Activity
 from schema.base import AppInfo, Edge, Node, PageInfo, UserError, by_id_prefix
@@ -38,14 +40,27 @@ class Notification(Node):
 class NotificationConnection:
     edges: list[Edge[Notification]]
     page_info: PageInfo
-    total_count: int
-    unread_count: int
+    total_count: int = strawberry.field(
+        description="How many notifications you have in all: counted only when asked for, and a count checks "
+        "every one of them."
+    )
+    unread_count: int = strawberry.field(
+        description=f'How many of them are unread, up to {CAP} (read {CAP} as "{CAP} or more"): counted only '
+        "when asked for, each unread one checked up to that bound."
+    )
 
 
 async def notifications_query(
     info: AppInfo, first: int | None = None, after: str | None = None, unread_only: bool | None = False
 ) -> NotificationConnection:
-    page, unread = await notification_reads.page(info.context, first=first, after=after, unread_only=bool(unread_only))
+    page, unread = await notification_reads.page(
+        info.context,
+        first=first,
+        after=after,
+        unread_only=bool(unread_only),
+        counted=selects(info, "totalCount"),
+        unread_counted=selects(info, "unreadCount"),
+    )
     return NotificationConnection(
         edges=[Edge(cursor=c, node=n) for c, n in zip(page.cursors, page.nodes, strict=True)],
         page_info=PageInfo(has_next_page=page.has_next_page, end_cursor=page.cursors[-1] if page.cursors else None),
@@ -62,7 +77,9 @@ class MarkNotificationsReadInput:
 
 @strawberry.type
 class MarkNotificationsReadPayload:
-    unread_count: int | None = None
+    unread_count: int | None = strawberry.field(
+        default=None, description=f"What is left unread, counted as `unreadCount` is (up to {CAP})."
+    )
     user_errors: list[UserError] = strawberry.field(default_factory=list)
 
 

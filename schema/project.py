@@ -92,6 +92,7 @@ async def history_connection(
             actor_id=f.actor,
             since=f.from_,
             until=f.to,
+            counted=selects(info, "totalCount"),
         )
     )
 

@@ -80,6 +80,9 @@ class Action:
     enabled_states: list[str]
     assigned_states: list[str]
     always_enabled: bool
+    attach_documents: bool = strawberry.field(
+        description="Whoever executes the action may attach documents with it (executeAction's documents)."
+    )
     new_state: str | None
     timeout_seconds: int | None
     children: list[str]

@@ -37,6 +37,7 @@ from server import metrics
 from server.access_log import request_logged
 from server.actor_cache import ActorCache
 from server.checkpoints import checkpoint_forever
+from server.documents import DocumentService, collect_forever, download_endpoint
 from server.hub import EventHub, create_hub
 from server.job_runner import JobRunner, configure_jobs
 from server.media_types import GRAPHQL_RESPONSE, negotiate, request_error_status, without_data
@@ -119,7 +120,13 @@ class CasewayGraphQL(GraphQL):
     websocket_adapter_class = CasewayWebSocket
 
     def __init__(
-        self, db: Database, settings: Settings, hub: EventHub, actor_cache: ActorCache, web: WebAssets
+        self,
+        db: Database,
+        settings: Settings,
+        hub: EventHub,
+        actor_cache: ActorCache,
+        web: WebAssets,
+        documents: DocumentService,
     ) -> None:
         protocols = [GRAPHQL_TRANSPORT_WS_PROTOCOL] + ([GRAPHQL_WS_PROTOCOL] if settings.legacy_ws else [])
         super().__init__(
@@ -129,6 +136,10 @@ class CasewayGraphQL(GraphQL):
             connection_init_wait_timeout=timedelta(seconds=settings.ws_init_timeout),
             allowed_origins=settings.allowed_origins,
             max_subscriptions_per_connection=settings.ws_max_subscriptions + settings.ws_max_operations,
+            # File uploads (addDocument): bearer-token auth only, never cookies, so a cross-site
+            # form post carries no credentials and the CSRF risk that keeps this off by default
+            # does not arise.
+            multipart_uploads_enabled=True,
         )
         self.db = db
         self.settings = settings
@@ -136,6 +147,7 @@ class CasewayGraphQL(GraphQL):
         self.actor_cache = actor_cache
         self.live_contexts: weakref.WeakSet[Context] = weakref.WeakSet()
         self.web = web
+        self.documents = documents
 
     async def recheck_live_connections(self) -> None:
         """Re-read the token and groups of every live connection in two queries, so a revoked
@@ -187,6 +199,7 @@ class CasewayGraphQL(GraphQL):
             request=request,
             response=response,
             live=live,
+            documents=self.documents,
         )
         if not live and negotiate(request.headers.get("accept")) == GRAPHQL_RESPONSE:
             response.media_type = GRAPHQL_RESPONSE  # read by create_response and execute_operation
@@ -240,6 +253,8 @@ class CasewayGraphQL(GraphQL):
             response = await super().run(request, *args, **kwargs)
         except HTTPException as refusal:
             response = error_response(refusal.status_code, refusal.reason)
+        finally:  # a multipart request's spooled files (uploads): closed, so their temporary files go now
+            await request.close()
         seconds = time.perf_counter() - started
         operation, outcome, user_id = request.scope.get(OBSERVED) or (
             None,
@@ -328,13 +343,17 @@ def tune_garbage_collector() -> None:
     gc.set_threshold(50_000, 20, 100)
 
 
-def create_app(settings: Settings | None = None, *, db: Database | None = None) -> Starlette:
+def create_app(
+    settings: Settings | None = None, *, db: Database | None = None, documents: DocumentService | None = None
+) -> Starlette:
+    """The server; ``documents`` replaces the document store and clock the settings give (tests)."""
     settings = settings or Settings()
     db = db or Database(settings.database_url, pool_size=settings.db_pool_size)
     actor_cache = ActorCache(settings.auth_cache_seconds)
     hub = create_hub(db, poll_interval=settings.hub_poll_interval, on_identity_change=actor_cache.clear)
     web = WebAssets(settings.web_dir)
-    graphql = CasewayGraphQL(db, settings, hub, actor_cache, web)
+    documents = documents or DocumentService(settings)
+    graphql = CasewayGraphQL(db, settings, hub, actor_cache, web, documents)
     sweeper = Sweeper(db, hub, poll_interval=settings.timer_poll_interval)
     configure_jobs(settings)
     runner = (
@@ -365,10 +384,12 @@ def create_app(settings: Settings | None = None, *, db: Database | None = None) 
             background["sweeper"] = sweeper.task
         if runner is not None:
             background["job_runner"] = runner.task
+        collector = asyncio.create_task(collect_forever(db, documents.store))
         try:
             yield
         finally:
             recheck.cancel()
+            collector.cancel()
             await sweeper.stop()
             if runner is not None:
                 await runner.stop()
@@ -388,6 +409,7 @@ def create_app(settings: Settings | None = None, *, db: Database | None = None) 
             Route("/ready", ready_endpoint(db, lambda: background)),
             Route("/metrics", metrics_endpoint),
             Route("/graphql", graphql, methods=["GET", "POST"]),
+            Route("/documents/{id}", download_endpoint(db, documents, actor_cache), methods=["GET"]),
             WebSocketRoute("/graphql", graphql),
             *web.routes(),
         ],
@@ -401,7 +423,7 @@ def create_app(settings: Settings | None = None, *, db: Database | None = None) 
                 allow_headers=["Authorization", "Content-Type"],
                 max_age=600,
             ),
-            Middleware(BodyLimit, max_bytes=settings.max_body_bytes),
+            Middleware(BodyLimit, max_bytes=settings.max_body_bytes, upload_bytes=settings.max_document_bytes),
         ],
         lifespan=lifespan,
     )
@@ -410,4 +432,5 @@ def create_app(settings: Settings | None = None, *, db: Database | None = None) 
     app.state.sweeper = sweeper
     app.state.job_runner = runner
     app.state.settings = settings
+    app.state.documents = documents
     return app

@@ -1,5 +1,5 @@
 """The `caseway` command: serve, migrate, demo, create-user, define-workflow, export-schema,
-verify-history, checkpoint-history, run-due-timers, run-jobs, jobs.
+verify-history, checkpoint-history, run-due-timers, run-jobs, jobs, collect-documents.
 
 Every expected failure is one sentence on stderr and exit code 1 (server/cli_errors.py); a
 traceback only with ``caseway --debug``. Commands that work on an existing database check it
@@ -217,6 +217,19 @@ async def _run_due_timers(settings: Settings, now: datetime | None, limit: int) 
         print(f"More timers are due: the limit of {limit} stopped this run.")
 
 
+async def _collect_documents(settings: Settings, grace: float) -> None:
+    from datetime import timedelta
+
+    from server.documents import collect, store_for
+
+    db = await _migrated_db(settings)
+    try:
+        done = await collect(db, store_for(settings), grace=timedelta(seconds=grace))
+    finally:
+        await db.dispose()
+    print(f"Deleted {len(done.deleted)} unreferenced files; kept {done.kept}.")
+
+
 async def _run_jobs(settings: Settings, *, once: bool) -> None:
     """A worker without HTTP: the job runner alone, until stopped (``--once``: until nothing is due)."""
     from server.hub import create_hub
@@ -341,6 +354,10 @@ def _parser() -> argparse.ArgumentParser:
         "--state", choices=["PENDING", "RUNNING", "STALLED", "COMPLETED", "FAILED"], help="only the jobs in this state"
     )
     jobs.add_argument("--limit", type=int, default=100, help="the newest this many (default 100)")
+    collect = command("collect-documents", "delete stored document files no document refers to (failed uploads)")
+    collect.add_argument(
+        "--grace", type=float, default=3600, help="seconds a file is left alone after it was written (default 3600)"
+    )
     return parser
 
 
@@ -351,6 +368,8 @@ def _settings() -> Settings:
         return Settings()
     except ValidationError as error:
         first = error.errors()[0]
+        if not first["loc"]:  # a rule of several settings: its message names them
+            raise CliError(f"{first['msg'].removeprefix('Value error, ')}.") from None
         name = "CASEWAY_" + "_".join(str(part) for part in first["loc"]).upper()
         raise CliError(f"{name}: {first['msg']} (got {first.get('input')!r}).") from None
 
@@ -456,6 +475,10 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         if args.limit < 1:
             parser.error("--limit must be at least 1")
         asyncio.run(_list_jobs(settings, args.state, args.limit))
+    elif args.command == "collect-documents":
+        if args.grace < 0:
+            parser.error("--grace must not be negative")
+        asyncio.run(_collect_documents(settings, args.grace))
 
 
 if __name__ == "__main__":

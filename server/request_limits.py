@@ -25,17 +25,26 @@ class BodyLimit:
     so, else as soon as the bytes received pass the limit — a body that lies about its length,
     or sends none, is never read whole."""
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int, upload_bytes: int = 0) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.upload_bytes = upload_bytes
+
+    def limit_of(self, scope: Scope, headers: Headers) -> int:
+        """A GraphQL multipart request (file uploads: addDocument, executeAction's documents) may
+        carry ``upload_bytes`` of files on top of the usual limit; every other body is held to it."""
+        multipart = headers.get("content-type", "").lower().startswith("multipart/form-data")
+        return self.max_bytes + (self.upload_bytes if multipart and scope.get("path") == "/graphql" else 0)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        declared = Headers(scope=scope).get("content-length", "")
-        if declared.isdigit() and int(declared) > self.max_bytes:
-            await self._refuse(scope, receive, send)
+        headers = Headers(scope=scope)
+        limit = self.limit_of(scope, headers)
+        declared = headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > limit:
+            await self._refuse(scope, receive, send, limit)
             return
         received = 0
         started = False
@@ -45,7 +54,7 @@ class BodyLimit:
             message = await receive()
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
-                if received > self.max_bytes:
+                if received > limit:
                     raise _BodyTooLarge
             return message
 
@@ -59,10 +68,10 @@ class BodyLimit:
         except _BodyTooLarge:
             if started:  # cannot happen with a view that reads its body first; nothing more to say
                 raise
-            await self._refuse(scope, receive, send)
+            await self._refuse(scope, receive, send, limit)
 
-    async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
-        response = error_response(413, f"The request body is larger than {self.max_bytes} bytes.")
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send, limit: int) -> None:
+        response = error_response(413, f"The request body is larger than {limit} bytes.")
         response.headers["connection"] = "close"  # the rest of the body is not read
         await response(scope, receive, send)
 

@@ -3,6 +3,7 @@
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -70,3 +71,29 @@ class Settings(BaseSettings):
     run_jobs: bool = True  # whether `caseway serve` runs jobs; false leaves them to `caseway run-jobs`
     job_concurrency: int = 32  # jobs one process runs at once
     job_poll_interval: float = 5.0  # seconds between safety-net looks for due jobs
+
+    # --- Documents (engine/documents; docs/api.md "Documents") ---
+    # Where document bytes are stored (content-addressed); default: caseway-documents/ next to
+    # the SQLite database file, or in the working directory for PostgreSQL.
+    documents_dir: Path | None = None
+    # One uploaded file; larger is refused (TOO_LARGE). At most 2 GiB - 1: Document.size is a GraphQL Int.
+    max_document_bytes: int = Field(default=25 * 1024 * 1024, gt=0, le=2**31 - 1)
+    # "local" (the directory above) or "s3": an S3-compatible bucket, for servers on several
+    # machines (engine/documents/s3.py; the s3 extra). Region and credentials: the standard AWS
+    # variables (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_DEFAULT_REGION) or an instance role.
+    documents_store: Literal["local", "s3"] = "local"
+    s3_bucket: str = ""  # the bucket's name; needed by the s3 store
+    s3_endpoint_url: str = ""  # another S3-compatible service than AWS (MinIO, Ceph, ...): its URL
+    s3_prefix: str = ""  # the objects' names begin with this (e.g. "caseway/"), to share a bucket
+
+    @model_validator(mode="after")
+    def _s3_store_is_complete(self) -> "Settings":
+        """Refused at start, in one sentence, rather than at the first upload."""
+        if self.documents_store == "s3":
+            from engine.documents.s3 import available
+
+            if not self.s3_bucket:
+                raise ValueError("CASEWAY_DOCUMENTS_STORE=s3 needs CASEWAY_S3_BUCKET, the bucket's name")
+            if not available():
+                raise ValueError("CASEWAY_DOCUMENTS_STORE=s3 needs boto3: pip install 'caseway[s3]'")
+        return self

@@ -6,6 +6,8 @@ pytest_plugins = [
     "tests.fixtures.live",
     "tests.fixtures.receiver",
     "tests.fixtures.jobs",
+    "tests.fixtures.uploads",
+    "tests.fixtures.s3",
 ]
 
 

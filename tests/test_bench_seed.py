@@ -27,6 +27,10 @@ async def test_bulk_rows_read_like_engine_rows(db, gql):
     projects = (await gql(ITEMS, token=token))["projects"]["edges"]
     engine_made, bulk_made = (p["node"]["subprojects"]["edges"][0]["node"] for p in projects)
     assert bulk_made == engine_made
+    from tests.fixtures.task_index import held, recomputed
+
+    tasks = await held(db)  # the bulk rows are in the task index too: bench-dev resolves all four
+    assert tasks == await recomputed(db) and len(tasks) == 4
     async with db.session() as s:
         from sqlalchemy import select
 

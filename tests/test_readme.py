@@ -224,7 +224,7 @@ def _user_errors(data: Any):  # type: ignore[no-untyped-def]
             yield from _user_errors(value)
 
 
-_TABLE_ROW = re.compile(r"^\| `CASEWAY_([A-Z_]+)` \| (`[^`]*`|unset) \|", re.M)
+_TABLE_ROW = re.compile(r"^\| `CASEWAY_([A-Z0-9_]+)` \| (`[^`]*`|unset) \|", re.M)
 
 
 def _shown(value: Any) -> str:

@@ -60,6 +60,7 @@ class Scene:
     stalled_job: str  # a STALLED webhook job of I's case, due in an hour
     group: str  # a group made by the admin, with the victim as its member
     victim: str  # a user, member of the group, with a live token; no grants
+    document: str  # a document the owner attached to I
     extra: dict[str, Any] = field(default_factory=dict)
 
     @staticmethod
@@ -76,6 +77,7 @@ class Row:
     input: Callable[[Scene], dict[str, Any]]
     done: frozenset[str]
     hidden: frozenset[str] = frozenset()
+    files: dict[str, tuple[str, bytes]] | None = None  # variable path -> (name, bytes): sent multipart
 
     def expected(self, actor: str) -> str:
         if actor in self.done:
@@ -149,6 +151,15 @@ MUTATIONS: dict[str, Row] = {
     "retryJob": _owned(lambda s: {"id": s.failed_job}, ITEM_HIDDEN),
     "resumeJob": _owned(lambda s: {"id": s.stalled_job}, ITEM_HIDDEN),
     "runDueTimers": Row(input=lambda s: {}, done=ADMIN),
+    # Documents: workflowItem.update on the item (or admin); hidden with their item. addDocument
+    # is a multipart request, its file part from ``files``.
+    "addDocument": Row(
+        input=lambda s: {"workflowItemId": s.item, "file": None},
+        done=OWNER_ADMIN,
+        hidden=ITEM_HIDDEN,
+        files={"input.file": ("receipt.txt", b"paid in full")},
+    ),
+    "removeDocument": _owned(lambda s: {"id": s.document}, ITEM_HIDDEN),
     # One's own notifications: everyone, on whatever they may see.
     "markNotificationsRead": Row(input=lambda s: {"all": True}, done=EVERYONE),
     # Subscriptions check no target (engine/notifications.py): a hidden id and a made-up one get
@@ -174,6 +185,8 @@ NODES: dict[str, NodeRow] = {
     "Case": NodeRow(id=lambda s: s.case, seen_by=EVERYONE - ITEM_HIDDEN),
     # A job is seen by whoever sees its item (resolvers/jobs.py).
     "Job": NodeRow(id=lambda s: s.failed_job, seen_by=EVERYONE - ITEM_HIDDEN),
+    # A document is seen by whoever sees its item (engine/documents/records.py).
+    "Document": NodeRow(id=lambda s: s.document, seen_by=EVERYONE - ITEM_HIDDEN),
     # viewHistory (the owner), a role in the case (the player) or the admin bypass read an
     # entry; workflowItem.view alone does not (engine/visibility.py).
     "Activity": NodeRow(id=lambda s: s.activity, seen_by=frozenset({"owner", "admin", "player"})),

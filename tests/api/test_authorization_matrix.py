@@ -17,6 +17,7 @@ from sqlmodel import SQLModel
 from engine import identity
 from tests.api.authorization_table import ACTORS, DONE, MUTATIONS, NODES, Row, Scene
 from tests.fixtures.documents import (
+    ADD_DOCUMENT,
     ADD_MEMBER,
     CREATE_GROUP,
     CREATE_ITEM,
@@ -26,6 +27,7 @@ from tests.fixtures.documents import (
     GRANT,
 )
 from tests.fixtures.jobs import left_job
+from tests.fixtures.uploads import multipart
 
 SCHEMA = build_schema((Path(__file__).parents[2] / "schema" / "schema.graphql").read_text())
 # Rows that change on any authenticated request, whatever it asks: not part of "nothing changed".
@@ -51,8 +53,8 @@ def test_the_table_names_every_mutation_of_the_schema():
 
 def test_the_table_names_every_node_kind_that_has_a_scene_object():
     implementing = {t.name for t in SCHEMA.get_implementations(SCHEMA.get_type("Node")).objects}
-    # Notifications and documents are their owner's alone / not made in the scene yet.
-    assert implementing - set(NODES) <= {"Notification", "Document"}
+    # Notifications are their owner's alone.
+    assert implementing - set(NODES) <= {"Notification"}
 
 
 @pytest.fixture
@@ -109,6 +111,14 @@ async def build_scene(gql, db, ids: dict[str, str]) -> Scene:
     activity = next(e["node"]["id"] for e in case["log"]["edges"] if e["node"]["comment"] == "owner's note")
     on_i = {"case_id": case["id"], "item_id": i, "activity_id": activity}
     failed, stalled = await left_job(db, state="FAILED", **on_i), await left_job(db, state="STALLED", **on_i)
+    attached = await multipart(
+        gql.http,
+        ADD_DOCUMENT,
+        {"input": {"workflowItemId": i, "file": None}},
+        {"input.file": ("a.txt", b"a")},
+        token=owner,
+    )
+    document = attached.json()["data"]["addDocument"]["document"]["id"]
     group = (await _ok(gql, CREATE_GROUP, {"name": Scene.unique("team")}, tokens["admin"]))["group"]["id"]
     await _ok(gql, ADD_MEMBER, {"g": group, "u": ids["victim"]}, tokens["admin"])
     return Scene(
@@ -126,6 +136,7 @@ async def build_scene(gql, db, ids: dict[str, str]) -> Scene:
         stalled_job=stalled,
         group=group,
         victim=ids["victim"],
+        document=document,
         extra={"workflow": case["workflow"]["id"]},
     )
 
@@ -141,7 +152,14 @@ async def _snapshot(db) -> dict[str, list[tuple[Any, ...]]]:
 
 
 async def _outcome(gql, name: str, row: Row, scene: Scene, actor: str) -> str:
-    body = await gql.raw(_document(name), {"input": row.input(scene)}, token=scene.tokens[actor])
+    if row.files:
+        response = await multipart(
+            gql.http, _document(name), {"input": row.input(scene)}, row.files, token=scene.tokens[actor]
+        )
+        assert response.status_code == 200, response.text
+        body = response.json()
+    else:
+        body = await gql.raw(_document(name), {"input": row.input(scene)}, token=scene.tokens[actor])
     assert not body.get("errors"), (actor, body["errors"])
     errors = body["data"][name]["userErrors"]
     return errors[0]["code"] if errors else DONE

@@ -703,6 +703,8 @@ def schema_operations(tree: Tree) -> st.SearchStrategy[str]:
         "Date": st.one_of(st.dates().map(nodes.String), text.map(nodes.String)),
         "DateTime": st.one_of(st.datetimes().map(lambda d: nodes.String(d.isoformat())), text.map(nodes.String)),
         "Int": st.one_of(st.integers(-5, 120), edge_ints).map(nodes.Int),
+        # A file can only come as a multipart part; in a document it is text (refused as input).
+        "Upload": text.map(nodes.String),
     }
     return from_schema(SDL, custom_scalars=scalars)
 

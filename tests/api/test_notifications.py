@@ -72,3 +72,24 @@ async def test_no_notification_about_invisible_items_and_read_marks(gql, make_us
     assert (await gql(MARK, {"ids": [first_id]}, token=dev))["markNotificationsRead"]["unreadCount"] == 2
     assert (await inbox(gql, dev, unread=True))["totalCount"] == 2
     assert (await gql(MARK, {"all": True}, token=dev))["markNotificationsRead"]["unreadCount"] == 0
+
+
+async def test_the_unread_count_stops_at_its_cap_and_the_list_does_not(gql, make_user, monkeypatch):
+    """A badge's count is bounded (engine.notifications.UNREAD_COUNT_CAP); the list and its
+    totalCount still show every notification."""
+    from engine import notifications
+
+    monkeypatch.setattr(notifications, "UNREAD_COUNT_CAP", 2)
+    _, sam = await make_user("sam")
+    dev_id, dev = await make_user("dev")
+    _, sub, _ = await build_tree(gql, sam, items=0)
+    for name in ("one", "two", "three"):
+        await gql(
+            CREATE_ITEM, {"input": {"subprojectId": sub["id"], "displayName": name, "assigneeId": dev_id}}, token=sam
+        )
+    box = await inbox(gql, dev)
+    assert (box["unreadCount"], box["totalCount"], len(box["edges"])) == (2, 3, 3)
+    first_id = box["edges"][0]["node"]["id"]
+    assert (await gql(MARK, {"ids": [first_id]}, token=dev))["markNotificationsRead"]["unreadCount"] == 2
+    second_id = box["edges"][1]["node"]["id"]
+    assert (await gql(MARK, {"ids": [second_id]}, token=dev))["markNotificationsRead"]["unreadCount"] == 1

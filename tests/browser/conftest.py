@@ -18,6 +18,7 @@ import pytest
 from bench.server import Serve
 from server.bootstrap import DEMO_PASSWORD
 from server.web import DEFAULT_DIR
+from tests.fixtures.browser import DOCUMENT_LIMIT
 from tests.fixtures.database import BACKEND, POSTGRES_URL
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,8 +49,9 @@ def why_not() -> str | None:
     return None
 
 
-# Small pools: a page's few requests need no more, and the PostgreSQL server is shared.
-SERVE_ENV = {"CASEWAY_DB_POOL_SIZE": "3"}
+# Small pools: a page's few requests need no more, and the PostgreSQL server is shared. The
+# documents' limit is small so that a test can cross it.
+SERVE_ENV = {"CASEWAY_DB_POOL_SIZE": "3", "CASEWAY_MAX_DOCUMENT_BYTES": str(DOCUMENT_LIMIT)}
 
 
 # Package scope: the servers (and their database connections) go when the browser tests end.
@@ -62,16 +64,23 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Serve, S
         pytest.skip(reason)
     name = None
     started: list[Serve] = []
+    # Documents in a directory of the test's that every server process shares, and links signed
+    # with one key, so that a link one worker made downloads from another.
+    env = {
+        **SERVE_ENV,
+        "CASEWAY_DOCUMENTS_DIR": str(tmp_path_factory.mktemp("documents")),
+        "CASEWAY_SECRET_KEY": "browser-tests-" + uuid.uuid4().hex,
+    }
     try:
         if BACKEND == "postgres":
             name = f"caseway_browser_{uuid.uuid4().hex[:8]}"
             asyncio.run(_admin(f'CREATE DATABASE "{name}"'))
             url = POSTGRES_URL.rsplit("/", 1)[0] + f"/{name}"
-            started.append(Serve(url, workers=2, env=SERVE_ENV))
-            started.append(Serve(url, env=SERVE_ENV))
+            started.append(Serve(url, workers=2, env=env))
+            started.append(Serve(url, env=env))
             yield (started[0], started[1])
         else:
-            started.append(Serve(f"sqlite:///{tmp_path_factory.mktemp('browser') / 'caseway.db'}", env=SERVE_ENV))
+            started.append(Serve(f"sqlite:///{tmp_path_factory.mktemp('browser') / 'caseway.db'}", env=env))
             yield (started[0], started[0])
     finally:  # also when a server did not start
         for server in started:

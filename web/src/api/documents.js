@@ -150,3 +150,31 @@ export const NOTIFICATIONS = `query Notifications {
 }`;
 
 export const MARK_READ = `mutation MarkRead { markNotificationsRead(input: {all: true}) { unreadCount userErrors { code message } } }`;
+
+const DOCUMENT = `fragment Document on Document {
+  id fileName sha256 url size contentType addedAt removed removedAt
+  addedBy { id login displayName }
+}`;
+
+export const DOCUMENTS = `query Documents($id: ID!) {
+  node(id: $id) {
+    ... on WorkflowItem { id allowedIntents documents { ...Document } }
+  }
+}
+${DOCUMENT}`;
+
+export const ADD_DOCUMENT = `mutation AddDocument($input: AddDocumentInput!) {
+  addDocument(input: $input) {
+    document { ...Document }
+    userErrors { code message field }
+  }
+}
+${DOCUMENT}`;
+
+export const REMOVE_DOCUMENT = `mutation RemoveDocument($input: RemoveDocumentInput!) {
+  removeDocument(input: $input) {
+    document { ...Document }
+    userErrors { code message field }
+  }
+}
+${DOCUMENT}`;

@@ -1,6 +1,6 @@
 // A workflow item: its fields, its case, who plays each role (reassign from the pick list), the
-// viewer's actions as buttons, the workflow diagram and the history. Live: the item reloads on
-// its events and new history entries appear at the end.
+// viewer's actions as buttons, the workflow diagram, the documents and the history. Live: the
+// item reloads on its events and new history entries appear at the end.
 import { useEffect, useState } from 'react';
 
 import { gql } from '../api/client.js';
@@ -10,6 +10,7 @@ import { describe, money, partyName, when } from '../format.js';
 import { useDebounced, useLoad } from '../hooks.js';
 import { Empty, Failed, FieldErrors, Loading } from '../ui.jsx';
 import { Diagram } from './Diagram.jsx';
+import { Documents } from './Documents.jsx';
 
 function ActionForm({ itemId, caseVersion, enabled, onDone }) {
   const { action } = enabled;
@@ -288,6 +289,7 @@ export function Item({ id }) {
         Workflow: {c.workflow.prettyName} <small>v{c.workflow.version}</small>
       </h2>
       <Diagram source={c.workflow.diagram} current={c.state.shortName} />
+      <Documents id={item.id} open={c.status === 'ACTIVE' || c.status === 'SUSPENDED'} />
       <History id={item.id} />
     </section>
   );

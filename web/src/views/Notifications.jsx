@@ -8,11 +8,16 @@ import { onNotification, onStatus } from '../api/live.js';
 import { when } from '../format.js';
 import { Failed } from '../ui.jsx';
 
+// The server counts unread notifications up to this bound (engine.notifications.UNREAD_COUNT_CAP).
+const UNREAD_CAP = 1000;
+
 export function NotificationBadge() {
   const [unread, setUnread] = useState(0);
   const [list, setList] = useState([]);
   const [open, setOpen] = useState(false);
   const [error, setError] = useState(null);
+
+  const shown = unread >= UNREAD_CAP ? `${UNREAD_CAP}+` : String(unread);
 
   async function load() {
     try {
@@ -52,8 +57,8 @@ export function NotificationBadge() {
 
   return (
     <div className="notifications">
-      <button type="button" onClick={toggle} aria-label={`Notifications: ${unread} unread`}>
-        Notifications <span className="badge" data-testid="unread">{unread}</span>
+      <button type="button" onClick={toggle} aria-label={`Notifications: ${shown} unread`}>
+        Notifications <span className="badge" data-testid="unread">{shown}</span>
       </button>
       {open && (
         <div className="popover">

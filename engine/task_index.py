@@ -1,0 +1,184 @@
+"""The task index (``task_assignment``): who is expected to act on which enabled instance, kept
+so that a task list (``myTasks``) is a range scan from the viewer's parties.
+
+Why an index at all: the question "which ENABLED user instances of ACTIVE or COMPLETED cases are
+assigned to one of these parties, directly or through a role" cannot start from the parties in
+the tables that hold the answer (the assignee is on the instance, the role's players on the case),
+so at a million instances every task list scanned them all, slowest for those with nothing to do.
+
+Why one choke point and whole cases: every change that can move a row (an instance enabled,
+completed, canceled, refused or reassigned; a role's players changed; a case suspended, resumed,
+canceled, completed or reopened; by a user, a timer, a child workflow or a quorum) goes through
+an ORM flush of an ``EnabledAction``, ``CaseRoleParty`` or ``Case`` row, or through
+``set_role_parties``, which calls ``touch``. A session listener notes the cases whose flushed
+changes can move a row (an instance that is or was assigned to somebody, a role player, a status
+crossing between runnable and not: running ``comment``, which anyone may, costs nothing), and
+just before the transaction commits their rows are recomputed from the tables with
+the statement that builds the whole index (``rebuild``, migration 0012): one statement on
+PostgreSQL (the stale rows deleted and the missing inserted together), two on SQLite. A path
+added later cannot forget the index, and the rows cannot disagree with the tables they come
+from. The cost is the touched cases' instances, a handful per case.
+
+A SUSPENDED (or CANCELED) case has no rows: suspending changes its status, so its rows are
+recomputed away, and resuming brings them back; the index needs no status column and a task
+list's range scan meets only live tasks. Group membership is not in the index: a row names the
+party the case names (a user or a group), and the reader asks with all of the viewer's parties.
+
+The rows are settled at commit: a statement in the same transaction, after a change and before
+the commit, sees the index as it was (no path reads the task list while writing)."""
+
+from collections.abc import Iterable
+from functools import cache
+from typing import Any
+
+from sqlalchemy import bindparam, event, text
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
+
+from models import Case, CaseRoleParty, EnabledAction
+
+_TOUCHED = "caseway.task_index.touched"
+_CHUNK = 1000  # cases per statement: bind parameters stay far below both databases' limits
+
+# The rows the index holds, for every case or (``{cases}``) for some. A party reaches an instance
+# through its assignee or, when it has none, through its assigned role; the two halves are
+# disjoint, and each yields a (party, instance) pair once (case_role_party's key), so UNION ALL.
+_ROWS = """
+SELECT ea.assignee_party_id AS party_id, ea.id AS enabled_action_id, ea.case_id AS case_id
+FROM enabled_action ea JOIN workflow_case c ON c.id = ea.case_id
+WHERE ea.status = 'ENABLED' AND ea."trigger" = 'user' AND c.status IN {statuses}
+AND ea.assignee_party_id IS NOT NULL{cases}
+UNION ALL
+SELECT r.party_id AS party_id, ea.id AS enabled_action_id, ea.case_id AS case_id
+FROM enabled_action ea JOIN workflow_case c ON c.id = ea.case_id
+JOIN case_role_party r ON r.case_id = ea.case_id AND r.role = ea.assigned_role
+WHERE ea.status = 'ENABLED' AND ea."trigger" = 'user' AND c.status IN {statuses}
+AND ea.assignee_party_id IS NULL{cases}
+"""
+_COLUMNS = "task_assignment (party_id, enabled_action_id, case_id)"
+
+
+def _rows(*, some_cases: bool) -> str:
+    from engine.cases import EXECUTABLE_STATUSES  # engine.cases imports (through assignment) this module
+
+    statuses = "(" + ", ".join(f"'{s}'" for s in EXECUTABLE_STATUSES) + ")"
+    return _ROWS.format(statuses=statuses, cases=" AND ea.case_id IN :cases" if some_cases else "")
+
+
+def rebuild_sql() -> str:
+    """The INSERT that fills an empty index from the tables: migration 0012 runs this text, and
+    ``rebuild`` after a bulk load."""
+    return f"INSERT INTO {_COLUMNS}{_rows(some_cases=False)}"
+
+
+@cache
+def _statements(dialect: str) -> tuple[Any, ...]:
+    cases = bindparam("cases", expanding=True)
+    if dialect == "postgresql":
+        # The stale rows deleted and the missing inserted by one statement: the two key sets are
+        # disjoint (deleted: not among the fresh rows; inserted: fresh and not there already).
+        settle = f"""
+WITH fresh AS ({_rows(some_cases=True)}),
+gone AS (
+  DELETE FROM task_assignment t WHERE t.case_id IN :cases AND NOT EXISTS (
+    SELECT 1 FROM fresh f WHERE f.party_id = t.party_id AND f.enabled_action_id = t.enabled_action_id))
+INSERT INTO {_COLUMNS} SELECT party_id, enabled_action_id, case_id FROM fresh ON CONFLICT DO NOTHING"""
+        return (text(settle).bindparams(cases),)
+    return (
+        text("DELETE FROM task_assignment WHERE case_id IN :cases").bindparams(cases),
+        text(f"INSERT INTO {_COLUMNS}{_rows(some_cases=True)}").bindparams(cases),
+    )
+
+
+def statements_per_commit(dialect: str) -> int:
+    """What settling the touched cases costs a transaction: 1 statement on PostgreSQL, 2 on SQLite."""
+    return len(_statements(dialect))
+
+
+async def rebuild(session: AsyncSession) -> None:
+    """Recompute the whole index (after a bulk load that bypassed the engine, bench/seed.py)."""
+    await session.execute(text("DELETE FROM task_assignment"))
+    await session.execute(text(rebuild_sql()))
+
+
+def touch(session: AsyncSession | Session, case_ids: Iterable[str]) -> None:
+    """Recompute these cases' rows at commit: for writes the flush listener cannot see (a bulk
+    DELETE of role players)."""
+    sync = session.sync_session if isinstance(session, AsyncSession) else session
+    sync.info.setdefault(_TOUCHED, set()).update(case_ids)
+
+
+# What can move a row: an instance's status, trigger, assignee or role; a case's status; a player.
+_INSTANCE_FIELDS = ("status", "trigger", "assignee_party_id", "assigned_role")
+_MISSING = object()
+
+
+def _before_and_now(state: Any, name: str) -> tuple[Any, Any]:
+    """An attribute's value before this flush's change and now, from what the session holds
+    (never loading it: this runs inside a flush); ``_MISSING`` when it holds nothing."""
+    now = state.dict.get(name, _MISSING)
+    deleted = state.attrs[name].history.deleted
+    return (deleted[0] if deleted else now), now
+
+
+def _assigned(trigger: Any, assignee: Any, role: Any) -> bool:
+    """Whether an instance of these values would be somebody's task while ENABLED (unknown: yes)."""
+    if _MISSING in (trigger, assignee, role):
+        return True
+    return trigger == "user" and (assignee is not None or role is not None)
+
+
+def _instance_moves(obj: EnabledAction, *, new: bool) -> bool:
+    """Whether a change to this instance can move a row: only an instance that is (or was)
+    assigned can. The always-enabled actions anyone may run (``comment``) are not, so running
+    one (bench W1) costs the index nothing."""
+    state = obj._sa_instance_state  # type: ignore[attr-defined]
+    if not new and not any(state.attrs[name].history.has_changes() for name in _INSTANCE_FIELDS):
+        return False
+    pairs = [_before_and_now(state, name) for name in ("trigger", "assignee_party_id", "assigned_role")]
+    before, now = zip(*pairs, strict=True)
+    return _assigned(*now) or (not new and _assigned(*before))
+
+
+def _case_moves(obj: Case) -> bool:
+    """Whether a case's status crossed between runnable and not (ACTIVE <-> COMPLETED moves nothing)."""
+    from engine.cases import EXECUTABLE_STATUSES
+
+    before, now = _before_and_now(obj._sa_instance_state, "status")  # type: ignore[attr-defined]
+    return (before in EXECUTABLE_STATUSES) != (now in EXECUTABLE_STATUSES) or _MISSING in (before, now)
+
+
+@event.listens_for(Session, "before_flush")
+def _note_changes(session: Session, _context: Any, _instances: Any) -> None:
+    touched: set[str] = set()
+    for objects, new in ((session.new, True), (session.dirty, False), (session.deleted, False)):
+        for obj in objects:
+            if isinstance(obj, CaseRoleParty) or (isinstance(obj, EnabledAction) and _instance_moves(obj, new=new)):
+                touched.add(obj.case_id)
+            elif isinstance(obj, Case) and not new and _case_moves(obj):
+                touched.add(obj.id)
+    if touched:
+        session.info.setdefault(_TOUCHED, set()).update(touched)
+
+
+@event.listens_for(Session, "before_commit")
+def _settle(session: Session) -> None:
+    """Recompute the touched cases' rows, after the last flush, in the committing transaction."""
+    if session.dirty or session.new or session.deleted:
+        session.flush()
+    touched = session.info.pop(_TOUCHED, None)
+    if not touched:
+        return
+    cases = sorted(touched)  # a fixed order: two transactions' deletes never cross
+    statements = _statements(session.get_bind().dialect.name)
+    for start in range(0, len(cases), _CHUNK):  # one chunk but for a bulk import's transaction
+        for statement in statements:
+            session.execute(statement, {"cases": cases[start : start + _CHUNK]})
+
+
+@event.listens_for(Session, "after_soft_rollback")
+def _forget(session: Session, previous: Any) -> None:
+    """A rolled-back transaction changed nothing (a savepoint's cases stay noted: recomputing
+    them again costs nothing wrong)."""
+    if not previous.nested:
+        session.info.pop(_TOUCHED, None)
