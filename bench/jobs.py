@@ -13,9 +13,10 @@ it, each with its job runner).
   starts; then one UPDATE makes them all due at once and a NOTIFY wakes the runners. Jobs/s =
   jobs / (the last delivery - that commit).
 - Latency: ``executeAction`` over HTTP at ``rate`` per second for ``seconds``, spread over the
-  cases and both processes; each job's delay is its delivery's arrival - its log entry's ``at``
-  (taken inside the action's transaction, before its commit: the commit → delivery time, plus
-  the transaction's own end). p50 / p99 / max.
+  cases and both processes, sent by a lean driver (``Driver``: raw keep-alive connections, so
+  the load generator leaves the two cores to what it measures); each job's delay is its
+  delivery's arrival - its log entry's ``at`` (taken inside the action's transaction, before its
+  commit: the commit → delivery time, plus the transaction's own end). p50 / p99 / max.
 
 Run alone, it replaces the J1 section of bench/REPORT.md (between its markers); `make bench`
 runs it on a database of its own and writes the same section.
@@ -37,7 +38,7 @@ import orjson
 import uvicorn
 
 import engine
-from bench import sections
+from bench import cpu, sections
 from bench.server import Server, drop_postgres, fresh_postgres
 from engine import identity, workflows
 from engine.jobs import webhook
@@ -83,6 +84,89 @@ class Sink:
         await send({"type": "http.response.body", "body": b""})
 
 
+class Driver:
+    """The latency load: ``executeAction`` requests sent at fixed times over ``connections`` raw
+    keep-alive HTTP/1.1 connections, each request's bytes built once. An httpx client with a
+    shared pool spent 5-9 ms of CPU per request here (its pool scans every connection for every
+    queued request), on the cores the server and PostgreSQL need: the driver slowed down what it
+    measured. This one spends a few hundredths of that."""
+
+    def __init__(self, url: str, token: str, connections: int = 16) -> None:
+        parts = httpx.URL(url)
+        self.host, self.port = parts.host, parts.port or 80
+        self.token = token
+        self.connections = connections
+        self.answers: list[int] = []
+
+    def request(self, case_id: str) -> bytes:
+        body = orjson.dumps({"query": EXECUTE, "variables": {"c": case_id}})
+        head = (
+            f"POST /graphql HTTP/1.1\r\nHost: {self.host}:{self.port}\r\nContent-Type: application/json\r\n"
+            f"Authorization: Bearer {self.token}\r\nContent-Length: {len(body)}\r\n\r\n"
+        )
+        return head.encode() + body
+
+    async def run(self, requests: list[bytes], rate: float) -> None:
+        """Send ``requests`` at ``rate`` per second (each at its time, or as soon as a connection
+        is free); the status of each answer lands in ``answers``."""
+        queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+
+        async def worker() -> None:
+            reader, writer = await asyncio.open_connection(self.host, self.port)
+            try:
+                while (request := await queue.get()) is not None:
+                    writer.write(request)
+                    head = await reader.readuntil(b"\r\n\r\n")
+                    status = int(head.split(b" ", 2)[1])
+                    length = next(
+                        int(line.split(b":", 1)[1])
+                        for line in head.split(b"\r\n")
+                        if line.lower().startswith(b"content-length:")
+                    )
+                    body = await reader.readexactly(length)
+                    self.answers.append(status if b'"userErrors":[]' in body else -status)
+            finally:
+                writer.close()
+
+        workers = [asyncio.create_task(worker()) for _ in range(self.connections)]
+        begin = time.monotonic()
+        for i, request in enumerate(requests):
+            await asyncio.sleep(max(0.0, begin + i / rate - time.monotonic()))
+            queue.put_nowait(request)
+        for _ in workers:
+            queue.put_nowait(None)
+        await asyncio.gather(*workers)
+
+
+class PhaseCpu:
+    """CPU per delivered job in one phase: the server's processes, the PostgreSQL backends of the
+    bench database, and this process (the receiver and the load driver). CPU time holds when the
+    machine is shared with other work; a wall-clock rate does not. A process that ends during the
+    phase loses its last slice."""
+
+    def __init__(self, server_pid: int, conn: asyncpg.Connection, database: str) -> None:
+        self.server_pid, self.conn, self.database = server_pid, conn, database
+
+    async def _backends(self) -> list[int]:
+        rows = await self.conn.fetch("SELECT pid FROM pg_stat_activity WHERE datname = $1", self.database)
+        return [row["pid"] for row in rows]
+
+    async def start(self) -> None:
+        self.server = {pid: cpu._process_cpu([pid]) for pid in cpu._tree(self.server_pid)}
+        self.postgres = {pid: cpu._process_cpu([pid]) for pid in await self._backends()}
+        self.own = cpu._own_cpu()
+
+    async def stop(self, jobs: int) -> str:
+        server = sum(cpu._process_cpu([pid]) - self.server.get(pid, 0.0) for pid in cpu._tree(self.server_pid))
+        postgres = sum(cpu._process_cpu([pid]) - self.postgres.get(pid, 0.0) for pid in await self._backends())
+        own = cpu._own_cpu() - self.own
+        per = 1000 / max(jobs, 1)
+        return (
+            f"server {server * per:.2f} ms, PostgreSQL {postgres * per:.2f} ms, "
+            f"receiver and driver {own * per:.2f} ms (total {(server + postgres + own) * per:.2f} ms)"
+        )
+
+
 @dataclass
 class Result:
     jobs: int
@@ -97,6 +181,8 @@ class Result:
     doubled: int
     failed_requests: int
     commit: str
+    throughput_cpu: str = ""
+    latency_cpu: str = ""
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -157,6 +243,8 @@ async def run(
     server = await asyncio.to_thread(Server, url, workers=workers, env=env)
     try:
         await asyncio.sleep(2)  # both processes' runners have made their first pass
+        meter = PhaseCpu(server.process.pid, conn, url.rsplit("/", 1)[1])
+        await meter.start()
         # Throughput: every job due at once.
         await conn.execute("UPDATE job SET next_attempt_at = now(); NOTIFY caseway_jobs")
         started = time.time()
@@ -166,21 +254,17 @@ async def run(
         took = (sink.arrivals[-1][0] - started) if sink.arrivals else float("nan")
         delivered = len(sink.arrivals)
         keys = [orjson.loads(body)["id"] for _, body in sink.arrivals]
+        await asyncio.sleep(0.5)  # the last outcomes are recorded
+        throughput_cpu = await meter.stop(delivered)
         # Latency: a steady load of actions over HTTP.
         sink.arrivals.clear()
         print(f"J1 throughput: {delivered} jobs in {took:.2f} s, {delivered / took:.0f}/s", flush=True)
-        async with httpx.AsyncClient(timeout=30, limits=httpx.Limits(max_connections=16)) as http:
-            headers = {"Authorization": f"Bearer {token}"}
-            begin = time.monotonic()
-            tasks = []
-            for i in range(rate * seconds):
-                at = begin + i / rate
-                await asyncio.sleep(max(0.0, at - time.monotonic()))
-                body = {"query": EXECUTE, "variables": {"c": case_ids[i % len(case_ids)]}}
-                tasks.append(asyncio.create_task(http.post(f"{server.url}/graphql", json=body, headers=headers)))
-            answers = await asyncio.gather(*tasks, return_exceptions=True)
-            sent = sum(1 for a in answers if isinstance(a, httpx.Response) and a.status_code == 200)
-            failed = len(answers) - sent
+        print(f"J1 throughput, CPU per job: {throughput_cpu}", flush=True)
+        await meter.start()
+        driver = Driver(server.url, token)
+        await driver.run([driver.request(case_ids[i % len(case_ids)]) for i in range(rate * seconds)], rate)
+        sent = sum(1 for status in driver.answers if status == 200)
+        failed = rate * seconds - sent
         deadline = time.monotonic() + 30
         while len(sink.arrivals) < sent and time.monotonic() < deadline:  # noqa: ASYNC110 - polled
             await asyncio.sleep(0.02)
@@ -188,6 +272,9 @@ async def run(
             (arrived - datetime.fromisoformat(orjson.loads(body)["at"]).timestamp()) * 1000
             for arrived, body in sink.arrivals
         ]
+        await asyncio.sleep(0.5)
+        latency_cpu = await meter.stop(len(delays))
+        print(f"J1 latency, CPU per job (its executeAction included): {latency_cpu}", flush=True)
     finally:
         server.stop()
         await conn.close()
@@ -206,6 +293,8 @@ async def run(
         doubled=len(keys) - len(set(keys)),
         failed_requests=failed,
         commit=sections.commit(),
+        throughput_cpu=throughput_cpu,
+        latency_cpu=latency_cpu,
     )
 
 
@@ -231,6 +320,9 @@ def section(r: Result) -> list[str]:
         "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
         f"| {r.jobs} (all due at once) | {r.seconds:.2f} | {r.rate:.0f} | {r.offered_rate} ({r.latency_jobs} jobs) | "
         f"{r.p50_ms:.0f} | {r.p99_ms:.0f} | {r.max_ms:.0f} | {sections.verdict(problems)} |",
+        "",
+        f"CPU per delivered job (`PhaseCpu`): all due at once: {r.throughput_cpu}; under the load, each "
+        f"with its executeAction: {r.latency_cpu}.",
         "",
         f"Goal: ≥ {GOAL_RATE} jobs/s, p99 commit → delivery ≤ {GOAL_P99_MS} ms at {RATE} jobs/s. Delays "
         "run from the log entry's `at` (inside the action's transaction) to the delivery's arrival.",

@@ -16,8 +16,13 @@ JOB_STATES = ("PENDING", "RUNNING", "STALLED", "COMPLETED", "FAILED")
 class Job(SQLModel, table=True):
     """One job. ``input`` never changes after creation; ``progress`` only gains keys. While
     RUNNING, ``next_attempt_at`` is the lease: past it, the runner that claimed the job is
-    presumed dead and any runner reconciles the job. ``attempts`` counts claims to run it and
-    fences outcomes: a runner records its outcome only while the attempt it ran is the job's."""
+    presumed dead and any runner reconciles the job. ``attempts`` counts runs of the current
+    series (``retryJob`` starts a new one). ``claims`` counts every claim ever, reconciliations
+    and runs after a retry included, and is never reset: it is the fencing token, so a runner
+    records an outcome only while the job is still RUNNING under its own claim.
+
+    Jobs of one ``serialization_key`` run in the order of the log entries they came from
+    (``Activity.seq``, which is commit order), not in id order (engine/jobs/records.py)."""
 
     __tablename__ = "job"
     __table_args__ = (
@@ -29,7 +34,13 @@ class Job(SQLModel, table=True):
             postgresql_where=text("state IN ('PENDING', 'RUNNING', 'STALLED')"),
             sqlite_where=text("state IN ('PENDING', 'RUNNING', 'STALLED')"),
         ),
-        Index("ix_job_serialization_key_id", "serialization_key", "id"),  # one in flight per key, oldest first
+        # One in flight per key: the unfinished jobs of a key (finished ones drop out).
+        Index(
+            "ix_job_unfinished_key",
+            "serialization_key",
+            postgresql_where=text("state IN ('PENDING', 'RUNNING', 'STALLED')"),
+            sqlite_where=text("state IN ('PENDING', 'RUNNING', 'STALLED')"),
+        ),
         Index("ix_job_case_id", "case_id", "id"),  # Case.jobs, jobs(caseId:)
         Index("ix_job_state_id", "state", "id"),  # jobs(state:)
     )
@@ -42,6 +53,7 @@ class Job(SQLModel, table=True):
     state: str = "PENDING"
     step: str = ""
     attempts: int = 0
+    claims: int = 0  # the fencing token: +1 at every claim, never reset (migration 0011)
     next_attempt_at: datetime | None = Field(default=None, sa_column=Column(UTCDateTime))
     input: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSONType, nullable=False))
     progress: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSONType, nullable=False))

@@ -31,38 +31,41 @@ async def next_due(db: Database) -> datetime | None:
 
 
 class Completions:
-    """First-attempt successes, the bulk of all outcomes, recorded many per transaction: one
+    """Successes of first claims, the bulk of all outcomes, recorded many per transaction: one
     connection and one commit for a burst of deliveries, not one each (bench J1). Each caller
     waits for the commit of its own, so what follows it (the next job of its key) is due once
-    it returns."""
+    it returns, and learns whether it was recorded (a claim fenced out is not)."""
 
     def __init__(self, db: Database, clock: Callable[[], datetime]) -> None:
         self.db = db
         self.clock = clock
-        self._pending: list[tuple[records.Claim, dict[str, Any] | None, asyncio.Future[None]]] = []
+        self._pending: list[tuple[records.Claim, dict[str, Any] | None, asyncio.Future[bool]]] = []
         self._writer: asyncio.Task[None] | None = None
 
-    async def record(self, claim: records.Claim, progress: dict[str, Any] | None) -> None:
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    async def record(self, claim: records.Claim, progress: dict[str, Any] | None) -> bool:
+        """Record the success; False if the claim was lost (the job is another runner's now)."""
+        done: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self._pending.append((claim, progress, done))
         if self._writer is None or self._writer.done():
             self._writer = asyncio.create_task(self._write(), name="caseway-job-completions")
-        await done
+        return await done
 
     async def _write(self) -> None:
         while self._pending:
             batch, self._pending = self._pending, []
             try:
                 async with self.db.transaction() as session:
-                    await records.complete_first_attempts(session, [(c, p) for c, p, _ in batch], now=self.clock())
+                    completed = await records.complete_first_claims(
+                        session, [(c, p) for c, p, _ in batch], now=self.clock()
+                    )
             except Exception as error:
                 for _, _, done in batch:
                     if not done.done():
                         done.set_exception(error)
                 continue
-            for _, _, done in batch:
+            for claim, _, done in batch:
                 if not done.done():
-                    done.set_result(None)
+                    done.set_result(claim.id in completed)
 
     async def stop(self) -> None:
         if self._writer is not None:
@@ -111,7 +114,7 @@ async def run_claimed(
     try:
         if kind is None:
             raise Permanent("UNKNOWN_KIND", f"No job kind {claim.kind!r} is installed on this server.")
-        async with asyncio.timeout(kind.lease_seconds(claim.input)):
+        async with asyncio.timeout(kind.timeout_seconds(claim.input)):  # within the lease, by its margin
             if claim.reconcile:
                 verdict = await kind.reconcile(call)
             else:
@@ -124,9 +127,8 @@ async def run_claimed(
         log.exception("job %s (%s) failed unexpectedly", claim.id, claim.kind)
         error, detail = Transient("INTERNAL", records.INTERNAL_MESSAGE), f"{type(unexpected).__name__}: {unexpected}"
     try:
-        if completions is not None and error is None and verdict is None and claim.attempt == 1 and not claim.reconcile:
-            await completions.record(claim, progress)
-            return records.COMPLETED
+        if completions is not None and error is None and verdict is None and claim.first:
+            return records.COMPLETED if await completions.record(claim, progress) else None
         async with db.transaction() as session:
             now = clock()
             if error is not None:

@@ -66,7 +66,9 @@ class EventHub:
         # one: the process's sweeper (server/sweeper.py) sets it.
         self.on_timer: Callable[[datetime], None] = lambda at: None
         # Told when a committed transaction wrote jobs or made one due: the job runner sets it.
-        self.on_jobs: Callable[[], None] = lambda: None
+        # It answers whether this process's runner takes them (it runs and has a free slot);
+        # if not, the other processes are told (PostgreSQL).
+        self.on_jobs: Callable[[], bool] = lambda: False
 
     async def start(self) -> None:
         self._task = asyncio.create_task(self._follow(), name="caseway-hub")
@@ -247,7 +249,12 @@ class PostgresEventHub(EventHub):
             self._notifier = asyncio.create_task(self._send_notifies(), name="caseway-hub-notify")
 
     def jobs_written(self) -> None:
-        self.on_jobs()
+        if self.on_jobs():
+            # This process's runner claims them now: waking every other process for each job
+            # cost each of them a claim and a look for the next due job that found nothing
+            # (bench J1). Jobs it cannot take at once stay due: its next claim after a slot
+            # frees, or another process's poll, finds them.
+            return
         self._jobs_wanted = True
         if self._notifier is None or self._notifier.done():
             self._notifier = asyncio.create_task(self._send_notifies(), name="caseway-hub-notify")

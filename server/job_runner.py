@@ -3,9 +3,13 @@
 
 It claims due jobs (resolvers/job_runs.py: committed RUNNING before any handler runs), runs up
 to ``concurrency`` of them at once, and claims more as they finish. A commit that writes jobs
-wakes it through the event hub (in-process, and with PostgreSQL by NOTIFY from other
-processes); otherwise it sleeps until the next retry or lease end it knows of, and polls every
-``poll_interval`` seconds as a safety net. Its first pass, at startup, reconciles the jobs that
+wakes it through the event hub: in-process, and with PostgreSQL by NOTIFY from another process
+whose own runner could not take them (it runs none, or has no free slot). Otherwise it sleeps
+until the next retry or lease end it knows of, and polls every ``poll_interval`` seconds as a
+safety net.
+
+Each running job has an HTTP client of its own, reused by the next job (keep-alive); they share
+one TLS context. Its first pass, at startup, reconciles the jobs that
 a crash left RUNNING once their lease has ended. Several processes share one PostgreSQL
 database: each job is claimed by one of them.
 """
@@ -13,6 +17,7 @@ database: each job is claimed by one of them.
 import asyncio
 import contextlib
 import logging
+import ssl
 import time
 from datetime import datetime
 
@@ -27,6 +32,9 @@ from server.settings import Settings
 
 log = logging.getLogger("caseway.job_runner")
 
+# A job's client runs one request at a time; it keeps a few connections alive (to the
+# endpoints it delivered to last).
+_CLIENT_LIMITS = httpx.Limits(max_connections=4, max_keepalive_connections=4)
 BUSY_RETRY = 0.05  # seconds before claiming again a due job that another runner had locked
 MAX_BACKOFF = 30.0  # seconds, the longest pause after the database failed
 
@@ -47,10 +55,16 @@ class JobRunner:
         self.poll_interval = poll_interval
         self.concurrency = concurrency
         self.finished: dict[str, int] = {}  # outcomes recorded by this runner, by new state (logs, tests)
+        # Outcomes not recorded: the claim was lost (another runner claimed the job after its
+        # lease ended) or the database failed; the job is the other runner's, or reconciled.
+        self.lost = 0
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._running: set[asyncio.Task[None]] = set()
-        self._http: httpx.AsyncClient | None = None
+        self._clients: list[httpx.AsyncClient] = []  # free HTTP clients, one per slot at most
+        self._all_clients: list[httpx.AsyncClient] = []
+        self._tls: ssl.SSLContext | None = None
+        self._closed = False
         self._completions = Completions(db, clock.now)
 
     @property
@@ -61,8 +75,7 @@ class JobRunner:
     def start(self) -> None:
         if self.hub is not None:
             self.hub.on_jobs = self.wake
-        limits = httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency)
-        self._http = httpx.AsyncClient(limits=limits, follow_redirects=False)
+        self._closed = False
         self._task = asyncio.create_task(self._run(), name="caseway-job-runner")
 
     async def stop(self) -> None:
@@ -75,14 +88,14 @@ class JobRunner:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         await self._completions.stop()
-        if self._http is not None:
-            await self._http.aclose()
+        self._closed = True
+        clients, self._all_clients, self._clients = self._all_clients, [], []
+        for client in clients:
+            await client.aclose()
 
     async def drain(self) -> int:
         """Run what is due now (and what falls due while it runs) until nothing is; how many
         outcomes were recorded (``caseway run-jobs --once``, tests)."""
-        if self._http is None:
-            self._http = httpx.AsyncClient(follow_redirects=False)
         before = sum(self.finished.values())
         while True:
             claimed, _ = await self.claim_and_start()
@@ -91,18 +104,38 @@ class JobRunner:
             if self._running:
                 await asyncio.wait(set(self._running), return_when=asyncio.FIRST_COMPLETED)
 
-    def wake(self) -> None:
-        """Jobs were written or made due: claim now."""
+    def wake(self) -> bool:
+        """Jobs were written or made due: claim now. Whether this runner will (it runs, and has
+        a free slot), so that the hub need not wake the other processes."""
         self._wake.set()
+        return self._task is not None and not self._task.done() and len(self._running) < self.concurrency
+
+    def _client(self) -> httpx.AsyncClient:
+        """An HTTP client for one job, the most recently used free one (its connections are
+        warm). One per running job, not one shared by all: httpx's pool scans every connection
+        for every queued request, which cost a fifth of the runner's CPU at 32 jobs in flight."""
+        if self._clients:
+            return self._clients.pop()
+        if self._tls is None:  # loading the CA bundle costs tens of ms: once, shared by the clients
+            self._tls = httpx.create_ssl_context()
+        client = httpx.AsyncClient(limits=_CLIENT_LIMITS, follow_redirects=False, verify=self._tls)
+        self._all_clients.append(client)
+        return client
 
     async def _run_one(self, claim) -> None:  # type: ignore[no-untyped-def]
+        http = self._client()
         try:
-            assert self._http is not None
             state = await run_claimed(
-                self.db, claim, clock=self.clock.now, http=self._http, hub=self.hub, completions=self._completions
+                self.db, claim, clock=self.clock.now, http=http, hub=self.hub, completions=self._completions
             )
-            self.finished[str(state)] = self.finished.get(str(state), 0) + 1
+            if state is None:
+                self.lost += 1
+                log.warning("job %s: its outcome was not recorded (claim lost, or the database failed)", claim.id)
+            else:
+                self.finished[state] = self.finished.get(state, 0) + 1
         finally:
+            if not self._closed:
+                self._clients.append(http)
             self._wake.set()  # a slot is free, and the next job of its key may be due
 
     async def claim_and_start(self) -> tuple[int, datetime | None]:

@@ -6,7 +6,7 @@
 - ``kinds``: what each kind does (``JobKind``, ``Transient``, ``Permanent``), the registry.
 - ``webhook``: the built-in kind.
 
-The runner that commits around handlers lives in ``resolvers/jobs.py`` (one pass) and
+The runner that commits around handlers lives in ``resolvers/job_runs.py`` (one job) and
 ``server/job_runner.py`` (the background task).
 """
 

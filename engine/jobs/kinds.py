@@ -98,8 +98,10 @@ class JobKind:
         """The input and serialization key of a job of this kind, made by an action of ``case_id``."""
         return Plan(input=dict(args), serialization_key=f"{self.name}:case:{case_id}")
 
-    def lease_seconds(self, input: Mapping[str, Any]) -> float:
-        """How long a run may take; past it, its runner is presumed dead and the job reconciled."""
+    def timeout_seconds(self, input: Mapping[str, Any]) -> float:
+        """How long a run (or a reconciliation) may take: the runner cancels it then, as a
+        transient TIMEOUT. The job's lease is longer by ``records.LEASE_MARGIN``, so a runner
+        that keeps to this limit records its outcome before anyone presumes it dead."""
         return 60.0
 
     async def run(self, call: JobCall) -> dict[str, Any] | None:

@@ -6,25 +6,38 @@
        └──── retryJob ────┴─────── FAILED
 
 Write-ahead: a claim marks the job RUNNING and counts the attempt, and the caller commits that
-*before* the handler runs. A RUNNING job's ``next_attempt_at`` is its lease; a job still RUNNING
-past it was left by a runner that died (or lost its database) and is claimed again to be
-reconciled. Outcomes are fenced by the attempt number, so a runner that comes back late cannot
-overwrite what another one recorded since. ``progress`` only gains keys; ``input`` never changes.
+*before* the handler runs. A RUNNING job's ``next_attempt_at`` is its lease: the kind's timeout
+plus ``LEASE_MARGIN``, counted from the claim. The runner cancels a handler at the timeout,
+counted from after the claim's commit, so a live runner records its outcome within the lease; a
+job still RUNNING past it was left by a runner that died (or lost its database) and is claimed
+again to be reconciled.
 
-Jobs that share a serialization key run one at a time in creation order: a job is claimable
-only while no older job of its key is unfinished (PENDING, RUNNING or STALLED). A FAILED job
-does not hold its key (it waits for a person; the jobs behind it go on), so a job retried by
-``retryJob`` may arrive after later ones.
+Fencing: every claim (reconciliations included, and after ``retryJob``) adds one to ``claims``,
+which nothing resets; a runner records an outcome or a checkpoint only while the job is still
+RUNNING under the token it claimed (``Claim.token``). A runner that outlived its lease and comes
+back after someone else claimed the job changes nothing. (``attempts`` cannot fence: a
+reconciliation reuses it and ``retryJob`` resets it.)
+
+Order: jobs that share a serialization key run one at a time in the order of the log entries
+they came from (``Activity.seq``, then id for the jobs of one entry). ``seq`` is handed out
+under the log's lock held until commit (engine/activity.py), so it is commit order: a job whose
+transaction commits late comes after the jobs that committed before it, never before them, as
+an id order (taken when the job is built, in any process) would have it. A job is claimable only
+while no job of its key is RUNNING (itself aside: a reconciliation) and no job of its key with
+an earlier entry is PENDING or STALLED. A FAILED job does not hold its key (it waits for a
+person; the jobs behind it go on); ``retryJob`` puts it back in its place: after the job of its
+key now running, before those not yet started.
 
 These functions work in the caller's transaction and never commit.
 """
 
-from collections.abc import Callable, Mapping
+import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import bindparam, exists, func, select, update
+from sqlalchemy import JSON, Text, bindparam, cast, exists, func, literal, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
@@ -32,7 +45,7 @@ from engine import activity, notifications, permissions
 from engine.actors import SYSTEM, Actor
 from engine.context import load_case
 from engine.errors import DomainError, ErrorCode, not_found
-from engine.jobs.kinds import JobError, Permanent, Reconciled, Transient, job_kinds, policy_for
+from engine.jobs.kinds import JobError, JobKind, Permanent, Reconciled, Transient, job_kinds, policy_for
 from engine.jobs.outbox import jobs_were_written
 from models import Activity, Job
 
@@ -47,10 +60,26 @@ MOVES: dict[str, frozenset[str]] = {
 }
 INTERNAL_MESSAGE = "The job failed because of an internal error; the server log has the details."
 
-_older = aliased(Job, name="older")
-_BLOCKED = exists().where(
-    _older.serialization_key == Job.serialization_key, _older.id < Job.id, _older.state.in_(UNFINISHED)
+# The seconds a lease outlasts the kind's timeout: time for the claim's commit (the lease is
+# counted from before it, the timeout from after it) and for recording the outcome.
+LEASE_MARGIN = 5.0
+
+_entry = aliased(Activity, name="entry")  # the log entry a job came from: its seq is its place
+_running = aliased(Job, name="running")
+_waiting = aliased(Job, name="waiting")
+_waiting_entry = aliased(Activity, name="waiting_entry")
+# Another job of the key is running (a reconciliation claims a RUNNING job: not itself).
+_KEY_BUSY = exists().where(
+    _running.serialization_key == Job.serialization_key, _running.state == RUNNING, _running.id != Job.id
 )
+# A job of the key from an earlier log entry (or of the same entry, made before) waits to run.
+_EARLIER_WAITING = exists().where(
+    _waiting.serialization_key == Job.serialization_key,
+    _waiting.state.in_((PENDING, STALLED)),
+    _waiting_entry.id == _waiting.activity_id,
+    tuple_(_waiting_entry.seq, _waiting.id) < tuple_(_entry.seq, Job.id),
+)
+_CLAIMABLE = (Job.state.in_(UNFINISHED), _entry.id == Job.activity_id, ~_KEY_BUSY, ~_EARLIER_WAITING)
 
 
 def move(job: Job, to: str, *, now: datetime) -> None:
@@ -70,8 +99,9 @@ def merged(progress: Mapping[str, Any], more: Mapping[str, Any] | None) -> dict[
 
 @dataclass
 class Claim:
-    """A job claimed by this runner: a snapshot of it as committed, the attempt it runs (the
-    fence of its outcome), and whether it is to be reconciled (found RUNNING past its lease)."""
+    """A job claimed by this runner: a snapshot of it as committed, the attempt it runs, its
+    fencing token (``claims`` after this claim), and whether it is to be reconciled (found
+    RUNNING past its lease)."""
 
     id: str
     kind: str
@@ -82,36 +112,47 @@ class Claim:
     progress: dict[str, Any]
     step: str
     attempt: int
+    token: int
     idempotency_key: str
     reconcile: bool
     entry: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def first(self) -> bool:
+        """The job's first claim ever: nothing was logged about it, nor is its success."""
+        return self.token == 1 and not self.reconcile
 
-async def claim_due(
-    session: AsyncSession, *, now: datetime, limit: int, lease: Callable[[Job], float] | None = None
-) -> list[Claim]:
+
+def lease_seconds(kind: JobKind | None, input: dict[str, Any]) -> float:
+    """How long a claim holds a job: the kind's timeout and the margin."""
+    return (kind.timeout_seconds(input) if kind is not None else 60.0) + LEASE_MARGIN
+
+
+async def claim_due(session: AsyncSession, *, now: datetime, limit: int) -> list[Claim]:
     """Claim up to ``limit`` jobs due at ``now``, oldest due first, at most one per serialization
     key: PENDING and STALLED ones become RUNNING with one attempt more; RUNNING ones past their
-    lease are claimed to be reconciled. PostgreSQL: ``FOR UPDATE SKIP LOCKED``, so runners in
-    several processes each take different jobs."""
+    lease are claimed to be reconciled. Every claim takes the next fencing token. PostgreSQL:
+    ``FOR UPDATE SKIP LOCKED``, so runners in several processes each take different jobs.
+    One statement: the log entries the jobs came from are read with them."""
     query = (
-        select(Job)
-        .where(Job.state.in_(UNFINISHED), Job.next_attempt_at <= now, ~_BLOCKED)
-        .order_by(Job.next_attempt_at, Job.id)
+        select(Job, _entry)
+        .where(*_CLAIMABLE, Job.next_attempt_at <= now)
+        .order_by(Job.next_attempt_at)
         .limit(limit)
         .with_for_update(of=Job, skip_locked=True)
     )
     kinds = job_kinds()
     claims = []
-    for job in (await session.scalars(query)).all():
+    for job, entry in (await session.execute(query)).all():
         kind = kinds.get(job.kind)
         reconcile = job.state == RUNNING
         if not reconcile:
             move(job, RUNNING, now=now)
             job.attempts += 1
             job.step = job.step or (kind.first_step if kind is not None else "run")
-        seconds = lease(job) if lease is not None else (kind.lease_seconds(job.input) if kind is not None else 60.0)
-        job.next_attempt_at, job.updated_at = now + timedelta(seconds=seconds), now
+        job.claims += 1
+        job.next_attempt_at = now + timedelta(seconds=lease_seconds(kind, job.input))
+        job.updated_at = now
         claims.append(
             Claim(
                 id=job.id,
@@ -123,15 +164,12 @@ async def claim_due(
                 progress=dict(job.progress),
                 step=job.step,
                 attempt=job.attempts,
+                token=job.claims,
                 idempotency_key=job.idempotency_key,
                 reconcile=reconcile,
+                entry=entry_json(entry),
             )
         )
-    if claims:
-        entries = await session.scalars(select(Activity).where(Activity.id.in_({c.activity_id for c in claims})))
-        by_id = {row.id: entry_json(row) for row in entries}
-        for claim in claims:
-            claim.entry = by_id.get(claim.activity_id, {})
     return claims
 
 
@@ -168,42 +206,60 @@ async def checkpoint(
 
 
 async def complete(session: AsyncSession, claim: Claim, *, progress: Mapping[str, Any] | None, now: datetime) -> bool:
-    """The handler succeeded. A first attempt's success is one fenced UPDATE (the common case,
-    which logs nothing); a success after a retry or a reconciliation is logged (``job_completed``)."""
-    if claim.attempt == 1 and not claim.reconcile:
-        done = await session.execute(
-            update(Job)
-            .where(Job.id == claim.id, Job.state == RUNNING, Job.attempts == claim.attempt)
-            .values(state=COMPLETED, progress=merged(claim.progress, progress), next_attempt_at=None, updated_at=now)
-        )
-        return bool(done.rowcount)
+    """The handler succeeded; False if the claim was lost (fenced out: nothing changes). A first
+    claim's success is one fenced UPDATE (the common case, which logs nothing); a success after
+    a failed attempt, a ``retryJob`` or a reconciliation is logged (``job_completed``)."""
+    if claim.first:
+        return bool(await complete_first_claims(session, [(claim, progress)], now=now))
     job = await _fenced(session, claim)
     if job is None:
         return False
     move(job, COMPLETED, now=now)
     job.progress = merged(job.progress, progress)
     job.next_attempt_at, job.error = None, None
-    await _log(
-        session, job, "job_completed", now, comment=f"The {job.kind} job completed after {job.attempts} attempts."
-    )
+    attempts = f"{job.attempts} attempt" + ("s" if job.attempts != 1 else "")
+    await _log(session, job, "job_completed", now, comment=f"The {job.kind} job completed after {attempts}.")
     return True
 
 
-async def complete_first_attempts(
+async def complete_first_claims(
     session: AsyncSession, done: list[tuple[Claim, Mapping[str, Any] | None]], *, now: datetime
-) -> None:
-    """Many first-attempt successes (``complete``'s common case) in one executemany UPDATE,
-    each fenced by its attempt: the runner records a burst of deliveries with one commit."""
-    rows = [{"job_id": c.id, "fence": c.attempt, "done": merged(c.progress, p)} for c, p in done]
-    connection = await session.connection()
-    await connection.execute(_COMPLETE_FIRST, [{**row, "now": now} for row in rows])
+) -> set[str]:
+    """Successes of first claims (``complete``'s common case: nothing to log), many in one
+    UPDATE, each fenced by its token: the runner records a burst of deliveries with one commit.
+    The ids of the jobs completed: a claim fenced out is not among them."""
+    assert all(claim.first for claim, _ in done), "a success after a retry is logged: complete() it"
+    if not done:
+        return set()
+    dialect = session.bind.dialect.name
+    if dialect not in _COMPLETE_FIRST:
+        _COMPLETE_FIRST[dialect] = _complete_first(dialect)
+    progress = {claim.id: merged(claim.progress, more) for claim, more in done}
+    completed = await session.execute(
+        _COMPLETE_FIRST[dialect],
+        {"fenced": [(claim.id, claim.token) for claim, _ in done], "done": json.dumps(progress), "now": now},
+    )
+    return set(completed.scalars())
 
 
-_COMPLETE_FIRST = (
-    Job.__table__.update()
-    .where(Job.id == bindparam("job_id"), Job.state == RUNNING, Job.attempts == bindparam("fence"))
-    .values(state=COMPLETED, progress=bindparam("done"), next_attempt_at=None, updated_at=bindparam("now"))
-)
+def _complete_first(dialect: str) -> Any:
+    """The batched completion, one statement whatever the batch (compiled once, unlike a VALUES
+    list): the jobs by (id, token), each job's new progress read from one JSON object by id."""
+    done = bindparam("done", type_=Text)
+    if dialect == "postgresql":
+        progress: Any = func.json_extract_path(cast(done, JSON), Job.id)
+    else:
+        progress = func.json(func.json_extract(done, literal('$."') + Job.id + literal('"')))
+    return (
+        update(Job)
+        .where(tuple_(Job.id, Job.claims).in_(bindparam("fenced", expanding=True)), Job.state == RUNNING)
+        .values(state=COMPLETED, progress=progress, next_attempt_at=None, updated_at=bindparam("now"))
+        .returning(Job.id)
+        .execution_options(synchronize_session=False)
+    )
+
+
+_COMPLETE_FIRST: dict[str, Any] = {}
 
 
 async def failed_attempt(
@@ -252,8 +308,10 @@ async def reconciled(session: AsyncSession, claim: Claim, *, verdict: Reconciled
 
 
 async def _fenced(session: AsyncSession, claim: Claim) -> Job | None:
+    """The job, locked, if it is still RUNNING under this claim; else None (another runner
+    claimed it since, or it was finished)."""
     job = await session.get(Job, claim.id, with_for_update=True, populate_existing=True)
-    if job is None or job.state != RUNNING or job.attempts != claim.attempt:
+    if job is None or job.state != RUNNING or job.claims != claim.token:
         return None
     return job
 
@@ -305,9 +363,19 @@ def _require_state(job: Job, state: str, code: ErrorCode, done: str) -> None:
 
 
 async def retry(session: AsyncSession, *, actor: Actor, job_id: str, now: datetime) -> Job:
-    """``retryJob``: a FAILED job starts over (PENDING, due now, attempts reset); progress stays."""
+    """``retryJob``: a FAILED job starts over (PENDING, due now, attempts reset); progress and
+    the fencing token stay. It takes its place among its key's jobs again, so the key's other
+    unfinished jobs are locked first (PostgreSQL): a claim of one of them that is committing
+    finishes before this commits, and any claim that sees this job PENDING also sees that one
+    RUNNING. Otherwise a claim with an older snapshot could start this job while a later one of
+    its key runs."""
     job = await _lever(session, actor=actor, job_id=job_id)
     _require_state(job, FAILED, ErrorCode.JOB_NOT_FAILED, "retried")
+    await session.execute(
+        select(Job.id)
+        .where(Job.serialization_key == job.serialization_key, Job.state.in_(UNFINISHED))
+        .with_for_update()
+    )
     move(job, PENDING, now=now)
     job.attempts, job.next_attempt_at, job.error = 0, now, None
     await _log(session, job, "job_retried", now, comment="The job was put back to run again.", actor_id=actor.user_id)
@@ -328,13 +396,14 @@ async def resume(session: AsyncSession, *, actor: Actor, job_id: str, now: datet
 
 async def next_due(session: AsyncSession) -> datetime | None:
     """When the next claimable job falls due (or a lease ends), possibly already past; jobs
-    waiting behind an older one of their key do not count (its end wakes the runner)."""
-    return await session.scalar(select(func.min(Job.next_attempt_at)).where(Job.state.in_(UNFINISHED), ~_BLOCKED))
+    waiting behind another one of their key do not count (its end wakes the runner)."""
+    return await session.scalar(select(func.min(Job.next_attempt_at)).where(*_CLAIMABLE))
 
 
 __all__ = [
     "COMPLETED",
     "FAILED",
+    "LEASE_MARGIN",
     "PENDING",
     "RUNNING",
     "STALLED",
@@ -343,9 +412,10 @@ __all__ = [
     "checkpoint",
     "claim_due",
     "complete",
-    "complete_first_attempts",
+    "complete_first_claims",
     "entry_json",
     "failed_attempt",
+    "lease_seconds",
     "merged",
     "move",
     "next_due",

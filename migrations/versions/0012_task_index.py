@@ -2,7 +2,7 @@
 viewer's parties (engine/task_index.py keeps them)
 
 Revision ID: 0012
-Revises: 0010
+Revises: 0011
 Create Date: 2026-11-23 22:45:00
 """
 
@@ -13,7 +13,7 @@ import sqlmodel
 from alembic import op
 
 revision: str = "0012"
-down_revision: str | None = "0010"
+down_revision: str | None = "0011"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

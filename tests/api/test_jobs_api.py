@@ -8,14 +8,13 @@ import httpx
 import pytest
 from sqlalchemy import update
 
-from engine import identity
 from engine.jobs import RetryPolicy, set_policy
 from models import Database, Job, utcnow
 from server.app import create_app
 from server.settings import Settings
 from tests.fixtures.api import GraphQLClient
 from tests.fixtures.documents import GRANT
-from tests.fixtures.jobs import Shop
+from tests.fixtures.jobs import Shop, token_of
 from tests.fixtures.receiver import SECRET, Receiver
 
 JOBS = """query($state: JobState, $caseId: ID) { jobs(state: $state, caseId: $caseId, first: 50) {
@@ -41,11 +40,6 @@ async def api(db: Database, billing: Receiver) -> AsyncIterator[GraphQLClient]:
     app = create_app(settings, db=db)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://caseway.test") as http:
         yield GraphQLClient(http)
-
-
-async def token_of(db: Database, user_id: str) -> str:
-    async with db.transaction() as s:
-        return await identity.create_token(s, user_id=user_id, ttl_seconds=3600)
 
 
 async def item_of(shop: Shop, case_id: str) -> str:
@@ -137,6 +131,10 @@ async def test_retry_job_needs_update_on_the_item_and_a_failed_job(api, shop: Sh
     shop.clock.set(utcnow())  # retryJob made it due at the server's time
     shop.runner.wake()
     await shop.until(job.id, lambda j: j.state == "COMPLETED")
+    log = [e["node"] for e in (await api(HISTORY, {"id": case_id}, token=owner))["node"]["log"]["edges"]]
+    assert [e["kind"] for e in log if e["kind"].startswith("job_")] == ["job_failed", "job_retried", "job_completed"]
+    assert log[-1]["comment"] == "The webhook job completed after 1 attempt."  # its first since the retry
+    assert log[-1]["data"]["job"] == {"id": job.id, "kind": "webhook", "state": "COMPLETED", "attempts": 1}
     again = (await api(RETRY, {"id": job.id}, token=owner))["retryJob"]
     assert again["userErrors"][0]["code"] == "JOB_NOT_FAILED" and "COMPLETED" in again["userErrors"][0]["message"]
     unknown = (await api(RETRY, {"id": "job_01ABC"}, token=owner))["retryJob"]

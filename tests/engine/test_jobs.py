@@ -14,7 +14,7 @@ from engine.errors import DomainError, DomainErrors
 from engine.jobs import JobKind, Reconciled, RetryPolicy, Transient, records, register_job_kind, set_policy
 from engine.jobs import kinds as job_kinds_module
 from models import Job, utcnow
-from tests.fixtures.jobs import BILLED, Shop, configure_billing
+from tests.fixtures.jobs import BILLED, Shop, configure_billing, workflow_with_job
 from tests.fixtures.receiver import Receiver
 
 
@@ -96,7 +96,7 @@ async def test_a_4xx_fails_at_once_and_retry_job_runs_it_again(shop: Shop, billi
     job = await shop.until(job.id, lambda j: j.state == "COMPLETED")
     assert job.attempts == 1  # reset by the retry
     assert [d.status for d in billing.deliveries] == [400, 200]
-    assert await shop.log_kinds(case_id) == ["job_failed", "job_retried"]
+    assert await shop.log_kinds(case_id) == ["job_failed", "job_retried", "job_completed"]  # after a retry: logged
 
 
 async def test_a_hung_receiver_times_out_stalls_and_is_retried(shop: Shop, billing: Receiver):
@@ -373,7 +373,7 @@ async def test_a_checkpointed_step_is_kept_and_not_repeated_on_retry(shop: Shop)
     register_job_kind(Shipment())
     Shipment.booked = []
     try:
-        case_id = await _workflow_with_job(shop, "shipment")
+        case_id = await workflow_with_job(shop, "shipment")
         shop.runner.wake()
         (job,) = await shop.jobs(case_id)
         job = await shop.until(job.id, lambda j: j.state == "STALLED")
@@ -385,24 +385,3 @@ async def test_a_checkpointed_step_is_kept_and_not_repeated_on_retry(shop: Shop)
         assert Shipment.booked == [job.idempotency_key]  # booked once
     finally:
         job_kinds_module._kinds.pop("shipment", None)
-
-
-async def _workflow_with_job(shop: Shop, kind: str) -> str:
-    spec = {
-        "short_name": f"with_{kind}",
-        "states": {"open": {}},
-        "actions": {"open": {"trigger": "init", "new_state": "open", "side_effects": [kind]}},
-    }
-    async with shop.db.transaction() as s:
-        await engine.define_workflow(s, actor=None, spec=spec)
-        sub = await engine.create_subproject(
-            s,
-            actor=shop.owner,
-            project_id=await _project(s, shop),
-            display_name="W",
-            currency="EUR",
-            workflow=spec["short_name"],
-        )
-        _, case = await engine.create_workflow_item(s, actor=shop.owner, subproject_id=sub.id, display_name="Ship")
-    shop.clock.set(utcnow())
-    return case.id
