@@ -9,6 +9,7 @@ part of CI.
 """
 
 import collections
+import os
 import re
 import subprocess
 import sys
@@ -18,6 +19,8 @@ ROOT = Path(__file__).resolve().parent.parent
 MUTMUT = [sys.executable, "-m", "mutmut"]
 REPORT = ROOT / "mutants-report.txt"
 BAD = ("survived", "timeout", "suspicious", "segfault")
+# SQLite: one in-memory-fast database per test, no shared server; the mutants are in Python.
+ENV = {**os.environ, "CASEWAY_TEST_BACKEND": "sqlite"}
 
 
 def results() -> list[tuple[str, str]]:
@@ -29,7 +32,7 @@ def results() -> list[tuple[str, str]]:
 
 def main() -> int:
     if "--report-only" not in sys.argv:  # else: the report of the last run, without running
-        subprocess.call([*MUTMUT, "run", *sys.argv[1:]], cwd=ROOT)
+        subprocess.call([*MUTMUT, "run", *sys.argv[1:]], cwd=ROOT, env=ENV)
     found = results()
     by_module: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
     for name, outcome in found:
