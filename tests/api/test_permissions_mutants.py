@@ -62,6 +62,7 @@ async def test_a_revocation_takes_the_grant_on_that_resource_only_and_is_logged_
     assert revoked["revokePermission"]["userErrors"] == []
     seen = [e["node"]["displayName"] for e in (await gql(VIEWABLE, token=bob))["projects"]["edges"]]
     assert seen == ["South"]
+
     async def logged(name):
         edges = (await gql(HISTORY_KINDS, {"id": ids[name]}, token=alice))["node"]["history"]["edges"]
         return [e["node"]["kind"] for e in edges if e["node"]["kind"].startswith("permission_")]
