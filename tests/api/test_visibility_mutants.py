@@ -15,6 +15,7 @@ PROJECTS = (
     ('Hall "west"', ['say "hi"']),
     ("Path a\\b", ["a\\b"]),
     ("Path axb", ["ab"]),
+    ("Path a_b", ["c"]),
 )
 
 
@@ -60,7 +61,7 @@ async def test_a_tag_with_a_backslash_matches_only_itself(names):
 async def test_a_search_with_percent_underscore_or_backslash_is_literal(names):
     assert await names({"search": "50%"}) == ["Roof 50% done"]
     assert await names({"search": "0_d"}) == []
-    assert await names({"search": "a_b"}) == []  # not "Path axb"
+    assert await names({"search": "a_b"}) == ["Path a_b"]  # not "Path axb"
     assert await names({"search": "a\\b"}) == ["Path a\\b"]
     assert await names({"search": "\\"}) == ["Path a\\b"]
     assert await names({"search": "%"}) == ["Roof 50% done"]
