@@ -27,3 +27,29 @@ async def test_an_idempotency_key_replays_the_same_request_and_refuses_another(g
             "field": ["idempotencyKey"],
         }
     ]
+
+
+async def _refusal(gql, token, item_id, action):
+    body = await gql(EXECUTE, {"input": {"workflowItemId": item_id, "action": action}}, token=token)
+    return body["executeAction"]["userErrors"]
+
+
+async def test_an_action_not_enabled_now_is_named_with_its_field(gql, make_user):
+    _, sam = await make_user("sam")
+    dev_id, dev = await make_user("dev")
+    item = await bug_item(gql, sam, dev_id)
+    assert await _refusal(gql, dev, item["id"], "close") == [
+        {"code": "ACTION_NOT_ENABLED", "message": "'close' is not enabled in this case now.", "field": ["action"]}
+    ]
+
+
+async def test_an_unknown_action_is_shown_whole_up_to_the_name_limit(gql, make_user):
+    _, sam = await make_user("sam")
+    dev_id, dev = await make_user("dev")
+    item = await bug_item(gql, sam, dev_id)
+    whole, cut = "x" * 64, "y" * 65
+    [shown] = await _refusal(gql, dev, item["id"], whole)
+    assert shown["code"] == "UNKNOWN_ACTION" and shown["field"] == ["action"]
+    assert f"has no action '{whole}';" in shown["message"]
+    [truncated] = await _refusal(gql, dev, item["id"], cut)
+    assert f"has no action '{'y' * 64}…';" in truncated["message"]
