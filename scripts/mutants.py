@@ -4,11 +4,12 @@ the modules where a silent mistake is a security or data bug, then a report.
 Arguments go to `mutmut run` (mutant name globs narrow the run, e.g.
 "engine.permissions.x_visible_filter*"). The report, mutants-report.txt, counts the mutants
 by outcome and module and shows each survivor's diff: each is to be killed by a new test or
-explained (equivalent mutant) in the issue. Slow (each mutant runs the tests that reach it): not
-part of CI.
+explained (equivalent mutant) in bench/MUTANTS.md, which also says how long a run takes.
+Slow (each mutant runs the tests that reach it): not part of CI.
 """
 
 import collections
+import os
 import re
 import subprocess
 import sys
@@ -18,6 +19,8 @@ ROOT = Path(__file__).resolve().parent.parent
 MUTMUT = [sys.executable, "-m", "mutmut"]
 REPORT = ROOT / "mutants-report.txt"
 BAD = ("survived", "timeout", "suspicious", "segfault")
+# SQLite: one in-memory-fast database per test, no shared server; the mutants are in Python.
+ENV = {**os.environ, "CASEWAY_TEST_BACKEND": "sqlite"}
 
 
 def results() -> list[tuple[str, str]]:
@@ -29,7 +32,7 @@ def results() -> list[tuple[str, str]]:
 
 def main() -> int:
     if "--report-only" not in sys.argv:  # else: the report of the last run, without running
-        subprocess.call([*MUTMUT, "run", *sys.argv[1:]], cwd=ROOT)
+        subprocess.call([*MUTMUT, "run", *sys.argv[1:]], cwd=ROOT, env=ENV)
     found = results()
     by_module: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
     for name, outcome in found:
