@@ -1,6 +1,8 @@
 """SQL conditions for "the viewer may see this row" . The rules themselves are
 ``engine.visibility``'s, one per kind of row; the read layer takes them from here."""
 
+import json
+
 from sqlalchemy import ColumnElement, String, cast, func
 
 from engine.visibility import (
@@ -25,8 +27,10 @@ __all__ = [
 
 
 def has_tag(column: ColumnElement[object], tag: str) -> ColumnElement[bool]:
-    """Tags are a JSON list of strings: match the quoted element in its text form."""
-    escaped = tag.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_").replace('"', '\\\\"')
+    """Tags are a JSON list of strings: match the quoted element in its text form, so the tag is
+    written as JSON writes it (a backslash or a quote escaped) before it is escaped for LIKE."""
+    as_json = json.dumps(tag)[1:-1]  # as the JSON column stores it: non-ASCII as \\u escapes
+    escaped = as_json.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return cast(column, String).like(f'%"{escaped}"%', escape="\\")
 
 
