@@ -4,7 +4,6 @@
 import asyncio
 import hashlib
 import os
-import uuid
 from datetime import timedelta
 from pathlib import Path
 
@@ -17,26 +16,7 @@ from engine.documents.records import add_document
 from engine.documents.storage import LocalDocumentStore
 from models import Database, utcnow
 from tests.fixtures.builders import caseway
-from tests.fixtures.database import BACKEND, POSTGRES_URL
 from tests.fixtures.engine import new_subproject
-
-
-@pytest.fixture
-async def fresh_url(tmp_path):
-    """A database of its own, for migrating down and up."""
-    if BACKEND != "postgres":
-        yield f"sqlite:///{tmp_path / 'documents.db'}"
-        return
-    import asyncpg
-
-    name = f"documents_migration_{uuid.uuid4().hex[:12]}"
-    admin = await asyncpg.connect(POSTGRES_URL)
-    await admin.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield POSTGRES_URL.rsplit("/", 1)[0] + f"/{name}"
-    finally:
-        await admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
-        await admin.close()
 
 
 async def test_migration_0014_adds_and_drops_the_document_columns(fresh_url):

@@ -252,28 +252,6 @@ async def test_every_server_process_signs_checkpoints_in_the_background(db, item
     assert (await verify(db, item["id"])).intact
 
 
-@pytest.fixture
-async def fresh_url(tmp_path):
-    """A database of the test backend of its own: migrations run down and up on it."""
-    from tests.fixtures.database import BACKEND, POSTGRES_URL
-
-    if BACKEND != "postgres":
-        yield f"sqlite:///{tmp_path / 'migrations.db'}"
-        return
-    import uuid
-
-    import asyncpg
-
-    name = f"caseway_migrations_{uuid.uuid4().hex[:12]}"
-    admin = await asyncpg.connect(POSTGRES_URL)
-    await admin.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield POSTGRES_URL.rsplit("/", 1)[0] + f"/{name}"
-    finally:
-        await admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
-        await admin.close()
-
-
 async def test_migration_0008_rehashes_existing_chains(fresh_url):
     """Entries hashed the old way (revision 0007) verify once 0008 has run; the downgrade
     writes the old hashes back."""
