@@ -12,14 +12,13 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
-import asyncpg
 import pytest
 
 from bench.server import Serve
 from server.bootstrap import DEMO_PASSWORD
 from server.web import DEFAULT_DIR
 from tests.fixtures.browser import DOCUMENT_LIMIT
-from tests.fixtures.database import BACKEND, POSTGRES_URL
+from tests.fixtures.database import BACKEND, POSTGRES_URL, admin_sql
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "build" / "browser-artifacts"
@@ -74,7 +73,7 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Serve, S
     try:
         if BACKEND == "postgres":
             name = f"caseway_browser_{uuid.uuid4().hex[:8]}"
-            asyncio.run(_admin(f'CREATE DATABASE "{name}"'))
+            asyncio.run(admin_sql(f'CREATE DATABASE "{name}"'))
             url = POSTGRES_URL.rsplit("/", 1)[0] + f"/{name}"
             started.append(Serve(url, workers=2, env=env))
             started.append(Serve(url, env=env))
@@ -86,15 +85,7 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Serve, S
         for server in started:
             server.stop()
         if name:
-            asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-
-
-async def _admin(statement: str) -> None:
-    conn = await asyncpg.connect(POSTGRES_URL)
-    try:
-        await conn.execute(statement)
-    finally:
-        await conn.close()
+            asyncio.run(admin_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
 @pytest.fixture(scope="package")

@@ -13,10 +13,9 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-import asyncpg
 import pytest
 
-from tests.fixtures.database import BACKEND, POSTGRES_URL
+from tests.fixtures.database import BACKEND, POSTGRES_URL, admin_sql
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = {
@@ -50,22 +49,14 @@ def one_line_failure(run: subprocess.CompletedProcess[str], *expected: str) -> s
     return lines[0]
 
 
-async def _admin(sql: str) -> None:
-    connection = await asyncpg.connect(POSTGRES_URL)
-    try:
-        await connection.execute(sql)
-    finally:
-        await connection.close()
-
-
 @pytest.fixture
 def empty_database(tmp_path: Path) -> Iterator[str]:
     """The URL of a database that exists but was never migrated, on the test backend."""
     if BACKEND == "postgres":
         name = f"caseway_cli_{uuid.uuid4().hex[:10]}"
-        asyncio.run(_admin(f'CREATE DATABASE "{name}"'))
+        asyncio.run(admin_sql(f'CREATE DATABASE "{name}"'))
         yield POSTGRES_URL.rsplit("/", 1)[0] + f"/{name}"
-        asyncio.run(_admin(f'DROP DATABASE "{name}" WITH (FORCE)'))
+        asyncio.run(admin_sql(f'DROP DATABASE "{name}" WITH (FORCE)'))
     else:
         (tmp_path / "empty.db").touch()
         yield f"sqlite:///{tmp_path / 'empty.db'}"

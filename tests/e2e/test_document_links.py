@@ -6,13 +6,12 @@ import asyncio
 import json
 import uuid
 
-import asyncpg
 import httpx
 import pytest
 
 from bench.server import Serve
 from tests.fixtures.browser import demo_ids
-from tests.fixtures.database import BACKEND, POSTGRES_URL
+from tests.fixtures.database import BACKEND, POSTGRES_URL, admin_sql
 from tests.fixtures.documents import ADD_DOCUMENT
 
 pytestmark = [
@@ -27,18 +26,10 @@ CREATE_ITEM = """mutation($s: ID!) { createWorkflowItem(input: {subprojectId: $s
 BODY = bytes(range(256)) * 8 + b"receipt 88\n"
 
 
-async def _admin(statement: str) -> None:
-    conn = await asyncpg.connect(POSTGRES_URL)
-    try:
-        await conn.execute(statement)
-    finally:
-        await conn.close()
-
-
 @pytest.fixture
 def two_workers(tmp_path):  # type: ignore[no-untyped-def]
     name = f"caseway_links_{uuid.uuid4().hex[:8]}"
-    asyncio.run(_admin(f'CREATE DATABASE "{name}"'))
+    asyncio.run(admin_sql(f'CREATE DATABASE "{name}"'))
     env = {"CASEWAY_SECRET_KEY": "", "CASEWAY_DOCUMENTS_DIR": str(tmp_path / "documents")}
     server = None
     try:
@@ -47,7 +38,7 @@ def two_workers(tmp_path):  # type: ignore[no-untyped-def]
     finally:
         if server is not None:
             server.stop()
-        asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        asyncio.run(admin_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
 def test_a_link_signed_by_one_worker_downloads_from_every_worker(two_workers: Serve):
