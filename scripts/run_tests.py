@@ -1,4 +1,7 @@
-"""`make test`: the whole suite on SQLite, then on PostgreSQL when one answers.
+"""`make test`: the whole suite on SQLite and on PostgreSQL when one answers, the two runs side
+by side (each is mostly one Python process waiting on its database or its servers, so on two
+cores together they take little more than the longer one alone: CI's 20 minutes). Each run's
+output goes to a file and is printed whole when it ends, so the two never interleave.
 
 PostgreSQL is used when CASEWAY_TEST_POSTGRES_URL is set or 127.0.0.1:5432 accepts a
 connection. On CI (CI=true) a missing PostgreSQL run is a failure, not a skip.
@@ -13,6 +16,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 
 DEFAULT_PG = "postgresql://postgres@127.0.0.1:5432/postgres"
 
@@ -25,11 +29,26 @@ def postgres_answers() -> bool:
         return False
 
 
-def run(backend: str, extra_env: dict[str, str], args: list[str], *, coverage: bool) -> int:
-    print(f"\n=== test suite on {backend} ===", flush=True)
-    env = {**os.environ, "CASEWAY_TEST_BACKEND": backend, **extra_env}
-    runner = ["-m", "coverage", "run", "-m", "pytest"] if coverage else ["-m", "pytest"]
-    return subprocess.call([sys.executable, *runner, *args], env=env)
+class Run:
+    """One backend's pytest process, its output kept in a temporary file until it ends."""
+
+    def __init__(self, backend: str, extra_env: dict[str, str], args: list[str], *, coverage: bool) -> None:
+        self.backend = backend
+        self.output = tempfile.TemporaryFile()
+        env = {**os.environ, "CASEWAY_TEST_BACKEND": backend, **extra_env}
+        runner = ["-m", "coverage", "run", "-m", "pytest"] if coverage else ["-m", "pytest"]
+        self.process = subprocess.Popen(
+            [sys.executable, *runner, *args], env=env, stdout=self.output, stderr=subprocess.STDOUT
+        )
+
+    def finish(self) -> int:
+        status = self.process.wait()
+        print(f"\n=== test suite on {self.backend} ===", flush=True)
+        self.output.seek(0)
+        sys.stdout.buffer.write(self.output.read())
+        sys.stdout.flush()
+        self.output.close()
+        return status
 
 
 def report() -> int:
@@ -45,10 +64,14 @@ def main() -> int:
     args = [a for a in args if a != "--coverage"]
     if coverage:
         subprocess.call([sys.executable, "-m", "coverage", "erase"])
-    status = run("sqlite", {}, args, coverage=coverage)
+    sqlite = Run("sqlite", {}, args, coverage=coverage)
     pg_url = os.environ.get("CASEWAY_TEST_POSTGRES_URL")
+    postgres = None
     if pg_url or postgres_answers():
-        status = run("postgres", {"CASEWAY_TEST_POSTGRES_URL": pg_url or DEFAULT_PG}, args, coverage=coverage) or status
+        postgres = Run("postgres", {"CASEWAY_TEST_POSTGRES_URL": pg_url or DEFAULT_PG}, args, coverage=coverage)
+    status = sqlite.finish()
+    if postgres is not None:
+        status = postgres.finish() or status
         print("\nPostgreSQL run: done", flush=True)
     elif os.environ.get("CI"):
         print("\nPostgreSQL run: MISSING (no server at 127.0.0.1:5432) - failing on CI", flush=True)
