@@ -9,7 +9,7 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import asyncpg
 import httpx
@@ -73,6 +73,7 @@ class Server:
         app: str = "server.asgi:app",
         factory: bool = False,
         checkout: Path | None = None,
+        wait: bool = True,
     ) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -103,13 +104,19 @@ class Server:
             cwd=checkout or ROOT,
             env=environment,
         )
+        if wait:
+            self.wait_until_healthy()
+
+    def wait_until_healthy(self) -> Self:
+        """Returns once /health answers (``wait=False`` starts several servers whose start-ups,
+        mostly imports, then overlap)."""
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             try:
                 if httpx.get(f"{self.url}/health", timeout=1).status_code == 200:
-                    return
+                    return self
             except httpx.HTTPError:
-                time.sleep(0.2)
+                time.sleep(0.1)
         self.stop()
         raise RuntimeError("the server did not start")
 
