@@ -1,5 +1,5 @@
 """Every mutation and every kind of `node` by {owner, viewer, stranger, admin, role player}
-(issue 27), from the one table in tests/api/authorization_table.py.
+(issue 27), from the one table in tests/fixtures/authorization.py.
 
 For each mutation: the actors it is refused to run first, on one scene, each answered the
 table's code with the database unchanged (every table compared row by row); then each actor it
@@ -15,7 +15,7 @@ from sqlalchemy import select
 from sqlmodel import SQLModel
 
 from engine import identity
-from tests.api.authorization_table import ACTORS, DONE, MUTATIONS, NODES, Row, Scene
+from tests.fixtures.authorization import ACTORS, DONE, MUTATIONS, NODES, Row, Scene
 from tests.fixtures.documents import (
     ADD_DOCUMENT,
     ADD_MEMBER,
@@ -47,7 +47,7 @@ def _document(name: str) -> str:
 
 def test_the_table_names_every_mutation_of_the_schema():
     in_schema = set(SCHEMA.mutation_type.fields)
-    assert sorted(in_schema - set(MUTATIONS)) == [], "add a row to tests/api/authorization_table.py"
+    assert sorted(in_schema - set(MUTATIONS)) == [], "add a row to tests/fixtures/authorization.py"
     assert sorted(set(MUTATIONS) - in_schema) == [], "the schema no longer has these mutations"
 
 
@@ -79,7 +79,7 @@ async def _ok(gql, document: str, variables: dict[str, Any], token: str) -> dict
 
 
 async def build_scene(gql, db, ids: dict[str, str]) -> Scene:
-    """The tree of authorization_table's docstring, made over GraphQL by the owner (the group
+    """The tree of tests/fixtures/authorization.py's docstring, made over GraphQL by the owner (the group
     by the admin; the jobs written as a runner leaves them, since the bug workflow has none)."""
     tokens = {name: await _token(db, ids[name]) for name in ACTORS}
     owner = tokens["owner"]
