@@ -5,7 +5,7 @@ import pytest
 from bench import seed
 from tests.fixtures.database import BACKEND
 
-ITEMS = """{ projects(first: 2) { edges { node { displayName subprojects(first: 1) { edges { node { displayName
+SEEDED_TREE = """{ projects(first: 2) { edges { node { displayName subprojects(first: 1) { edges { node { displayName
   workflowItems(first: 2) { edges { node { displayName status amount amountType currency
     assignee { ... on User { login } }
     case { status version state { shortName }
@@ -24,7 +24,7 @@ async def test_bulk_rows_read_like_engine_rows(db, gql):
     async with db.transaction() as s:
         owner = await identity.actor_by_login(s, "bench")
         token = await identity.create_token(s, user_id=owner.user_id, ttl_seconds=600)
-    projects = (await gql(ITEMS, token=token))["projects"]["edges"]
+    projects = (await gql(SEEDED_TREE, token=token))["projects"]["edges"]
     engine_made, bulk_made = (p["node"]["subprojects"]["edges"][0]["node"] for p in projects)
     assert bulk_made == engine_made
     from tests.fixtures.task_index import held, recomputed

@@ -25,7 +25,7 @@ PENDING: set[str] = set()
 SETTINGS: dict[str, dict[str, Any]] = {
     "invoice": {"webhooks": {"billing": {"url": "http://127.0.0.1:9/hook", "secret": "docs-example"}}},
 }
-DEFINE = """mutation($spec: JSON!) { defineWorkflow(input: {spec: $spec}) {
+DEFINE_SHORT = """mutation($spec: JSON!) { defineWorkflow(input: {spec: $spec}) {
   workflow { shortName version } userErrors { code message field } } }"""
 
 
@@ -69,7 +69,9 @@ async def test_example_is_defined_as_documented(block: Block, db: Database):
     app = create_app(Settings(database_url=db.url, **SETTINGS.get(name, {})), db=db)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://caseway.test") as http:
         headers = {"Authorization": f"Bearer {token}"}
-        response = await http.post("/graphql", json={"query": DEFINE, "variables": {"spec": spec}}, headers=headers)
+        response = await http.post(
+            "/graphql", json={"query": DEFINE_SHORT, "variables": {"spec": spec}}, headers=headers
+        )
     body = response.json()
     assert not body.get("errors"), body
     payload = body["data"]["defineWorkflow"]

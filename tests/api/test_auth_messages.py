@@ -13,12 +13,11 @@ from sqlalchemy import update
 
 from engine import identity
 from models import ApiToken, utcnow
-from tests.fixtures.documents import CREATE_PROJECT
+from tests.fixtures.documents import CREATE_PROJECT, VIEWER
 from tests.fixtures.live import LiveServer, WsClient
 
-VIEWER = "{ viewer { login } }"
-LOGOUT = "mutation { logout { revokedTokens } }"
-DISABLE = "mutation($u: ID!) { disableUser(input: {userId: $u}) { user { login } userErrors { code } } }"
+LOGOUT_HERE = "mutation { logout { revokedTokens } }"
+DISABLE_USER = "mutation($u: ID!) { disableUser(input: {userId: $u}) { user { login } userErrors { code } } }"
 UNKNOWN_TOKEN = "cw_" + "x" * 43
 
 
@@ -26,7 +25,7 @@ async def _tokens_of_every_kind(db, gql, make_user) -> dict[str, str | None]:
     """A header (or none) per reason a request is refused."""
     _, admin = await make_user("admin", admin=True)
     _, revoked = await make_user("rita")
-    assert (await gql(LOGOUT, token=revoked))["logout"]["revokedTokens"] == 1
+    assert (await gql(LOGOUT_HERE, token=revoked))["logout"]["revokedTokens"] == 1
     _, expired = await make_user("eve")
     async with db.transaction() as s:
         await s.execute(
@@ -35,7 +34,7 @@ async def _tokens_of_every_kind(db, gql, make_user) -> dict[str, str | None]:
             .where(ApiToken.token_hash == identity._token_hash(expired))
         )
     dan_id, disabled = await make_user("dan")
-    assert (await gql(DISABLE, {"u": dan_id}, token=admin))["disableUser"]["userErrors"] == []
+    assert (await gql(DISABLE_USER, {"u": dan_id}, token=admin))["disableUser"]["userErrors"] == []
     return {
         "missing": None,
         "malformed scheme": "Basic YWRhOnB3",
@@ -87,7 +86,7 @@ async def test_each_reason_closes_a_websocket_with_its_sentence(db, gql, make_us
 async def test_a_live_connection_whose_token_is_revoked_is_closed_saying_so(gql, make_user, live_server):
     _, token = await make_user("lena")
     client = await WsClient.connect(live_server.ws, token)
-    assert (await gql(LOGOUT, token=token))["logout"]["revokedTokens"] == 1
+    assert (await gql(LOGOUT_HERE, token=token))["logout"]["revokedTokens"] == 1
     with pytest.raises(websockets.ConnectionClosed) as closed:
         await asyncio.wait_for(client.socket.recv(), 10)
     assert closed.value.rcvd.code == 4403 and "revoked" in closed.value.rcvd.reason

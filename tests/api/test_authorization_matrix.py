@@ -25,6 +25,7 @@ from tests.fixtures.documents import (
     CREATE_SUBPROJECT,
     EXECUTE,
     GRANT,
+    NODE_ID,
 )
 from tests.fixtures.jobs import left_job
 from tests.fixtures.uploads import multipart
@@ -36,7 +37,6 @@ VOLATILE_TABLES = {"api_token", "login_attempt"}
 SUSPEND_ITEM = """mutation($id: ID!) { suspendCase(input: {workflowItemId: $id}) { userErrors { code message } } }"""
 CASE_AND_LOG = """query($id: ID!) { node(id: $id) { ... on WorkflowItem { case { id workflow { id }
   log(first: 50) { edges { node { id comment } } } } } } }"""
-NODE = """query($id: ID!) { node(id: $id) { id } }"""
 
 
 def _document(name: str) -> str:
@@ -183,6 +183,6 @@ async def test_mutation(name, gql, db, actors):
 async def test_node(kind, gql, db, actors):
     scene = await build_scene(gql, db, actors)
     node_id = NODES[kind].id(scene)
-    seen = {actor: (await gql(NODE, {"id": node_id}, token=scene.tokens[actor]))["node"] for actor in ACTORS}
+    seen = {actor: (await gql(NODE_ID, {"id": node_id}, token=scene.tokens[actor]))["node"] for actor in ACTORS}
     assert {a for a, found in seen.items() if found} == NODES[kind].seen_by
     assert all(found == {"id": node_id} for found in seen.values() if found)

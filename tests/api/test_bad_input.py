@@ -18,7 +18,7 @@ MARK_READ = """mutation($ids: [ID!]) { markNotificationsRead(input: {ids: $ids})
   unreadCount userErrors { code message field } } }"""
 REASSIGN_PARTIES = """mutation($item: ID!, $ids: [ID!]!) { reassignRole(input: {workflowItemId: $item,
   role: "assignee", partyIds: $ids}) { userErrors { code message field } } }"""
-LOG = """query($id: ID!) { node(id: $id) { ... on WorkflowItem { case { version log { totalCount } } } } }"""
+LOG_COUNT = """query($id: ID!) { node(id: $id) { ... on WorkflowItem { case { version log { totalCount } } } } }"""
 
 
 async def post(app_client, body: str | dict[str, Any], token: str | None = None) -> dict[str, Any]:
@@ -113,7 +113,7 @@ async def test_nul_anywhere_is_refused_and_changes_nothing(app_client, gql, tree
         refused(await post(app_client, {"query": document, "variables": variables}, tree["token"]), field)
     projects = await gql(PROJECTS_PAGE, token=tree["token"])
     assert projects["projects"]["totalCount"] == 1  # only build_tree's
-    case = (await gql(LOG, {"id": item}, token=tree["token"]))["node"]["case"]
+    case = (await gql(LOG_COUNT, {"id": item}, token=tree["token"]))["node"]["case"]
     assert case["version"] == 0
 
 
@@ -123,7 +123,7 @@ async def test_json_data_refuses_non_finite_numbers(app_client, gql, tree, numbe
     variables = '{"input": {"workflowItemId": "' + item + '", "action": "comment", "data": {"x": [1, ' + number + "]}}}"
     message = refused(await post(app_client, by_hand(EXECUTE, variables), tree["token"]))
     assert "input.data.x[1]" in message
-    case = (await gql(LOG, {"id": item}, token=tree["token"]))["node"]["case"]
+    case = (await gql(LOG_COUNT, {"id": item}, token=tree["token"]))["node"]["case"]
     assert case["version"] == 0
 
 
@@ -180,7 +180,7 @@ async def test_strings_ids_and_lists_have_ceilings(app_client, tree):
 
 async def test_verbs_bound_their_own_inputs(gql, tree):
     token, item = tree["token"], tree["items"][0]
-    before = (await gql(LOG, {"id": item}, token=token))["node"]["case"]
+    before = (await gql(LOG_COUNT, {"id": item}, token=token))["node"]["case"]
     key = {"input": {"workflowItemId": item, "action": "comment", "idempotencyKey": "k" * 201}}
     assert "200" in user_error((await gql(EXECUTE, key, token=token))["executeAction"], ["idempotencyKey"])
     blank = {"input": {"workflowItemId": item, "action": "comment", "idempotencyKey": " "}}
@@ -204,7 +204,7 @@ async def test_verbs_bound_their_own_inputs(gql, tree):
             token=token,
         )
         user_error(created["createWorkflowItem"], ["amount"])
-    case = (await gql(LOG, {"id": item}, token=token))["node"]["case"]
+    case = (await gql(LOG_COUNT, {"id": item}, token=token))["node"]["case"]
     assert case == before
 
 

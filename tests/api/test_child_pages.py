@@ -4,7 +4,7 @@ then creation), a project's subprojects in creation order."""
 from tests.fixtures.builders import build_tree
 from tests.fixtures.documents import CLOSE_SUBPROJECT, CREATE_ITEM, CREATE_SUBPROJECT, GRANT, REORDER
 
-PAGE = """query($s: ID!, $first: Int, $after: String, $filter: ProjectFilter) { node(id: $s) { ... on Subproject {
+ITEM_PAGE = """query($s: ID!, $first: Int, $after: String, $filter: ProjectFilter) { node(id: $s) { ... on Subproject {
   workflowItems(first: $first, after: $after, filter: $filter) { totalCount edges { cursor node { id displayName } }
     pageInfo { hasNextPage endCursor } } } } }"""
 
@@ -30,7 +30,7 @@ async def walk(gql, token, sub_id, *, first, filter=None):
     seen, pages, after = [], [], None
     while True:
         variables = {"s": sub_id, "first": first, "after": after, "filter": filter}
-        page = (await gql(PAGE, variables, token=token))["node"]["workflowItems"]
+        page = (await gql(ITEM_PAGE, variables, token=token))["node"]["workflowItems"]
         seen.append(names(page))
         pages.append((page["pageInfo"]["hasNextPage"], page["totalCount"]))
         if not page["pageInfo"]["hasNextPage"]:
@@ -47,9 +47,9 @@ async def test_pages_follow_the_ordering_then_creation(gql, make_user):
     assert pages == [(True, 7), (True, 7), (True, 7), (False, 7)]
     seen, _ = await walk(gql, alice, sub["id"], first=3)
     assert seen == [["Item 5", "Item 2", "Item 6"], ["Item 0", "Item 1", "Item 3"], ["Item 4"]]
-    empty = (await gql(PAGE, {"s": sub["id"], "first": 0}, token=alice))["node"]["workflowItems"]
+    empty = (await gql(ITEM_PAGE, {"s": sub["id"], "first": 0}, token=alice))["node"]["workflowItems"]
     assert empty["edges"] == [] and empty["pageInfo"]["hasNextPage"] and empty["totalCount"] == 7
-    last = (await gql(PAGE, {"s": sub["id"], "first": 5, "after": ids[4]}, token=alice))["node"]["workflowItems"]
+    last = (await gql(ITEM_PAGE, {"s": sub["id"], "first": 5, "after": ids[4]}, token=alice))["node"]["workflowItems"]
     assert last["edges"] == [] and not last["pageInfo"]["hasNextPage"] and last["totalCount"] == 7
 
 
@@ -71,15 +71,15 @@ async def test_a_cursor_whose_item_left_the_page_continues_where_it_was(gql, mak
     _, sub, ids = await build_tree(gql, alice, items=6)
     await gql(REORDER, {"s": sub["id"], "ordering": [ids[3], ids[1]]}, token=alice)
     match = {"search": "item"}
-    first = (await gql(PAGE, {"s": sub["id"], "first": 2, "filter": match}, token=alice))["node"]["workflowItems"]
+    first = (await gql(ITEM_PAGE, {"s": sub["id"], "first": 2, "filter": match}, token=alice))["node"]["workflowItems"]
     assert names(first) == ["Item 3", "Item 1"]
     await gql(RENAME, {"id": ids[1], "name": "Gone 1"}, token=alice)
     after_listed = {"s": sub["id"], "first": 2, "after": first["pageInfo"]["endCursor"], "filter": match}
-    page = (await gql(PAGE, after_listed, token=alice))["node"]["workflowItems"]
+    page = (await gql(ITEM_PAGE, after_listed, token=alice))["node"]["workflowItems"]
     assert names(page) == ["Item 0", "Item 2"] and page["totalCount"] == 5
     await gql(RENAME, {"id": ids[2], "name": "Gone 2"}, token=alice)
     after_unlisted = {"s": sub["id"], "first": 2, "after": ids[2], "filter": match}
-    page = (await gql(PAGE, after_unlisted, token=alice))["node"]["workflowItems"]
+    page = (await gql(ITEM_PAGE, after_unlisted, token=alice))["node"]["workflowItems"]
     assert names(page) == ["Item 4", "Item 5"] and not page["pageInfo"]["hasNextPage"]
 
 
@@ -99,7 +99,7 @@ async def test_subprojects_read_together_keep_their_own_ordering(gql, make_user,
     assert names(both["b"]["workflowItems"]) == ["Wall 1", "Wall 0"]
     assert both["a"]["workflowItems"]["totalCount"] == both["b"]["workflowItems"]["totalCount"] == 3
     with count_statements() as alone:
-        await gql(PAGE, {"s": a["id"], "first": 2}, token=alice)
+        await gql(ITEM_PAGE, {"s": a["id"], "first": 2}, token=alice)
     assert together.count == alone.count, together.statements  # one query pages both
 
 
@@ -132,7 +132,8 @@ async def test_subprojects_page_in_creation_order(gql, make_user):
     assert names(past_closed) == ["Part 3", "Part 4"]
 
 
-UNCOUNTED = """query($s: ID!, $first: Int, $after: String, $filter: ProjectFilter) { node(id: $s) { ... on Subproject {
+ITEM_PAGE_UNCOUNTED = """query($s: ID!, $first: Int, $after: String, $filter: ProjectFilter) {
+  node(id: $s) { ... on Subproject {
   workflowItems(first: $first, after: $after, filter: $filter) { edges { cursor node { id displayName } }
     pageInfo { hasNextPage endCursor } } } } }"""
 
@@ -159,7 +160,7 @@ async def test_a_page_without_its_total_reads_only_the_page(gql, make_user, coun
         while True:
             variables = {"s": sub["id"], "first": first, "after": after, "filter": filter}
             with count_statements() as reading:
-                page = (await gql(UNCOUNTED, variables, token=token))["node"]["workflowItems"]
+                page = (await gql(ITEM_PAGE_UNCOUNTED, variables, token=token))["node"]["workflowItems"]
             paging = [s for s in reading.statements if "workflow_item.display_name" in s and "LIMIT" in s.upper()]
             assert paging and not [s for s in reading.statements if "count(" in s.lower()], reading.statements
             seen.append((names(page), page["pageInfo"]["hasNextPage"]))
@@ -222,7 +223,7 @@ async def test_a_counted_page_of_one_parent_is_read_by_keyset_and_counted_apart(
     async def page(token, first, after=None, filter=None, of=None):
         variables = {"s": of or sub["id"], "first": first, "after": after, "filter": filter}
         with count_statements() as reading:
-            found = (await gql(PAGE, variables, token=token))["node"]["workflowItems"]
+            found = (await gql(ITEM_PAGE, variables, token=token))["node"]["workflowItems"]
         paging = [s for s in reading.statements if "workflow_item.display_name" in s]
         assert len(paging) == 1 and "LIMIT" in paging[0].upper() and "OVER" not in paging[0].upper(), paging
         assert "count(" in paging[0].lower()
@@ -242,7 +243,7 @@ async def test_a_counted_page_of_one_parent_is_read_by_keyset_and_counted_apart(
     for token in (alice, bob):
         both = await gql(TWO_SUBPROJECTS, {"a": sub["id"], "b": walls}, token=token)
         for alias, subproject in (("a", sub["id"]), ("b", walls)):
-            alone = (await gql(PAGE, {"s": subproject, "first": 2}, token=token))["node"]
+            alone = (await gql(ITEM_PAGE, {"s": subproject, "first": 2}, token=token))["node"]
             together = both[alias]
             assert (together is None) == (alone is None)
             if together is not None:

@@ -7,11 +7,13 @@ and races: test_child_workflows_scale_api.py."""
 from datetime import datetime, timedelta
 
 from tests.fixtures.child_workflows import EXECUTE_ID, REVIEW, case_of, define, new_item, run, tasks, tip_item
-from tests.fixtures.documents import MY_TASKS
+from tests.fixtures.documents import MY_TASKS, RUN_DUE
 
-NOTIFICATIONS = """{ notifications(first: 50) { edges { node { level activity { action actor { login } } } } } }"""
+NOTIFICATION_ACTORS = (
+    """{ notifications(first: 50) { edges { node { level activity { action actor { login } } } } } }"""
+)
 
-SUBSCRIBE = """mutation($input: NotificationSubscriptionInput!) {
+SUBSCRIBE_INPUT = """mutation($input: NotificationSubscriptionInput!) {
   subscribeToNotifications(input: $input) { userErrors { code message } } }"""
 
 ASK_INFO = {
@@ -217,13 +219,13 @@ async def test_withdrawing_cancels_every_vote(gql, make_user):
 
 async def test_subscribers_hear_of_each_vote_once_and_not_again_of_the_decision(gql, make_user):
     item, alice, _, tokens = await tip_item(gql, make_user)
-    subscribed = await gql(SUBSCRIBE, {"input": {"level": "ROLE"}}, token=alice)
+    subscribed = await gql(SUBSCRIBE_INPUT, {"input": {"level": "ROLE"}}, token=alice)
     assert subscribed["subscribeToNotifications"]["userErrors"] == []
     await gql(EXECUTE_ID, run(item, "approve"), token=tokens["voter1"])
     await gql(EXECUTE_ID, run(item, "approve"), token=tokens["voter2"])
     heard = [
         (n["node"]["activity"]["action"], (n["node"]["activity"]["actor"] or {}).get("login"))
-        for n in (await gql(NOTIFICATIONS, token=alice))["notifications"]["edges"]
+        for n in (await gql(NOTIFICATION_ACTORS, token=alice))["notifications"]["edges"]
     ]
     assert sorted(h for h in heard if h[0] in ("approve", "all_votes")) == [
         ("approve", "voter1"),
@@ -253,9 +255,6 @@ TIMED = {
         },
     },
 }
-
-RUN_DUE = """mutation($input: RunDueTimersInput!) { runDueTimers(input: $input) {
-  fired { action actor { login } data } more userErrors { code message field } } }"""
 
 
 async def test_a_timer_inside_a_child_scope_fires_and_completes_the_parent(gql, make_user):

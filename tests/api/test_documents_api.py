@@ -27,7 +27,7 @@ UNKNOWN = "doc_01JDZZZZZZZZZZZZZZZZZZZZZZ"
 
 ITEM_HISTORY = """query($id: ID!) { node(id: $id) { ... on WorkflowItem {
   history(first: 50) { edges { node { kind action data actor { login } } } } } } }"""
-VERIFY_HISTORY = (
+VERIFY_INTACT = (
     """query($id: ID!) { verifyHistory(resourceId: $id) { report { intact entries } userErrors { code } } }"""
 )
 
@@ -108,7 +108,7 @@ async def test_the_history_carries_the_hash_and_still_verifies(docs, people, ite
         }
     ]
     await docs.gql(REMOVE_DOCUMENT, {"id": document["id"]}, token=owner)
-    report = (await docs.gql(VERIFY_HISTORY, {"id": item}, token=admin))["verifyHistory"]
+    report = (await docs.gql(VERIFY_INTACT, {"id": item}, token=admin))["verifyHistory"]
     assert report["userErrors"] == [] and report["report"]["intact"] is True
     kinds = [e["kind"] for e in await history(docs, owner, item)]
     assert kinds[-2:] == ["document_added", "document_removed"]

@@ -415,7 +415,7 @@ HISTORY_AFTER = """query($id: ID!, $after: String) { node(id: $id) { ... on Proj
   history(after: $after) { totalCount edges { cursor } } } } }"""
 CASE_LOG_AFTER = """query($id: ID!, $after: String) { node(id: $id) { ... on Case {
   log(after: $after) { totalCount edges { cursor } } } } }"""
-MARK_READ = """mutation($input: MarkNotificationsReadInput!) {
+MARK_READ_INPUT = """mutation($input: MarkNotificationsReadInput!) {
   markNotificationsRead(input: $input) { unreadCount userErrors { code message field } } }"""
 
 
@@ -484,7 +484,7 @@ REGRESSIONS: list[Case_] = [
     ),
     (
         "mark-read-100000-ids",
-        lambda t: (MARK_READ, {"input": {"ids": [*t.notifications, *made_up_ids("ntf", 100_000)]}}, t.bob),
+        lambda t: (MARK_READ_INPUT, {"input": {"ids": [*t.notifications, *made_up_ids("ntf", 100_000)]}}, t.bob),
         "markNotificationsRead",
         INPUT,
     ),
@@ -728,7 +728,7 @@ async def test_schema_operations_never_fail_unexpectedly(
 
 ASSIGN_ROLE = """mutation($input: ReassignRoleInput!) { reassignRole(input: $input) { case { version }
   userErrors { code message field } } }"""
-UPDATE_ITEM = """mutation($input: UpdateWorkflowItemInput!) { updateWorkflowItem(input: $input) {
+UPDATE_ITEM_INPUT = """mutation($input: UpdateWorkflowItemInput!) { updateWorkflowItem(input: $input) {
   workflowItem { id dueDate amount tags additionalData } userErrors { code message field } } }"""
 NOTIFICATIONS_AFTER = """query($first: Int, $after: String) { notifications(first: $first, after: $after) {
   totalCount edges { cursor } } }"""
@@ -747,7 +747,7 @@ def operations(tree: Tree) -> list[tuple[str, dict[str, Any], str | None]]:
             tree.bob,
         ),
         (REORDER, {"s": sub, "ordering": list(reversed(tree.items))}, tree.admin),
-        (MARK_READ, {"input": {"ids": tree.notifications, "all": False}}, tree.bob),
+        (MARK_READ_INPUT, {"input": {"ids": tree.notifications, "all": False}}, tree.bob),
         (
             PROJECTS_FILTERED,
             {"after": tree.project, "filter": {"search": "Ro", "tag": "east", "status": "OPEN"}},
@@ -758,7 +758,11 @@ def operations(tree: Tree) -> list[tuple[str, dict[str, Any], str | None]]:
         (NOTIFICATIONS_AFTER, {"first": 5, "after": tree.cursors[-1]}, tree.bob),
         (DEFINE, {"spec": ok_spec()}, tree.admin),
         (ASSIGN_ROLE, {"input": {"workflowItemId": item, "role": "assignee", "partyIds": [tree.group_id]}}, tree.admin),
-        (UPDATE_ITEM, {"input": {"id": item, "dueDate": "2030-01-01", "amount": "1.5", "tags": ["t"]}}, tree.admin),
+        (
+            UPDATE_ITEM_INPUT,
+            {"input": {"id": item, "dueDate": "2030-01-01", "amount": "1.5", "tags": ["t"]}},
+            tree.admin,
+        ),
     ]
 
 

@@ -13,15 +13,12 @@ from server.app import create_app
 from server.settings import Settings
 from tests.fixtures.api import GraphQLClient
 from tests.fixtures.database import BACKEND
-from tests.fixtures.documents import ADD_MEMBER, CREATE_GROUP, CREATE_PROJECT, GRANT, REVOKE
+from tests.fixtures.documents import ADD_MEMBER, CREATE_GROUP, CREATE_PROJECT, GRANT, REVOKE, SET_DISABLED
 
 GRANTER = "project.intent.grantPermission"
 REMOVE_MEMBER = """mutation($g: ID!, $u: ID!) {
   removeGroupMember(input: {groupId: $g, userId: $u}) {
     group { members { login } } userErrors { code message field } } }"""
-DISABLE = """mutation($u: ID!, $disabled: Boolean!) {
-  disableUser(input: {userId: $u, disabled: $disabled}) {
-    user { login disabled } userErrors { code message field } } }"""
 GRANTERS = """query($id: ID!) { node(id: $id) { ... on Project {
   permissions { intent parties { ... on User { login } ... on Group { name } } } } } }"""
 TRIALS = 20
@@ -120,7 +117,7 @@ async def test_a_revoke_and_disabling_the_other_granter_race_safely(two_clients,
 
         revoked, disabled = await asyncio.gather(
             one(REVOKE, {"r": project, "i": GRANTER, "p": alice_id}, token=alice),
-            two(DISABLE, {"u": bob_id, "disabled": True}, token=admin),
+            two(SET_DISABLED, {"u": bob_id, "disabled": True}, token=admin),
         )
         outcome = codes(revoked["revokePermission"], disabled["disableUser"])
         assert sorted(outcome, key=str) == ["LAST_GRANT_HOLDER", None], (trial, outcome)
@@ -174,7 +171,7 @@ async def test_a_groups_last_member_stays_while_the_group_is_the_last_granter(gq
     assert await granters(gql, project, alice) == ["granters"]
 
     # Disabling bob would leave the group without anyone who may act: refused alike.
-    disabled = (await gql(DISABLE, {"u": bob_id, "disabled": True}, token=admin))["disableUser"]
+    disabled = (await gql(SET_DISABLED, {"u": bob_id, "disabled": True}, token=admin))["disableUser"]
     assert codes(disabled) == ["LAST_GRANT_HOLDER"] and disabled["user"] is None
     members = (await gql(ADD_MEMBER, {"g": group, "u": bob_id}, token=admin))["addGroupMember"]["group"]["members"]
     assert members == [{"login": "bob"}]  # bob is still in the group, and still enabled:
@@ -188,12 +185,12 @@ async def test_a_disabled_user_does_not_count_as_a_granter(gql, make_user):
     project = await new_project(gql, alice, "P")
     await grant(gql, project, bob_id, alice)
 
-    disabled = (await gql(DISABLE, {"u": bob_id, "disabled": True}, token=admin))["disableUser"]
+    disabled = (await gql(SET_DISABLED, {"u": bob_id, "disabled": True}, token=admin))["disableUser"]
     assert codes(disabled) == [None] and disabled["user"] == {"login": "bob", "disabled": True}
     refused = (await gql(REVOKE, {"r": project, "i": GRANTER, "p": alice_id}, token=alice))["revokePermission"]
     assert codes(refused) == ["LAST_GRANT_HOLDER"]
 
-    enabled = (await gql(DISABLE, {"u": bob_id, "disabled": False}, token=admin))["disableUser"]
+    enabled = (await gql(SET_DISABLED, {"u": bob_id, "disabled": False}, token=admin))["disableUser"]
     assert codes(enabled) == [None] and enabled["user"] == {"login": "bob", "disabled": False}
     allowed = (await gql(REVOKE, {"r": project, "i": GRANTER, "p": alice_id}, token=alice))["revokePermission"]
     assert codes(allowed) == [None]

@@ -13,12 +13,14 @@ from tests.fixtures.api import GraphQLClient
 from tests.fixtures.jobs import Shop, configure_billing, serving, token_of, until_answer
 from tests.fixtures.receiver import SECRET, Receiver
 
-EXECUTE = """mutation($c: ID!) { executeAction(input: {caseId: $c, action: "note"}) { userErrors { code } } }"""
+EXECUTE_NOTE = """mutation($c: ID!) { executeAction(input: {caseId: $c, action: "note"}) { userErrors { code } } }"""
 COUNT = """query($state: JobState) { jobs(state: $state, first: 1) { totalCount } }"""
 JOB = """query($c: ID) { jobs(caseId: $c, first: 1) { edges { node { id state attempts maxAttempts
   error { code } } } } }"""
-RESUME = """mutation($id: ID!) { resumeJob(input: {id: $id}) { userErrors { code } } }"""
-LOG = """query($id: ID!) { node(id: $id) { ... on Case { log(first: 50) { edges { node { kind at data } } } } } }"""
+RESUME_JOB_BRIEF = """mutation($id: ID!) { resumeJob(input: {id: $id}) { userErrors { code } } }"""
+CASE_LOG_AT = (
+    """query($id: ID!) { node(id: $id) { ... on Case { log(first: 50) { edges { node { kind at data } } } } } }"""
+)
 
 
 def settings_for(db: Database, billing: Receiver, **jobs: Any) -> Settings:
@@ -66,7 +68,7 @@ async def test_a_server_told_not_to_run_jobs_leaves_them_to_the_others(db: Datab
     async with serving(db, settings_for(db, billing, run_jobs=False)) as (quiet, gql):
         assert quiet.state.job_runner is None
         # The job is written through this server: its commit would wake this server's runner.
-        assert (await gql(EXECUTE, {"c": case_id}, token=owner))["executeAction"]["userErrors"] == []
+        assert (await gql(EXECUTE_NOTE, {"c": case_id}, token=owner))["executeAction"]["userErrors"] == []
         assert await count(gql, owner, "PENDING") == 1
         async with serving(db, settings_for(db, billing)) as (busy, _):  # a process that runs jobs
             await until_answer(lambda: count(gql, owner, "COMPLETED"), lambda n: n == 1)
@@ -81,16 +83,16 @@ async def test_job_retry_replaces_a_kinds_retry_policy(db: Database, shop: Shop,
     owner = await token_of(db, shop.owner.user_id)
     policy = {"webhook": {"max_attempts": 2, "initial_delay": 30, "multiplier": 3, "jitter": False}}
     async with serving(db, settings_for(db, billing, job_retry=policy)) as (_, gql):
-        await gql(EXECUTE, {"c": case_id}, token=owner)
+        await gql(EXECUTE_NOTE, {"c": case_id}, token=owner)
 
         job = await job_in(gql, owner, case_id, "STALLED")
         assert (job["attempts"], job["maxAttempts"]) == (1, 2)  # the default policy: 5
-        log = [e["node"] for e in (await gql(LOG, {"id": case_id}, token=owner))["node"]["log"]["edges"]]
+        log = [e["node"] for e in (await gql(CASE_LOG_AT, {"id": case_id}, token=owner))["node"]["log"]["edges"]]
         (stalled,) = [e for e in log if e["kind"] == "job_stalled"]
         wait = datetime.fromisoformat(stalled["data"]["retryAt"]) - datetime.fromisoformat(stalled["at"])
         assert wait == timedelta(seconds=30)  # the default: at most 1 s, jittered
 
-        assert (await gql(RESUME, {"id": job["id"]}, token=owner))["resumeJob"]["userErrors"] == []
+        assert (await gql(RESUME_JOB_BRIEF, {"id": job["id"]}, token=owner))["resumeJob"]["userErrors"] == []
         job = await job_in(gql, owner, case_id, "FAILED")
         assert (job["attempts"], job["error"]) == (2, {"code": "HTTP_503"})  # out of attempts after two
     assert [d.status for d in billing.deliveries] == [503, 503]

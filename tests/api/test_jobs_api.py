@@ -20,7 +20,7 @@ from tests.fixtures.receiver import SECRET, Receiver
 JOBS = """query($state: JobState, $caseId: ID) { jobs(state: $state, caseId: $caseId, first: 50) {
   totalCount edges { cursor node { id kind state step attempts maxAttempts nextAttemptAt input progress
   idempotencyKey error { step code message recoverable detail } case { id } activity { kind action } } } } }"""
-NODE = """query($id: ID!) { node(id: $id) { ... on Job { id state } } }"""
+JOB_STATE = """query($id: ID!) { node(id: $id) { ... on Job { id state } } }"""
 CASE_JOBS = """query($id: ID!) { node(id: $id) { ... on Case { jobs { id state kind } } } }"""
 SUB_CASE_JOBS = """query($id: ID!) { node(id: $id) { ... on Subproject { workflowItems(first: 50) {
   edges { node { case { jobs { id state } } } } } } } }"""
@@ -28,10 +28,12 @@ RETRY = """mutation($id: ID!) { retryJob(input: {id: $id}) { job { id state atte
   userErrors { code message field } } }"""
 RESUME = """mutation($id: ID!) { resumeJob(input: {id: $id}) { job { id state nextAttemptAt }
   userErrors { code message field } } }"""
-HISTORY = """query($id: ID!) { node(id: $id) { ... on Case { log(first: 50) { edges { node {
+CASE_LOG = """query($id: ID!) { node(id: $id) { ... on Case { log(first: 50) { edges { node {
   kind comment data } } } } } }"""
-SUBSCRIBE = """mutation($target: ID) { subscribeToNotifications(input: {level: CASE, targetId: $target}) { ok } }"""
-NOTIFICATIONS = """{ notifications(first: 20) { edges { node { activity { kind comment } } } } }"""
+SUBSCRIBE_CASE = (
+    """mutation($target: ID) { subscribeToNotifications(input: {level: CASE, targetId: $target}) { ok } }"""
+)
+NOTIFICATION_COMMENTS = """{ notifications(first: 20) { edges { node { activity { kind comment } } } } }"""
 
 
 @pytest.fixture
@@ -83,8 +85,8 @@ async def test_jobs_are_listed_to_who_may_view_their_item_and_to_admins(api, sho
 
     _, stranger = await make_user("stranger")  # hidden is missing, on every path
     assert (await api(JOBS, {}, token=stranger))["jobs"] == {"totalCount": 0, "edges": []}
-    assert (await api(NODE, {"id": failed.id}, token=stranger))["node"] is None
-    assert (await api(NODE, {"id": failed.id}, token=owner))["node"] == {"id": failed.id, "state": "FAILED"}
+    assert (await api(JOB_STATE, {"id": failed.id}, token=stranger))["node"] is None
+    assert (await api(JOB_STATE, {"id": failed.id}, token=owner))["node"] == {"id": failed.id, "state": "FAILED"}
     _, admin = await make_user("root", admin=True)
     assert (await api(JOBS, {}, token=admin))["jobs"]["totalCount"] == 2
 
@@ -131,7 +133,7 @@ async def test_retry_job_needs_update_on_the_item_and_a_failed_job(api, shop: Sh
     shop.clock.set(utcnow())  # retryJob made it due at the server's time
     shop.runner.wake()
     await shop.until(job.id, lambda j: j.state == "COMPLETED")
-    log = [e["node"] for e in (await api(HISTORY, {"id": case_id}, token=owner))["node"]["log"]["edges"]]
+    log = [e["node"] for e in (await api(CASE_LOG, {"id": case_id}, token=owner))["node"]["log"]["edges"]]
     assert [e["kind"] for e in log if e["kind"].startswith("job_")] == ["job_failed", "job_retried", "job_completed"]
     assert log[-1]["comment"] == "The webhook job completed after 1 attempt."  # its first since the retry
     assert log[-1]["data"]["job"] == {"id": job.id, "kind": "webhook", "state": "COMPLETED", "attempts": 1}
@@ -171,15 +173,15 @@ async def test_job_entries_are_in_the_log_and_notified_like_any_other(api, shop:
     item_id = await item_of(shop, case_id)
     await api(GRANT, {"r": item_id, "i": "workflowItem.view", "p": fan_id}, token=owner)
     await api(GRANT, {"r": item_id, "i": "workflowItem.viewHistory", "p": fan_id}, token=owner)
-    assert (await api(SUBSCRIBE, {"target": item_id}, token=fan))["subscribeToNotifications"]["ok"]
+    assert (await api(SUBSCRIBE_CASE, {"target": item_id}, token=fan))["subscribeToNotifications"]["ok"]
     await shop.act(case_id, "approve")
     (job,) = await shop.jobs(case_id)
     await shop.until(job.id, lambda j: j.state == "FAILED")
 
-    log = [e["node"] for e in (await api(HISTORY, {"id": case_id}, token=owner))["node"]["log"]["edges"]]
+    log = [e["node"] for e in (await api(CASE_LOG, {"id": case_id}, token=owner))["node"]["log"]["edges"]]
     assert log[-1]["kind"] == "job_failed" and log[-1]["comment"] == "Endpoint 'billing' answered HTTP 400."
     assert log[-1]["data"]["job"] == {"id": job.id, "kind": "webhook", "state": "FAILED", "attempts": 1}
-    notified = [e["node"]["activity"] for e in (await api(NOTIFICATIONS, token=fan))["notifications"]["edges"]]
+    notified = [e["node"]["activity"] for e in (await api(NOTIFICATION_COMMENTS, token=fan))["notifications"]["edges"]]
     assert {"kind": "job_failed", "comment": "Endpoint 'billing' answered HTTP 400."} in notified
 
 

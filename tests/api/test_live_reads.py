@@ -13,7 +13,7 @@ from server.hub import EventHub
 from server.settings import Settings
 from tests.fixtures.conditions import wait_until
 
-ACTIVITY = """subscription($p: ID) { activity(projectId: $p) {
+ACTIVITY_WITH_PLACES = """subscription($p: ID) { activity(projectId: $p) {
   comment actor { login } project { displayName } subproject { displayName } workflowItem { displayName } } }"""
 
 
@@ -34,7 +34,9 @@ async def _deliver_one_event(db, owner, project_id, item_id, subscribers, count_
     streams = []
     for _ in range(subscribers):
         context = Context(db=db, settings=Settings(database_url=db.url), hub=hub, actor=owner, live=True)
-        streams.append(await schema.subscribe(ACTIVITY, variable_values={"p": project_id}, context_value=context))
+        streams.append(
+            await schema.subscribe(ACTIVITY_WITH_PLACES, variable_values={"p": project_id}, context_value=context)
+        )
     pending = [asyncio.ensure_future(anext(stream)) for stream in streams]
     await wait_until(lambda: hub.subscriber_count == subscribers, what="every subscription registered with the hub")
     async with db.transaction() as s:

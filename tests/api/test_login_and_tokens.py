@@ -19,17 +19,14 @@ from models import Database, LoginAttempt, utcnow
 from server.app import create_app
 from server.settings import Settings
 from tests.fixtures.api import GraphQLClient
-from tests.fixtures.documents import CREATE_PROJECT, LOGIN, VIEWER
+from tests.fixtures.documents import CREATE_PROJECT, LOGIN, SET_DISABLED, VIEWER
 from tests.fixtures.live import LiveServer, WsClient
 
 LOGOUT = """mutation($everywhere: Boolean!) {
   logout(input: {everywhere: $everywhere}) { revokedTokens userErrors { code message field } } }"""
 REVOKE_TOKEN = """mutation($input: RevokeTokenInput!) {
   revokeToken(input: $input) { revokedTokens userErrors { code message field } } }"""
-DISABLE = """mutation($u: ID!, $disabled: Boolean!) {
-  disableUser(input: {userId: $u, disabled: $disabled}) {
-    user { login disabled } userErrors { code message field } } }"""
-NOTIFICATIONS = "subscription { notifications { level } }"
+NOTIFICATION_LEVELS = "subscription { notifications { level } }"
 # Small numbers so a lockout takes a few requests: 2 free failures, then 0.25 s, 0.5 s, 1 s, 1 s;
 # the 7th attempt at one login from one address is refused for 60 s, the 11th from one address.
 THROTTLE = {
@@ -372,20 +369,20 @@ async def test_a_disabled_user_cannot_log_in_nor_use_a_token_until_enabled(gql, 
     bob_id, bob = await make_user("bob")
     assert (await gql(VIEWER, token=bob))["viewer"] == {"login": "bob"}  # remembered
 
-    refused = (await gql(DISABLE, {"u": root_id, "disabled": True}, token=bob))["disableUser"]
+    refused = (await gql(SET_DISABLED, {"u": root_id, "disabled": True}, token=bob))["disableUser"]
     assert refused["userErrors"][0]["code"] == "NOT_ALLOWED"
-    myself = (await gql(DISABLE, {"u": root_id, "disabled": True}, token=admin))["disableUser"]
+    myself = (await gql(SET_DISABLED, {"u": root_id, "disabled": True}, token=admin))["disableUser"]
     assert myself["userErrors"] == [
         {"code": "NOT_ALLOWED", "message": "You may not disable yourself.", "field": ["userId"]}
     ]
 
-    disabled = (await gql(DISABLE, {"u": bob_id, "disabled": True}, token=admin))["disableUser"]
+    disabled = (await gql(SET_DISABLED, {"u": bob_id, "disabled": True}, token=admin))["disableUser"]
     assert disabled == {"user": {"login": "bob", "disabled": True}, "userErrors": []}
     assert (await gql.raw(VIEWER, token=bob))["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
     login = (await gql(LOGIN, {"login": "bob", "password": "password123"}))["login"]
     assert (login["token"], login["userErrors"][0]["code"]) == (None, "INVALID_CREDENTIALS")
 
-    enabled = (await gql(DISABLE, {"u": bob_id, "disabled": False}, token=admin))["disableUser"]
+    enabled = (await gql(SET_DISABLED, {"u": bob_id, "disabled": False}, token=admin))["disableUser"]
     assert enabled == {"user": {"login": "bob", "disabled": False}, "userErrors": []}
     assert (await gql(VIEWER, token=bob))["viewer"] == {"login": "bob"}
     assert (await gql(LOGIN, {"login": "bob", "password": "password123"}))["login"]["token"].startswith("cw_")
@@ -419,14 +416,14 @@ async def test_logout_revocation_and_disabling_close_live_connections_at_once(sl
     sockets = {}
     for name, token in (("alice", alice), ("bob", bob), ("carol", carol), ("admin", admin)):
         sockets[name] = await WsClient.connect(server.ws, token)
-        await sockets[name].subscribe(NOTIFICATIONS)
+        await sockets[name].subscribe(NOTIFICATION_LEVELS)
 
     assert (await server.gql(LOGOUT, {"everywhere": False}, token=alice))["logout"]["revokedTokens"] == 1
     assert await closed_code(sockets["alice"]) == 4403
     revoked = await server.gql(REVOKE_TOKEN, {"input": {"userId": bob_id}}, token=admin)
     assert revoked["revokeToken"]["revokedTokens"] == 1
     assert await closed_code(sockets["bob"]) == 4403
-    disabled = await server.gql(DISABLE, {"u": carol_id, "disabled": True}, token=admin)
+    disabled = await server.gql(SET_DISABLED, {"u": carol_id, "disabled": True}, token=admin)
     assert disabled["disableUser"]["userErrors"] == []
     assert await closed_code(sockets["carol"]) == 4403
 

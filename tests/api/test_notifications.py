@@ -7,7 +7,8 @@ UNSUBSCRIBE = """mutation($level: NotificationLevel!, $target: ID) {
   unsubscribeFromNotifications(input: {level: $level, targetId: $target}) { ok userErrors { code message } } }"""
 MARK = """mutation($ids: [ID!], $all: Boolean) {
   markNotificationsRead(input: {ids: $ids, all: $all}) { unreadCount userErrors { code } } }"""
-GRANT = """mutation($r: ID!, $p: ID!, $intent: String!) { grantPermission(input: {resourceId: $r, intent: $intent,
+GRANT_INTENT = """mutation($r: ID!, $p: ID!, $intent: String!) {
+  grantPermission(input: {resourceId: $r, intent: $intent,
   partyId: $p}) { userErrors { code } } }"""
 
 
@@ -34,7 +35,7 @@ async def test_levels_and_deduplication(gql, make_user):
     await gql(SUBSCRIBE, {"level": "CASE", "target": item["id"]}, token=dev)  # dev would qualify three ways
     for user in (watcher_id, fan_id):  # a notification shows an activity: reading it takes viewHistory
         for intent in ("workflowItem.view", "workflowItem.viewHistory"):
-            await gql(GRANT, {"r": item["id"], "p": user, "intent": intent}, token=sam)
+            await gql(GRANT_INTENT, {"r": item["id"], "p": user, "intent": intent}, token=sam)
     await gql(
         EXECUTE, {"input": {"workflowItemId": item["id"], "action": "comment", "comment": "any news?"}}, token=sam
     )

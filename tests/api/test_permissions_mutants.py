@@ -6,7 +6,7 @@ resource, does not let the last granter give it up. Written for mutants that sur
 from tests.fixtures.documents import CREATE_PROJECT, GRANT, REVOKE
 
 GRANTER = "project.intent.grantPermission"
-GRANTERS = """query($id: ID!) { node(id: $id) { ... on Project {
+GRANTER_LOGINS = """query($id: ID!) { node(id: $id) { ... on Project {
   permissions { intent parties { ... on User { login } } } } } }"""
 
 
@@ -23,7 +23,7 @@ async def test_the_last_granter_of_a_project_keeps_the_intent_whoever_holds_othe
 
     refused = (await gql(REVOKE, {"r": project, "i": GRANTER, "p": alice_id}, token=alice))["revokePermission"]
     assert [e["code"] for e in refused["userErrors"]] == ["LAST_GRANT_HOLDER"]
-    permissions = (await gql(GRANTERS, {"id": project}, token=alice))["node"]["permissions"]
+    permissions = (await gql(GRANTER_LOGINS, {"id": project}, token=alice))["node"]["permissions"]
     holders = {p["intent"]: sorted(party["login"] for party in p["parties"]) for p in permissions}
     assert holders[GRANTER] == ["alice"]
     assert holders["project.view"] == ["alice", "bob"]

@@ -4,12 +4,10 @@ leave out what cannot run (issue 20, point 3): over HTTP, on both databases."""
 from collections import Counter
 
 from tests.fixtures.builders import bug_item, build_tree, mutate
-from tests.fixtures.documents import CANCEL, CREATE_ITEM, CREATE_SUBPROJECT, DEFINE, EXECUTE, RESUME, SUSPEND
+from tests.fixtures.documents import CANCEL, CREATE_ITEM, CREATE_SUBPROJECT, DEFINE, EXECUTE, MY_TASKS, RESUME, SUSPEND
 
 PAGE_PICKS = """query($s: ID!, $first: Int) { node(id: $s) { ... on Subproject { workflowItems(first: $first) {
   edges { node { displayName case { roles { role { shortName } pickList { ... on User { login } } } } } } } } } }"""
-
-TASKS = """{ myTasks { totalCount edges { node { action { shortName } case { id } } } } }"""
 
 CASE_ACTIONS = """query($id: ID!) { node(id: $id) { ... on WorkflowItem { case { id status
   enabledActions { action { shortName } } myActions { action { shortName } } } } } }"""
@@ -93,7 +91,7 @@ async def test_a_case_that_cannot_run_lists_no_task(gql, make_user):
     other = await bug_item(gql, sam, dev_id)  # stays active throughout: a mix-up shows
 
     async def tasks():
-        found = (await gql(TASKS, token=dev))["myTasks"]
+        found = (await gql(MY_TASKS, token=dev))["myTasks"]
         cases = [e["node"]["case"]["id"] for e in found["edges"]]
         assert found["totalCount"] == len(cases)
         assert {e["node"]["action"]["shortName"] for e in found["edges"]} <= {"resolve"}
@@ -144,7 +142,7 @@ async def test_a_completed_case_lists_the_task_that_can_reopen_it(gql, make_user
     item_id = (await gql(CREATE_ITEM, {"input": item}, token=sam))["createWorkflowItem"]["workflowItem"]["id"]
 
     async def task_names():
-        found = (await gql(TASKS, token=dev))["myTasks"]
+        found = (await gql(MY_TASKS, token=dev))["myTasks"]
         assert found["totalCount"] == len(found["edges"])
         return [e["node"]["action"]["shortName"] for e in found["edges"]]
 

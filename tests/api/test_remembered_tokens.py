@@ -15,7 +15,7 @@ from server.settings import Settings
 from tests.fixtures.api import GraphQLClient
 from tests.fixtures.documents import ADD_MEMBER, CREATE_GROUP, CREATE_PROJECT, GRANT, PROJECT_COUNT, VIEWER
 
-REMOVE_MEMBER = """mutation($g: ID!, $u: ID!) {
+REMOVE_MEMBER_BRIEF = """mutation($g: ID!, $u: ID!) {
   removeGroupMember(input: {groupId: $g, userId: $u}) { group { id } userErrors { code } } }"""
 
 
@@ -57,7 +57,7 @@ async def test_a_group_change_reaches_a_remembered_viewer_at_once(gql, make_user
     added = await gql(ADD_MEMBER, {"g": group["id"], "u": carol_id}, token=admin)
     assert added["addGroupMember"]["userErrors"] == []
     assert (await gql(PROJECT_COUNT, token=carol))["projects"]["totalCount"] == 1
-    removed = await gql(REMOVE_MEMBER, {"g": group["id"], "u": carol_id}, token=admin)
+    removed = await gql(REMOVE_MEMBER_BRIEF, {"g": group["id"], "u": carol_id}, token=admin)
     assert removed["removeGroupMember"]["userErrors"] == []
     assert (await gql(PROJECT_COUNT, token=carol))["projects"]["totalCount"] == 0
 

@@ -8,9 +8,9 @@ from tests.fixtures.builders import bug_case, mutate
 from tests.fixtures.documents import ADD_MEMBER, CREATE_GROUP, REASSIGN
 from tests.fixtures.task_index import recomputed
 
-PAGE = """query($first: Int, $after: String) { myTasks(first: $first, after: $after) {
+TASK_PAGE = """query($first: Int, $after: String) { myTasks(first: $first, after: $after) {
   totalCount pageInfo { hasNextPage endCursor } edges { cursor node { id action { shortName } case { id } } } } }"""
-UNCOUNTED = """query($first: Int) { myTasks(first: $first) { edges { node { id action { shortName } } } } }"""
+TASK_PAGE_UNCOUNTED = """query($first: Int) { myTasks(first: $first) { edges { node { id action { shortName } } } } }"""
 
 
 async def test_a_task_list_costs_the_same_for_3_and_30_cases_and_counts_only_when_asked(
@@ -20,16 +20,16 @@ async def test_a_task_list_costs_the_same_for_3_and_30_cases_and_counts_only_whe
     dev_id, dev = await make_user("dev")
     _, idle = await make_user("idle")  # no task at all
     await bug_case(db, owner, SimpleNamespace(user_id=dev_id), items=3)
-    await gql(UNCOUNTED, {"first": 2}, token=dev)  # the tokens are remembered from here on
-    await gql(UNCOUNTED, {"first": 2}, token=idle)
+    await gql(TASK_PAGE_UNCOUNTED, {"first": 2}, token=dev)  # the tokens are remembered from here on
+    await gql(TASK_PAGE_UNCOUNTED, {"first": 2}, token=idle)
 
     async def costs():
         with count_statements() as counted:
-            page = (await gql(PAGE, {"first": 2}, token=dev))["myTasks"]
+            page = (await gql(TASK_PAGE, {"first": 2}, token=dev))["myTasks"]
         with count_statements() as uncounted:
-            bare = (await gql(UNCOUNTED, {"first": 2}, token=dev))["myTasks"]
+            bare = (await gql(TASK_PAGE_UNCOUNTED, {"first": 2}, token=dev))["myTasks"]
         with count_statements() as nothing:
-            none = (await gql(UNCOUNTED, {"first": 2}, token=idle))["myTasks"]
+            none = (await gql(TASK_PAGE_UNCOUNTED, {"first": 2}, token=idle))["myTasks"]
         assert [e["node"]["id"] for e in bare["edges"]] == [e["node"]["id"] for e in page["edges"]]
         assert none["edges"] == []
         return page["totalCount"], counted.count, uncounted.count, nothing.count, counted.statements
@@ -61,7 +61,7 @@ async def test_each_task_is_listed_once_however_many_of_your_parties_reach_it(db
     async def walk(token, first):
         ids, after, counts = [], None, set()
         while True:
-            page = (await gql(PAGE, {"first": first, "after": after}, token=token))["myTasks"]
+            page = (await gql(TASK_PAGE, {"first": first, "after": after}, token=token))["myTasks"]
             ids += [e["node"]["id"] for e in page["edges"]]
             assert page["edges"][-1]["cursor"] == page["pageInfo"]["endCursor"]
             counts.add(page["totalCount"])

@@ -7,14 +7,11 @@ import httpx
 
 from server.app import create_app
 from server.settings import Settings
-from tests.fixtures.documents import EXECUTE
+from tests.fixtures.documents import EXECUTE, RUN_DUE
 from tests.fixtures.timers import QUICK, case_in_state, case_of, make_items, running_app
 
 PAGE_TIMERS = """query($id: ID!) { node(id: $id) { ... on Subproject { workflowItems(first: 50) {
   edges { node { case { timers { fireAt action { shortName } } } } } } } } }"""
-
-RUN_DUE = """mutation($input: RunDueTimersInput!) { runDueTimers(input: $input) {
-  fired { action actor { login } data } more userErrors { code message field } } }"""
 
 HOUR = 3600
 # TIME `expire` an hour after submission; USER `nudge` (a timeout on a USER action) 2 hours after.

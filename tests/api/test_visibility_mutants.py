@@ -6,7 +6,7 @@ import pytest
 
 from tests.fixtures.documents import CREATE_PROJECT
 
-FILTERED = """query($f: ProjectFilter) { projects(filter: $f) { edges { node { displayName } } } }"""
+FILTERED_NAMES = """query($f: ProjectFilter) { projects(filter: $f) { edges { node { displayName } } } }"""
 
 # Each project's name and tags differ only in a character LIKE would treat as a wildcard.
 PROJECTS = (
@@ -28,7 +28,7 @@ async def names(gql, make_user):
         await gql(CREATE_PROJECT, {"input": {"displayName": name, "tags": tags}}, token=token)
 
     async def names(f):
-        edges = (await gql(FILTERED, {"f": f}, token=token))["projects"]["edges"]
+        edges = (await gql(FILTERED_NAMES, {"f": f}, token=token))["projects"]["edges"]
         return sorted(e["node"]["displayName"] for e in edges)
 
     return names

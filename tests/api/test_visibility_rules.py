@@ -9,7 +9,7 @@ that does not exist.
 import pytest
 
 from tests.fixtures.builders import build_tree
-from tests.fixtures.documents import CREATE_ITEM, EXECUTE, GRANT, REASSIGN, REORDER, REVOKE, SUBSCRIBE
+from tests.fixtures.documents import CREATE_ITEM, EXECUTE, GRANT, NODE_ID, REASSIGN, REORDER, REVOKE, SUBSCRIBE
 from tests.fixtures.live import WsClient
 
 SECRET = "the budget is 42"
@@ -28,9 +28,7 @@ ENTRIES = """query($item: ID!) { node(id: $item) { ... on WorkflowItem { case { 
 PICK_LIST = """query($item: ID!) { node(id: $item) { ... on WorkflowItem { case { roles {
   role { shortName } pickList { ... on User { login } } } } } } }"""
 
-NODE = """query($id: ID!) { node(id: $id) { id } }"""
-
-UPDATE_ITEM = """mutation($id: ID!) { updateWorkflowItem(input: {id: $id, displayName: "x"}) {
+RENAME_ITEM = """mutation($id: ID!) { updateWorkflowItem(input: {id: $id, displayName: "x"}) {
   workflowItem { id } userErrors { code message field } } }"""
 
 ORDERING = """query($s: ID!) { node(id: $s) { ... on Subproject { workflowItemOrdering } } }"""
@@ -193,9 +191,9 @@ async def test_hidden_and_missing_ids_get_the_same_errors(gql, make_user):
             missing,
         )
     _same_answer(
-        await errors(UPDATE_ITEM, "updateWorkflowItem", {"id": item_id}),
+        await errors(RENAME_ITEM, "updateWorkflowItem", {"id": item_id}),
         item_id,
-        await errors(UPDATE_ITEM, "updateWorkflowItem", {"id": _made_up(item_id)}),
+        await errors(RENAME_ITEM, "updateWorkflowItem", {"id": _made_up(item_id)}),
         _made_up(item_id),
     )
     for resource in (s["project"]["id"], s["sub"]["id"], item_id):
@@ -214,7 +212,7 @@ async def test_hidden_and_missing_ids_get_the_same_errors(gql, make_user):
         assert answer == {"ok": True, "userErrors": []}
     for hidden in (s["project"]["id"], s["sub"]["id"], item_id, case_id, s["act"]):
         for id_ in (hidden, _made_up(hidden)):
-            assert (await gql(NODE, {"id": id_}, token=stranger))["node"] is None
+            assert (await gql(NODE_ID, {"id": id_}, token=stranger))["node"] is None
 
 
 async def test_a_role_player_without_grants_is_not_allowed_rather_than_told_the_item_is_missing(gql, make_user):
@@ -222,9 +220,9 @@ async def test_a_role_player_without_grants_is_not_allowed_rather_than_told_the_
     not exist; the viewer holds workflowItem.view; the stranger sees nothing."""
     s = await _scene(gql, make_user)
     item_id = s["item"]["id"]
-    assert (await gql(NODE, {"id": item_id}, token=s["dev"]))["node"] == {"id": item_id}
+    assert (await gql(NODE_ID, {"id": item_id}, token=s["dev"]))["node"] == {"id": item_id}
     for who, code in (("dev", "NOT_ALLOWED"), ("viewer", "NOT_ALLOWED"), ("stranger", "NOT_FOUND")):
-        answer = (await gql(UPDATE_ITEM, {"id": item_id}, token=s[who]))["updateWorkflowItem"]
+        answer = (await gql(RENAME_ITEM, {"id": item_id}, token=s[who]))["updateWorkflowItem"]
         assert answer["workflowItem"] is None and [e["code"] for e in answer["userErrors"]] == [code], (who, answer)
 
 

@@ -9,10 +9,7 @@ import pytest
 from playwright.async_api import expect
 
 from bench.server import Serve
-from tests.fixtures.browser import demo_ids, execute
-
-GRANT = """mutation($r: ID!, $i: String!, $p: ID!) { grantPermission(input: {resourceId: $r, intent: $i, partyId: $p}) {
-  userErrors { code message } } }"""
+from tests.fixtures.browser import GRANT_ERRORS, demo_ids, execute
 
 
 def card_names(page: Any, state: str) -> Any:
@@ -30,7 +27,7 @@ def roof(servers: tuple[Serve, Serve]) -> dict[str, Any]:
         (ids["School renovation"], "project.viewHistory"),
         *((ids[name], "workflowItem.view") for name in ("Scaffolding", "Tiles", "Labour")),
     ]:
-        granted = first.gql(GRANT, {"r": resource, "i": intent, "p": ids["bob"]}, token=alice_token)
+        granted = first.gql(GRANT_ERRORS, {"r": resource, "i": intent, "p": ids["bob"]}, token=alice_token)
         assert granted["grantPermission"]["userErrors"] == []
     return {**ids, "alice token": alice_token}
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from playwright.async_api import expect
 
-from tests.fixtures.browser import DOCUMENT_LIMIT, GRANT, demo_ids
+from tests.fixtures.browser import DOCUMENT_LIMIT, GRANT_ERRORS, demo_ids
 
-CREATE_ITEM = """mutation($s: ID!) { createWorkflowItem(input: {subprojectId: $s, displayName: "Chimney",
+CREATE_CHIMNEY = """mutation($s: ID!) { createWorkflowItem(input: {subprojectId: $s, displayName: "Chimney",
   amountType: "ALLOCATED", amount: "2300"}) { workflowItem { id } userErrors { code } } }"""
 
 # Not text, not a round size, and with every byte value: a re-encoding or a truncation shows.
@@ -21,11 +21,11 @@ async def test_alice_attaches_downloads_and_removes_a_document_bob_watches(serve
     first, second = servers
     alice_token = first.login("alice")
     ids = demo_ids(first, alice_token)
-    created = first.gql(CREATE_ITEM, {"s": ids["Roof"]}, token=alice_token)["createWorkflowItem"]
+    created = first.gql(CREATE_CHIMNEY, {"s": ids["Roof"]}, token=alice_token)["createWorkflowItem"]
     assert created["userErrors"] == []
     item = created["workflowItem"]["id"]
     for intent in ("workflowItem.view", "workflowItem.viewHistory"):
-        granted = first.gql(GRANT, {"r": item, "i": intent, "p": ids["bob"]}, token=alice_token)
+        granted = first.gql(GRANT_ERRORS, {"r": item, "i": intent, "p": ids["bob"]}, token=alice_token)
         assert granted["grantPermission"]["userErrors"] == []
 
     bob = await open_page(second)  # on PostgreSQL another server process than alice's

@@ -6,7 +6,7 @@ from playwright.async_api import expect
 
 from tests.fixtures.browser import demo_ids, execute
 
-CREATE_ITEM = """mutation($s: ID!) { createWorkflowItem(input: {subprojectId: $s, displayName: "Gutters",
+CREATE_GUTTERS = """mutation($s: ID!) { createWorkflowItem(input: {subprojectId: $s, displayName: "Gutters",
   amountType: "ALLOCATED", amount: "5400", dueDate: "2031-05-01"}) { workflowItem { id } userErrors { code } } }"""
 
 
@@ -19,7 +19,7 @@ async def test_carol_reviews_an_item_from_her_tasks(servers, open_page):
     await expect(carol.page.locator("body")).to_have_attribute("data-live", "live")
     unread = int(await carol.page.get_by_test_id("unread").inner_text())
 
-    created = first.gql(CREATE_ITEM, {"s": ids["Roof"]}, token=alice)["createWorkflowItem"]
+    created = first.gql(CREATE_GUTTERS, {"s": ids["Roof"]}, token=alice)["createWorkflowItem"]
     assert created["userErrors"] == []
     item = created["workflowItem"]["id"]
     execute(first, alice, item, "submit", "Gutters, please review")

@@ -20,7 +20,7 @@ pytestmark = [
     pytest.mark.skipif(BACKEND != "postgres", reason="several workers need PostgreSQL"),
 ]
 
-CREATE_ITEM = """mutation($s: ID!) { createWorkflowItem(input: {subprojectId: $s, displayName: "Gutter"}) {
+CREATE_GUTTER = """mutation($s: ID!) { createWorkflowItem(input: {subprojectId: $s, displayName: "Gutter"}) {
   workflowItem { id } userErrors { code } } }"""
 
 BODY = bytes(range(256)) * 8 + b"receipt 88\n"
@@ -45,7 +45,7 @@ def test_a_link_signed_by_one_worker_downloads_from_every_worker(two_workers: Se
     server = two_workers
     token = server.login("alice")
     ids = demo_ids(server, token)
-    item = server.gql(CREATE_ITEM, {"s": ids["Roof"]}, token=token)["createWorkflowItem"]["workflowItem"]["id"]
+    item = server.gql(CREATE_GUTTER, {"s": ids["Roof"]}, token=token)["createWorkflowItem"]["workflowItem"]["id"]
     operations = json.dumps({"query": ADD_DOCUMENT, "variables": {"input": {"workflowItemId": item, "file": None}}})
     added = httpx.post(
         f"{server.url}/graphql",

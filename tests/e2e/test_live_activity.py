@@ -19,9 +19,9 @@ from tests.fixtures.database import BACKEND
 from tests.fixtures.documents import CREATE_ITEM, CREATE_PROJECT, CREATE_SUBPROJECT, EXECUTE
 from tests.fixtures.live import WsClient
 
-ACTIVITY = """subscription($p: ID, $after: String) { activity(projectId: $p, after: $after) {
+ACTIVITY_AFTER = """subscription($p: ID, $after: String) { activity(projectId: $p, after: $after) {
   seq kind action comment actor { login } workflowItem { displayName } } }"""
-NOTIFICATIONS = """subscription { notifications { level activity { kind action } } }"""
+NOTIFICATIONS_LIVE = """subscription { notifications { level activity { kind action } } }"""
 COMMENT = {"action": "comment"}
 NEWEST = """query($p: ID!) { node(id: $p) { ... on Project { history(first: 100) {
   edges { node { seq } } pageInfo { hasNextPage } } } } }"""
@@ -70,8 +70,8 @@ async def test_subscribe_receive_and_resume_exactly_once(live_server, db, make_u
     cursor = await newest_cursor(live_server, alice, project_id)
     watcher = await WsClient.connect(live_server.ws, alice)
     stranger = await WsClient.connect(live_server.ws, outsider)
-    await watcher.subscribe(ACTIVITY, {"p": project_id, "after": cursor})
-    await stranger.subscribe(ACTIVITY, {"after": cursor})
+    await watcher.subscribe(ACTIVITY_AFTER, {"p": project_id, "after": cursor})
+    await stranger.subscribe(ACTIVITY_AFTER, {"after": cursor})
     for text in ("one", "two"):
         await comment(live_server, alice, item_id, text)
     got = [e["activity"] for e in await watcher.receive(2)]
@@ -85,7 +85,7 @@ async def test_subscribe_receive_and_resume_exactly_once(live_server, db, make_u
     for text in ("three", "four"):  # while the dashboard is away
         await comment(live_server, alice, item_id, text)
     back = await WsClient.connect(live_server.ws, alice)
-    await back.subscribe(ACTIVITY, {"p": project_id, "after": last_cursor})
+    await back.subscribe(ACTIVITY_AFTER, {"p": project_id, "after": last_cursor})
     replayed = [e["activity"]["comment"] for e in await back.receive(2)]
     assert replayed == ["three", "four"]
     for text in ("five", "six"):
@@ -120,7 +120,7 @@ async def test_revoked_access_stops_events(live_server, db, make_user):
         grant % "grantPermission", {"r": project_id, "i": "project.viewHistory", "p": bob_id}, token=alice
     )
     ws = await WsClient.connect(live_server.ws, bob)
-    await ws.subscribe(ACTIVITY, {"p": project_id, "after": await newest_cursor(live_server, alice, project_id)})
+    await ws.subscribe(ACTIVITY_AFTER, {"p": project_id, "after": await newest_cursor(live_server, alice, project_id)})
     await comment(live_server, alice, item_id, "visible")
     assert [e["activity"]["comment"] for e in await ws.receive(1)] == ["visible"]
     await live_server.gql(
@@ -149,7 +149,7 @@ async def test_each_subscriber_sees_only_the_related_rows_it_may_view(live_serve
     }
     cursor = await newest_cursor(live_server, alice, project_id)
     for ws in sockets.values():
-        await ws.subscribe(ACTIVITY, {"p": project_id, "after": cursor})
+        await ws.subscribe(ACTIVITY_AFTER, {"p": project_id, "after": cursor})
     await comment(live_server, alice, item_id, "seen by three")
     seen = {name: (await ws.receive(1))[0]["activity"] for name, ws in sockets.items()}
     assert [event["actor"] for event in seen.values()] == [{"login": "alice"}] * 3
@@ -198,7 +198,7 @@ async def test_notifications_stream(live_server, db, make_user):
     _, sam = await make_user("sam")
     dev_id, dev = await make_user("dev")
     ws = await WsClient.connect(live_server.ws, dev)
-    await ws.subscribe(NOTIFICATIONS)
+    await ws.subscribe(NOTIFICATIONS_LIVE)
     # The notification stream has no cursor: until the server has registered it, an assignment
     # is not delivered. So assign dev new items until one's notification arrives (a condition,
     # not a sleep: the first one usually does).
@@ -229,7 +229,7 @@ async def test_two_processes_deliver_500_activities_in_order(live_server, second
     _, alice = await make_user("alice")
     project_id, item_id = await project_with_item(second_live_server, alice)
     ws = await WsClient.connect(live_server.ws, alice)  # subscribed on process A
-    await ws.subscribe(ACTIVITY, {"p": project_id, "after": await newest_cursor(live_server, alice, project_id)})
+    await ws.subscribe(ACTIVITY_AFTER, {"p": project_id, "after": await newest_cursor(live_server, alice, project_id)})
 
     async def writer(worker: int) -> None:  # mutations go to process B, 4 at a time
         for i in range(125):
@@ -264,7 +264,7 @@ async def test_connection_limits(strict_live_server, db, make_user):
 
     ws = await WsClient.connect(strict_live_server.ws, alice)  # no Origin header: not a browser
     for _ in range(3):
-        await ws.subscribe(ACTIVITY, {})
+        await ws.subscribe(ACTIVITY_AFTER, {})
     messages = await ws.receive_until(lambda m: m == {"id": "3", "type": "complete"})
     (refusal,) = [m for m in messages if m["type"] == "next"]  # the third is refused, then completed
     assert refusal["id"] == "3" and refusal["payload"]["errors"][0]["extensions"]["code"] == "TOO_MANY_SUBSCRIPTIONS"
@@ -279,7 +279,7 @@ async def test_connection_limits(strict_live_server, db, make_user):
 async def test_revoked_token_closes_the_connection(live_server, db, make_user):
     other_id, other = await make_user("other")
     ws = await WsClient.connect(live_server.ws, other)
-    await ws.subscribe(ACTIVITY, {})
+    await ws.subscribe(ACTIVITY_AFTER, {})
     async with db.transaction() as s:
         await s.execute(update(ApiToken).values(revoked=True).where(ApiToken.user_id == other_id))
     # The server re-checks live tokens every 0.5 s in these tests (on PostgreSQL at once, told by
@@ -295,7 +295,7 @@ async def test_refused_mutations_publish_nothing(live_server, db, make_user):
     _, alice = await make_user("alice")
     project_id, item_id = await project_with_item(live_server, alice)
     ws = await WsClient.connect(live_server.ws, alice)
-    await ws.subscribe(ACTIVITY, {"p": project_id, "after": await newest_cursor(live_server, alice, project_id)})
+    await ws.subscribe(ACTIVITY_AFTER, {"p": project_id, "after": await newest_cursor(live_server, alice, project_id)})
     refused = await live_server.gql(EXECUTE, {"input": {"workflowItemId": item_id, "action": "close"}}, token=alice)
     assert refused["executeAction"]["userErrors"][0]["code"] == "ACTION_NOT_ENABLED"
     await comment(live_server, alice, item_id, "real")  # the sentinel: the first thing to arrive
@@ -319,7 +319,7 @@ async def test_listen_connection_comes_back_and_refills(live_server, second_live
     _, alice = await make_user("alice")
     project_id, item_id = await project_with_item(second_live_server, alice)
     ws = await WsClient.connect(live_server.ws, alice)
-    await ws.subscribe(ACTIVITY, {"p": project_id, "after": await newest_cursor(live_server, alice, project_id)})
+    await ws.subscribe(ACTIVITY_AFTER, {"p": project_id, "after": await newest_cursor(live_server, alice, project_id)})
     admin = await asyncpg.connect(POSTGRES_URL)
     database = db.url.rsplit("/", 1)[1]
     listening = "SELECT pid FROM pg_stat_activity WHERE application_name = 'caseway-hub' AND datname = $1"
