@@ -1,7 +1,6 @@
 """Durable jobs end to end below HTTP: an action's webhook job is written with it,
 run by the job runner against a real receiver on loopback, retried on a clock the test moves."""
 
-import asyncio
 import random
 from datetime import timedelta
 from typing import ClassVar
@@ -39,9 +38,8 @@ async def test_503_503_200_completes_after_three_attempts_with_the_policys_delay
     job = await shop.until(job.id, lambda j: j.state == "STALLED")
     assert (job.attempts, job.error["code"], job.error["recoverable"]) == (1, "HTTP_503", True)
     assert job.next_attempt_at == t0 + timedelta(seconds=1)
-    shop.clock.set(job.next_attempt_at - timedelta(milliseconds=1))  # not yet due: nothing runs
-    shop.runner.wake()
-    await asyncio.sleep(0.2)
+    shop.clock.set(job.next_attempt_at - timedelta(milliseconds=1))  # not yet due: a pass claims nothing
+    assert await shop.runner.drain() == 0
     assert len(billing.deliveries) == 1
 
     shop.clock.set(job.next_attempt_at)
@@ -194,11 +192,10 @@ async def test_a_job_left_running_by_a_crash_is_reconciled_and_delivered_again_w
     job = await shop.job(claim.id)
     assert (job.state, job.attempts) == ("RUNNING", 1)
 
-    shop.runner.start()  # a new process: within the lease nothing happens
-    await asyncio.sleep(0.3)
+    assert await shop.runner.drain() == 0  # a new process: within the lease a pass claims nothing
     assert (await shop.job(claim.id)).state == "RUNNING" and billing.deliveries == []
     shop.clock.set(job.next_attempt_at)  # the lease ended: reconciled, then run again
-    shop.runner.wake()
+    shop.runner.start()
     job = await shop.until(claim.id, lambda j: j.state == "COMPLETED")
     assert job.attempts == 2 and billing.keys_ok() == {job.idempotency_key: 1}
     assert await shop.log_kinds(case_id) == ["job_stalled", "job_completed"]
