@@ -1,5 +1,9 @@
-"""Through the engine API: outputs choose the new state (by the caller or an on_fire callback),
-resolution codes, gating with depends_on min/max, and enable conditions (REFUSED)."""
+"""engine/transitions.py through the engine API: how a case moves when an instance fires. The
+output chosen (by the caller or an on_fire callback) picks the new state; resolution codes;
+gating with depends_on min/max; enable conditions (REFUSED, asked again at the next change, in
+the root scope and inside a child scope); recompute keeping, cancelling and enabling instances;
+the case's status following its state; automatic actions and their loop bound. What a spec may
+say is in test_specs.py."""
 
 from datetime import timedelta
 
@@ -8,7 +12,7 @@ from sqlalchemy import select
 
 import engine
 from engine import registry
-from engine.errors import DomainError, DomainErrors
+from engine.errors import DomainError
 from models import Activity, EnabledAction
 from tests.fixtures.builders import bug_case, enabled, run, state_of
 from tests.fixtures.specs import decision
@@ -38,15 +42,6 @@ async def refused(db, run_func, *args, **kwargs):
     with pytest.raises(DomainError) as error:
         await run_func(*args, **kwargs)
     return error.value
-
-
-def spec_errors(spec):
-    """The INVALID_SPEC problems of a spec, as (path below spec, message)."""
-    from engine.workflows import parse_spec
-
-    with pytest.raises(DomainErrors) as errors:
-        parse_spec(spec)
-    return [(e.field[1:], e.message) for e in errors.value.errors]
 
 
 DECISION = decision("decision", note={"allowed_roles": ["author"], "always_enabled": True})
@@ -145,26 +140,6 @@ async def test_a_callback_returning_none_keeps_the_callers_output(db, make_actor
     assert (await refused(db, run, db, owner, case.id, "decide")).field == ["output"]
 
 
-def test_the_spec_keys_of_outputs_are_checked():
-    registry.register_on_fire("pick_first")(lambda execution: None)
-    base = {"short_name": "s", "states": {"a": {}, "b": {}}}
-    assert spec_errors(
-        {**base, "actions": {"x": {"always_enabled": True, "on_fire": "nope", "outputs": {"go": "b"}}}}
-    ) == [(["actions", "x", "on_fire"], "Action 'x' names unknown on_fire callback 'nope'.")]
-    assert spec_errors(
-        {**base, "actions": {"x": {"trigger": "auto", "enabled_states": ["a"], "outputs": {"go": "b"}}}}
-    )[0][0] == ["actions", "x", "on_fire"]  # nobody would choose the output of an automatic action
-    assert spec_errors(
-        {**base, "actions": {"x": {"timeout_seconds": 60, "enabled_states": ["a"], "outputs": {"go": "b"}}}}
-    )[0][0] == ["actions", "x", "on_fire"]  # nor of a timer's
-    assert spec_errors(
-        {**base, "actions": {"x": {"always_enabled": True, "new_state": "a", "outputs": {"go": "b"}}}}
-    ) == [(["actions", "x", "new_state"], "Action 'x' has outputs, which decide its new state; drop new_state.")]
-    assert spec_errors({**base, "actions": {"x": {"always_enabled": True, "on_fire": "pick_first"}}}) == [
-        (["actions", "x", "on_fire"], "on_fire picks one of an action's outputs; 'x' declares none.")
-    ]
-
-
 async def test_resolutions_are_required_checked_logged_and_listed(db, make_actor):
     submitter, dev = await make_actor("sam"), await make_actor("dev")
     _, (case,) = await bug_case(db, submitter, dev)
@@ -186,17 +161,6 @@ async def test_resolutions_are_required_checked_logged_and_listed(db, make_actor
         spec = await engine.workflows.spec_by_id(s, done.case.workflow_id)
     assert spec.actions["resolve"].resolutions[1] == ("wont_fix", "Won't fix")
     assert spec.actions["resolve"].side_effects == ()  # capture_resolution is no longer needed
-
-
-def test_only_actions_a_person_executes_have_resolutions():
-    spec = {
-        "short_name": "s",
-        "states": {"a": {}},
-        "actions": {"x": {"trigger": "auto", "enabled_states": ["a"], "resolutions": {"ok": "OK"}}},
-    }
-    assert spec_errors(spec) == [
-        (["actions", "x", "resolutions"], "Resolutions are picked by the person executing an action; 'x' is AUTO.")
-    ]
 
 
 GATED = {
@@ -236,11 +200,6 @@ async def test_gates_on_another_action_count_its_completions_min_and_max(db, mak
     async with db.session() as s:
         amend = (await s.scalars(select(EnabledAction.status).where(EnabledAction.action == "amend"))).all()
     assert amend == ["CANCELED"]
-
-
-def test_a_self_dependency_takes_no_min():
-    spec = {**GATED, "actions": {"remind": {"always_enabled": True, "depends_on": {"remind": {"min": 1, "max": 3}}}}}
-    assert spec_errors(spec)[0][0] == ["actions", "remind", "depends_on", "remind", "min"]
 
 
 class Flag:
@@ -325,12 +284,222 @@ async def test_the_built_in_condition_item_has_amount(db, make_actor):
     assert await enabled(db, priced.id) == ["note", "pay"] and await refused_rows(db, priced.id) == []
 
 
-def test_unknown_enable_conditions_are_refused():
-    spec = {
-        "short_name": "s",
-        "states": {"a": {}},
-        "actions": {"x": {"always_enabled": True, "enable_conditions": ["nope"]}},
-    }
-    assert spec_errors(spec) == [
-        (["actions", "x", "enable_conditions"], "Action 'x' names unknown enable condition 'nope'.")
+async def instances(db, case_id):
+    """The case's instances as (action, status, scope, fire_at, id), oldest first."""
+    async with db.session() as s:
+        rows = await s.scalars(
+            select(EnabledAction).where(EnabledAction.case_id == case_id).order_by(EnabledAction.enabled_at)
+        )
+        return [(ea.action, ea.status, ea.scope, ea.fire_at, ea.id) for ea in rows]
+
+
+def live(rows):
+    """The ENABLED instances, by action: (id, fire_at)."""
+    return {action: (id_, fire_at) for action, status, _, fire_at, id_ in rows if status == "ENABLED"}
+
+
+MOVING = {
+    "short_name": "moving",
+    "roles": {"crew": {"callbacks": ["creation_user"]}},
+    "states": {"open": {}, "review": {}, "closed": {"terminal": True}},
+    "actions": {
+        "note": {"allowed_roles": ["crew"], "always_enabled": True},
+        "nudge": {"allowed_roles": ["crew"], "enabled_states": ["open", "review"], "timeout_seconds": 3600},
+        "edit": {"allowed_roles": ["crew"], "enabled_states": ["open"]},
+        "submit": {"allowed_roles": ["crew"], "enabled_states": ["open"], "new_state": "review"},
+        "approve": {"assigned_role": "crew", "assigned_states": ["review"], "new_state": "closed"},
+        "reopen": {"allowed_roles": ["crew"], "enabled_states": ["closed"], "new_state": "open"},
+    },
+}
+
+
+async def test_recompute_keeps_what_stays_enabled_cancels_what_does_not_and_restarts_a_timer_enabled_again(
+    db, make_actor
+):
+    owner = await make_actor("owner")
+    await define(db, MOVING)
+    case = await new_case(db, owner, "moving")
+    start = live(await instances(db, case.id))
+    assert sorted(start) == ["edit", "note", "nudge", "submit"]
+    nudge_id, nudge_due = start["nudge"]
+    assert nudge_due is not None
+
+    noted = await run(db, owner, case.id, "note", now=nudge_due - timedelta(minutes=50))
+    assert "canceled" not in noted.activity.data
+    after_note = live(await instances(db, case.id))
+    assert after_note["nudge"] == (nudge_id, nudge_due)  # kept, its timer still running
+    assert after_note["note"][0] != start["note"][0]  # the one fired is done; a new one is enabled
+
+    submitted = await run(db, owner, case.id, "submit", now=nudge_due - timedelta(minutes=40))
+    assert submitted.activity.data["canceled"] == ["edit"]  # no longer enabled in "review"
+    assert (submitted.activity.data["from"], submitted.activity.data["to"]) == ("open", "review")
+    in_review = live(await instances(db, case.id))
+    assert sorted(in_review) == ["approve", "note", "nudge"] and in_review["nudge"] == (nudge_id, nudge_due)
+    statuses = {(action, status) for action, status, *_ in await instances(db, case.id)}
+    assert {("edit", "CANCELED"), ("submit", "COMPLETED"), ("note", "COMPLETED")} <= statuses
+
+    closed = await run(db, owner, case.id, "approve", now=nudge_due - timedelta(minutes=30))
+    assert closed.activity.data["canceled"] == ["nudge"]  # note is enabled in every state: kept
+    assert (await state_of(db, case.id))[:2] == ("closed", "COMPLETED")
+    reopened_at = nudge_due - timedelta(minutes=20)
+    await run(db, owner, case.id, "reopen", now=reopened_at)
+    assert (await state_of(db, case.id))[:2] == ("open", "ACTIVE")
+    again = live(await instances(db, case.id))
+    assert again["nudge"][0] != nudge_id  # a new instance: a new clock
+    assert again["nudge"][1] == reopened_at + timedelta(seconds=3600)
+    kinds = [(a.kind, a.action, a.data.get("state")) for a in await log_of(db, case.id)]
+    assert kinds[-4:] == [
+        ("action_executed", "approve", None),
+        ("case_completed", None, "closed"),
+        ("action_executed", "reopen", None),
+        ("case_reopened", None, "open"),
     ]
+
+
+async def test_an_assigned_role_holds_only_in_the_actions_assigned_states(db, make_actor):
+    """approve is assigned to crew in "review" only; note is never assigned."""
+    owner = await make_actor("owner")
+    spec = {**MOVING, "short_name": "moving_assigned"}
+    spec["actions"] = {
+        **MOVING["actions"],
+        "edit": {"assigned_role": "crew", "assigned_states": ["review"], "enabled_states": ["open", "review"]},
+    }
+    await define(db, spec)
+    case = await new_case(db, owner, "moving_assigned")
+
+    async def roles():
+        async with db.session() as s:
+            rows = await s.execute(
+                select(EnabledAction.action, EnabledAction.assigned_role).where(
+                    EnabledAction.case_id == case.id, EnabledAction.status == "ENABLED"
+                )
+            )
+            return dict(rows.all())
+
+    assert (await roles())["edit"] is None  # enabled in "open", assigned only in "review"
+    await run(db, owner, case.id, "submit")
+    in_review = await roles()
+    assert (in_review["edit"], in_review["approve"], in_review["note"]) == ("crew", "crew", None)
+
+
+LOOPING = {
+    "short_name": "looping",
+    "roles": {"crew": {"callbacks": ["creation_user"]}},
+    "states": {"idle": {}, "ping": {}, "pong": {}},
+    "actions": {
+        "start": {"allowed_roles": ["crew"], "enabled_states": ["idle"], "new_state": "ping"},
+        "to_pong": {"trigger": "auto", "enabled_states": ["ping"], "new_state": "pong"},
+        "to_ping": {"trigger": "auto", "enabled_states": ["pong"], "new_state": "ping"},
+    },
+}
+
+
+async def test_automatic_actions_that_never_stop_are_refused_as_a_loop_and_change_nothing(db, make_actor):
+    owner = await make_actor("owner")
+    await define(db, LOOPING)
+    case = await new_case(db, owner, "looping")
+    before, log_before = await state_of(db, case.id), len(await log_of(db, case.id))
+    error = await refused(db, run, db, owner, case.id, "start")
+    assert error.code == "WORKFLOW_LOOP"
+    assert error.message == "Automatic actions fired 100 times in a row; the workflow loops."
+    assert await state_of(db, case.id) == before and len(await log_of(db, case.id)) == log_before
+
+
+async def test_automatic_actions_fire_as_the_system_oldest_first_until_none_is_left(db, make_actor):
+    owner = await make_actor("owner")
+    spec = {
+        "short_name": "chain",
+        "roles": {"crew": {"callbacks": ["creation_user"]}},
+        "states": {"a": {}, "b": {}, "c": {}, "d": {"terminal": True}},
+        "actions": {
+            "go": {"allowed_roles": ["crew"], "enabled_states": ["a"], "new_state": "b"},
+            "b_to_c": {"trigger": "auto", "enabled_states": ["b"], "new_state": "c"},
+            "c_to_d": {"trigger": "auto", "enabled_states": ["c"], "new_state": "d"},
+        },
+    }
+    await define(db, spec)
+    case = await new_case(db, owner, "chain")
+    await run(db, owner, case.id, "go")
+    assert (await state_of(db, case.id))[:2] == ("d", "COMPLETED")
+    fired = [(a.action, a.actor_id, a.data["from"], a.data["to"]) for a in await log_of(db, case.id) if a.action]
+    assert fired == [("go", owner.user_id, "a", "b"), ("b_to_c", "system", "b", "c"), ("c_to_d", "system", "c", "d")]
+
+
+class Recorder:
+    """An enable condition that says no until told yes, and notes what it was asked about."""
+
+    def __init__(self):
+        self.up, self.asked = False, []
+
+    async def __call__(self, check):
+        self.asked.append((check.action.short_name, check.scope, check.ctx.case.id))
+        return self.up
+
+
+CHILD_GATED = {
+    "short_name": "child_gated",
+    "roles": {"crew": {"callbacks": ["creation_user"]}},
+    "states": {"open": {}, "done": {"terminal": True}},
+    "actions": {
+        "init": {"trigger": "init", "new_state": "open"},
+        "check": {
+            "trigger": "workflow",
+            "enabled_states": ["open"],
+            "new_state": "done",
+            "states": {"c_open": {}, "c_done": {"terminal": True}},
+            "children": {
+                "c_init": {"trigger": "init", "new_state": "c_open"},
+                "c_note": {"allowed_roles": ["crew"], "enabled_states": ["c_open"]},
+                "c_pay": {
+                    "allowed_roles": ["crew"],
+                    "enabled_states": ["c_open"],
+                    "new_state": "c_done",
+                    "enable_conditions": ["child_flag"],
+                },
+            },
+        },
+    },
+}
+
+
+async def test_an_enable_condition_inside_a_child_scope_is_asked_about_that_scope_and_refuses_there(db, make_actor):
+    owner = await make_actor("owner")
+    flag = Recorder()
+    registry.register_enable_condition("child_flag")(flag)
+    await define(db, CHILD_GATED)
+    case = await new_case(db, owner, "child_gated")
+    rows = await instances(db, case.id)
+    (parent_id,) = [id_ for action, status, _, _, id_ in rows if action == "check" and status == "ENABLED"]
+    assert flag.asked == [("c_pay", parent_id, case.id)]  # asked about the child scope, by its owner's id
+    async with db.session() as s:
+        (row,) = (
+            await s.scalars(
+                select(EnabledAction).where(EnabledAction.case_id == case.id, EnabledAction.status == "REFUSED")
+            )
+        ).all()
+    assert (row.action, row.scope, row.trigger) == ("c_pay", parent_id, "user")
+    assert row.id.startswith("ea_") and row.enabled_at == row.completed_at
+    first_refusal = row.enabled_at
+
+    later = first_refusal + timedelta(minutes=5)
+    await run(db, owner, case.id, "c_note", now=later)
+    assert flag.asked[-1] == ("c_pay", parent_id, case.id) and len(flag.asked) == 2
+    async with db.session() as s:
+        (again,) = (
+            await s.scalars(
+                select(EnabledAction).where(EnabledAction.case_id == case.id, EnabledAction.status == "REFUSED")
+            )
+        ).all()
+    assert (again.id, again.enabled_at, again.completed_at) == (row.id, first_refusal, later)  # one row, moved on
+    assert sorted(a for a, s_, scope, *_ in await instances(db, case.id) if s_ == "ENABLED" and scope == parent_id) == [
+        "c_note"
+    ]
+
+    flag.up = True
+    await run(db, owner, case.id, "c_note")
+    enabled_children = [
+        a for a, s_, scope, *_ in await instances(db, case.id) if s_ == "ENABLED" and scope == parent_id
+    ]
+    assert sorted(enabled_children) == ["c_note", "c_pay"]
+    await run(db, owner, case.id, "c_pay")
+    assert (await state_of(db, case.id))[:2] == ("done", "COMPLETED")  # the child finished, its parent fired

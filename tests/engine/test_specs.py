@@ -1,12 +1,15 @@
-"""The spec validator: every wrongly typed key and every value the engine cannot run is an
-INVALID_SPEC error with its path, never an exception and never a definition that breaks cases."""
+"""Workflow specs (engine/specs.py, engine/spec_checker.py): every wrongly typed key and every
+value the engine cannot run is an INVALID_SPEC error with its path, never an exception and never
+a definition that breaks cases; sizes are bounded. How a valid spec runs is in test_transitions.py
+(and the child-workflow modules' tests)."""
 
 import copy
 from typing import Any
 
 import pytest
 
-from engine import DomainError, workflows
+from engine import DomainError, registry, workflows
+from engine.errors import DomainErrors
 from engine.spec_checker import MAX_ACTIONS, MAX_CHILD_DEPTH, MAX_ERRORS, MAX_STATES, MAX_TIMEOUT, MAX_TRANSITIONS
 from models import Database
 
@@ -160,3 +163,63 @@ async def test_errors_of_one_spec_are_bounded(db: Database):
         async with db.transaction() as s:
             await workflows.define_workflow(s, actor=None, spec=spec)
     assert len(raised.value.errors) == MAX_ERRORS
+
+
+def spec_errors(spec):
+    """The INVALID_SPEC problems of a spec, as (path below spec, message)."""
+    from engine.workflows import parse_spec
+
+    with pytest.raises(DomainErrors) as errors:
+        parse_spec(spec)
+    return [(e.field[1:], e.message) for e in errors.value.errors]
+
+
+def test_the_spec_keys_of_outputs_are_checked():
+    registry.register_on_fire("pick_first")(lambda execution: None)
+    base = {"short_name": "s", "states": {"a": {}, "b": {}}}
+    assert spec_errors(
+        {**base, "actions": {"x": {"always_enabled": True, "on_fire": "nope", "outputs": {"go": "b"}}}}
+    ) == [(["actions", "x", "on_fire"], "Action 'x' names unknown on_fire callback 'nope'.")]
+    assert spec_errors(
+        {**base, "actions": {"x": {"trigger": "auto", "enabled_states": ["a"], "outputs": {"go": "b"}}}}
+    )[0][0] == ["actions", "x", "on_fire"]  # nobody would choose the output of an automatic action
+    assert spec_errors(
+        {**base, "actions": {"x": {"timeout_seconds": 60, "enabled_states": ["a"], "outputs": {"go": "b"}}}}
+    )[0][0] == ["actions", "x", "on_fire"]  # nor of a timer's
+    assert spec_errors(
+        {**base, "actions": {"x": {"always_enabled": True, "new_state": "a", "outputs": {"go": "b"}}}}
+    ) == [(["actions", "x", "new_state"], "Action 'x' has outputs, which decide its new state; drop new_state.")]
+    assert spec_errors({**base, "actions": {"x": {"always_enabled": True, "on_fire": "pick_first"}}}) == [
+        (["actions", "x", "on_fire"], "on_fire picks one of an action's outputs; 'x' declares none.")
+    ]
+
+
+def test_only_actions_a_person_executes_have_resolutions():
+    spec = {
+        "short_name": "s",
+        "states": {"a": {}},
+        "actions": {"x": {"trigger": "auto", "enabled_states": ["a"], "resolutions": {"ok": "OK"}}},
+    }
+    assert spec_errors(spec) == [
+        (["actions", "x", "resolutions"], "Resolutions are picked by the person executing an action; 'x' is AUTO.")
+    ]
+
+
+def test_a_self_dependency_takes_no_min():
+    spec = {
+        "short_name": "gated",
+        "states": {"open": {}},
+        "actions": {"remind": {"always_enabled": True, "depends_on": {"remind": {"min": 1, "max": 3}}}},
+    }
+    assert spec_errors(spec)[0][0] == ["actions", "remind", "depends_on", "remind", "min"]
+
+
+def test_unknown_enable_conditions_are_refused():
+    spec = {
+        "short_name": "s",
+        "states": {"a": {}},
+        "actions": {"x": {"always_enabled": True, "enable_conditions": ["nope"]}},
+    }
+    assert spec_errors(spec) == [
+        (["actions", "x", "enable_conditions"], "Action 'x' names unknown enable condition 'nope'.")
+    ]
