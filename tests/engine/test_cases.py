@@ -132,17 +132,6 @@ async def test_failures_change_nothing(db, make_actor):
         assert await s.scalar(select(func.count()).select_from(Activity)) == log_before
 
 
-async def test_ordered_subproject(db, make_actor):
-    owner = await make_actor("owner")
-    _, (first, second) = await bug_case(db, owner, owner, workflow="simple", mode="ORDERED", items=2)
-    with pytest.raises(DomainError) as error:
-        await run(db, owner, second.id, "close")
-    assert error.value.code == "PREVIOUS_ITEMS_OPEN"
-    await run(db, owner, first.id, "close")
-    await run(db, owner, second.id, "close")
-    assert (await state_of(db, second.id))[1] == "COMPLETED"
-
-
 async def test_reassignment_with_allowed_parties(db, make_actor):
     owner, dev, other = await make_actor("owner"), await make_actor("dev"), await make_actor("other")
     spec = {
