@@ -17,15 +17,17 @@ once rather than at the next periodic re-check.
 import asyncio
 import contextlib
 import time
+from collections.abc import Callable
 
 from engine.actors import Actor
 from models import utcnow
 
 
 class ActorCache:
-    def __init__(self, ttl: float, *, max_size: int = 10_000) -> None:
+    def __init__(self, ttl: float, *, max_size: int = 10_000, clock: Callable[[], float] = time.monotonic) -> None:
         self.ttl = ttl
         self.max_size = max_size
+        self.clock = clock  # seconds, monotonic: a test moves it on instead of waiting out the ttl
         self._actors: dict[str, tuple[float, Actor]] = {}  # token -> (monotonic deadline, actor)
         # Counts the clears, so an actor read before a change is not remembered after it.
         self.generation = 0
@@ -36,7 +38,7 @@ class ActorCache:
         if found is None:
             return None
         deadline, actor = found
-        if deadline <= time.monotonic() or (actor.expires_at is not None and actor.expires_at <= utcnow()):
+        if deadline <= self.clock() or (actor.expires_at is not None and actor.expires_at <= utcnow()):
             del self._actors[token]
             return None
         return actor
@@ -49,7 +51,7 @@ class ActorCache:
             return
         if len(self._actors) >= self.max_size:
             del self._actors[next(iter(self._actors))]  # the oldest entry
-        self._actors[token] = (time.monotonic() + self.ttl, actor)
+        self._actors[token] = (self.clock() + self.ttl, actor)
 
     def clear(self) -> None:
         self._actors.clear()

@@ -429,6 +429,7 @@ def create_app(
     )
     app.state.db = db
     app.state.hub = hub
+    app.state.actor_cache = actor_cache
     app.state.sweeper = sweeper
     app.state.job_runner = runner
     app.state.settings = settings
