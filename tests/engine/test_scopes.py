@@ -1,0 +1,142 @@
+"""engine/scopes.py through the engine API: a dynamic parent with ``states`` owns one scope row
+per party (trigger ``scope``, assigned to that party), each with its own FSM state (a
+``case_state`` row) and its own child instances; when the parent fires or is disabled, what
+runs below it is closed: a scope row whose FSM reached a terminal state COMPLETED, everything
+else CANCELED, and the parent's entry counts them."""
+
+import pytest
+from sqlalchemy import select
+
+import engine
+from engine import identity
+from models import Activity, CaseState, EnabledAction
+from tests.fixtures.builders import run, state_of
+from tests.fixtures.engine import new_subproject
+
+
+def vote_spec(group_id: str) -> dict:
+    return {
+        "short_name": "vote",
+        "roles": {"submitter": {"callbacks": ["creation_user"]}, "voters": {"static_parties": [group_id]}},
+        "states": {"open": {}, "accepted": {"terminal": True}, "rejected": {"terminal": True}},
+        "actions": {
+            "all_votes": {
+                "trigger": "dynamic",
+                "enabled_states": ["open"],
+                "for_each": {"role": "voters", "mapping": "per_user"},
+                "states": {"voting": {}, "approved": {"terminal": True}, "disapproved": {"terminal": True}},
+                "children": {
+                    "vote_init": {"trigger": "init", "new_state": "voting"},
+                    "approve": {"assigned_role": "voters", "assigned_states": ["voting"], "new_state": "approved"},
+                    "reject": {"assigned_role": "voters", "assigned_states": ["voting"], "new_state": "disapproved"},
+                },
+                "complete_when": {
+                    "yes": {"state": "approved", "at_least": "2/3"},
+                    "no": {"state": "disapproved", "more_than": "1/3"},
+                },
+                "outputs": {"yes": "accepted", "no": "rejected"},
+            },
+            "withdraw": {"assigned_role": "submitter", "enabled_states": ["open"], "new_state": "rejected"},
+        },
+    }
+
+
+@pytest.fixture
+async def ballot(db, make_actor):
+    """A vote among three users (through a group), each with a scope of their own."""
+    admin, submitter = await make_actor("admin", admin=True), await make_actor("submitter")
+    voters = [await make_actor(name) for name in ("v1", "v2", "v3")]
+    async with db.transaction() as s:
+        group = await identity.create_group(s, actor=admin, name="voters")
+        for voter in voters:
+            await identity.add_group_member(s, actor=admin, group_id=group.id, user_id=voter.user_id)
+        await engine.define_workflow(s, actor=None, spec=vote_spec(group.id))
+        sub = await new_subproject(s, submitter, workflow="vote")
+        _, case = await engine.create_workflow_item(s, actor=submitter, subproject_id=sub.id, display_name="TIP 7")
+        voters = [await identity.actor_for(s, user_id=v.user_id, login=v.login, is_admin=False) for v in voters]
+    return submitter, voters, case
+
+
+async def rows_of(db, case_id):
+    async with db.session() as s:
+        instances = (await s.scalars(select(EnabledAction).where(EnabledAction.case_id == case_id))).all()
+        states = dict(
+            (await s.execute(select(CaseState.scope, CaseState.state).where(CaseState.case_id == case_id))).all()
+        )
+    return instances, states
+
+
+def scope_rows(instances):
+    """{assignee: scope row} of the dynamic parent's per-party scopes."""
+    return {i.assignee_party_id: i for i in instances if i.trigger == "scope"}
+
+
+def inside(instances, row):
+    """{action: status} of the instances in one scope row's FSM."""
+    return {i.action: i.status for i in instances if i.scope == row.id}
+
+
+async def test_a_dynamic_parent_with_states_owns_a_scope_row_and_an_fsm_per_party(db, ballot):
+    _, voters, case = ballot
+    instances, states = await rows_of(db, case.id)
+    (parent,) = [i for i in instances if i.action == "all_votes" and i.trigger != "scope"]
+    rows = scope_rows(instances)
+    assert sorted(rows) == sorted(v.user_id for v in voters)
+    for voter in voters:
+        row = rows[voter.user_id]
+        assert (row.action, row.parent_id, row.scope, row.status) == ("all_votes", parent.id, parent.id, "ENABLED")
+        assert row.assigned_role is None  # the party's own, not the whole role's
+        assert states[row.id] == "voting"  # its own FSM, started in the child workflow's initial state
+        assert inside(instances, row) == {"approve": "ENABLED", "reject": "ENABLED"}
+        assert {i.assignee_party_id for i in instances if i.scope == row.id} == {voter.user_id}
+    assert states[""] == "open" and parent.id not in states  # the parent itself keeps no state
+
+
+async def test_one_partys_action_moves_only_that_partys_scope(db, ballot):
+    _, (v1, v2, v3), case = ballot
+    instances, _ = await rows_of(db, case.id)
+    rows = scope_rows(instances)
+    approve_v1 = next(i for i in instances if i.scope == rows[v1.user_id].id and i.action == "approve")
+    await run(db, v1, case.id, "approve", enabled_action_id=approve_v1.id)
+    instances, states = await rows_of(db, case.id)
+    assert [states[rows[v.user_id].id] for v in (v1, v2, v3)] == ["approved", "voting", "voting"]
+    assert inside(instances, rows[v1.user_id]) == {"approve": "COMPLETED", "reject": "CANCELED"}
+    assert inside(instances, rows[v2.user_id]) == {"approve": "ENABLED", "reject": "ENABLED"}
+    assert (await state_of(db, case.id))[0] == "open"  # 1 of 3: no condition holds yet
+
+
+async def test_when_the_parent_fires_finished_scopes_complete_and_the_rest_is_canceled(db, ballot):
+    _, (v1, v2, v3), case = ballot
+    instances, _ = await rows_of(db, case.id)
+    rows = scope_rows(instances)
+    for voter in (v1, v2):
+        approve = next(i for i in instances if i.scope == rows[voter.user_id].id and i.action == "approve")
+        last = await run(db, voter, case.id, "approve", enabled_action_id=approve.id)
+    instances, _ = await rows_of(db, case.id)
+    statuses = {i.id: i.status for i in instances}
+    assert [statuses[rows[v.user_id].id] for v in (v1, v2, v3)] == ["COMPLETED", "COMPLETED", "CANCELED"]
+    assert inside(instances, rows[v3.user_id]) == {"approve": "CANCELED", "reject": "CANCELED"}
+    assert (await state_of(db, case.id))[:2] == ("accepted", "COMPLETED")
+    async with db.session() as s:
+        fired = await s.scalar(select(Activity).where(Activity.case_id == case.id, Activity.action == "all_votes"))
+    assert fired.actor_id == "system" and fired.data["output"] == "yes"
+    assert fired.data["children"] == {"completed": 2, "canceled": 3}  # v3's row and its two instances
+    assert fired.data["condition"]["count"] == 2 and fired.data["condition"]["of"] == 3
+    assert last.activity.action == "approve"
+
+
+async def test_a_parent_disabled_by_another_action_closes_every_scope_below_it(db, ballot):
+    submitter, (v1, v2, v3), case = ballot
+    instances, _ = await rows_of(db, case.id)
+    rows = scope_rows(instances)
+    approve_v1 = next(i for i in instances if i.scope == rows[v1.user_id].id and i.action == "approve")
+    await run(db, v1, case.id, "approve", enabled_action_id=approve_v1.id)
+    withdrawn = await run(db, submitter, case.id, "withdraw")
+    assert withdrawn.activity.data["canceled"] == ["all_votes"]
+    # v1's scope had finished (approved): completed; v2's and v3's rows and their 4 instances: canceled.
+    assert withdrawn.activity.data["closedChildren"] == 7
+    instances, _ = await rows_of(db, case.id)
+    statuses = {i.id: i.status for i in instances}
+    assert [statuses[rows[v.user_id].id] for v in (v1, v2, v3)] == ["COMPLETED", "CANCELED", "CANCELED"]
+    assert [i for i in instances if i.status == "ENABLED"] == []
+    assert (await state_of(db, case.id))[:2] == ("rejected", "COMPLETED")
