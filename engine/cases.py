@@ -133,7 +133,8 @@ def may_perform(
     actor: Actor,
     held_intents: Collection[str],
 ) -> bool:
-    """Who may perform an enabled action: assigned to it, plays its assigned or an allowed role,
+    """Who may perform an enabled action: assigned to it, plays its assigned or an allowed role
+    (or the role the instance itself is assigned to: a per_role DYNAMIC child is the whole role's),
     holds one of its privileges on the item, or is an admin. ``roles`` maps role -> parties in
     this case. An instance of its own party (a DYNAMIC child's) is that party's alone, or an admin's."""
     if actor.is_admin:
@@ -142,7 +143,7 @@ def may_perform(
         return instance.assignee_party_id in actor.party_ids
     action = spec.actions[instance.action]
     played = {role for role, parties in roles.items() if not actor.party_ids.isdisjoint(parties)}
-    if action.assigned_role in played or played.intersection(action.allowed_roles):
+    if action.assigned_role in played or instance.assigned_role in played or played.intersection(action.allowed_roles):
         return True
     return any(p in held_intents for p in action.privileges)
 
