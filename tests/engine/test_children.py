@@ -12,43 +12,8 @@ from engine import permissions
 from engine.errors import DomainError
 from models import Activity, CaseState, EnabledAction
 from tests.fixtures.builders import run, state_of
+from tests.fixtures.child_workflows import REVIEW
 from tests.fixtures.engine import new_subproject
-
-REVIEW = {
-    "short_name": "rev_op",
-    "roles": {"lawyer": {"callbacks": ["creation_user"]}},
-    "states": {"open": {}, "done": {"terminal": True}},
-    "actions": {
-        "init": {"trigger": "init", "new_state": "open"},
-        "rev_and_op": {
-            "trigger": "parallel",
-            "enabled_states": ["open"],
-            "new_state": "done",
-            "children": {
-                "review_wr": {
-                    "trigger": "workflow",
-                    "states": {"rev_open": {}, "rev_done": {"terminal": True}},
-                    "children": {
-                        "rev_init": {"trigger": "init", "new_state": "rev_open"},
-                        "review": {"assigned_role": "lawyer", "assigned_states": ["rev_open"], "new_state": "rev_done"},
-                    },
-                },
-                "opinion_wr": {
-                    "trigger": "workflow",
-                    "states": {"opi_open": {}, "opi_done": {"terminal": True}},
-                    "children": {
-                        "opi_init": {"trigger": "init", "new_state": "opi_open"},
-                        "opinion": {
-                            "assigned_role": "lawyer",
-                            "assigned_states": ["opi_open"],
-                            "new_state": "opi_done",
-                        },
-                    },
-                },
-            },
-        },
-    },
-}
 
 
 @pytest.fixture

@@ -11,47 +11,22 @@ import engine
 from engine import identity
 from models import Activity, CaseState, EnabledAction
 from tests.fixtures.builders import run, state_of
+from tests.fixtures.child_workflows import tip
 from tests.fixtures.engine import new_subproject
-
-
-def vote_spec(group_id: str) -> dict:
-    return {
-        "short_name": "vote",
-        "roles": {"submitter": {"callbacks": ["creation_user"]}, "voters": {"static_parties": [group_id]}},
-        "states": {"open": {}, "accepted": {"terminal": True}, "rejected": {"terminal": True}},
-        "actions": {
-            "all_votes": {
-                "trigger": "dynamic",
-                "enabled_states": ["open"],
-                "for_each": {"role": "voters", "mapping": "per_user"},
-                "states": {"voting": {}, "approved": {"terminal": True}, "disapproved": {"terminal": True}},
-                "children": {
-                    "vote_init": {"trigger": "init", "new_state": "voting"},
-                    "approve": {"assigned_role": "voters", "assigned_states": ["voting"], "new_state": "approved"},
-                    "reject": {"assigned_role": "voters", "assigned_states": ["voting"], "new_state": "disapproved"},
-                },
-                "complete_when": {
-                    "yes": {"state": "approved", "at_least": "2/3"},
-                    "no": {"state": "disapproved", "more_than": "1/3"},
-                },
-                "outputs": {"yes": "accepted", "no": "rejected"},
-            },
-            "withdraw": {"assigned_role": "submitter", "enabled_states": ["open"], "new_state": "rejected"},
-        },
-    }
 
 
 @pytest.fixture
 async def ballot(db, make_actor):
-    """A vote among three users (through a group), each with a scope of their own."""
+    """The TIP vote among three users (through a group), each with a scope of their own: two
+    thirds approving accept, more than a third rejecting reject, the submitter may withdraw."""
     admin, submitter = await make_actor("admin", admin=True), await make_actor("submitter")
     voters = [await make_actor(name) for name in ("v1", "v2", "v3")]
     async with db.transaction() as s:
         group = await identity.create_group(s, actor=admin, name="voters")
         for voter in voters:
             await identity.add_group_member(s, actor=admin, group_id=group.id, user_id=voter.user_id)
-        await engine.define_workflow(s, actor=None, spec=vote_spec(group.id))
-        sub = await new_subproject(s, submitter, workflow="vote")
+        await engine.define_workflow(s, actor=None, spec=tip(group.id))
+        sub = await new_subproject(s, submitter, workflow="tip_vote")
         _, case = await engine.create_workflow_item(s, actor=submitter, subproject_id=sub.id, display_name="TIP 7")
         voters = [await identity.actor_for(s, user_id=v.user_id, login=v.login, is_admin=False) for v in voters]
     return submitter, voters, case
@@ -69,6 +44,14 @@ async def rows_of(db, case_id):
 def scope_rows(instances):
     """{assignee: scope row} of the dynamic parent's per-party scopes."""
     return {i.assignee_party_id: i for i in instances if i.trigger == "scope"}
+
+
+async def approve(db, case_id, voter):
+    """The voter approves in their own scope (named by its enabled-action id)."""
+    instances, _ = await rows_of(db, case_id)
+    row = scope_rows(instances)[voter.user_id]
+    instance = next(i for i in instances if i.scope == row.id and i.action == "approve")
+    return await run(db, voter, case_id, "approve", enabled_action_id=instance.id)
 
 
 def inside(instances, row):
@@ -96,8 +79,7 @@ async def test_one_partys_action_moves_only_that_partys_scope(db, ballot):
     _, (v1, v2, v3), case = ballot
     instances, _ = await rows_of(db, case.id)
     rows = scope_rows(instances)
-    approve_v1 = next(i for i in instances if i.scope == rows[v1.user_id].id and i.action == "approve")
-    await run(db, v1, case.id, "approve", enabled_action_id=approve_v1.id)
+    await approve(db, case.id, v1)
     instances, states = await rows_of(db, case.id)
     assert [states[rows[v.user_id].id] for v in (v1, v2, v3)] == ["approved", "voting", "voting"]
     assert inside(instances, rows[v1.user_id]) == {"approve": "COMPLETED", "reject": "CANCELED"}
@@ -110,8 +92,7 @@ async def test_when_the_parent_fires_finished_scopes_complete_and_the_rest_is_ca
     instances, _ = await rows_of(db, case.id)
     rows = scope_rows(instances)
     for voter in (v1, v2):
-        approve = next(i for i in instances if i.scope == rows[voter.user_id].id and i.action == "approve")
-        last = await run(db, voter, case.id, "approve", enabled_action_id=approve.id)
+        last = await approve(db, case.id, voter)
     instances, _ = await rows_of(db, case.id)
     statuses = {i.id: i.status for i in instances}
     assert [statuses[rows[v.user_id].id] for v in (v1, v2, v3)] == ["COMPLETED", "COMPLETED", "CANCELED"]
@@ -129,8 +110,7 @@ async def test_a_parent_disabled_by_another_action_closes_every_scope_below_it(d
     submitter, (v1, v2, v3), case = ballot
     instances, _ = await rows_of(db, case.id)
     rows = scope_rows(instances)
-    approve_v1 = next(i for i in instances if i.scope == rows[v1.user_id].id and i.action == "approve")
-    await run(db, v1, case.id, "approve", enabled_action_id=approve_v1.id)
+    await approve(db, case.id, v1)
     withdrawn = await run(db, submitter, case.id, "withdraw")
     assert withdrawn.activity.data["canceled"] == ["all_votes"]
     # v1's scope had finished (approved): completed; v2's and v3's rows and their 4 instances: canceled.
