@@ -41,10 +41,11 @@ async def job_states(url: str) -> dict[str, int]:
 
 
 async def all_completed(url: str, count: int, *, within: float = 10.0) -> None:
+    """Until all ``count`` jobs are COMPLETED; fails naming the states it last saw (it used to
+    return silently when time ran out)."""
     deadline = time.monotonic() + within
-    for _ in range(int(within / 0.05)):
-        if await job_states(url) == {"COMPLETED": count} or time.monotonic() > deadline:
-            return
+    while (states := await job_states(url)) != {"COMPLETED": count}:
+        assert time.monotonic() < deadline, f"after {within} s the jobs are {states}, not all COMPLETED"
         await asyncio.sleep(0.05)
 
 
