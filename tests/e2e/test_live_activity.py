@@ -247,7 +247,7 @@ async def test_two_processes_deliver_500_activities_in_order(live_server, second
 
 async def test_connection_limits(strict_live_server, db, make_user):
     _, alice = await make_user("alice")
-    # A connection that never sends connection_init is closed after the init timeout (1 s
+    # A connection that never sends connection_init is closed after the init timeout (0.5 s
     # here): opened first, so that wait overlaps the checks below.
     silent = await websockets.connect(strict_live_server.ws, subprotocols=["graphql-transport-ws"])
     with pytest.raises(websockets.InvalidStatus) as refused:  # refused before the handshake completes
