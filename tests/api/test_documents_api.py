@@ -16,6 +16,7 @@ from tests.fixtures.documents import (
     EXECUTE_WITH_DOCUMENTS,
     GRANT,
     ITEM_DOCUMENTS,
+    NODE_ID,
     REMOVE_DOCUMENT,
     VERIFY_DOCUMENT,
 )
@@ -139,8 +140,13 @@ async def test_downloads_hidden_and_missing_are_the_same_404(docs, people, item)
     assert hidden.content == missing.content == malformed.content
     assert set(hidden.headers) == set(missing.headers)
     # Someone who cannot view the item also gets no link from the API: the node is null.
-    node = await docs.gql("query($id: ID!) { node(id: $id) { id } }", {"id": document["id"]}, token=stranger)
+    node = await docs.gql(NODE_ID, {"id": document["id"]}, token=stranger)
     assert node == {"node": None}
+    # The same for someone who sees items of their own: a document is hidden with its item.
+    _, _, own_items = await build_tree(docs.gql, stranger, items=1)
+    own = (await docs.add(stranger, own_items[0], "mine.csv", CSV))["document"]
+    nodes = {key: (await docs.gql(NODE_ID, {"id": key}, token=stranger))["node"] for key in (document["id"], own["id"])}
+    assert nodes == {document["id"]: None, own["id"]: {"id": own["id"]}}
     anonymous = await docs.download(f"/documents/{document['id']}")
     assert anonymous.status_code == 401 and anonymous.json()["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
     bad_token = await docs.download(f"/documents/{document['id']}", token="nonsense")

@@ -2,6 +2,8 @@
 
 import asyncio
 
+import pytest
+
 from resolvers.context import Context
 from server.settings import Settings
 from tests.fixtures.builders import build_tree
@@ -60,3 +62,27 @@ async def test_each_item_shows_its_own_state_when_several_load_at_once(gql, make
     }
     nodes = await gql(STATES_BY_NODE, dict(zip("abc", ids, strict=True)), token=owner)
     assert {n["displayName"]: n["case"]["state"]["shortName"] for n in nodes.values()} == expected
+
+
+async def test_a_cleared_key_is_no_longer_known_and_loads_again():
+    """`cached` reads the values a loader's cache keeps; a key cleared from the loader (DataLoader
+    `clear`) must not be answered from them, or a field would show the value from before."""
+    from strawberry.dataloader import DataLoader
+
+    from resolvers.loaders import MISSING, KnownValues, cached
+
+    calls: list[list[str]] = []
+
+    async def load(keys: list[str]) -> list[str | Exception]:
+        calls.append(keys)
+        return [ValueError(key) if key == "bad" else f"{key} #{len(calls)}" for key in keys]
+
+    loader = DataLoader(load_fn=load, cache_map=KnownValues())
+    assert (await loader.load("a"), cached(loader, "a"), cached(loader, "b")) == ("a #1", "a #1", MISSING)
+    loader.clear("a")
+    assert cached(loader, "a") is MISSING
+    assert (await loader.load("a"), cached(loader, "a"), calls) == ("a #2", "a #2", [["a"], ["a"]])
+    with pytest.raises(ValueError):
+        await loader.load("bad")
+    loader.clear("bad")  # a failed load is cached but was never a value: clearing it is no error
+    assert cached(loader, "bad") is MISSING and len(calls) == 3

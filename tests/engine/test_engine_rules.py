@@ -154,12 +154,16 @@ async def test_an_unknown_action_is_named_as_such(db, make_actor):
     assert not_now.value.code == "ACTION_NOT_ENABLED"
 
 
-async def test_the_unknown_action_message_is_bounded(db, make_actor):
+@pytest.mark.parametrize(
+    ("count", "ending"),
+    [(20, "a18, a19."), (21, "a19 and 1 more."), (25, "a19 and 5 more.")],  # 20 named at most
+)
+async def test_the_unknown_action_message_is_bounded(db, make_actor, count, ending):
     owner = await make_actor("owner")
     spec = {
         "short_name": "wide",
         "states": {"open": {}},
-        "actions": {f"a{i:02}": {"always_enabled": True} for i in range(25)},
+        "actions": {f"a{i:02}": {"always_enabled": True} for i in range(count)},
     }
     async with db.transaction() as s:
         await workflows.define_workflow(s, actor=None, spec=spec)
@@ -167,7 +171,7 @@ async def test_the_unknown_action_message_is_bounded(db, make_actor):
     with pytest.raises(DomainError) as unknown:
         await run(db, owner, case.id, "x" * 500)
     message = unknown.value.message
-    assert "a19 and 5 more." in message and "a20" not in message and len(message) < 300
+    assert message.endswith(ending) and "a20" not in message and len(message) < 300
 
 
 CHILD_SPECS = [  # each mistake in a parent's keys: (action, key the error names, words of its message)

@@ -264,6 +264,41 @@ async def test_a_refused_action_is_recorded_and_asked_again_at_the_next_change(d
     assert (await state_of(db, case.id))[:2] == ("paid", "COMPLETED")
 
 
+async def test_an_automatic_action_refused_by_its_condition_waits_and_fires_at_the_next_change(db, make_actor):
+    owner = await make_actor("owner")
+    flag = Flag()
+    registry.register_enable_condition("flag_is_up")(flag)
+    await define(
+        db,
+        {
+            "short_name": "settling",
+            "roles": {"crew": {"callbacks": ["creation_user"]}},
+            "states": {"open": {}, "settled": {"terminal": True}},
+            "actions": {
+                "note": {"allowed_roles": ["crew"], "always_enabled": True},
+                "settle": {
+                    "trigger": "auto",
+                    "enabled_states": ["open"],
+                    "new_state": "settled",
+                    "enable_conditions": ["flag_is_up"],
+                },
+            },
+        },
+    )
+    case = await new_case(db, owner, "settling")
+    async with db.session() as s:
+        (row,) = (
+            await s.scalars(
+                select(EnabledAction).where(EnabledAction.case_id == case.id, EnabledAction.status == "REFUSED")
+            )
+        ).all()
+    assert (row.action, row.trigger) == ("settle", "auto")  # recorded as what it is, not as a user's task
+    assert (await state_of(db, case.id))[:2] == ("open", "ACTIVE")
+    flag.up = True
+    await run(db, owner, case.id, "note")
+    assert (await state_of(db, case.id))[:2] == ("settled", "COMPLETED")
+
+
 async def test_the_built_in_condition_item_has_amount(db, make_actor):
     owner = await make_actor("owner")
     await define(
