@@ -259,6 +259,7 @@ async def test_identical_files_are_stored_once(docs, db, people, item):
 async def test_remove_stops_the_link_for_all_but_admins(docs, people, item):
     owner, viewer, admin = people["owner"][1], people["viewer"][1], people["admin"][1]
     document = (await docs.add(owner, item, "draft.pdf", PDF))["document"]
+    await docs.add(owner, item, "final.csv", CSV)
     assert (await docs.gql(REMOVE_DOCUMENT, {"id": document["id"]}, token=viewer))["removeDocument"]["userErrors"][0][
         "code"
     ] == "NOT_ALLOWED"
@@ -270,8 +271,11 @@ async def test_remove_stops_the_link_for_all_but_admins(docs, people, item):
     for token in (owner, viewer):
         assert (await docs.download(f"/documents/{document['id']}", token=token)).status_code == 404
     assert (await docs.download(document["url"])).status_code == 404  # the owner's earlier link too
-    as_admin = (await docs.gql(ITEM_DOCUMENTS, {"id": item}, token=admin))["node"]["documents"][0]
-    assert as_admin["removed"] is True and as_admin["url"] is not None
+    listed = (await docs.gql(ITEM_DOCUMENTS, {"id": item}, token=admin))["node"]["documents"]
+    # In the order they were added, a removed document in its place.
+    assert [(d["fileName"], d["removed"]) for d in listed] == [("draft.pdf", True), ("final.csv", False)]
+    as_admin = listed[0]
+    assert as_admin["url"] is not None
     assert (await docs.download(as_admin["url"])).content == PDF
 
     again = (await docs.gql(REMOVE_DOCUMENT, {"id": document["id"]}, token=owner))["removeDocument"]
