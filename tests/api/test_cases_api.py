@@ -4,7 +4,7 @@ import asyncio
 
 import pytest
 
-from tests.fixtures.builders import bug_item
+from tests.fixtures.builders import bug_item, build_tree
 from tests.fixtures.documents import CASE, DEFINE, EXECUTE, MY_TASKS, REASSIGN
 
 
@@ -120,16 +120,16 @@ async def test_reassign_role_over_graphql(gql, make_user):
     dev_id, dev = await make_user("dev")
     other_id, _ = await make_user("other")
     item = await bug_item(gql, sam, dev_id)
-    result = (
-        await gql(
-            REASSIGN,
-            {"input": {"workflowItemId": item["id"], "role": "assignee", "partyIds": [other_id], "mode": "ADD"}},
-            token=sam,
-        )
-    )["reassignRole"]
-    assert result["userErrors"] == []
-    roles = {r["role"]["shortName"]: r["assignees"] for r in result["case"]["roles"]}
-    assert sorted(u["login"] for u in roles["assignee"]) == ["dev", "other"]
+
+    async def reassign(party_id, mode):
+        reassigned = {"workflowItemId": item["id"], "role": "assignee", "partyIds": [party_id], "mode": mode}
+        result = (await gql(REASSIGN, {"input": reassigned}, token=sam))["reassignRole"]
+        assert result["userErrors"] == []
+        return {r["role"]["shortName"]: [u["login"] for u in r["assignees"]] for r in result["case"]["roles"]}
+
+    assert (await reassign(other_id, "REPLACE"))["assignee"] == ["other"]
+    # A role's players in one order whatever order they were added in: the order of their ids.
+    assert await reassign(dev_id, "ADD") == {"submitter": ["sam"], "assignee": ["dev", "other"]}
     refused = (
         await gql(
             REASSIGN, {"input": {"workflowItemId": item["id"], "role": "assignee", "partyIds": [sam_id]}}, token=dev
@@ -168,6 +168,22 @@ async def test_define_workflow_over_graphql(gql, make_user):
     bad = await gql(DEFINE, {"spec": {**spec, "actions": {"x": {"new_state": "nowhere"}}}}, token=admin)
     error = bad["defineWorkflow"]["userErrors"][0]
     assert error["code"] == "INVALID_SPEC" and error["field"] == ["spec", "actions", "x", "new_state"]
+
+
+async def test_a_role_nobody_plays_yet_is_shown_empty(gql, make_user):
+    _, admin = await make_user("root", admin=True)
+    _, alice = await make_user("alice")
+    spec = {
+        "short_name": "unstaffed",
+        "roles": {"reviewer": {}},  # no callbacks: nobody plays it until someone is assigned
+        "states": {"open": {}, "done": {"terminal": True}},
+        "actions": {"review": {"assigned_role": "reviewer", "assigned_states": ["open"], "new_state": "done"}},
+    }
+    assert (await gql(DEFINE, {"spec": spec}, token=admin))["defineWorkflow"]["userErrors"] == []
+    _, _, (item_id,) = await build_tree(gql, alice, items=1, workflow="unstaffed")
+    case = (await gql(CASE, {"id": item_id}, token=alice))["node"]["case"]
+    assert case["roles"] == [{"role": {"shortName": "reviewer"}, "assignees": []}]
+    assert [(a["action"]["shortName"], a["assignees"]) for a in case["enabledActions"]] == [("review", [])]
 
 
 async def test_workflows_list_and_diagram(gql, make_user):

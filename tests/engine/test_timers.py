@@ -268,3 +268,34 @@ async def test_a_user_action_that_moves_its_case_reads_nothing_back(db, make_act
         assert len([s for s in counter.statements if s.startswith(f"UPDATE {table} ")]) == 1, table
     assert len(counter.starting("INSERT INTO enabled_action")) == 1  # both new instances at once
     assert counter.count == 8, counter.statements  # with the chain's head and the entry's insert
+
+
+# Three timers enabled at once, the soonest neither first nor last in the spec's order.
+REMINDERS = {
+    "short_name": "reminders",
+    "states": {"open": {}, "done": {"terminal": True}},
+    "actions": {
+        "start": {"trigger": "init", "new_state": "open"},
+        "a_middle": {"trigger": "time", "enabled_states": ["open"], "timeout_seconds": 20},
+        "b_soonest": {"trigger": "time", "enabled_states": ["open"], "timeout_seconds": 10},
+        "c_latest": {"trigger": "time", "enabled_states": ["open"], "timeout_seconds": 30, "new_state": "done"},
+    },
+}
+
+
+async def test_a_transaction_tells_the_sweepers_its_soonest_timer(db, make_actor):
+    """Whoever commits tells the sweepers the earliest timer the transaction wrote, and they sleep
+    until then: told a later one, a timer would fire late (at the next poll)."""
+    owner = await make_actor("owner")
+    async with db.transaction() as s:
+        await engine.define_workflow(s, actor=None, spec=REMINDERS)
+        sub = await new_subproject(s, owner, workflow="reminders")
+        _, case = await engine.create_workflow_item(s, actor=owner, subproject_id=sub.id, display_name="Remind me")
+        written = timers.written_timer(s)
+        fire_at = {
+            ea.action: ea.fire_at
+            for ea in await s.scalars(select(EnabledAction).where(EnabledAction.case_id == case.id))
+            if ea.fire_at is not None
+        }
+    assert sorted(fire_at, key=fire_at.get) == ["b_soonest", "a_middle", "c_latest"]
+    assert written == fire_at["b_soonest"]
