@@ -32,7 +32,12 @@ def results() -> list[tuple[str, str]]:
 
 def main() -> int:
     if "--report-only" not in sys.argv:  # else: the report of the last run, without running
-        subprocess.call([*MUTMUT, "run", *sys.argv[1:]], cwd=ROOT, env=ENV)
+        args = sys.argv[1:]
+        if not any(a.startswith("--max-children") for a in args):
+            # Twice the cores: a mutant's tests often wait (a server, a timeout the mutant makes
+            # them sit out), and with one child per core the two cores were a third idle.
+            args = ["--max-children", str(2 * (os.cpu_count() or 1)), *args]
+        subprocess.call([*MUTMUT, "run", *args], cwd=ROOT, env=ENV)
     found = results()
     by_module: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
     for name, outcome in found:
