@@ -72,3 +72,22 @@ async def test_a_revocation_takes_the_grant_on_that_resource_only_and_is_logged_
     again = await gql(REVOKE, {"r": ids["North"], "i": "project.view", "p": bob_id}, token=alice)
     assert again["revokePermission"]["userErrors"] == []  # not held: changes nothing, logs nothing
     assert await logged("North") == ["permission_granted", "permission_revoked"]
+
+
+async def test_a_resource_s_grants_are_listed_by_intent_then_party(gql, make_user):
+    """The same order whatever order the grants were made in (PostgreSQL returns rows in the
+    order they were written unless told otherwise)."""
+    _, alice = await make_user("alice")
+    bob_id, _ = await make_user("bob")
+    carol_id, _ = await make_user("carol")
+    project = (await gql(CREATE_PROJECT, {"input": {"displayName": "P"}}, token=alice))["createProject"]["project"]
+    for intent, party in (("project.view", carol_id), ("project.view", bob_id), ("project.close", carol_id)):
+        assert (await gql(GRANT, {"r": project["id"], "i": intent, "p": party}, token=alice))["grantPermission"][
+            "userErrors"
+        ] == []
+    permissions = (await gql(GRANTER_LOGINS, {"id": project["id"]}, token=alice))["node"]["permissions"]
+    intents = [p["intent"] for p in permissions]
+    assert intents == sorted(intents) and len(intents) > 2
+    parties = {p["intent"]: [party["login"] for party in p["parties"]] for p in permissions}
+    assert parties["project.view"] == ["alice", "bob", "carol"]
+    assert parties["project.close"] == ["alice", "carol"]
