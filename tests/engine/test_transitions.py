@@ -213,15 +213,18 @@ class Flag:
         return self.up
 
 
-async def refused_rows(db, case_id):
+async def refused_instances(db, case_id):
+    """The case's REFUSED instances (one per action and scope)."""
     async with db.session() as s:
         return (
-            await s.execute(
-                select(EnabledAction.action, EnabledAction.completed_at).where(
-                    EnabledAction.case_id == case_id, EnabledAction.status == "REFUSED"
-                )
+            await s.scalars(
+                select(EnabledAction).where(EnabledAction.case_id == case_id, EnabledAction.status == "REFUSED")
             )
         ).all()
+
+
+async def refused_rows(db, case_id):
+    return [(row.action, row.completed_at) for row in await refused_instances(db, case_id)]
 
 
 async def test_a_refused_action_is_recorded_and_asked_again_at_the_next_change(db, make_actor):
@@ -286,12 +289,7 @@ async def test_an_automatic_action_refused_by_its_condition_waits_and_fires_at_t
         },
     )
     case = await new_case(db, owner, "settling")
-    async with db.session() as s:
-        (row,) = (
-            await s.scalars(
-                select(EnabledAction).where(EnabledAction.case_id == case.id, EnabledAction.status == "REFUSED")
-            )
-        ).all()
+    (row,) = await refused_instances(db, case.id)
     assert (row.action, row.trigger) == ("settle", "auto")  # recorded as what it is, not as a user's task
     assert (await state_of(db, case.id))[:2] == ("open", "ACTIVE")
     flag.up = True
@@ -506,12 +504,7 @@ async def test_an_enable_condition_inside_a_child_scope_is_asked_about_that_scop
     rows = await instances(db, case.id)
     (parent_id,) = [id_ for action, status, _, _, id_ in rows if action == "check" and status == "ENABLED"]
     assert flag.asked == [("c_pay", parent_id, case.id)]  # asked about the child scope, by its owner's id
-    async with db.session() as s:
-        (row,) = (
-            await s.scalars(
-                select(EnabledAction).where(EnabledAction.case_id == case.id, EnabledAction.status == "REFUSED")
-            )
-        ).all()
+    (row,) = await refused_instances(db, case.id)
     assert (row.action, row.scope, row.trigger) == ("c_pay", parent_id, "user")
     assert row.id.startswith("ea_") and row.enabled_at == row.completed_at
     first_refusal = row.enabled_at
@@ -519,12 +512,7 @@ async def test_an_enable_condition_inside_a_child_scope_is_asked_about_that_scop
     later = first_refusal + timedelta(minutes=5)
     await run(db, owner, case.id, "c_note", now=later)
     assert flag.asked[-1] == ("c_pay", parent_id, case.id) and len(flag.asked) == 2
-    async with db.session() as s:
-        (again,) = (
-            await s.scalars(
-                select(EnabledAction).where(EnabledAction.case_id == case.id, EnabledAction.status == "REFUSED")
-            )
-        ).all()
+    (again,) = await refused_instances(db, case.id)
     assert (again.id, again.enabled_at, again.completed_at) == (row.id, first_refusal, later)  # one row, moved on
     assert sorted(a for a, s_, scope, *_ in await instances(db, case.id) if s_ == "ENABLED" and scope == parent_id) == [
         "c_note"
