@@ -44,6 +44,7 @@ from server.media_types import GRAPHQL_RESPONSE, negotiate, request_error_status
 from server.operations import health, metrics_endpoint, ready_endpoint
 from server.request_limits import BodyLimit, error_response
 from server.settings import Settings
+from server.shutdown import stop_within
 from server.sweeper import Sweeper
 from server.web import WebAssets
 
@@ -390,13 +391,13 @@ def create_app(
         finally:
             recheck.cancel()
             collector.cancel()
-            await sweeper.stop()
-            if runner is not None:
-                await runner.stop()
             if signer is not None:
                 signer.cancel()
-            await hub.stop()
-            await db.dispose()
+            await stop_within("the timer sweeper", sweeper.stop)
+            if runner is not None:
+                await stop_within("the job runner", runner.stop)
+            await stop_within("the event hub", hub.stop)
+            await stop_within("the database pool", db.dispose)
             metrics.process_stopping()
 
     async def root(request: Request) -> Response:

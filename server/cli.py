@@ -235,6 +235,7 @@ async def _run_jobs(settings: Settings, *, once: bool) -> None:
     """A worker without HTTP: the job runner alone, until stopped (``--once``: until nothing is due)."""
     from server.hub import create_hub
     from server.job_runner import JobRunner
+    from server.shutdown import stop_within
 
     db = await _migrated_db(settings)
     runner = JobRunner(
@@ -252,10 +253,10 @@ async def _run_jobs(settings: Settings, *, once: bool) -> None:
         runner.start()
         await asyncio.Event().wait()  # until the process is stopped
     finally:
-        await runner.stop()
+        await stop_within("the job runner", runner.stop)
         if runner.hub is not None:
-            await runner.hub.stop()
-        await db.dispose()
+            await stop_within("the event hub", runner.hub.stop)
+        await stop_within("the database pool", db.dispose)
 
 
 async def _list_jobs(settings: Settings, state: str | None, limit: int) -> None:

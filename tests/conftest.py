@@ -8,6 +8,7 @@ pytest_plugins = [
     "tests.fixtures.jobs",
     "tests.fixtures.uploads",
     "tests.fixtures.s3",
+    "tests.fixtures.hangs",
 ]
 
 
