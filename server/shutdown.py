@@ -1,4 +1,4 @@
-"""Stopping a process's background parts (job runner, sweeper, event hub) within a bound.
+"""Stopping a process's background parts (sweeper, job runner, event hub, pool) within a bound.
 
 A stop that never returns holds the whole process: uvicorn waits for its lifespan to end, a
 supervisor's SIGTERM seems ignored until its SIGKILL, and a test's server never goes away. A
@@ -9,41 +9,44 @@ are still stopped and the database pool is still closed.
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
 
 log = logging.getLogger("caseway.shutdown")
 
 STOP_WITHIN = 10.0  # seconds for each part; a healthy stop takes milliseconds
 
 
-async def stop_within(name: str, stop: Callable[[], Awaitable[None]], *, within: float | None = None) -> bool:
-    """Run ``stop()`` for at most ``within`` seconds (``STOP_WITHIN``); whether it finished. An
-    error it raises is logged, not raised: the parts after it must be stopped too."""
-    within = STOP_WITHIN if within is None else within
+async def stop_within(name: str, stop: Callable[[], Awaitable[None]]) -> None:
+    """Run ``stop()`` for at most ``STOP_WITHIN`` seconds. An error it raises is logged, not
+    raised: the parts after it must be stopped too."""
     task = asyncio.ensure_future(stop())
-    done, _ = await asyncio.wait({task}, timeout=within)
+    done, _ = await asyncio.wait({task}, timeout=STOP_WITHIN)
     if not done:
         # Not cancelled: a stop that ignored its own tasks' cancellation would ignore this one
         # too, and waiting for it is what must not happen.
-        log.error("shutdown: %s did not stop within %.1f s; going on without it.%s", name, within, _waiting())
-        return False
-    if not task.cancelled() and task.exception() is not None:
+        others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        log.error(
+            "shutdown: %s did not stop within %.1f s; going on without it.\n%s",
+            name,
+            STOP_WITHIN,
+            where_tasks_wait(others),
+        )
+    elif not task.cancelled() and task.exception() is not None:
         log.error("shutdown: stopping %s failed", name, exc_info=task.exception())
-    return True
 
 
-def _waiting() -> str:
-    """Where each task of this loop is waiting (the shutdown's own excepted)."""
+def where_tasks_wait(tasks: Iterable["asyncio.Task[Any]"]) -> str:
+    """Each task's name and the chain of awaits it is suspended in, one per line (the shutdown
+    log, and tests/fixtures/hangs.py for a test about to time out)."""
     lines = []
-    current = asyncio.current_task()
-    for task in asyncio.all_tasks():
-        if task is not current:
-            lines.append(f"{task.get_name()}:")
-            lines.extend(f"  {where}" for where in awaiting(task.get_coro()))
-    return "".join(f"\n{line}" for line in lines)
+    for task in tasks:
+        lines.append(f"{task.get_name()}:")
+        lines.extend(f"  {where}" for where in _awaiting(task.get_coro()))
+    return "\n".join(lines)
 
 
-def awaiting(coro: object) -> list[str]:
+def _awaiting(coro: object) -> list[str]:
     """The chain of awaits from a task's coroutine down to what it waits on, one "file:line in
     function" each (``Task.print_stack`` shows only a suspended coroutine's outermost frame)."""
     chain = []
