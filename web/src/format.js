@@ -84,7 +84,9 @@ export function describe(entry, context = {}) {
     case 'action_executed': {
       const past = wf?.past?.[entry.action] || entry.action;
       if (entry.action === 'comment') return `${who} commented on ${thing}`;
-      return `${who} ${past.toLowerCase()} ${thing}`;
+      if (wf?.init?.has(entry.action)) return `${thing} started its ${wf.name} workflow`;
+      // "approved Tiles", but "started review on Tiles": a one-word past tense takes its object.
+      return `${who} ${past.toLowerCase()}${past.trim().includes(' ') ? ' on' : ''} ${thing}`;
     }
     case 'role_assigned':
       return `${names(data.partyIds)} became ${role(data.role)} on ${thing}`;

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useId, useRef, useState } from 'react';
+import { cloneElement, useCallback, useEffect, useId, useRef, useState } from 'react';
 
 import { gql } from './api/client.js';
 
@@ -33,26 +33,32 @@ export function FieldErrors({ errors, field, shown = [] }) {
   });
   if (!mine.length) return null;
   return (
-    <ul className="field-errors" role="alert">
-      {mine.map((e) => (
-        <li key={e.code + e.message} data-code={e.code}>
-          {e.message}
-        </li>
-      ))}
-    </ul>
+    <div className="field-errors" role="alert">
+      <ul>
+        {mine.map((e) => (
+          <li key={e.code + e.message} data-code={e.code}>
+            {e.message}
+          </li>
+        ))}
+      </ul>
+    </div>
   );
 }
 
-/** A labelled input; `hint` is read out with it (aria-describedby). */
+/** A labelled input (or the one control given as children); `hint` is read out with it
+ * (aria-describedby). */
 export function Field({ label, name, hint, errors, children, ...props }) {
   const id = useId();
-  const hintId = hint ? `${name}-hint-${id}` : undefined;
+  const hintId = hint ? `${id}-hint` : undefined;
+  const control = children ? (
+    cloneElement(children, { id, 'aria-describedby': hintId })
+  ) : (
+    <input id={id} name={name} aria-describedby={hintId} {...props} />
+  );
   return (
     <div className="field">
-      <label>
-        <span>{label}</span>
-        {children ?? <input name={name} aria-describedby={hintId} {...props} />}
-      </label>
+      <label htmlFor={id}>{label}</label>
+      {control}
       {hint && (
         <small id={hintId} className="hint">
           {hint}

@@ -8,7 +8,7 @@ import { gql } from './client.js';
 
 const NAMES_BATCH = 20;
 const parties = new Map(); // id → display name
-const workflows = new Map(); // workflow id → { roles: {short: pretty}, past: {short: past tense} }
+const workflows = new Map(); // workflow id → { name, roles: {short: pretty}, past: {short: past tense}, init: Set }
 const listeners = new Set();
 const pending = new Set();
 let workflowsLoading = null;
@@ -16,7 +16,7 @@ let timer = null;
 
 const WORKFLOWS = `query Workflows($after: String) { workflows(first: 100, after: $after) {
   pageInfo { hasNextPage endCursor }
-  edges { node { id roles { shortName prettyName } actions { shortName prettyName prettyPastTense } } }
+  edges { node { id roles { shortName prettyName } prettyName actions { shortName prettyName prettyPastTense trigger } } }
 } }`;
 
 function changed() {
@@ -64,7 +64,9 @@ async function loadWorkflows() {
     for (const { node } of page.edges) {
       workflows.set(node.id, {
         roles: Object.fromEntries(node.roles.map((r) => [r.shortName, r.prettyName])),
+        name: node.prettyName,
         past: Object.fromEntries(node.actions.map((a) => [a.shortName, a.prettyPastTense || a.prettyName])),
+        init: new Set(node.actions.filter((a) => a.trigger === 'INIT').map((a) => a.shortName)),
       });
     }
     if (!page.pageInfo.hasNextPage) break;

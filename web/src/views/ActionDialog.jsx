@@ -100,7 +100,7 @@ export function ActionDialog({ item, caseVersion, enabled, states = {}, output: 
       <form className="form action-form" onSubmit={submit} aria-label={action.prettyName}>
         {action.outputs.length > 0 && (
           <Field label="Outcome" name="output" errors={errors}>
-            <select name="output" value={output} onChange={edit(setOutput)} required>
+            <select name="output" value={output} onChange={edit(setOutput)}>
               <option value="">Choose…</option>
               {action.outputs.map((o) => (
                 <option key={o.name} value={o.name}>
@@ -112,7 +112,7 @@ export function ActionDialog({ item, caseVersion, enabled, states = {}, output: 
         )}
         {action.resolutions.length > 0 && (
           <Field label="Resolution" name="resolution" errors={errors}>
-            <select name="resolution" value={resolution} onChange={edit(setResolution)} required>
+            <select name="resolution" value={resolution} onChange={edit(setResolution)}>
               <option value="">Choose…</option>
               {action.resolutions.map((r) => (
                 <option key={r.code} value={r.code}>

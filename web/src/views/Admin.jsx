@@ -236,7 +236,7 @@ function WorkflowDetail({ id }) {
       <Diagram source={wf.diagram} />
       <details>
         <summary>Spec</summary>
-        <pre className="spec">{JSON.stringify(wf.spec, null, 2)}</pre>
+        <pre className="spec" tabIndex={0}>{JSON.stringify(wf.spec, null, 2)}</pre>
       </details>
     </div>
   );
@@ -247,7 +247,8 @@ function Findings({ errors, text }) {
   if (!errors.length) return null;
   const lines = text.split('\n');
   return (
-    <ul className="findings" role="alert" data-testid="findings">
+    <div role="alert">
+    <ul className="findings" data-testid="findings">
       {errors.map((e) => {
         const last = (e.field || []).filter((x) => x !== 'spec' && x !== 'input').slice(-1)[0];
         const at = last ? lines.findIndex((l) => l.includes(`"${last}"`)) : -1;
@@ -259,6 +260,7 @@ function Findings({ errors, text }) {
         );
       })}
     </ul>
+    </div>
   );
 }
 

@@ -381,7 +381,8 @@ export function Board({ id }) {
         {said}
       </p>
       {items.length === 0 && <Empty>{filtered ? 'No item matches.' : 'This subproject has no workflow items you may view.'}</Empty>}
-      <div className="board" data-testid="board">
+      {/* Focusable: on a narrow screen the columns scroll sideways with the arrow keys too. */}
+      <div className="board" data-testid="board" tabIndex={0} role="region" aria-label="Board columns">
         {states.map((state) => {
           const column = shown.filter((it) => it.case.state.shortName === state.shortName);
           return (

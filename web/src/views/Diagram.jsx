@@ -36,7 +36,7 @@ export function Diagram({ source, current }) {
   }, [source, current]);
 
   return (
-    <figure className="diagram" data-testid="diagram" data-current={current} aria-label="Workflow diagram">
+    <figure className="diagram" data-testid="diagram" data-current={current} aria-label="Workflow diagram" tabIndex={0}>
       {error ? <p className="state error">The diagram could not be drawn: {error.message}</p> : null}
       <div ref={box} />
     </figure>

@@ -58,7 +58,15 @@ export function NotificationBadge() {
   }
 
   return (
-    <div className="notifications">
+    <div
+      className="notifications"
+      onKeyDown={(e) => {
+        if (e.key === 'Escape' && open) {
+          setOpen(false);
+          e.currentTarget.querySelector('button')?.focus();
+        }
+      }}
+    >
       <button type="button" onClick={toggle} aria-label={`Notifications: ${shown} unread`} aria-expanded={open}>
         Notifications <span className="badge" data-testid="unread">{shown}</span>
       </button>

@@ -104,24 +104,20 @@ export function Permissions({ id }) {
       {mayGrant && (
         <form className="form grant" onSubmit={submit} aria-label="Grant a permission">
           <h2>Grant</h2>
-          <label>
-            Intent
-            <select name="intent" value={intent} onChange={(e) => setIntent(e.target.value)} required>
+          <label htmlFor="grant-intent">Intent</label>
+          <select id="grant-intent" name="intent" value={intent} onChange={(e) => setIntent(e.target.value)} required>
               <option value="">Choose…</option>
               {intents.map((i) => (
                 <option key={i} value={i}>
                   {i}
                 </option>
               ))}
-            </select>
-          </label>
-          <label>
-            To
-            <select name="party" value={party} onChange={(e) => setParty(e.target.value)} required>
-              <option value="">Choose…</option>
-              <PartyOptions people={people} />
-            </select>
-          </label>
+          </select>
+          <label htmlFor="grant-party">To</label>
+          <select id="grant-party" name="party" value={party} onChange={(e) => setParty(e.target.value)} required>
+            <option value="">Choose…</option>
+            <PartyOptions people={people} />
+          </select>
           <FieldErrors errors={granting.errors} field={null} />
           <div className="buttons">
             <button type="submit" className="primary" disabled={granting.busy}>
