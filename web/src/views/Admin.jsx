@@ -242,24 +242,43 @@ function WorkflowDetail({ id }) {
   );
 }
 
-/** A spec's refusals, each at the line of the spec text that its field path names when found. */
+/** The line of `text` (YAML or JSON) where a userError's field path below `spec` points: each
+ * key looked for after the line of the one before it; -1 when a key is not found. */
+export function lineOf(text, path) {
+  const lines = text.split('\n');
+  let at = -1;
+  for (const key of path.filter((k, i) => !(i === 0 && k === 'spec'))) {
+    if (/^\d+$/.test(String(key))) continue; // a list index: the list's line is near enough
+    const pattern = new RegExp(`^\\s*(- )?["']?${String(key).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}["']?\\s*:`);
+    const next = lines.findIndex((line, i) => i > at && pattern.test(line));
+    if (next < 0) break;
+    at = next;
+  }
+  return at;
+}
+
+/** A spec's refusals, each with the line of the spec it points at. */
 function Findings({ errors, text }) {
   if (!errors.length) return null;
   const lines = text.split('\n');
   return (
     <div role="alert">
-    <ul className="findings" data-testid="findings">
-      {errors.map((e) => {
-        const last = (e.field || []).filter((x) => x !== 'spec' && x !== 'input').slice(-1)[0];
-        const at = last ? lines.findIndex((l) => l.includes(`"${last}"`)) : -1;
-        return (
-          <li key={e.code + e.message} data-code={e.code}>
-            {e.message}
-            {at >= 0 && <small> (line {at + 1}: <code>{lines[at].trim()}</code>)</small>}
-          </li>
-        );
-      })}
-    </ul>
+      <ul className="findings" data-testid="findings">
+        {errors.map((e) => {
+          const at = e.field ? lineOf(text, e.field) : -1;
+          return (
+            <li key={e.code + e.message + (e.field || []).join('.')} data-code={e.code}>
+              {e.message}
+              {at >= 0 && (
+                <small>
+                  {' '}
+                  (line {at + 1}: <code>{lines[at].trim()}</code>)
+                </small>
+              )}
+            </li>
+          );
+        })}
+      </ul>
     </div>
   );
 }
@@ -277,9 +296,11 @@ function Workflows() {
     setDefined(null);
     let spec;
     try {
-      spec = JSON.parse(text);
+      // YAML, as the spec files are written (JSON is YAML too); the parser loads only here.
+      const { parse } = await import('yaml');
+      spec = parse(text, { maxAliasCount: 100 });
     } catch (failure) {
-      setLocalErrors([{ code: 'INVALID_JSON', field: ['spec'], message: `The spec is not JSON: ${failure.message}` }]);
+      setLocalErrors([{ code: 'INVALID_YAML', field: ['spec'], message: `The spec cannot be read: ${failure.message}` }]);
       return;
     }
     setLocalErrors([]);
@@ -325,14 +346,14 @@ function Workflows() {
       {shown && <WorkflowDetail id={shown} />}
       <form className="form" onSubmit={submit} aria-label="Define a workflow">
         <h3>Define a workflow (a new one, or a new version of one)</h3>
-        <Field label="Spec file (JSON)" name="specFile">
-          <input type="file" name="specFile" accept=".json,application/json"
+        <Field label="Spec file (YAML or JSON)" name="specFile">
+          <input type="file" name="specFile" accept=".yaml,.yml,.json"
             onChange={async (e) => {
               const file = e.target.files[0];
               if (file) setText(await file.text());
             }} />
         </Field>
-        <Field label="Spec" name="spec" hint="JSON: roles, states and actions, each keyed by short name">
+        <Field label="Spec" name="spec" hint="YAML or JSON: roles, states and actions, each keyed by short name (docs/workflows.md)">
           <textarea name="spec" rows={12} className="code" value={text} onChange={(e) => setText(e.target.value)} required />
         </Field>
         <Findings errors={[...localErrors, ...defining.errors]} text={text} />
