@@ -12,6 +12,7 @@ import pytest
 from playwright.async_api import expect
 
 from bench.server import Serve
+from tests.fixtures.browser import demo_ids, execute
 
 CREATE_FENDERS = """mutation($s: ID!) { createWorkflowItem(input: {subprojectId: $s, displayName: "Fenders"}) {
   workflowItem { id } userErrors { code } } }"""
@@ -40,6 +41,15 @@ async def test_a_team_takes_an_item_from_a_new_project_to_approved(servers: tupl
     await alice.sign_in("alice")
     await alice.axe("projects")
     page = alice.page
+    # The live feed sits beside the page on a wide screen, folded above it on a narrow one.
+    feed = page.get_by_role("complementary", name="Live feed")
+    toggle = feed.get_by_role("button", name=re.compile("^Live feed"))
+    await expect(toggle).to_have_attribute("aria-expanded", "false" if width < 1100 else "true")
+    await toggle.click()
+    await expect(feed.get_by_text("Nothing has happened since you opened the page.")).to_be_visible(
+        visible=width < 1100
+    )
+    await toggle.click()
 
     # A project, then a subproject in it, choosing the workflow.
     project_name = f"Harbour {width}"
@@ -181,3 +191,30 @@ async def test_a_team_takes_an_item_from_a_new_project_to_approved(servers: tupl
     for who in (alice, carol):
         assert who.foreign_requests() == []
         assert who.policy_violations() == []
+
+
+CREATE_DUE = """mutation($s: ID!, $name: String!, $due: Date!, $carol: ID!) { createWorkflowItem(input: {
+  subprojectId: $s, displayName: $name, dueDate: $due, assignments: [{role: "reviewer", partyIds: [$carol]}]}) {
+  workflowItem { id } userErrors { code } } }"""
+
+
+async def test_my_tasks_come_by_due_date_with_the_overdue_marked(servers: tuple[Serve, Serve], open_page):
+    """carol reviews three items of the roof, made in an order unlike their due dates."""
+    first, _ = servers
+    alice = first.login("alice")
+    ids = demo_ids(first, alice)
+    names = {"Chimney": "2031-06-01", "Dormer": "2020-01-15", "Eaves": "2030-02-01"}
+    for name, due in names.items():
+        made = first.gql(CREATE_DUE, {"s": ids["Roof"], "name": name, "due": due, "carol": ids["carol"]}, token=alice)
+        item = made["createWorkflowItem"]
+        assert item["userErrors"] == []
+        execute(first, alice, item["workflowItem"]["id"], "submit", f"{name} to review")
+
+    carol = await open_page(first, width=390)
+    await carol.sign_in("carol")
+    await carol.page.get_by_role("link", name="My tasks").click()
+    tasks = carol.page.get_by_test_id("task").filter(has_text=re.compile("Chimney|Dormer|Eaves"))
+    await expect(tasks).to_have_count(3)
+    await expect(tasks.get_by_role("link")).to_have_text(["Dormer", "Eaves", "Chimney"])
+    await expect(tasks.filter(has_text="Overdue")).to_have_text([re.compile("Dormer")])
+    await carol.axe("my tasks")

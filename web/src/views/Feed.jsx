@@ -22,6 +22,7 @@ export function Feed({ open, onToggle }) {
     <aside className={`feed${open ? ' open' : ''}`} aria-label="Live feed">
       <h2>
         <button type="button" className="feed-toggle" aria-expanded={open} aria-controls="feed-list" onClick={onToggle}>
+          <span aria-hidden="true">{open ? '▾ ' : '▸ '}</span>
           Live feed {entries.length > 0 && <span className="count">{entries.length}</span>}
         </button>
       </h2>
