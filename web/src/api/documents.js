@@ -66,7 +66,7 @@ export const PROJECTS = `query Projects($filter: ProjectFilter) {
   }
 }`;
 
-export const BOARD = `query Board($id: ID!, $after: String, $filter: ProjectFilter) {
+export const BOARD = `query Board($id: ID!, $first: Int!, $after: String, $filter: ProjectFilter) {
   node(id: $id) {
     ... on Subproject {
       id displayName description currency status allowedIntents workflowMode tags
@@ -78,7 +78,7 @@ export const BOARD = `query Board($id: ID!, $after: String, $filter: ProjectFilt
         roles { shortName prettyName }
         actions { shortName prettyName newState outputs { name newState } }
       }
-      workflowItems(first: 100, after: $after, filter: $filter) {
+      workflowItems(first: $first, after: $after, filter: $filter) {
         totalCount
         pageInfo { hasNextPage endCursor }
         edges { node { ...Card } }
