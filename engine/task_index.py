@@ -35,9 +35,8 @@ from sqlalchemy import bindparam, event, text
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
-from models import Case, CaseRoleParty, EnabledAction
+from models import Case, CaseRoleParty, EnabledAction, unit_of_work
 
-_TOUCHED = "caseway.task_index.touched"
 _CHUNK = 1000  # cases per statement: bind parameters stay far below both databases' limits
 
 # The rows the index holds, for every case or (``{cases}``) for some. A party reaches an instance
@@ -104,8 +103,7 @@ async def rebuild(session: AsyncSession) -> None:
 def touch(session: AsyncSession | Session, case_ids: Iterable[str]) -> None:
     """Recompute these cases' rows at commit: for writes the flush listener cannot see (a bulk
     DELETE of role players)."""
-    sync = session.sync_session if isinstance(session, AsyncSession) else session
-    sync.info.setdefault(_TOUCHED, set()).update(case_ids)
+    unit_of_work(session).tasks_touched.update(case_ids)
 
 
 # What can move a row: an instance's status, trigger, assignee or role; a case's status; a player.
@@ -158,7 +156,7 @@ def _note_changes(session: Session, _context: Any, _instances: Any) -> None:
             elif isinstance(obj, Case) and not new and _case_moves(obj):
                 touched.add(obj.id)
     if touched:
-        session.info.setdefault(_TOUCHED, set()).update(touched)
+        unit_of_work(session).tasks_touched.update(touched)
 
 
 @event.listens_for(Session, "before_commit")
@@ -166,7 +164,8 @@ def _settle(session: Session) -> None:
     """Recompute the touched cases' rows, after the last flush, in the committing transaction."""
     if session.dirty or session.new or session.deleted:
         session.flush()
-    touched = session.info.pop(_TOUCHED, None)
+    work = unit_of_work(session)
+    touched, work.tasks_touched = work.tasks_touched, set()
     if not touched:
         return
     cases = sorted(touched)  # a fixed order: two transactions' deletes never cross
@@ -181,4 +180,4 @@ def _forget(session: Session, previous: Any) -> None:
     """A rolled-back transaction changed nothing (a savepoint's cases stay noted: recomputing
     them again costs nothing wrong)."""
     if not previous.nested:
-        session.info.pop(_TOUCHED, None)
+        unit_of_work(session).tasks_touched.clear()

@@ -19,7 +19,7 @@ from engine.registry import enable_conditions, on_fire_callbacks, side_effects
 from engine.resources import require_open_to_reopen
 from engine.side_effects import Execution
 from engine.specs import ActionSpec
-from models import EnabledAction, new_id
+from models import EnabledAction, new_id, unit_of_work
 
 MAX_AUTOMATIC_STEPS = 100
 
@@ -357,17 +357,12 @@ async def fire_as_system(ctx: CaseContext, instance: EnabledAction, now: datetim
     return entry
 
 
-TIMERS_WRITTEN = "caseway.timers_written"
-
-
 def timer_written(session: AsyncSession, fire_at: datetime) -> None:
-    """Remember the earliest timer this transaction wrote: whoever commits it tells the sweepers
-    (``written_timer``), which otherwise sleep until the timer they knew of."""
-    earliest = session.info.get(TIMERS_WRITTEN)
-    if earliest is None or fire_at < earliest:
-        session.info[TIMERS_WRITTEN] = fire_at
+    """Record the timer in the transaction's unit of work: once it commits, the sweepers (which
+    otherwise sleep until the timer they knew of) are told the earliest."""
+    unit_of_work(session).timer_written(fire_at)
 
 
 def written_timer(session: AsyncSession) -> datetime | None:
     """The earliest timer written in this transaction, if any."""
-    return session.info.get(TIMERS_WRITTEN)
+    return unit_of_work(session).timer_at

@@ -16,6 +16,7 @@ from models.resources import (
 )
 from models.task import TaskAssignment
 from models.types import as_utc, utcnow
+from models.unit_of_work import UnitOfWork, unit_of_work
 from models.workflow import Case, CaseRoleParty, CaseState, EnabledAction, Idempotency, Workflow
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "ProjectedBudget",
     "Subproject",
     "TaskAssignment",
+    "UnitOfWork",
     "User",
     "Workflow",
     "WorkflowItem",
@@ -47,5 +49,6 @@ __all__ = [
     "kind_of",
     "new_id",
     "normalize_url",
+    "unit_of_work",
     "utcnow",
 ]

@@ -200,11 +200,13 @@ async def _checkpoint_history(settings: Settings) -> None:
 
 async def _run_due_timers(settings: Settings, now: datetime | None, limit: int) -> None:
     from engine.clock import SYSTEM_CLOCK
-    from resolvers.timers import run_due_timers
+    from server.background import publishing
+    from server.timer_runs import run_due_timers
 
     db = await _migrated_db(settings)
     try:
-        run = await run_due_timers(db, now=now or SYSTEM_CLOCK.now(), limit=limit)
+        async with publishing(db):  # the servers hear of what fired (its jobs, its log entries)
+            run = await run_due_timers(db, now=now or SYSTEM_CLOCK.now(), limit=limit)
     finally:
         await db.dispose()
     for entry in run.fired:
@@ -233,29 +235,23 @@ async def _collect_documents(settings: Settings, grace: float) -> None:
 
 async def _run_jobs(settings: Settings, *, once: bool) -> None:
     """A worker without HTTP: the job runner alone, until stopped (``--once``: until nothing is due)."""
-    from server.hub import create_hub
+    from server.background import publishing
     from server.job_runner import JobRunner
     from server.shutdown import stop_within
 
     db = await _migrated_db(settings)
-    runner = JobRunner(
-        db,
-        None if once else create_hub(db),
-        poll_interval=settings.job_poll_interval,
-        concurrency=settings.job_concurrency,
-    )
     try:
-        if once:
-            print(f"Finished {await runner.drain()} jobs.")
-            return
-        assert runner.hub is not None
-        await runner.hub.start()
-        runner.start()
-        await asyncio.Event().wait()  # until the process is stopped
+        async with publishing(db) as hub:  # outcomes' log entries reach the servers' hubs
+            runner = JobRunner(db, hub, poll_interval=settings.job_poll_interval, concurrency=settings.job_concurrency)
+            try:
+                if once:
+                    print(f"Finished {await runner.drain()} jobs.")
+                    return
+                runner.start()
+                await asyncio.Event().wait()  # until the process is stopped
+            finally:
+                await stop_within("the job runner", runner.stop)
     finally:
-        await stop_within("the job runner", runner.stop)
-        if runner.hub is not None:
-            await stop_within("the event hub", runner.hub.stop)
         await stop_within("the database pool", db.dispose)
 
 

@@ -16,12 +16,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.activity import LogEntry
 from engine.jobs.kinds import job_kinds
-from models import Job, new_id
+from models import Job, new_id, unit_of_work
 
 if TYPE_CHECKING:  # engine.context needs the workflows, which check jobs with this module
     from engine.context import CaseContext
-
-JOBS_WRITTEN = "caseway.jobs_written"
 
 
 def check_job(kind: str, args: Any, *, defining: bool) -> list[str] | None:
@@ -69,12 +67,8 @@ async def enqueue(
 
 
 def jobs_were_written(session: AsyncSession) -> None:
-    """Mark the transaction: whoever commits it wakes the runners (``jobs_written``)."""
-    session.info[JOBS_WRITTEN] = True
+    """Mark the transaction's unit of work: once it commits, the job runners are woken."""
+    unit_of_work(session).jobs = True
 
 
-def jobs_written(session: AsyncSession) -> bool:
-    return bool(session.info.get(JOBS_WRITTEN))
-
-
-__all__ = ["check_job", "enqueue", "jobs_were_written", "jobs_written"]
+__all__ = ["check_job", "enqueue", "jobs_were_written"]
