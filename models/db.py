@@ -3,7 +3,6 @@
 import asyncio
 import contextlib
 import json
-import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -62,11 +61,10 @@ class Database:
         )
         self._read_sessionmaker = async_sessionmaker(self.reader, expire_on_commit=False, autoflush=False)
         self._write_lock = asyncio.Lock() if self.is_sqlite else None
-        # Told of every transaction's unit of work once it ended (server/publisher.py: a server's,
-        # from its creation to its shutdown); none in a tool that tells nobody. Held weakly, so
-        # that a server made and dropped without ever running (tests) leaves nothing behind:
-        # its owner keeps a publisher alive.
-        self.publishers: weakref.WeakSet[Publisher] = weakref.WeakSet()
+        # Told of every transaction's unit of work once it ended: the process's (one server per
+        # process: server/background.py sets it, server/publisher.py); None in a tool that tells
+        # nobody. One, not a list: a unit of work is counted and announced once per process.
+        self.publisher: Publisher | None = None
 
     def session(self) -> AsyncSession:
         """A session in a transaction, which the caller closes (tools, tests); requests read
@@ -80,7 +78,7 @@ class Database:
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[AsyncSession]:
         """One unit of work: commits when the block ends, rolls back if it raises. What the
-        engine recorded in it (``models.unit_of_work``) is handed to ``publishers`` once the
+        engine recorded in it (``models.unit_of_work``) is handed to the ``publisher`` once the
         transaction ended, outside the write lock; its ``before_commit`` hooks run last, just
         before the commit."""
         work = UnitOfWork()
@@ -93,11 +91,13 @@ class Database:
                         await hook(session)
                 work.committed = True
         finally:
-            await self._publish(work)
+            await self.publish(work)
 
-    async def _publish(self, work: UnitOfWork) -> None:
-        for publish in list(self.publishers):
-            await publish(work)
+    async def publish(self, work: UnitOfWork) -> None:
+        """Hand ``work`` to the publisher: every transaction's once it ended, and the unit of
+        work of a request refused before its transaction began (its outcome is counted too)."""
+        if self.publisher is not None:
+            await self.publisher(work)
 
     async def dispose(self) -> None:
         await self.engine.dispose()

@@ -6,7 +6,7 @@ are many (mutations, the timer sweeper and ``runDueTimers``, the job runner, the
 writer read the markers it knew of by hand, a writer that forgot one left its effect waiting for
 a poll (a webhook on a timer's action waited for the job runner's). Now the engine records into
 the transaction's ``UnitOfWork`` (``unit_of_work(session)``) and ``Database.transaction`` hands
-it to the process's publishers (``Database.publishers``, server/publisher.py) after the commit:
+it to the process's publisher (``Database.publisher``, server/publisher.py) after the commit:
 no writer can forget, and a rolled-back transaction publishes nothing it wrote.
 """
 

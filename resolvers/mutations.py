@@ -1,5 +1,5 @@
 """The one way a mutation runs: one transaction, domain errors become userErrors. What the
-transaction wrote is published by the database's publishers once it commits
+transaction wrote is published by the database's publisher once it commits
 (models/unit_of_work.py, server/publisher.py); here the request only starts its reads afresh."""
 
 from collections.abc import Awaitable, Callable

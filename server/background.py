@@ -5,8 +5,8 @@ Why one owner: parts started here and there were stopped here and there, and thr
 and never awaited, so a shutdown could end while they still ran. ``Background.start`` starts
 each part; ``Background.stop`` stops each one, awaited and bounded (server/shutdown.py), the
 producers of work first (re-check, collector, signer, sweeper, job runner), then the event hub
-that wakes them. The publisher (server/publisher.py) is registered with the database for as
-long as the server exists: every committed unit of work of this process reaches the hub.
+that wakes them. The publisher (server/publisher.py) is the database's from the server's creation
+to its stop: every unit of work of this process reaches the hub and the metrics, once.
 """
 
 import asyncio
@@ -45,8 +45,9 @@ class Background:
         self.hub: EventHub = create_hub(
             db, poll_interval=settings.hub_poll_interval, on_identity_change=actor_cache.clear
         )
-        self.publisher = Publisher(self.hub, on_identity_change=actor_cache.clear)
-        db.publishers.add(self.publisher)
+        # From the server's creation (its requests' writes are published before it runs, as in
+        # tests that never run it) until it stops; the newest server of a process takes over.
+        self.publisher = db.publisher = Publisher(self.hub, on_identity_change=actor_cache.clear)
         self.sweeper = Sweeper(db, self.hub, poll_interval=settings.timer_poll_interval)
         self.job_runner = (
             JobRunner(db, self.hub, poll_interval=settings.job_poll_interval, concurrency=settings.job_concurrency)
@@ -99,7 +100,8 @@ class Background:
         if self.job_runner is not None:
             await stop_within("the job runner", self.job_runner.stop)
         await stop_within("the event hub", self.hub.stop)
-        self.db.publishers.discard(self.publisher)
+        if self.db.publisher is self.publisher:
+            self.db.publisher = None
 
     async def run_due_timers(self, *, now: datetime, limit: int) -> TimerRun:
         """``runDueTimers``: what is due at ``now``, fired in this process (server/timer_runs.py)."""
@@ -112,11 +114,10 @@ async def publishing(db: Database) -> AsyncIterator[EventHub]:
     units of work published through an event hub of its own, so that on PostgreSQL the servers'
     hubs, sweepers and job runners are woken by NOTIFY as by one of their own commits."""
     hub = create_hub(db)
-    publisher = Publisher(hub)
     await hub.start()
-    db.publishers.add(publisher)
+    previous, db.publisher = db.publisher, Publisher(hub)
     try:
         yield hub
     finally:
-        db.publishers.discard(publisher)
+        db.publisher = previous
         await stop_within("the event hub", hub.stop)

@@ -1,6 +1,7 @@
 """Architecture rules that are cheap to check."""
 
 import ast
+import re
 from pathlib import Path
 
 from schema import schema
@@ -25,6 +26,47 @@ def test_engine_and_models_never_import_the_api_layer():
                 )
                 for name in names:
                     assert name.split(".")[0] not in forbidden, f"{path} imports {name}"
+
+
+def _imports(path: Path) -> set[str]:
+    """The top-level packages a module imports, wherever the import is (inside functions too)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+def _layer_table() -> dict[str, set[str] | None]:
+    """docs/architecture.md's table of layers: each directory and the layers it may import
+    (None: all of them)."""
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    table = text[text.index("| directory | what | may import |") :].split("\n\n")[0]
+    layers: dict[str, set[str] | None] = {}
+    for row in table.splitlines()[2:]:
+        directory, _, may = (cell.strip() for cell in row.strip("|").split(" | "))
+        name = directory.strip("`/")
+        layers[name] = None if may == "all" else set(re.findall(r"`(\w+)`", may))
+    return layers
+
+
+def test_every_layer_imports_only_what_the_architecture_table_allows():
+    """The table of layers in docs/architecture.md, checked module by module: models import
+    nothing of the others, the engine only models, resolvers the engine and models, schema
+    those and resolvers, the server all (an arrow up, such as schema importing server.metrics,
+    fails here)."""
+    layers = _layer_table()
+    assert {"models", "engine", "resolvers", "schema", "server"} <= set(layers), layers
+    wrong = []
+    for layer, allowed in layers.items():
+        if allowed is None:
+            continue
+        others = set(layers) - allowed - {layer}
+        for path in sorted((ROOT / layer).rglob("*.py")):
+            wrong += [f"{path.relative_to(ROOT)} imports {name}" for name in sorted(_imports(path) & others)]
+    assert wrong == []
 
 
 def test_migrations_match_the_models(tmp_path):
