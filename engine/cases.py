@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from engine import activity, assignment, notifications, permissions, validation
 from engine.activity import LogEntry
 from engine.actors import Actor
-from engine.context import CaseContext, case_not_found, load_case, new_case_context
+from engine.context import EXECUTABLE_STATUSES, CaseContext, case_not_found, load_case, new_case_context
 from engine.errors import DomainError, ErrorCode
 from engine.jobs import outbox
 from engine.spec_checker import MAX_NAME
@@ -41,8 +41,6 @@ from models import (
     utcnow,
 )
 from models.db import insert_for
-
-EXECUTABLE_STATUSES = ("ACTIVE", "COMPLETED")  # a completed case can still be reopened
 
 
 @dataclass

@@ -35,6 +35,7 @@ from sqlalchemy import bindparam, event, text
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
+from engine.context import EXECUTABLE_STATUSES
 from models import Case, CaseRoleParty, EnabledAction, unit_of_work
 
 _CHUNK = 1000  # cases per statement: bind parameters stay far below both databases' limits
@@ -58,8 +59,6 @@ _COLUMNS = "task_assignment (party_id, enabled_action_id, case_id)"
 
 
 def _rows(*, some_cases: bool) -> str:
-    from engine.cases import EXECUTABLE_STATUSES  # engine.cases imports (through assignment) this module
-
     statuses = "(" + ", ".join(f"'{s}'" for s in EXECUTABLE_STATUSES) + ")"
     return _ROWS.format(statuses=statuses, cases=" AND ea.case_id IN :cases" if some_cases else "")
 
@@ -140,8 +139,6 @@ def _instance_moves(obj: EnabledAction, *, new: bool) -> bool:
 
 def _case_moves(obj: Case) -> bool:
     """Whether a case's status crossed between runnable and not (ACTIVE <-> COMPLETED moves nothing)."""
-    from engine.cases import EXECUTABLE_STATUSES
-
     before, now = _before_and_now(obj._sa_instance_state, "status")  # type: ignore[attr-defined]
     return (before in EXECUTABLE_STATUSES) != (now in EXECUTABLE_STATUSES) or _MISSING in (before, now)
 

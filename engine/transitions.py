@@ -3,7 +3,7 @@ and run automatic actions. Used by ``engine.cases``."""
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import bindparam, func, select
@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from engine import activity, assignment, children, notifications, ordering, scopes
 from engine.actors import SYSTEM, Actor
 from engine.conditions import EnableCheck
-from engine.context import CaseContext, state_row
+from engine.context import CaseContext, new_instance, state_row
 from engine.errors import DomainError, ErrorCode
 from engine.jobs import outbox
 from engine.registry import enable_conditions, on_fire_callbacks, side_effects
@@ -114,7 +114,7 @@ async def fire(
     heard = await notifications.notify(
         ctx, entry, assigned_parties=assigned_parties(ctx, recomputed.enabled), already=notified
     )
-    await children.settle(ctx, instance, now, heard)
+    await children.settle(ctx, instance, now, heard, fire=fire)  # a parent fires through this function
     return entry
 
 
@@ -210,42 +210,9 @@ async def recompute(ctx: CaseContext, scope: str, now: datetime) -> Recomputed:
         result.enabled.append(instance)
     if result.canceled:
         result.closed = children.disabled(ctx, result.canceled, now)
-    if result.enabled and ctx.spec.has_children:
-        result.enabled += await children.enabled(ctx, result.enabled, now)
+    if result.enabled and ctx.spec.has_children:  # which may recompute their scopes: handed down
+        result.enabled += await children.enabled(ctx, result.enabled, now, recompute=recompute)
     return result  # flushed with the operation's other writes (by its next read, or at commit)
-
-
-def new_instance(
-    ctx: CaseContext,
-    action: ActionSpec,
-    scope: str,
-    now: datetime,
-    *,
-    trigger: str | None = None,
-    assignee: str | None = None,
-) -> EnabledAction:
-    """A new ENABLED instance of ``action`` in ``scope`` (its parent, for a child scope). A new
-    instance starts a new clock: disabled and enabled again, a timer restarts. A scope row
-    (``trigger``) has no timer of its own: its parent's is the one that runs."""
-    timeout = action.timeout_seconds if trigger is None else None
-    fire_at = None if timeout is None else now + timedelta(seconds=timeout)
-    instance = EnabledAction(
-        id=new_id("ea"),
-        case_id=ctx.case.id,
-        action=action.short_name,
-        scope=scope,
-        parent_id=scope or None,
-        trigger=trigger or action.trigger,
-        assignee_party_id=assignee,
-        fire_at=fire_at,
-        enabled_at=now,
-    )
-    if fire_at is not None:
-        timer_written(ctx.session, fire_at)
-    ctx.session.add(instance)
-    if ctx.enabled is not None:
-        ctx.enabled.append(instance)
-    return instance
 
 
 # Built once: gating counts, per dependency, in workflows that use depends_on.
