@@ -130,7 +130,7 @@ def documents(*, workflow_id: str, workflow_states: int) -> list[Document]:
             (_query(aliases(50, "__schema { ...S }") + " " + SCHEMA_FRAGMENT),),
             False,
         ),
-        Document("IT50", "50 aliases of nested `__type` fields", (_query(aliases(50, NESTED_TYPES)),), False),
+        Document("IT10", "10 aliases of `__type` fields nested 4 levels", (_query(aliases(10, NESTED_TYPES)),), False),
         Document(
             "IQ",
             "the full introspection query (GraphiQL's and more), answered",

@@ -45,6 +45,7 @@ from graphql import (
     OperationType,
     SelectionSetNode,
     VariableNode,
+    execute_sync,
     get_named_type,
     is_composite_type,
     is_interface_type,
@@ -461,22 +462,12 @@ class BoundedWork(SchemaExtension):
                 )
             connection.running_operations += 1
         if self.answer_key is not None:
-            answer = _answers.get(self.answer_key)
-            if answer is not None:  # executed before: the same for every viewer (schema/introspection.py)
-                context.result = ExecutionResult(data=answer)
+            context.result = _introspection_answer(context, self.answer_key)
         seconds = self.limits.operation_timeout
         limit = asyncio.timeout(seconds)
         try:
             async with limit:
                 yield
-            result = context.result
-            if (
-                self.answer_key is not None
-                and isinstance(result, ExecutionResult)
-                and result.data
-                and not result.errors
-            ):
-                _answers.put(self.answer_key, result.data)
         except TimeoutError:
             if not limit.expired():
                 raise
@@ -495,6 +486,24 @@ class BoundedWork(SchemaExtension):
 
 _TOKENS_EXCEEDED = "tokens. Parsing aborted."
 _answers = introspection.AnswerCache()
+
+
+def _introspection_answer(context: Any, key: tuple[Any, ...]) -> ExecutionResult:
+    """An operation of introspection fields alone: from the cache, else executed by
+    graphql-core's plain executor (introspection resolves synchronously: half the time of the
+    general path) and kept when it succeeded."""
+    answer = _answers.get(key)
+    if answer is not None:
+        return ExecutionResult(data=answer)
+    result = execute_sync(
+        context.schema._schema,
+        context.graphql_document,
+        variable_values=context.variables,
+        operation_name=context.operation_name,
+    )
+    if result.data and not result.errors:
+        _answers.put(key, result.data)
+    return result
 
 
 def _about_the_document(error: GraphQLError) -> GraphQLError:
