@@ -138,6 +138,12 @@ def documents(*, workflow_id: str, workflow_states: int) -> list[Document]:
             False,
             may_answer=True,
         ),
+        Document(
+            "C990K",
+            "a document of `{ __typename }` and a 990 KB comment",
+            (_query("{ __typename }\n#" + "x" * 990_000),),
+            False,
+        ),
         Document("T100K", "a document of 100,000 tokens", (_query("{" + " a" * 99_998 + " }"),), False),
         Document("B50", "a 50 MB body", (_body_of(50 << 20),), False, pushed=True),
         Document(

@@ -1,6 +1,7 @@
 """Bounded work per GraphQL operation, measured before anything runs, cheapest check first.
 
-1. Tokens, while parsing: graphql-core stops at ``max_tokens`` (the parse cache keys by it).
+1. Characters, before parsing (the parser reads each one, a comment's too); then tokens, while
+   parsing: graphql-core stops at ``max_tokens`` (the parse cache keys by it).
 2. Depth, aliases and cost, in one walk of the document that visits each fragment once
    (its result is remembered and reused at every spread): linear in the document's size,
    whatever it expands to. A chain of fragments that each spread the next twice expands to
@@ -75,6 +76,7 @@ class Limits(NamedTuple):
     max_cost: int = 50_000
     operation_timeout: float = 10.0
     ws_max_operations: int = 10
+    max_chars: int = 100_000
 
     @classmethod
     def of(cls, settings: Any) -> "Limits":
@@ -86,6 +88,7 @@ class Limits(NamedTuple):
             settings.max_query_cost,
             settings.operation_timeout,
             settings.ws_max_operations,
+            settings.max_query_chars,
         )
 
 
@@ -415,6 +418,12 @@ class BoundedWork(SchemaExtension):
 
     def on_parse(self) -> Iterator[None]:
         context = self.execution_context
+        if context.query and len(context.query) > self.limits.max_chars:  # before the parser reads each one
+            raise _error(
+                f"The document is {len(context.query)} characters long (comments and whitespace included); at most"
+                f" {self.limits.max_chars} are allowed.",
+                "QUERY_TOO_LARGE",
+            )
         if context.query:  # strawberry refuses a missing query itself
             try:
                 context.graphql_document = self.parse(context.query, **context.parse_options)
