@@ -424,3 +424,16 @@ async def test_a_document_of_a_990_kb_comment_is_refused_before_it_is_parsed(app
     )
     assert fits["data"] == {"__typename": "Query"}
     assert codes(over) == ["QUERY_TOO_LARGE"]
+
+
+async def test_a_body_that_is_not_utf_8_is_told_so(app_client):
+    """Issue 40, finding 4: it got "The JSON has a number too long to read"."""
+    latin1 = '{"query": "{ __typename }", "variables": {"name": "Müller"}}'.encode("latin-1")
+    response = await app_client.post("/graphql", content=latin1, headers={"Content-Type": "application/json"})
+
+    assert response.status_code == 400
+    assert response.json() == {
+        "errors": [
+            {"message": "The body is not UTF-8 text, as JSON must be.", "extensions": {"code": "BAD_REQUEST"}}
+        ]
+    }
