@@ -6,7 +6,8 @@ answers, and the live streams (``audiences``, the same rule in Python over rows 
 batch of entries).
 
 - A **project** or **subproject**: a grant of its ``.view`` intent.
-- A **workflow item** (and its case): a grant of ``workflowItem.view``, or a role in its case.
+- A **workflow item** (and its case): a grant of ``workflowItem.view``, or a role in its case
+  (one's own, or an absent player's one stands in for: engine/deputies.py, in ``plays_role``).
 - An **activity entry** (its comment and data): a grant of ``.viewHistory`` on any resource the
   entry is about (its project, subproject or workflow item), or a role in the case of its
   workflow item. ``workflowItem.view`` alone shows the item, not its log. A role in the case
@@ -33,6 +34,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
 from engine.actors import Actor
+from engine.deputies import represented_parties
 from engine.permissions import visible_filter
 from models import Activity, Case, CaseRoleParty, Permission, Project, Subproject, WorkflowItem
 
@@ -68,14 +70,16 @@ _ROLE_CASE, _ROLE_PLAYER = aliased(Case, name="role_case"), aliased(CaseRolePart
 
 
 def plays_role(actor: Actor, item_id: Any) -> ColumnElement[bool]:
-    """The actor plays a role in the case of the workflow item ``item_id`` (a column or value).
+    """The actor plays a role in the case of the workflow item ``item_id`` (a column or value),
+    themselves or as the deputy of an absent player (engine/deputies.py: the represented
+    parties are a subquery the database reads once per statement, empty for nearly everyone).
     Over aliases, so it correlates with ``item_id`` alone even inside a query that reads cases
     and role players itself (a pick list)."""
     case, player = _ROLE_CASE, _ROLE_PLAYER
     return exists().where(
         case.object_id == item_id,
         player.case_id == case.id,
-        player.party_id.in_(actor.party_ids),
+        or_(player.party_id.in_(actor.party_ids), player.party_id.in_(represented_parties(actor.user_id))),
     )
 
 

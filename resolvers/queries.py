@@ -72,4 +72,6 @@ async def node(ctx: Context, id: str) -> Any:
         return await loaders.job_by_id.load(id)
     if kind == "Document":
         return await loaders.document_by_id.load(id)
+    if kind == "Deputyship":
+        return await loaders.deputyship_by_id.load(id)
     return None

@@ -9,6 +9,7 @@ from resolvers import queries
 from resolvers.lookahead import selects
 from schema import (
     case_mutations,
+    deputy,
     document,
     history,
     identity,
@@ -153,6 +154,15 @@ class Mutation:
         description="Attach a file to a workflow item (needs workflowItem.update): a multipart request "
         '(docs/api.md "Documents"). Larger than the server\'s limit: TOO_LARGE, nothing stored.',
     )
+    set_deputy = strawberry.mutation(
+        resolver=deputy.set_deputy,
+        description="Name a deputy who acts for you (or, for an admin, for userId) from `from` until `until`: "
+        "they see your tasks in myTasks and may perform them, logged as on your behalf.",
+    )
+    remove_deputy = strawberry.mutation(
+        resolver=deputy.remove_deputy,
+        description="End a deputyship now: its absent user, its deputy or an admin.",
+    )
     remove_document = strawberry.mutation(
         resolver=document.remove_document,
         description="Mark a document removed (needs workflowItem.update): it stays listed and in the history, "
@@ -164,7 +174,19 @@ schema = Schema(
     query=Query,
     mutation=Mutation,
     subscription=Subscription,
-    types=[Project, Subproject, WorkflowItem, Case, Workflow, Activity, User, Group, job.Job, document.Document],
+    types=[
+        Project,
+        Subproject,
+        WorkflowItem,
+        Case,
+        Workflow,
+        Activity,
+        User,
+        Group,
+        job.Job,
+        document.Document,
+        deputy.Deputyship,
+    ],
     execution_context_class=CasewayExecutor,
     config=StrawberryConfig(scalar_map=SCALAR_MAP),  # our JSON scalar (schema/base.py)
     extensions=[
