@@ -20,6 +20,7 @@ from schema import (
     project_mutations,
     timers,
 )
+from schema import search as searching
 from schema.activity import Activity
 from schema.base import SCALAR_MAP, AppInfo, Connection, Node, connection
 from schema.case import Case, EnabledAction
@@ -74,7 +75,9 @@ class Query:
         counted = selects(info, "totalCount")
         return connection(await case_reads.my_tasks(info.context, first=first, after=after, counted=counted))
 
-    users = strawberry.field(resolver=identity.users, description="All users.")
+    users = searching.users_field
+    groups = searching.groups_field
+    search = searching.search_field
     jobs = strawberry.field(
         resolver=job.jobs_query,
         description="Jobs (side effects run after their action commits) of the items you may view, oldest first; "

@@ -8,10 +8,8 @@ from graphql.validation import ValidationRule
 
 from engine import identity
 from resolvers import login as logins
-from resolvers import queries
-from resolvers.lookahead import selects
 from resolvers.mutations import run
-from schema.base import AppInfo, Connection, Node, UserError, by_id_prefix, connection
+from schema.base import AppInfo, Node, UserError, by_id_prefix
 from schema.execution import context_only
 
 if TYPE_CHECKING:
@@ -233,8 +231,3 @@ async def remove_group_member(info: AppInfo, input: GroupMemberInput) -> GroupPa
 async def viewer(info: AppInfo) -> User:
     user = await info.context.loaders.party_by_id.load(info.context.viewer.user_id)
     return user
-
-
-async def users(info: AppInfo, first: int | None = None, after: str | None = None) -> Connection[User]:
-    counted = selects(info, "totalCount")
-    return connection(await queries.users(info.context, first=first, after=after, counted=counted))

@@ -1,5 +1,5 @@
 """deputies and search: the deputyship table, the activity entry's onBehalfOf, and the full-text
-indexes of projects, subprojects and workflow items (engine/search.py)
+indexes of projects, subprojects and workflow items (resolvers/search.py)
 
 PostgreSQL: a GIN index over each table's ``to_tsvector('simple', display_name || ' ' ||
 description)``, which PostgreSQL keeps in step with the rows itself. SQLite: one FTS5 table,
@@ -30,7 +30,7 @@ depends_on: str | Sequence[str] | None = None
 
 SEARCHED = ("project", "subproject", "workflow_item")
 
-# engine/search.py's TSVECTOR, frozen here: a query uses the index only with exactly this text.
+# resolvers/search.py's TSVECTOR, frozen here (tests/api/test_search.py checks the plan): a query uses the index only with exactly this text.
 POSTGRES_INDEX = (
     "CREATE INDEX ix_search_{table} ON {table} USING gin (to_tsvector('simple', display_name || ' ' || description))"
 )
