@@ -30,7 +30,8 @@ depends_on: str | Sequence[str] | None = None
 
 SEARCHED = ("project", "subproject", "workflow_item")
 
-# resolvers/search.py's TSVECTOR, frozen here (tests/api/test_search.py checks the plan): a query uses the index only with exactly this text.
+# resolvers/search.py's TSVECTOR, frozen here: a query uses the index only with exactly this text
+# (tests/api/test_search.py checks the plan).
 POSTGRES_INDEX = (
     "CREATE INDEX ix_search_{table} ON {table} USING gin (to_tsvector('simple', display_name || ' ' || description))"
 )

@@ -23,7 +23,8 @@ SEARCH = """query($q: String!, $first: Int, $after: String) { search(query: $q, 
     ... on Project { displayName } ... on Subproject { displayName } ... on WorkflowItem { displayName } } } } }"""
 SEARCH_NAMES = """query($q: String!) { search(query: $q, first: 100) { edges { node {
   ... on Project { displayName } ... on Subproject { displayName } ... on WorkflowItem { displayName } } } } }"""
-RENAME_SEARCHED_ITEM = """mutation($id: ID!, $name: String!) { updateWorkflowItem(input: {id: $id, displayName: $name}) {
+RENAME_SEARCHED_ITEM = """mutation($id: ID!, $name: String!) {
+  updateWorkflowItem(input: {id: $id, displayName: $name}) {
   userErrors { code message } } }"""
 PICK_USERS = """query($s: String, $first: Int, $after: String) { users(search: $s, first: $first, after: $after) {
   totalCount pageInfo { hasNextPage endCursor } edges { node { login } } } }"""
