@@ -55,7 +55,7 @@ class CaseMigration:
     land), or the reasons it is refused (then it stays as it was)."""
 
     case_id: str
-    case: Case | None = None  # None when it does not exist or the actor may not see it
+    case: Case | None = None  # a snapshot; None when it does not exist or the actor may not see it
     from_state: str | None = None
     to_state: str | None = None
     errors: list[DomainError] = field(default_factory=list)
@@ -135,14 +135,14 @@ async def migrate_cases(
         result = CaseMigration(case_id=case_id)
         results.append(result)
         found = loaded.rows.get(case_id)
-        if found is None or (held is not None and found[1].id not in held["view"]):
+        if found is None or (held is not None and not _sees(actor, found[1].id, held, loaded.roles.get(case_id))):
             result.errors.append(DomainError(ErrorCode.NOT_FOUND, f"No case with id {case_id!r} exists.", ["caseIds"]))
         elif held is not None and found[1].id not in held["update"]:
-            result.case = found[0]
+            result.case = _snapshot(found[0])
             message = "You may not do workflowItem.update on this case's item."
             result.errors.append(DomainError(ErrorCode.NOT_ALLOWED, message, ["caseIds"]))
         else:
-            result.case = found[0]
+            result.case = _snapshot(found[0])
             await plan.case(session, result, loaded)
     migrated = 0
     if not dry_run:
@@ -155,7 +155,7 @@ async def migrate_cases(
             await _move_subproject(session, actor, subproject, plan, now)
     refused = sum(1 for r in results if r.errors)
     return MigrationResult(
-        workflow=target,
+        workflow=_snapshot(target),
         results=results,
         migrated=migrated,
         refused=refused,
@@ -273,6 +273,12 @@ async def _load(session: AsyncSession, ids: list[str], *, lock: bool) -> _Loaded
     for row in await session.scalars(enabled):
         loaded.enabled.setdefault(row.case_id, []).append(row)
     return loaded
+
+
+def _sees(actor: Actor, item_id: str, held: dict[str, set[str]], roles: dict[str, set[str]] | None) -> bool:
+    """Whether the actor may see the item (engine/visibility.py's rule): a grant, or a role in its case."""
+    plays = any(not parties.isdisjoint(actor.party_ids) for parties in (roles or {}).values())
+    return item_id in held["view"] or plays
 
 
 async def _items_allowed(session: AsyncSession, actor: Actor, loaded: _Loaded) -> dict[str, set[str]]:
@@ -412,7 +418,14 @@ async def _apply(
         result.errors.append(error)
         result.to_state = None
         return 0
+    result.case = _snapshot(loaded.rows[result.case_id][0])
     return 1
+
+
+def _snapshot(row: Any) -> Any:
+    """A row as it stands, apart from the session: what the caller reads after the transaction,
+    whether it committed or rolled back (a rollback expires the session's rows)."""
+    return type(row)(**{column.name: getattr(row, column.name) for column in type(row).__table__.c})
 
 
 async def _move(
