@@ -2,9 +2,17 @@
 migrateCases (dry run and real run, each refusal reason, batches, atomic per case, the task
 index following), a migrated subproject's new items, and retireWorkflow."""
 
+import asyncio
 import copy
 
+import engine
+from engine import migration
+from resolvers.context import Context
+from schema import schema
+from server.hub import EventHub
+from server.settings import Settings
 from tests.fixtures.builders import build_tree
+from tests.fixtures.conditions import wait_until
 from tests.fixtures.documents import CREATE_ITEM, CREATE_PROJECT, CREATE_SUBPROJECT, DEFINE, EXECUTE, GRANT, MY_TASKS
 from tests.fixtures.versions import MIGRATE_CASES, MIGRATED_CASE, PERMIT_V1, RETIRE_WORKFLOW, permit_v2
 
@@ -265,7 +273,7 @@ async def test_a_case_refused_on_the_way_is_left_whole_and_its_neighbours_move(g
 
 
 async def test_who_may_migrate_follows_the_subprojects_and_items_rights(gql, make_user):
-    admin, rita, sub, (draft, *_) = await permits(gql, make_user, submitted=0)
+    admin, _, sub, (draft, *_) = await permits(gql, make_user, submitted=0)
     owner_id, owner = await make_user("owner")
     by_sub = await migrate(gql, owner, subprojectId=sub, dryRun=True)
     assert by_sub["userErrors"][0]["code"] == "NOT_FOUND"
@@ -333,3 +341,33 @@ async def test_a_retired_version_takes_no_new_subproject_or_item(gql, make_user)
         "retireWorkflow"
     ]
     assert unknown["userErrors"][0]["code"] == "NOT_FOUND"
+
+
+LIVE_MIGRATIONS = """subscription($i: ID) { activity(workflowItemId: $i) { kind actor { login } data } }"""
+
+
+async def test_a_live_subscriber_hears_the_case_migrated(db, make_actor):
+    owner = await make_actor("owner", admin=True)
+    async with db.transaction() as s:
+        await engine.define_workflow(s, actor=None, spec=PERMIT_V1)
+        project = await engine.create_project(s, actor=owner, display_name="P")
+        sub = await engine.create_subproject(
+            s, actor=owner, project_id=project.id, display_name="S", currency="EUR", workflow="permit"
+        )
+        item, case = await engine.create_workflow_item(s, actor=owner, subproject_id=sub.id, display_name="I")
+        await engine.define_workflow(s, actor=None, spec=permit_v2())
+    hub = EventHub(db)
+    await hub.start()
+    context = Context(db=db, settings=Settings(database_url=db.url), hub=hub, actor=owner, live=True)
+    stream = await schema.subscribe(LIVE_MIGRATIONS, variable_values={"i": item.id}, context_value=context)
+    heard = asyncio.ensure_future(anext(stream))
+    await wait_until(lambda: hub.subscriber_count == 1, what="the subscription registered with the hub")
+    async with db.transaction() as s:
+        await migration.migrate_cases(s, actor=owner, workflow="permit", to_version=2, case_ids=[case.id])
+    await hub.catch_up()
+    result = await heard
+    await stream.aclose()
+    await hub.stop()
+    assert not result.errors and result.data["activity"]["kind"] == "case_migrated"
+    assert result.data["activity"]["actor"] == {"login": "owner"}
+    assert (result.data["activity"]["data"]["fromVersion"], result.data["activity"]["data"]["toVersion"]) == (1, 2)
