@@ -22,10 +22,9 @@ from engine.activity import LogEntry
 from engine.actors import SYSTEM
 from engine.context import CaseContext
 from engine.errors import DomainError, ErrorCode
+from engine.spec_checker import MAX_INSTANCES
 from engine.specs import ActionSpec
 from models import EnabledAction
-
-MAX_INSTANCES = 1000  # instances (or scopes) one dynamic parent may create
 
 
 async def enabled(ctx: CaseContext, instances: list[EnabledAction], now: datetime) -> list[EnabledAction]:
