@@ -78,8 +78,6 @@ def _dead_actions(graph: SpecGraph) -> list[Diagnostic]:
             continue  # a parent never enabled is reported, not each of its children
         states = (*action.enabled_states, *action.assigned_states)
         gate = graph.gated_dead.get(name)
-        if gate == "self":
-            continue  # a gate on itself with max 0: GUARD_UNSATISFIABLE says so
         if gate is not None:
             why = f"it is gated on {gate!r} having completed, and {gate!r} never does" + (
                 " (an init action is never counted)" if spec.actions[gate].trigger == "init" else ""
@@ -145,29 +143,18 @@ def _unsatisfiable_guards(graph: SpecGraph) -> list[Diagnostic]:
     spec, found = graph.spec, []
     for action in spec.actions.values():
         path = action_path(spec, action)
-        if graph.gated_dead.get(action.short_name) == "self" and graph.owner_live(action):
-            found.append(
-                finding(
-                    "GUARD_UNSATISFIABLE",
-                    (*path, "depends_on", action.short_name, "max"),
-                    f"Action {action.short_name!r} may run at most 0 times (depends_on itself with max 0): never.",
-                    "Raise max to how often it may run, or remove the action.",
-                )
-            )
         if action.short_name not in graph.live:
             continue
         for condition in action.complete_when:
             if not graph.satisfiable(action, condition):
-                most = graph.max_members(action)
-                amount = condition.describe()
-                wanted = {k: v for k, v in amount.items() if k in ("at_least", "more_than")}
+                wanted = {k: v for k, v in condition.describe().items() if k in ("at_least", "more_than")}
+                has = f"at most {graph.max_members(action)}" if condition.whole else "no more than all of them"
                 found.append(
                     finding(
                         "GUARD_UNSATISFIABLE",
                         (*path, "complete_when", condition.output),
                         f"Condition {condition.output!r} of {action.short_name!r} can never hold: it needs "
-                        f"{_quota(wanted)} child workflows in {condition.state!r}, and {action.short_name!r} "
-                        f"has at most {most}.",
+                        f"{_quota(wanted)} of its child workflows in {condition.state!r}, and it has {has}.",
                         'Lower the count, or count a fraction of them ("2/3").',
                     )
                 )
@@ -262,7 +249,8 @@ def _auto_loops(graph: SpecGraph) -> list[Diagnostic]:
             finding(
                 "AUTO_LOOP",
                 action_path(spec, first),
-                f"Automatic actions fire forever in {_names(states)}: {names} fire by themselves and lead back "
+                f"Automatic actions fire forever in {_names(states)}: {names} "
+                f"{'fires by itself and leads' if len(culprits) == 1 else 'fire by themselves and lead'} back "
                 "there (a case stops with WORKFLOW_LOOP after 100 steps).",
                 f"Give {first.short_name!r} a new_state outside the loop, or cap it: "
                 f"depends_on: {{{first.short_name}: {{max: 1}}}}.",

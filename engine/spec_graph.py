@@ -13,8 +13,7 @@ have players. What it does not assume is what the engine never does:
 - a parent fires only when its children let it (``engine.quorum``): a child workflow that can
   reach a terminal state (or the state a ``complete_when`` condition counts, when the condition
   can hold with the children that can exist), children that can each complete, or its own timer;
-- a gate ``{action: {min >= 1}}`` on an action that never runs never opens; a gate on itself
-  with ``max: 0`` neither.
+- a gate ``{action: {min >= 1}}`` on an action that never runs never opens.
 
 Each FSM scope (the top level, and each parent with ``states``) is a set of states with
 edges; the children of a parent without states are enabled all at once, with it.
@@ -73,10 +72,6 @@ class SpecGraph:
                 for state in names if action.always_enabled else {*action.enabled_states, *action.assigned_states}:
                     table[state].append(action)
             self.enabled_in[scope] = table
-        for action in spec.actions.values():
-            for dep, _, high in action.depends_on:
-                if dep == action.short_name and high == 0:
-                    self.gated_dead[action.short_name] = "self"
 
     def is_fsm(self, scope: Scope) -> bool:
         return scope in self.states
