@@ -90,7 +90,8 @@ def _plan(executor: Any, parent_type: GraphQLObjectType, details: Any, args: dic
             plan = plan_object(executor.collect_subfields, type_, details, frozenset({root_row(kind)[0].name}))  # type: ignore[index]
     except NotCompiled:
         return None
-    return RootPlan(Field(node.alias.value if node.alias else name, name, None, None, node, definition), kind, plan)
+    response = node.alias.value if node.alias else name
+    return RootPlan(Field(response, name, None, plan, node, definition), kind, plan)
 
 
 def compiled_root(executor: Any, parent_type: GraphQLObjectType, details: Any, args: dict[str, Any]) -> Any:

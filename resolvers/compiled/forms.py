@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import BigInteger, case, cast, func, literal_column, null, or_, select, true
+from sqlalchemy import BigInteger, and_, case, cast, func, literal_column, null, or_, select, true
 
 from models import (
     Case,
@@ -126,6 +126,54 @@ def _items(b: Build, source: Any, field: Any) -> Any:
     args = _no_filter(b, field)
     item = _ITEM
     mine = [item.c.subproject_id == source.c.id, visibility.item_visible(b.actor)]
+    if b.json.postgres:
+        found = _found(b, source, mine, args)
+        order = [found.c.position.is_(None), found.c.position, found.c.id]
+        rows, own = found.join(item, item.c.id == found.c.id), (item, found)
+    else:  # nested shallower: SQLite's parser takes about five nested subqueries
+        listed = _listed(b, source).correlate_except(item).subquery("listed")
+        order = [listed.c.position.is_(None), listed.c.position, item.c.id]
+        rows, own = item.outerjoin(listed, listed.c.id == item.c.id), (item, listed)
+        if args["after"] is not None:
+            at = _cursor_place(b, source, args["after"])
+            mine = [
+                *mine,
+                or_(
+                    and_(at.is_not(None), or_(listed.c.position.is_(None), listed.c.position > at)),
+                    and_(at.is_(None), listed.c.position.is_(None), item.c.id > args["after"]),
+                ),
+            ]
+    page = (
+        select(
+            b.edge(field.sub, item).label("j"),
+            item.c.id.label("c"),
+            func.row_number().over(order_by=order).label("rn"),
+        )
+        .select_from(rows)
+        .where(*mine[2 if b.json.postgres else 0 :])
+        .order_by(*order)
+        .limit(args["first"] + 1)
+        .correlate_except(*own)
+        .subquery("page")
+    )
+    total = None
+    if b.counted(field.sub):
+        counted = mine[:2]
+        total = select(func.count()).select_from(item).where(*counted).correlate_except(item).scalar_subquery()
+    page_json = b.connection(field.sub, Page(page, args["first"], total)).correlate_except(page)
+    return b.json.nested(page_json.scalar_subquery())
+
+
+def _cursor_place(b: Build, subproject: Any, after: str) -> Any:
+    """The cursor's place in the subproject's ordering (NULL: not listed)."""
+    cursor = _listed(b, subproject).correlate_except(_ITEM).subquery("cursor_place")
+    return select(cursor.c.position).where(cursor.c.id == after).scalar_subquery()
+
+
+def _found(b: Build, source: Any, mine: list[Any], args: dict[str, Any]) -> Any:
+    """(id, position) of the page's candidates on PostgreSQL: the listed items past the
+    cursor, and the first ``first`` + 1 unlisted ones past it, each read by index."""
+    item = _ITEM
     listed = _listed(b, source).correlate_except(item).subquery("listed")
     in_ordering = _listed(b, source).correlate_except(item).subquery("in_ordering")
     after = args["after"]
@@ -136,33 +184,13 @@ def _items(b: Build, source: Any, field: Any) -> Any:
         item.c.id.not_in(select(in_ordering.c.id))
     )
     if after is not None:
-        cursor = _listed(b, source).correlate_except(item).subquery("cursor_place")
-        at = select(cursor.c.position).where(cursor.c.id == after).scalar_subquery()
+        at = _cursor_place(b, source, after)
         listed_part = listed_part.where(at.is_not(None), listed.c.position > at)
         unlisted_part = unlisted_part.where(or_(at.is_not(None), item.c.id > after))
     listed_part = listed_part.where(*mine).correlate_except(item, listed)
     unlisted_part = unlisted_part.where(*mine).order_by(item.c.id).limit(args["first"] + 1).correlate_except(item)
     unlisted = unlisted_part.subquery("unlisted")
-    found = listed_part.union_all(select(unlisted.c.id, unlisted.c.position)).subquery("found")
-    order = [found.c.position.is_(None), found.c.position, found.c.id]
-    page = (
-        select(
-            b.edge(field.sub, item).label("j"),
-            item.c.id.label("c"),
-            func.row_number().over(order_by=order).label("rn"),
-        )
-        .select_from(found.join(item, item.c.id == found.c.id))
-        .order_by(*order)
-        .limit(args["first"] + 1)
-        .correlate_except(item, found)
-        .subquery("page")
-    )
-    total = None
-    if b.counted(field.sub):
-        total = select(func.count()).select_from(item).where(*mine).correlate_except(item).scalar_subquery()
-    return b.json.nested(
-        b.connection(field.sub, Page(page, args["first"], total)).correlate_except(page).scalar_subquery()
-    )
+    return listed_part.union_all(select(unlisted.c.id, unlisted.c.position)).subquery("found")
 
 
 def _item_status(b: Build, source: Any, field: Any) -> Any:
