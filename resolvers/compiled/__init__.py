@@ -39,20 +39,30 @@ _plans: OrderedDict[tuple[Any, ...], "RootPlan | None"] = OrderedDict()
 
 
 class RootPlan:
-    """A root field's plan: ``node`` of one kind, or ``projects``."""
+    """A root field's plan (``node`` of one kind, or ``projects``) and its statement for each
+    kind of viewer (admin or not), made at its first execution and kept."""
 
-    __slots__ = ("field", "kind", "plan")
+    __slots__ = ("field", "kind", "plan", "statements")
 
     def __init__(self, field: Any, kind: str | None, plan: ObjectPlan) -> None:
         self.field = field  # a plan.Field of the root field (its node and definition)
         self.kind = kind  # the node kind, for node(id:)
         self.plan = plan
+        self.statements: dict[tuple[bool, bool], tuple[Any, Build]] = {}
 
-    def statement(self, b: Build, args: dict[str, Any]) -> Any:
+    def statement(self, postgres: bool, is_admin: bool, variables: Any) -> tuple[Any, Build]:
+        made = self.statements.get((postgres, is_admin))
+        if made is None:
+            b = Build(JsonSql(postgres=postgres), is_admin, variables)
+            made = self.statements[(postgres, is_admin)] = (self._build(b), b)
+        return made
+
+    def _build(self, b: Build) -> Any:
         if self.kind is None:  # projects
             return b.connection(self.plan, projects_page(b, self.field))
         table, visible = root_row(self.kind)  # type: ignore[misc]
-        return select(b.object(self.plan, table)).select_from(table).where(table.c.id == args["id"], visible(b.actor))
+        node_id, _ = b.arg(self.field, "id")
+        return select(b.object(self.plan, table)).select_from(table).where(table.c.id == node_id, visible(b.actor))
 
 
 def _shape(value: Any) -> Any:
@@ -115,16 +125,17 @@ def compiled_root(executor: Any, parent_type: GraphQLObjectType, details: Any, a
     if root is None:
         return None
     try:
-        b = Build(JsonSql(postgres=not ctx.db.is_sqlite), ctx.viewer, executor.variable_values)
-        statement = root.statement(b, args)
+        actor = ctx.viewer
+        statement, b = root.statement(not ctx.db.is_sqlite, actor.is_admin, executor.variable_values)
+        params = b.params(actor, executor.variable_values)
     except (GraphQLError, LookupError):  # a refused argument or no viewer: the resolvers say so
         return None
-    return _run(ctx, statement, key)
+    return _run(ctx, statement, params, key)
 
 
-async def _run(ctx: Any, statement: Any, key: Any) -> Any:
+async def _run(ctx: Any, statement: Any, params: dict[str, Any], key: Any) -> Any:
     try:
-        rows = await ctx.session.rows(statement)
+        rows = await ctx.session.rows(statement, params)
     except OperationalError as error:
         if "parser stack overflow" not in str(error.orig):
             raise

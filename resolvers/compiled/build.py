@@ -6,36 +6,79 @@ page subquery (``j``: the edge's JSON, ``c``: its cursor, ``rn``: its place, ``f
 rows at most: the extra one only says there is a next page).
 """
 
+from collections.abc import Callable
 from typing import Any
 
 from graphql.execution.values import get_argument_values
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 
 from engine.actors import Actor
 from resolvers.compiled.sql import JsonSql
 
-__all__ = ["Build", "Page"]
+__all__ = ["Build", "Page", "SqlViewer"]
 
 
 class Page:
-    """What a connection form returns: the page subquery and its total count (a scalar SQL
-    expression, only built when the selection asks for ``totalCount``)."""
+    """What a connection form returns: the page subquery, its size (a bound parameter) and its
+    total count (a scalar SQL expression, only built when the selection asks for ``totalCount``)."""
 
     __slots__ = ("first", "query", "total")
 
-    def __init__(self, query: Any, first: int, total: Any) -> None:
+    def __init__(self, query: Any, first: Any, total: Any) -> None:
         self.query = query
         self.first = first
         self.total = total
 
 
-class Build:
-    """One execution's SQL: the database's JSON functions, the viewer, the variables."""
+class SqlViewer:
+    """The viewer as the visibility rules see it while a statement is built: whether they are an
+    admin (which changes the SQL) and their parties as one expanding parameter, so that the
+    statement serves every viewer of that kind (``Build.params`` gives the parties)."""
 
-    def __init__(self, json: JsonSql, actor: Actor, variables: dict[str, Any]) -> None:
+    __slots__ = ("is_admin", "party_ids")
+
+    def __init__(self, is_admin: bool) -> None:
+        self.is_admin = is_admin
+        self.party_ids = bindparam("viewer_parties", expanding=True)
+
+
+class Build:
+    """A plan's statement: the database's JSON functions, the kind of viewer, and every value
+    that varies between executions (the viewer's parties, the arguments) as a bound parameter
+    that ``params`` computes again for each execution. A statement is made once per plan and
+    kind of viewer and kept with it."""
+
+    def __init__(self, json: JsonSql, is_admin: bool, variables: Any) -> None:
         self.json = json
-        self.actor = actor
+        self.actor: Any = SqlViewer(is_admin)
         self.variables = variables
+        self._shared: dict[str, Any] = {}
+        # bound parameter key -> (field, argument name, transform of the argument's value)
+        self._arguments: dict[str, tuple[Any, str, Callable[[Any], Any]]] = {}
+
+    def arg(self, field: Any, name: str, transform: Callable[[Any], Any] = lambda value: value) -> tuple[Any, Any]:
+        """A bound parameter for ``transform(argument)`` of ``field``, and its value now (it may
+        decide the statement's shape only as far as the variables' shape does: null or not)."""
+        key = f"arg{len(self._arguments)}"
+        self._arguments[key] = (field, name, transform)
+        return bindparam(key), transform(self.args(field).get(name))
+
+    def params(self, actor: Actor, variables: Any) -> dict[str, Any]:
+        """The parameters of one execution (a GraphQLError: an argument the resolvers refuse)."""
+        values: dict[str, Any] = {} if actor.is_admin else {"viewer_parties": sorted(actor.party_ids)}
+        by_field: dict[int, dict[str, Any]] = {}
+        for key, (field, name, transform) in self._arguments.items():
+            args = by_field.get(id(field))
+            if args is None:
+                args = by_field[id(field)] = get_argument_values(field.definition, field.node, variables)
+            values[key] = transform(args.get(name))
+        return values
+
+    def shared(self, name: str, make: Any) -> Any:
+        """One ``make()`` per statement under ``name`` (a CTE read by several subqueries)."""
+        if name not in self._shared:
+            self._shared[name] = make()
+        return self._shared[name]
 
     def args(self, field: Any) -> dict[str, Any]:
         """The field's arguments, coerced as the resolvers receive them (by GraphQL name)."""
