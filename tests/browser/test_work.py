@@ -244,3 +244,20 @@ async def test_my_tasks_come_by_due_date_with_the_overdue_marked(servers: tuple[
     await expect(tasks.get_by_role("link")).to_have_text(["Dormer", "Eaves", "Chimney"])
     await expect(tasks.filter(has_text="Overdue")).to_have_text([re.compile("Dormer")])
     await carol.axe("my tasks")
+
+
+async def test_search_finds_an_item_by_a_word_of_its_name(servers: tuple[Serve, Serve], open_page):
+    first, _ = servers
+    bob = await open_page(first, width=390)
+    await bob.sign_in("bob")
+    await bob.page.get_by_label("Search projects and items").fill("scaff")
+    await bob.page.keyboard.press("Enter")
+    results = bob.page.get_by_test_id("result")
+    await expect(results).to_have_count(1)
+    await expect(results).to_contain_text("Scaffolding")
+    await bob.axe("search")
+    await results.get_by_role("link", name="Scaffolding").click()
+    await expect(bob.page.get_by_role("heading", name="Scaffolding", level=1)).to_be_visible()
+    await bob.page.get_by_label("Search projects and items").fill("nothing-like-this")
+    await bob.page.keyboard.press("Enter")
+    await expect(bob.page.get_by_text("Nothing you may see matches")).to_be_visible()

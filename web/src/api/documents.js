@@ -202,6 +202,7 @@ export const REMOVE_DOCUMENT = `mutation RemoveDocument($input: RemoveDocumentIn
 ${DOCUMENT}`;
 
 const ERRORS = 'userErrors { code message field }';
+const DIAGNOSTIC = 'diagnostics { code severity path message hint }';
 
 export const CREATE_PROJECT = `mutation CreateProject($input: CreateProjectInput!) {
   createProject(input: $input) { project { id displayName } ${ERRORS} }
@@ -261,7 +262,7 @@ export const WORKFLOW = `query WorkflowDetail($id: ID!) {
 }`;
 
 export const DEFINE_WORKFLOW = `mutation DefineWorkflow($input: DefineWorkflowInput!) {
-  defineWorkflow(input: $input) { workflow { id shortName version } ${ERRORS} }
+  defineWorkflow(input: $input) { workflow { id shortName version } ${DIAGNOSTIC} ${ERRORS} }
 }`;
 
 export const USERS = `query Users($after: String) {
@@ -331,4 +332,32 @@ export const CARD_ACTIONS = `query CardActions($id: ID!) {
       }
     }
   }
+}`;
+
+export const GROUPS = `query Groups($after: String, $search: String) {
+  groups(first: 100, after: $after, search: $search) {
+    pageInfo { hasNextPage endCursor }
+    edges { node { __typename id name displayName members { id login displayName } } }
+  }
+}`;
+
+export const SEARCH = `query Search($query: String!, $after: String) {
+  search(query: $query, first: 20, after: $after) {
+    pageInfo { hasNextPage endCursor }
+    edges { node {
+      __typename id
+      ... on Project { displayName description status }
+      ... on Subproject { displayName description status project { id displayName } }
+      ... on WorkflowItem {
+        displayName description status dueDate
+        subproject { id displayName }
+        case { id state { prettyName } }
+      }
+    } }
+  }
+}`;
+
+
+export const VALIDATE_WORKFLOW = `query ValidateWorkflow($spec: JSON!) {
+  validateWorkflow(spec: $spec) { ${DIAGNOSTIC} ${ERRORS} }
 }`;
