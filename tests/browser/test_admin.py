@@ -10,6 +10,9 @@ from bench.server import Serve
 from tests.fixtures.browser import demo_ids
 
 BAD_SPEC = """short_name: dock_check
+roles:
+  inspector:
+    callbacks: [creation_user]
 states:
   open: {}
   shut: {terminal: true}
@@ -18,6 +21,8 @@ actions:
     trigger: init
     new_state: open
   close:
+    assigned_role: inspector
+    assigned_states: [open]
     new_state: nowhere
 """
 
@@ -63,10 +68,10 @@ async def test_an_admin_makes_a_user_a_group_and_a_workflow(servers: tuple[Serve
     await form.get_by_label("Spec", exact=True).fill(BAD_SPEC)
     await form.get_by_role("button", name="Check").click()  # validateWorkflow: defines nothing
     finding = form.get_by_test_id("findings").locator("[data-severity=ERROR]").filter(has_text="nowhere")
-    await expect(finding).to_contain_text("line 10: new_state: nowhere")  # in place: the spec's line
+    await expect(finding).to_contain_text("line 15: new_state: nowhere")  # in place: the spec's line
     await admin.axe("workflow findings")
     await form.get_by_role("button", name="Define").click()  # refused: the same finding
-    await expect(finding).to_contain_text("line 10: new_state: nowhere")
+    await expect(finding).to_contain_text("line 15: new_state: nowhere")
     await expect(form.get_by_test_id("defined")).to_have_text("")
     await form.get_by_label("Spec", exact=True).fill(GOOD_SPEC)
     await form.get_by_role("button", name="Check").click()
