@@ -16,6 +16,7 @@ export const CARD = `fragment Card on WorkflowItem {
 export const ACTIVITY = `fragment Activity on Activity {
   id seq at kind action comment data
   actor { id login displayName }
+  onBehalfOf { ...Party }
   project { id displayName }
   subproject { id displayName }
   workflowItem { ...Card }
@@ -32,6 +33,7 @@ const NOTE = `fragment Note on Notification {
   id level createdAt readAt
   activity {
     id kind action data actor { id login displayName }
+    onBehalfOf { ... on User { id displayName } ... on Group { id displayName } }
     project { id displayName } subproject { id displayName }
     workflowItem { id displayName case { id workflow { id } } }
   }
@@ -98,6 +100,7 @@ export const REORDER = `mutation Reorder($subprojectId: ID!, $ordering: [ID!]!) 
 
 const HISTORY_ENTRY = `fragment HistoryEntry on Activity {
   id seq at kind action comment data actor { id login displayName }
+  onBehalfOf { ... on User { id displayName } ... on Group { id displayName } }
 }`;
 
 export const ITEM = `query Item($id: ID!) {
@@ -157,6 +160,7 @@ export const TASKS = `query Tasks {
     totalCount
     edges { node {
       id fireAt enabledAt
+      onBehalfOf { ... on User { id displayName } ... on Group { id displayName } }
       action { shortName prettyName }
       case { id state { prettyName } workflowItem { id displayName dueDate subproject { id displayName } } }
     } }
