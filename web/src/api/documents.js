@@ -161,8 +161,15 @@ export const TASKS = `query Tasks {
     edges { node {
       id fireAt enabledAt
       onBehalfOf { ... on User { id displayName } ... on Group { id displayName } }
-      action { shortName prettyName }
-      case { id state { prettyName } workflowItem { id displayName dueDate subproject { id displayName } } }
+      action {
+        shortName prettyName newState attachDocuments
+        outputs { name newState } resolutions { code prettyName }
+      }
+      case {
+        id version state { prettyName }
+        workflow { id states { shortName prettyName } }
+        workflowItem { id displayName dueDate allowedIntents subproject { id displayName } }
+      }
     } }
   }
 }`;

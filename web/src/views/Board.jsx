@@ -239,10 +239,19 @@ export function Board({ id }) {
     return () => clearTimeout(timer);
   }, [filter.search, filter.tag, filter.status]);
 
+  // The newest state of each item the live stream told of: a reload that was read before an
+  // event committed must not put the card back where it was (the event is not sent again).
+  const liveRef = useRef(new Map());
   useEffect(() => setPartial(null), [id, serverFilter]);
   useEffect(() => {
     if (data) {
-      setItems(data.items);
+      const live = liveRef.current;
+      setItems(
+        data.items.map((it) => {
+          const newer = live.get(it.id);
+          return newer && newer.case.version > it.case.version ? { ...it, ...newer } : it;
+        }),
+      );
       meetParties(data.items.map((it) => it.assignee));
     }
   }, [data]);
@@ -254,12 +263,14 @@ export function Board({ id }) {
         const mine = entry.subproject?.id === id || item?.subproject?.id === id;
         if (!mine) return;
         if (item) {
+          const seen = liveRef.current.get(item.id);
+          if (!seen || seen.case.version <= item.case.version) liveRef.current.set(item.id, item);
           let known = false;
           setItems((current) =>
             current.map((it) => {
               if (it.id !== item.id) return it;
               known = true;
-              return { ...it, ...item };
+              return it.case.version > item.case.version ? it : { ...it, ...item }; // entries may come late
             }),
           );
           if (!known) reloadSoon(); // a new item: its place in the order comes from the server
