@@ -71,6 +71,8 @@ def content_digest(prev_hash: str | None, entry: Any) -> str:
             entry.at.isoformat(),
             entry.comment,
             entry.data,
+            # Only when set, so the entries written before the column existed keep their hashes.
+            *([entry.on_behalf_of] if getattr(entry, "on_behalf_of", None) else []),
         ],
         sort_keys=True,
         separators=(",", ":"),
@@ -117,6 +119,7 @@ async def record(
         at=at or utcnow(),
         prev_hash=None,
         hash="",
+        on_behalf_of=None,  # a deputy's action says whom for (engine.cases.execute)
     )
     work = unit_of_work(session)
     if not work.entries:

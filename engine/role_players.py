@@ -7,10 +7,11 @@ which words a refusal "not allowed" rather than "not found" for a role player).
 
 from typing import Any
 
-from sqlalchemy import ColumnElement, exists
+from sqlalchemy import ColumnElement, exists, or_
 from sqlalchemy.orm import aliased
 
 from engine.actors import Actor
+from engine.deputies import represented_parties
 from models import Case, CaseRoleParty
 
 # The aliases of ``plays_role``, made once: building two ``aliased()`` entities per call cost
@@ -21,12 +22,14 @@ _ROLE_CASE, _ROLE_PLAYER = aliased(Case, name="role_case"), aliased(CaseRolePart
 
 
 def plays_role(actor: Actor, item_id: Any) -> ColumnElement[bool]:
-    """The actor plays a role in the case of the workflow item ``item_id`` (a column or value).
+    """The actor plays a role in the case of the workflow item ``item_id`` (a column or value),
+    themselves or as the deputy of an absent player (engine/deputies.py: the represented
+    parties are a subquery the database reads once per statement, empty for nearly everyone).
     Over aliases, so it correlates with ``item_id`` alone even inside a query that reads cases
     and role players itself (a pick list)."""
     case, player = _ROLE_CASE, _ROLE_PLAYER
     return exists().where(
         case.object_id == item_id,
         player.case_id == case.id,
-        player.party_id.in_(actor.party_ids),
+        or_(player.party_id.in_(actor.party_ids), player.party_id.in_(represented_parties(actor.user_id))),
     )

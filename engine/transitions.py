@@ -62,8 +62,8 @@ async def fire(
         await require_open_to_reopen(ctx.session, subproject_id=ctx.subproject.id)
     instance.status, instance.completed_at = "COMPLETED", now
     if spec_action.children:
-        closed = scopes.close_descendants(ctx, [instance], now)
-        execution.log_data["children"] = {"completed": closed[0], "canceled": closed[1]}
+        execution.log_data["children"] = await scopes.count_children(ctx, instance)
+        scopes.close_descendants(ctx, [instance], now)
     if decision is not None:
         execution.log_data["condition"] = decision
     if to_state != from_state:

@@ -6,7 +6,8 @@ answers, and the live streams (``audiences``, the same rule in Python over rows 
 batch of entries).
 
 - A **project** or **subproject**: a grant of its ``.view`` intent.
-- A **workflow item** (and its case): a grant of ``workflowItem.view``, or a role in its case.
+- A **workflow item** (and its case): a grant of ``workflowItem.view``, or a role in its case
+  (one's own, or an absent player's one stands in for: engine/deputies.py, in ``plays_role``).
 - An **activity entry** (its comment and data): a grant of ``.viewHistory`` on any resource the
   entry is about (its project, subproject or workflow item), or a role in the case of its
   workflow item. ``workflowItem.view`` alone shows the item, not its log. A role in the case

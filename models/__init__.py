@@ -2,6 +2,7 @@
 
 from models.activity import Activity, HistoryCheckpoint
 from models.db import Database, normalize_url
+from models.deputy import Deputyship
 from models.identity import ApiToken, Group, GroupMember, LoginAttempt, User
 from models.ids import kind_of, new_id
 from models.job import Job
@@ -26,6 +27,7 @@ __all__ = [
     "CaseRoleParty",
     "CaseState",
     "Database",
+    "Deputyship",
     "Document",
     "EnabledAction",
     "Group",

@@ -273,11 +273,13 @@ class CasewayGraphQL(GraphQL):
 
     def decode_json(self, data: str | bytes) -> object:
         """json (not orjson, which reads integers beyond 64 bits as floats), its every failure a
-        client's mistake: malformed, nested too deeply, or a number too long to convert."""
+        client's mistake: malformed, not UTF-8, nested too deeply, or a number too long to convert."""
         try:
             return json.loads(data)
         except json.JSONDecodeError:
             raise
+        except UnicodeDecodeError:  # a ValueError too: told apart before the digit limit's
+            raise HTTPException(400, "The body is not UTF-8 text, as JSON must be.") from None
         except RecursionError:
             raise HTTPException(400, "The JSON is nested too deeply.") from None
         except ValueError:

@@ -77,11 +77,13 @@ def test_migrations_match_the_models(tmp_path):
     from sqlmodel import SQLModel
 
     from server.migrate import upgrade
+    from tests.fixtures.database import modelled
 
     upgrade(f"sqlite:///{tmp_path / 'm.db'}")
     engine = create_engine(f"sqlite:///{tmp_path / 'm.db'}")
     with engine.connect() as conn:
-        diff = compare_metadata(MigrationContext.configure(conn, opts={"compare_type": True}), SQLModel.metadata)
+        options = {"compare_type": True, "include_name": modelled}
+        diff = compare_metadata(MigrationContext.configure(conn, opts=options), SQLModel.metadata)
     engine.dispose()
     assert diff == []
 
