@@ -39,6 +39,7 @@ from models import (
     Subproject,
     Workflow,
     WorkflowItem,
+    unit_of_work,
     utcnow,
 )
 
@@ -262,7 +263,7 @@ async def _apply(
     """Move one case as planned, in a savepoint: a refusal on the way (an automatic action that
     loops, a dynamic parent over too many parties) undoes this case alone, and its queued log
     entries with it. 1 if it moved."""
-    queued = session.info.setdefault(activity.NEW_ACTIVITIES, [])
+    queued = unit_of_work(session).entries
     mark = len(queued)
     try:
         async with session.begin_nested():
