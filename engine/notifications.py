@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from engine import deputies, validation
 from engine.activity import LogEntry
 from engine.actors import Actor
-from engine.context import OPT_IN_LEVELS, CaseContext, subscribers_query
+from engine.cases.context import OPT_IN_LEVELS, CaseContext, subscribers_query
 from engine.errors import DomainError, ErrorCode
 from engine.visibility import HISTORY_INTENTS, notification_readable
 from models import (
@@ -45,7 +45,7 @@ async def users_of(session: AsyncSession, parties: Iterable[str]) -> set[str]:
     return users
 
 
-# Built once: every change that is not to a locked case asks it (engine.context reads it
+# Built once: every change that is not to a locked case asks it (engine.cases.context reads it
 # with the case otherwise).
 _SUBSCRIBERS = subscribers_query()
 

@@ -17,13 +17,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from engine import activity, assignment, deputies, notifications, permissions, validation
 from engine.activity import LogEntry
 from engine.actors import Actor
-from engine.child_specs import PARENT_TRIGGERS
-from engine.context import EXECUTABLE_STATUSES, CaseContext, case_not_found, load_case, new_case_context
-from engine.errors import DomainError, ErrorCode
-from engine.jobs import outbox
-from engine.spec_checker import MAX_NAME
-from engine.specs import ActionSpec, WorkflowSpec
-from engine.transitions import (
+from engine.cases.context import EXECUTABLE_STATUSES, CaseContext, case_not_found, load_case, new_case_context
+from engine.cases.transitions import (
     after_enable,
     assigned_parties,
     fire,
@@ -31,6 +26,11 @@ from engine.transitions import (
     run_automatic,
     set_status_for_state,
 )
+from engine.child_specs import PARENT_TRIGGERS
+from engine.errors import DomainError, ErrorCode
+from engine.jobs import outbox
+from engine.spec_checker import MAX_NAME
+from engine.specs import ActionSpec, WorkflowSpec
 from models import (
     Activity,
     Case,
