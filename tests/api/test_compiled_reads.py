@@ -156,6 +156,7 @@ def _item(draw):
         "amount",
         "itemCurrency: currency",
         "__typename",
+        "assignee { __typename ... on User { login } ... on Group { name } }",
     ]
     return _pick(draw, [*scalars, f"case {{ {case} }}"])
 
@@ -173,7 +174,8 @@ def _subproject(draw):
 @st.composite
 def _project(draw):
     subprojects = "subprojects" + _connection(draw, _first(draw), draw(_subproject()))
-    return _pick(draw, ["id", "displayName", "description", "status", "__typename", subprojects])
+    assignee = "assignee { ... on User { id displayName } }"
+    return _pick(draw, ["id", "displayName", "description", "status", "__typename", assignee, subprojects])
 
 
 @st.composite
