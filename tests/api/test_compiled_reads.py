@@ -247,3 +247,35 @@ async def _ordered_scene(gql, db, actors):
     assert added["reassignRole"]["userErrors"] == []
     scene.extra.update(i2=i2, i3=i3)
     return scene
+
+
+PAGE_OF_ITEMS = """query Page($s: ID!, $after: String) { node(id: $s) { ... on Subproject {
+  workflowItems(first: 1, after: $after) { pageInfo { hasNextPage endCursor } edges { node { displayName } } } } } }"""
+COUNTED_PAGE_OF_ITEMS = """query CountedPage($s: ID!, $after: String) { node(id: $s) { ... on Subproject {
+  workflowItems(first: 1, after: $after) { totalCount pageInfo { hasNextPage endCursor }
+    edges { node { displayName } } } } } }"""
+
+
+async def test_a_compiled_page_counts_only_when_its_total_is_selected(gql, db, actors, same, count_statements):
+    """R4's page of a 20,000-item subproject: the page is read by index, first + 1 rows past the
+    cursor (LIMIT), and the visible items are counted, a scan of all of them, only for
+    totalCount."""
+    scene = await matrix.build_scene(gql, db, actors)
+    token = scene.tokens["player"]  # sees the items through their role, not through a grant
+    first = await same(PAGE_OF_ITEMS, {"s": scene.subproject}, token)
+    assert first["data"]["node"] is None  # the player may not see the subproject itself
+    token = scene.tokens["viewer"]
+    for after in (None, scene.item):
+        variables = {"s": scene.subproject, "after": after}
+        body = await same(PAGE_OF_ITEMS, variables, token)  # the viewer's token is remembered from now on
+        total = await same(COUNTED_PAGE_OF_ITEMS, variables, token)
+        assert len(body["data"]["node"]["workflowItems"]["edges"]) == 1
+        assert total["data"]["node"]["workflowItems"]["totalCount"] == 2
+        with count_statements() as page:
+            await gql.raw(PAGE_OF_ITEMS, variables, token=token)
+        with count_statements() as counted:
+            await gql.raw(COUNTED_PAGE_OF_ITEMS, variables, token=token)
+        (compiled_page,), (compiled_count,) = page.statements, counted.statements
+        # hasNextPage counts the page's rows (first + 1 at most); totalCount is the one count more
+        assert "LIMIT" in compiled_page.upper()
+        assert compiled_count.upper().count("COUNT(") == compiled_page.upper().count("COUNT(") + 1
