@@ -67,3 +67,18 @@ def test_a_key_by_key_mistake_and_an_unreadable_file_are_told_as_well(tmp_path):
     assert done.returncode == 1 and "INVALID_SPEC Duplicate key 'short_name' (line 2)." in done.stdout
     missing = caseway("check-workflow", str(tmp_path / "nope.yaml"), env=_env(tmp_path))
     assert missing.returncode == 1 and "no such file" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def test_define_workflow_tells_the_warnings_of_what_it_defined_and_refuses_an_error(tmp_path):
+    env = {**os.environ, "CASEWAY_DATABASE_URL": f"sqlite:///{tmp_path / 'cli.db'}"}
+    assert caseway("migrate", env=env).returncode == 0
+    warned = tmp_path / "warned.json"
+    warned.write_text(json.dumps({**FLOW, "roles": {"clerk": {}}}))
+    done = caseway("define-workflow", str(warned), env=env)
+    assert done.returncode == 0 and "Defined workflow cli_check version 1" in done.stdout
+    assert f"{warned}: actions.finish.assigned_role: ROLE_NEVER_FILLED Action 'finish'" in done.stderr
+    stuck = tmp_path / "stuck.json"
+    stuck.write_text(json.dumps({**FLOW, "states": {**FLOW["states"], "limbo": {}}}))
+    refused = caseway("define-workflow", str(stuck), env=env)
+    assert refused.returncode == 1 and "State 'limbo' is never reached" in refused.stderr
+    assert "(spec.states.limbo)" in refused.stderr and "Traceback" not in refused.stderr
