@@ -144,8 +144,11 @@ async def _define_workflow(settings: Settings, path: Path) -> None:
     db = await _migrated_db(settings)
     try:
         async with db.transaction() as s:
-            workflow = await workflows.define_workflow(s, actor=None, spec=spec)
+            defined = await workflows.define(s, actor=None, spec=spec)
+        workflow = defined.workflow
         print(f"Defined workflow {workflow.short_name} version {workflow.version} ({workflow.id}).")
+        for warning in defined.diagnostics:  # as check-workflow prints them
+            print(f"{path}: {warning.where}: {warning.code} {warning.message}", file=sys.stderr)
     except DomainError as error:
         raise CliError(f"{path} is not a valid workflow spec: {domain_sentence(error)}") from None
     finally:
