@@ -28,7 +28,7 @@ from sqlalchemy import ColumnElement, Select, and_, delete, or_, select, true, u
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine import validation
-from engine.actors import Actor
+from engine.actors import SYSTEM_ID, Actor
 from engine.clock import SYSTEM_CLOCK, Clock
 from engine.errors import DomainError, ErrorCode, not_found
 from models import Deputyship, GroupMember, Notification, User, as_utc, kind_of, new_id
@@ -72,12 +72,12 @@ def represented_parties(deputy_id: str, at: datetime | None = None) -> Select[tu
     return select(parties.c.party_id).correlate(None)  # never tied to an enclosing query's tables
 
 
-async def standing_in(session: AsyncSession, *, actor: Actor) -> list[Actor]:
-    """The absent users ``actor`` stands in for now, each as an actor holding the absent user's
+async def standing_in(session: Any, *, user_id: str) -> list[Actor]:
+    """The absent users ``user_id`` stands in for now, each as an actor holding the absent user's
     parties and nothing else (never admin: an admin's absence lends no admin rights)."""
-    if actor.user_id == "system":
+    if user_id == SYSTEM_ID:
         return []
-    rows = await session.execute(represented(actor.user_id))
+    rows = await session.execute(represented(user_id))
     parties: dict[str, set[str]] = defaultdict(set)
     for absent_id, party_id in rows:
         parties[absent_id].add(party_id)

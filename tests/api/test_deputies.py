@@ -32,6 +32,9 @@ DEPUTIES_OF = f"""query($id: ID!) {{ node(id: $id) {{ ... on User {{ login
   deputies {{ {DEPUTYSHIP_FIELDS} }} deputyFor {{ {DEPUTYSHIP_FIELDS} }} }} }} }}"""
 ITEM_LOG = """query($id: ID!) { node(id: $id) { ... on WorkflowItem { case { log(first: 50) { edges { node {
   kind action comment actor { login } onBehalfOf { ... on User { login } } } } } } } } }"""
+MY_ACTIONS_ON = (
+    """query($id: ID!) { node(id: $id) { ... on WorkflowItem { case { myActions { action { shortName } } } } } }"""
+)
 HEARD = """{ notifications { edges { node { level activity { workflowItem { displayName } } } } } }"""
 EXECUTE_AS_DEPUTY = """mutation($input: ExecuteActionInput!) { executeAction(input: $input) {
   case { state { shortName } } activity { action actor { login } onBehalfOf { ... on User { login } } }
@@ -69,6 +72,11 @@ async def resolve(gql, token, item_id, comment):
     return (await gql(EXECUTE_AS_DEPUTY, {"input": act}, token=token))["executeAction"]
 
 
+async def my_actions(gql, token, item_id):
+    found = (await gql(MY_ACTIONS_ON, {"id": item_id}, token=token))["node"]
+    return sorted(a["action"]["shortName"] for a in found["case"]["myActions"])
+
+
 async def visible(gql, token, node_id) -> bool:
     return (await gql(NODE_ID, {"id": node_id}, token=token))["node"] is not None
 
@@ -101,6 +109,7 @@ async def test_a_deputy_acts_for_the_absent_user_exactly_from_from_until_until(g
     assert await tasks(gql, alice) == [("resolve", "Crash", None)]
     assert await tasks(gql, carol) == []
     assert await visible(gql, bob, item["id"]) and not await visible(gql, carol, item["id"])
+    assert await my_actions(gql, bob, item["id"]) == ["comment", "edit", "resolve"]  # as alice's are
     done = await resolve(gql, bob, item["id"], "fixed it for alice")
     assert done["userErrors"] == []
     assert done["case"]["state"]["shortName"] == "resolved"
@@ -126,6 +135,7 @@ async def test_a_deputy_acts_for_the_absent_user_exactly_from_from_until_until(g
     second_id = second["createWorkflowItem"]["workflowItem"]["id"]
     clock.set(T0 + 2 * HOUR - timedelta(microseconds=1))
     assert await tasks(gql, bob) == [("resolve", "Leak", {"login": "alice"})]
+    assert await my_actions(gql, bob, second_id) == ["comment", "edit", "resolve"]
     clock.set(T0 + 2 * HOUR)
     assert await tasks(gql, bob) == []
     assert not await visible(gql, bob, second_id) and not await visible(gql, bob, item["id"])
