@@ -107,6 +107,26 @@ async def deputies_of(session: AsyncSession, user_ids: Collection[str]) -> dict[
     return dict(result)
 
 
+async def deputies_of_parties(session: AsyncSession, parties: Collection[str]) -> dict[str, set[str]]:
+    """The deputies standing in now for each of ``parties``: for a user, theirs; for a group,
+    those of its members (what ``represented`` lends, asked the other way round, for the live
+    streams' audiences)."""
+    if not parties:
+        return {}
+    at = now()
+    wanted = sorted(parties)
+    direct = select(Deputyship.user_id, Deputyship.deputy_id).where(Deputyship.user_id.in_(wanted), _active(at))
+    by_group = (
+        select(GroupMember.group_id, Deputyship.deputy_id)
+        .join(Deputyship, Deputyship.user_id == GroupMember.user_id)
+        .where(GroupMember.group_id.in_(wanted), _active(at))
+    )
+    result: dict[str, set[str]] = defaultdict(set)
+    for party, deputy_id in await session.execute(union_all(direct, by_group)):
+        result[party].add(deputy_id)
+    return dict(result)
+
+
 async def notify_deputies(session: AsyncSession, entry: Any, heard: Mapping[str, str], notified: set[str]) -> set[str]:
     """A copy of each notification of ``entry`` (``heard``: recipient -> level, best level
     first) for the recipient's deputies standing in now, at the recipient's level; at most one
@@ -235,6 +255,7 @@ __all__ = [
     "MAX_PERIOD",
     "clock",
     "deputies_of",
+    "deputies_of_parties",
     "notify_deputies",
     "now",
     "open_at",

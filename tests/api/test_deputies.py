@@ -20,7 +20,9 @@ from tests.fixtures.documents import (
     NODE_ID,
     SET_DEPUTY,
     SET_DISABLED,
+    SUBSCRIBE,
 )
+from tests.fixtures.live import WsClient
 
 T0 = datetime(2031, 3, 2, 9, 0, tzinfo=UTC)
 HOUR = timedelta(hours=1)
@@ -335,3 +337,42 @@ async def test_an_execute_payload_and_the_executes_of_a_plain_user_say_no_one_wa
     done = (await gql(EXECUTE, {"input": act}, token=alice))["executeAction"]
     assert done["userErrors"] == [] and done["activity"]["actor"]["login"] == "alice"
     assert (await resolve(gql, alice, item["id"], "myself"))["activity"]["onBehalfOf"] is None
+
+
+LIVE_ITEM = (
+    """subscription($item: ID!, $after: String) { activity(workflowItemId: $item, after: $after) { comment } }"""
+)
+LIVE_HEARD = """subscription { notifications { level activity { comment } } }"""
+LAST_SEQ = """query($id: ID!) { node(id: $id) { ... on WorkflowItem { case { log(first: 100) {
+  edges { node { seq } } } } } } }"""
+
+
+async def test_the_live_streams_reach_a_deputy_as_the_reads_do(live_server, make_user):
+    """A server of its own (real time): the deputy, standing in from now on, hears of the absent
+    user's case live, and gets the copy of the absent user's notification, as queries show them."""
+    gql = live_server.gql
+    _, owner = await make_user("owner")
+    alice_id, alice = await make_user("alice")
+    bob_id, bob = await make_user("bob")
+    item = (await bug_item(gql, owner, alice_id))["id"]
+    subscribed = await gql(SUBSCRIBE, {"level": "CASE", "target": item}, token=alice)
+    assert subscribed["subscribeToNotifications"]["userErrors"] == []
+    until = (datetime.now(UTC) + HOUR).isoformat()
+    assert (await gql(SET_DEPUTY, {"input": {"deputyId": bob_id, "until": until}}, token=alice))["setDeputy"][
+        "userErrors"
+    ] == []
+    last = (await gql(LAST_SEQ, {"id": item}, token=bob))["node"]["case"]["log"]["edges"][-1]["node"]["seq"]
+    client = await WsClient.connect(live_server.ws, bob)
+    try:
+        await client.subscribe(LIVE_ITEM, {"item": item, "after": str(last)})
+        await client.subscribe(LIVE_HEARD)
+        await gql(EXECUTE, {"input": {"workflowItemId": item, "action": "comment", "comment": "news"}}, token=owner)
+        received = await client.receive(2)
+    finally:
+        await client.close()
+    assert sorted(map(str, received)) == sorted(
+        map(
+            str,
+            [{"activity": {"comment": "news"}}, {"notifications": {"level": "CASE", "activity": {"comment": "news"}}}],
+        )
+    )
