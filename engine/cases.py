@@ -17,7 +17,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from engine import activity, assignment, deputies, notifications, permissions, validation
 from engine.activity import LogEntry
 from engine.actors import Actor
-from engine.context import CaseContext, case_not_found, load_case, new_case_context
+from engine.child_specs import PARENT_TRIGGERS
+from engine.context import EXECUTABLE_STATUSES, CaseContext, case_not_found, load_case, new_case_context
 from engine.errors import DomainError, ErrorCode
 from engine.jobs import outbox
 from engine.spec_checker import MAX_NAME
@@ -41,8 +42,6 @@ from models import (
     utcnow,
 )
 from models.db import insert_for
-
-EXECUTABLE_STATUSES = ("ACTIVE", "COMPLETED")  # a completed case can still be reopened
 
 
 @dataclass
@@ -251,7 +250,7 @@ async def execute(
         )
     spec_action = ctx.spec.actions.get(action)
     if spec_action is None or spec_action.trigger != "user":
-        raise _not_enabled(ctx.spec, action)
+        raise _runs_by_itself(ctx, spec_action) or _not_enabled(ctx.spec, action)
     instance = _find_instance(ctx, action, enabled_action_id, actor, held)
     if instance is None:
         raise _not_enabled(ctx.spec, action)
@@ -329,6 +328,23 @@ def _not_enabled(spec: WorkflowSpec, action: str) -> DomainError:
     shown = action if len(action) <= MAX_NAME else action[:MAX_NAME] + "…"
     message = f"The workflow {spec.short_name!r} has no action {shown!r}; its actions: {listed}."
     return DomainError(ErrorCode.UNKNOWN_ACTION, message, ["action"])
+
+
+def _runs_by_itself(ctx: CaseContext, action: ActionSpec | None) -> DomainError | None:
+    """Why an enabled parent or timed action cannot be executed by hand: it runs by itself, and
+    the refusal says when (a parent when its children complete, a TIME action when its timer
+    falls due). None when the action is not enabled now (or runs otherwise)."""
+    if action is None or action.trigger not in ("time", *PARENT_TRIGGERS):
+        return None
+    due = [ea.fire_at for ea in ctx.enabled or () if ea.action == action.short_name and ea.status == "ENABLED"]
+    if not due:
+        return None
+    if action.trigger == "time":
+        when = min((at for at in due if at is not None), default=None)
+        message = f"{action.short_name!r} runs when its timer falls due at {when.isoformat() if when else 'its time'}"
+    else:
+        message = f"{action.short_name!r} runs when its children complete"
+    return DomainError(ErrorCode.ACTION_NOT_ENABLED, f"{message}; it cannot be executed by hand.", ["action"])
 
 
 def _needs_privileges(ctx: CaseContext, action: str) -> bool:

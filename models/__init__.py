@@ -17,6 +17,7 @@ from models.resources import (
 )
 from models.task import TaskAssignment
 from models.types import as_utc, utcnow
+from models.unit_of_work import UnitOfWork, unit_of_work
 from models.workflow import Case, CaseRoleParty, CaseState, EnabledAction, Idempotency, Workflow
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "ProjectedBudget",
     "Subproject",
     "TaskAssignment",
+    "UnitOfWork",
     "User",
     "Workflow",
     "WorkflowItem",
@@ -49,5 +51,6 @@ __all__ = [
     "kind_of",
     "new_id",
     "normalize_url",
+    "unit_of_work",
     "utcnow",
 ]

@@ -4,6 +4,7 @@ import strawberry
 from strawberry.extensions import AddValidationRules
 from strawberry.schema.config import StrawberryConfig
 
+from engine import migration
 from resolvers import cases as case_reads
 from resolvers import queries
 from resolvers.lookahead import selects
@@ -19,6 +20,7 @@ from schema import (
     notification,
     project_mutations,
     timers,
+    version_mutations,
 )
 from schema import search as searching
 from schema.activity import Activity
@@ -126,6 +128,15 @@ class Mutation:
     revoke_permission = strawberry.mutation(resolver=project_mutations.revoke_permission)
     reorder_workflow_items = strawberry.mutation(resolver=project_mutations.reorder_workflow_items)
     define_workflow = strawberry.mutation(resolver=case_mutations.define_workflow)
+    migrate_cases = strawberry.mutation(
+        resolver=version_mutations.migrate_cases,
+        description="Move running cases to another version of their workflow (a dry run reports, per case, where "
+        f"it lands or why not); at most {migration.MAX_CASES} cases per call, endCursor goes on.",
+    )
+    retire_workflow = strawberry.mutation(
+        resolver=version_mutations.retire_workflow,
+        description="Retire a workflow version: no new subproject or item may use it; its cases run on.",
+    )
     execute_action = strawberry.mutation(resolver=case_mutations.execute_action)
     reassign_role = strawberry.mutation(resolver=case_mutations.reassign_role)
     suspend_case = strawberry.mutation(

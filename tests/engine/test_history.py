@@ -12,7 +12,8 @@ from sqlalchemy import bindparam, select, text
 
 import engine
 from engine.activity import entry_hash
-from engine.history import Problem, checkpoint_history, verify_all, verify_history
+from engine.checkpoints import checkpoint_history
+from engine.history import Problem, verify_all, verify_history
 from models import Activity
 from server.app import create_app
 from server.checkpoints import run_checkpoints
