@@ -31,5 +31,9 @@ def plays_role(actor: Actor, item_id: Any) -> ColumnElement[bool]:
     return exists().where(
         case.object_id == item_id,
         player.case_id == case.id,
-        or_(player.party_id.in_(actor.party_ids), player.party_id.in_(represented_parties(actor.user_id))),
+        or_(
+            player.party_id.in_(actor.party_ids),
+            # A compiled read's viewer (resolvers/compiled) gives the time as a bound parameter too.
+            player.party_id.in_(represented_parties(actor.user_id, getattr(actor, "deputy_time", None))),
+        ),
     )

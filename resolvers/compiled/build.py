@@ -12,6 +12,7 @@ from typing import Any
 from graphql.execution.values import get_argument_values
 from sqlalchemy import bindparam, func, select
 
+from engine import deputies
 from engine.actors import Actor
 from resolvers.compiled.sql import JsonSql
 
@@ -35,11 +36,14 @@ class SqlViewer:
     admin (which changes the SQL) and their parties as one expanding parameter, so that the
     statement serves every viewer of that kind (``Build.params`` gives the parties)."""
 
-    __slots__ = ("is_admin", "party_ids")
+    __slots__ = ("deputy_time", "is_admin", "party_ids", "user_id")
 
     def __init__(self, is_admin: bool) -> None:
         self.is_admin = is_admin
         self.party_ids = bindparam("viewer_parties", expanding=True)
+        # Whom the viewer stands in for, and when that is asked (engine/role_players.py)
+        self.user_id = bindparam("viewer_id")
+        self.deputy_time = bindparam("viewer_time")
 
 
 class Build:
@@ -65,7 +69,10 @@ class Build:
 
     def params(self, actor: Actor, variables: Any) -> dict[str, Any]:
         """The parameters of one execution (a GraphQLError: an argument the resolvers refuse)."""
-        values: dict[str, Any] = {} if actor.is_admin else {"viewer_parties": sorted(actor.party_ids)}
+        values: dict[str, Any] = {}
+        if not actor.is_admin:
+            values = {"viewer_parties": sorted(actor.party_ids), "viewer_id": actor.user_id}
+            values["viewer_time"] = deputies.now()
         by_field: dict[int, dict[str, Any]] = {}
         for key, (field, name, transform) in self._arguments.items():
             args = by_field.get(id(field))
