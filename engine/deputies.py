@@ -46,7 +46,7 @@ def now() -> datetime:
     return clock.now()
 
 
-def _active(at: datetime) -> ColumnElement[bool]:
+def _active(at: Any) -> ColumnElement[bool]:
     return and_(Deputyship.starts_at <= at, Deputyship.ends_at > at)
 
 
@@ -56,11 +56,7 @@ def represented(deputy_id: Any, at: Any = None) -> Select[tuple[str, str]]:
     of the deputy's index, empty for nearly everyone), never a round trip of its own. Either may
     be a bound parameter (a compiled read's, made once for every viewer)."""
     at = now() if at is None else at
-    absent = (
-        select(Deputyship.user_id)
-        .where(Deputyship.deputy_id == deputy_id, Deputyship.ends_at > at, Deputyship.starts_at <= at)
-        .subquery("absent")
-    )
+    absent = select(Deputyship.user_id).where(Deputyship.deputy_id == deputy_id, _active(at)).subquery("absent")
     return union_all(
         select(absent.c.user_id.label("absent_id"), absent.c.user_id.label("party_id")),
         select(absent.c.user_id, GroupMember.group_id).join(GroupMember, GroupMember.user_id == absent.c.user_id),
@@ -83,7 +79,7 @@ async def standing_in(session: Any, *, user_id: str) -> list[Actor]:
     for absent_id, party_id in rows:
         parties[absent_id].add(party_id)
     return [
-        Actor(user_id=user_id, login=user_id, party_ids=frozenset(found)) for user_id, found in sorted(parties.items())
+        Actor(user_id=absent, login=absent, party_ids=frozenset(found)) for absent, found in sorted(parties.items())
     ]
 
 
