@@ -182,12 +182,18 @@ async def test_a_task_of_a_group_the_absent_user_is_in_reaches_the_deputy(gql, m
     bob_id, bob = await make_user("bob")
     group = (await gql(CREATE_GROUP, {"name": "fixers"}, token=root))["createGroup"]["group"]["id"]
     assert (await gql(ADD_MEMBER, {"g": group, "u": alice_id}, token=root))["addGroupMember"]["userErrors"] == []
-    item = await bug_item(gql, owner, group)
+    crash = await bug_item(gql, owner, group)
+    leak = await bug_item(gql, owner, group)
     # An admin names another user's deputy with userId.
     made = await name_deputy(gql, root, bob_id, until=T0 + HOUR, user_id=alice_id)
     assert made["userErrors"] == [] and made["deputyship"]["createdBy"]["login"] == "root"
-    assert await tasks(gql, bob) == [("resolve", "Crash", {"login": "alice"})]
-    assert (await resolve(gql, bob, item["id"], "for the group"))["activity"]["onBehalfOf"] == {"login": "alice"}
+    assert await tasks(gql, bob) == [("resolve", "Crash", {"login": "alice"})] * 2
+    assert (await resolve(gql, bob, crash["id"], "for the group"))["activity"]["onBehalfOf"] == {"login": "alice"}
+    # Once bob is in the group too, the task is his own: listed once, on nobody's behalf.
+    assert (await gql(ADD_MEMBER, {"g": group, "u": bob_id}, token=root))["addGroupMember"]["userErrors"] == []
+    assert await tasks(gql, bob) == [("resolve", "Crash", None)]
+    assert (await gql(TASKS, token=bob))["myTasks"]["totalCount"] == 1
+    assert (await resolve(gql, bob, leak["id"], "as a member"))["activity"]["onBehalfOf"] is None
 
 
 async def test_the_absent_users_notifications_reach_the_deputy_while_active(gql, make_user, clock):
@@ -320,6 +326,7 @@ async def test_a_deputys_task_list_costs_the_same_statements_however_many_tasks(
         counts[total] = counter.count
         assert {t[2]["login"] for t in found} == {"alice"} and len(found) == total
     assert counts[1] == counts[5], counts
+    assert (await gql(TASKS, token=bob))["myTasks"]["totalCount"] == 5
     with count_statements() as counter:
         await gql(DEPUTIES_OF, {"id": alice_id}, token=root)
     listed = counter.count
