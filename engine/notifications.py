@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from sqlalchemy import ColumnElement, and_, delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from engine import validation
+from engine import delivery, validation
 from engine.activity import LogEntry
 from engine.actors import Actor
 from engine.context import OPT_IN_LEVELS, CaseContext, subscribers_query
@@ -83,16 +83,19 @@ async def notify(
     if outsiders:
         may_read |= await _may_read_history(session, ctx, outsiders)
     notified: set[str] = {entry.actor_id or ""}
+    written: list[Notification] = []
     for level, users in levels:
         if already and level != "ASSIGNED":
             users = users - already
         for user_id in sorted((users & may_read) - notified):
-            session.add(
+            written.append(
                 Notification(
                     id=new_id("ntf"), recipient_id=user_id, activity_id=entry.id, level=level, created_at=entry.at
                 )
             )
             notified.add(user_id)
+    session.add_all(written)
+    delivery.notified(session, written)  # in-app or not, email: settled before the commit
     # Not flushed here: the rows go with the operation's other writes, by its next read or at
     # commit (a timer's firing sends its instance, state and case changes in one flush).
     return notified | (already or set())
@@ -170,7 +173,11 @@ async def mark_read(session: AsyncSession, *, actor: Actor, ids: list[str] | Non
 def readable_notifications(actor: Actor, *, unread_only: bool = False) -> ColumnElement[bool]:
     """The actor's notifications whose activity they may read now: what every list and count
     of notifications shows (an unreadable one is left out, as if it had never been written)."""
-    condition = and_(Notification.recipient_id == actor.user_id, notification_readable(actor, Notification.activity_id))
+    condition = and_(
+        Notification.recipient_id == actor.user_id,
+        Notification.in_app,  # a level its recipient chose email alone for is not listed in-app
+        notification_readable(actor, Notification.activity_id),
+    )
     return and_(condition, Notification.read_at.is_(None)) if unread_only else condition
 
 

@@ -2,6 +2,7 @@
 
 from models.activity import Activity, HistoryCheckpoint
 from models.db import Database, normalize_url
+from models.delivery import DigestSchedule, NotificationDelivery, Reminder
 from models.identity import ApiToken, Group, GroupMember, LoginAttempt, User
 from models.ids import kind_of, new_id
 from models.job import Job
@@ -25,6 +26,7 @@ __all__ = [
     "CaseRoleParty",
     "CaseState",
     "Database",
+    "DigestSchedule",
     "Document",
     "EnabledAction",
     "Group",
@@ -34,10 +36,12 @@ __all__ = [
     "Job",
     "LoginAttempt",
     "Notification",
+    "NotificationDelivery",
     "NotificationSubscription",
     "Permission",
     "Project",
     "ProjectedBudget",
+    "Reminder",
     "Subproject",
     "TaskAssignment",
     "User",

@@ -21,6 +21,7 @@ from models import (
     EnabledAction,
     Group,
     GroupMember,
+    NotificationDelivery,
     Permission,
     Project,
     ProjectedBudget,
@@ -183,6 +184,7 @@ class Loaders:
         "activity_by_id": "_activities",
         "job_by_id": "_jobs",
         "jobs_by_case": "_jobs_by_case",
+        "delivery_by_user": "_deliveries",
     }
     party_by_id: DataLoader[str, Any]
     project_by_id: DataLoader[str, Any]
@@ -209,6 +211,7 @@ class Loaders:
     activity_by_id: DataLoader[str, Any]
     job_by_id: DataLoader[str, Any]
     jobs_by_case: DataLoader[str, list[Any]]
+    delivery_by_user: DataLoader[str, list[Any]]
 
     def __init__(
         self, ctx: "Context", *, cache: bool = True, known: Mapping[str, Mapping[Any, Any]] | None = None
@@ -506,6 +509,16 @@ class Loaders:
         from resolvers.jobs import jobs_by_case
 
         return await jobs_by_case(self._ctx, ids, self._in)
+
+    async def _deliveries(self, ids: list[str]) -> list[list[Any]]:
+        """Each user's delivery choices by level (engine/delivery.py): what they chose, in one query."""
+        rows = await self._rows(
+            select(NotificationDelivery.__table__).where(self._in(NotificationDelivery.user_id, ids))
+        )
+        grouped: dict[str, list[Any]] = defaultdict(list)
+        for row in rows:
+            grouped[row.user_id].append(row)
+        return [grouped.get(i, []) for i in ids]
 
     async def _members(self, ids: list[str]) -> list[list[User]]:
         rows = (

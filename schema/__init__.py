@@ -9,6 +9,7 @@ from resolvers import queries
 from resolvers.lookahead import selects
 from schema import (
     case_mutations,
+    delivery,
     document,
     history,
     identity,
@@ -148,6 +149,15 @@ class Mutation:
     mark_notifications_read = strawberry.mutation(resolver=notification.mark_notifications_read)
     subscribe_to_notifications = strawberry.mutation(resolver=notification.subscribe_to_notifications)
     unsubscribe_from_notifications = strawberry.mutation(resolver=notification.unsubscribe_from_notifications)
+    set_notification_delivery = strawberry.mutation(
+        resolver=delivery.set_notification_delivery,
+        description="Choose how notifications reach you: per level IN_APP and/or EMAIL, immediately or as hourly or "
+        "daily digests; your email address, time zone and digest hour.",
+    )
+    run_digests = strawberry.mutation(
+        resolver=delivery.run_digests,
+        description="Admin: close the digest windows due at `now` (default: now) and queue their emails.",
+    )
     add_document = strawberry.mutation(
         resolver=document.add_document,
         description="Attach a file to a workflow item (needs workflowItem.update): a multipart request "

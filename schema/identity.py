@@ -11,6 +11,7 @@ from resolvers import login as logins
 from resolvers import queries
 from resolvers.lookahead import selects
 from resolvers.mutations import run
+from schema import delivery
 from schema.base import AppInfo, Connection, Node, UserError, by_id_prefix, connection
 from schema.execution import context_only
 
@@ -24,6 +25,25 @@ class User(Node):
     disabled: bool = strawberry.field(description="A disabled user cannot log in, and none of their tokens works.")
 
     is_type_of = by_id_prefix("User")
+
+    # How notifications reach the user (schema/delivery.py): theirs and admins' to read, else null.
+    @strawberry.field(description="Where email reaches them; null unless you are they or an admin.")
+    def email(self, info: AppInfo) -> str | None:
+        return delivery.private(info, self, self.email)  # type: ignore[attr-defined]
+
+    @strawberry.field(description="Their IANA time zone (digests follow it); null unless you are they or an admin.")
+    def time_zone(self, info: AppInfo) -> str | None:
+        return delivery.private(info, self, self.time_zone)  # type: ignore[attr-defined]
+
+    @strawberry.field(
+        description="The hour of their time zone a DAILY digest goes out; null unless you are they or an admin."
+    )
+    def digest_hour(self, info: AppInfo) -> int | None:
+        return delivery.private(info, self, self.digest_hour)  # type: ignore[attr-defined]
+
+    @strawberry.field(description="How each notification level reaches them; null unless you are they or an admin.")
+    async def notification_delivery(self, info: AppInfo) -> list[delivery.NotificationDelivery] | None:
+        return await delivery.delivery_of(info, self)
 
 
 @strawberry.type(description="A named set of users; grants and roles given to a group reach its members.")

@@ -40,12 +40,14 @@ from server.checkpoints import checkpoint_forever
 from server.documents import DocumentService, collect_forever, download_endpoint
 from server.hub import EventHub, create_hub
 from server.job_runner import JobRunner, configure_jobs
+from server.mail import configure_mail
 from server.media_types import GRAPHQL_RESPONSE, negotiate, request_error_status, without_data
 from server.operations import health, metrics_endpoint, ready_endpoint
 from server.request_limits import BodyLimit, error_response
 from server.settings import Settings
 from server.shutdown import stop_within
 from server.sweeper import Sweeper
+from server.unsubscribe import unsubscribe_endpoint
 from server.web import WebAssets
 
 log = logging.getLogger("caseway.server")
@@ -357,6 +359,7 @@ def create_app(
     graphql = CasewayGraphQL(db, settings, hub, actor_cache, web, documents)
     sweeper = Sweeper(db, hub, poll_interval=settings.timer_poll_interval)
     configure_jobs(settings)
+    configure_mail(settings, db)
     runner = (
         JobRunner(db, hub, poll_interval=settings.job_poll_interval, concurrency=settings.job_concurrency)
         if settings.run_jobs
@@ -411,6 +414,7 @@ def create_app(
             Route("/metrics", metrics_endpoint),
             Route("/graphql", graphql, methods=["GET", "POST"]),
             Route("/documents/{id}", download_endpoint(db, documents, actor_cache), methods=["GET"]),
+            Route("/unsubscribe", unsubscribe_endpoint(db), methods=["GET", "POST"]),
             WebSocketRoute("/graphql", graphql),
             *web.routes(),
         ],
