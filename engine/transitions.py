@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from engine import activity, assignment, children, notifications, ordering, scopes
+from engine import activity, assignment, children, notifications, ordering, reminders, scopes
 from engine.actors import SYSTEM, Actor
 from engine.conditions import EnableCheck
 from engine.context import CaseContext, state_row
@@ -242,6 +242,9 @@ def new_instance(
     )
     if fire_at is not None:
         timer_written(ctx.session, fire_at)
+    if trigger is None and (action.reminders or action.escalate):  # engine/reminders.py
+        for due in reminders.schedule_instance(ctx, instance, action, now):
+            timer_written(ctx.session, due)
     ctx.session.add(instance)
     if ctx.enabled is not None:
         ctx.enabled.append(instance)

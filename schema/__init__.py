@@ -5,7 +5,7 @@ from strawberry.extensions import AddValidationRules
 from strawberry.schema.config import StrawberryConfig
 
 from resolvers import cases as case_reads
-from resolvers import queries
+from resolvers import due_dates, queries
 from resolvers.lookahead import selects
 from schema import (
     case_mutations,
@@ -22,7 +22,7 @@ from schema import (
 )
 from schema.activity import Activity
 from schema.base import SCALAR_MAP, AppInfo, Connection, Node, connection
-from schema.case import Case, EnabledAction
+from schema.case import Case, EnabledAction, TaskOrder
 from schema.execution import CasewayExecutor
 from schema.identity import Group, User
 from schema.input_guard import InputGuard
@@ -66,12 +66,17 @@ class Query:
         description="Enabled actions assigned to you (directly or through a role), oldest first; only those of cases "
         "where an action can run now (ACTIVE or COMPLETED, not SUSPENDED or CANCELED). A page costs the same "
         "however many tasks you or anyone has; totalCount, when selected, counts your tasks, so it costs in "
-        "proportion to how many you have."
+        "proportion to how many you have. orderBy: DUE_DATE puts the soonest due first (overdue ones first of "
+        "all: see EnabledAction.overdue), those without a due date last; that order sorts all of your tasks."
     )
     async def my_tasks(
-        self, info: AppInfo, first: int | None = None, after: str | None = None
+        self, info: AppInfo, first: int | None = None, after: str | None = None, order_by: TaskOrder | None = None
     ) -> Connection[EnabledAction]:
         counted = selects(info, "totalCount")
+        if order_by == TaskOrder.DUE_DATE:  # every task of yours sorted: costs as your list is long
+            return connection(
+                await due_dates.my_tasks_by_due_date(info.context, first=first, after=after, counted=counted)
+            )
         return connection(await case_reads.my_tasks(info.context, first=first, after=after, counted=counted))
 
     users = strawberry.field(resolver=identity.users, description="All users.")
