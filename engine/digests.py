@@ -26,7 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
 from engine import identity, mail
-from engine.visibility import notification_readable
+from engine.visibility import entry_readable
 from models import Activity, DigestSchedule, Notification, NotificationDelivery, User, WorkflowItem
 
 FREQUENCIES = ("IMMEDIATE", "HOURLY", "DAILY")
@@ -165,7 +165,7 @@ _ACTOR = aliased(User, name="entry_actor")
 
 def _describe(kind: str, action: str | None, data: dict[str, Any]) -> str:
     if kind == "action_executed":
-        return f"did {action}"
+        return f"executed {action}"
     if kind == "action_reminded":
         return f"reminder {data.get('reminder')} of {data.get('of')}: {action} is waiting"
     if kind == "action_escalated":
@@ -184,7 +184,9 @@ async def compose(session: AsyncSession, input: dict[str, Any], *, key: str) -> 
     if user is None or user.disabled or not user.email or mail.config() is None:
         return None
     actor = await identity.actor_for(session, user_id=user.id, login=user.login, is_admin=user.is_admin)
-    mine = [Notification.recipient_id == user.id, notification_readable(actor, Notification.activity_id)]
+    # the rule of every notification read: its entry readable by its recipient now (entry_readable
+    # over the joined entry, as notification_readable says it for a bare notification)
+    mine = [Notification.recipient_id == user.id, entry_readable(actor)]
     if "notifications" in input:
         mine.append(Notification.id.in_(list(input["notifications"])[:MAX_LISTED]))
     else:
@@ -217,7 +219,11 @@ async def compose(session: AsyncSession, input: dict[str, Any], *, key: str) -> 
         lines.append(line)
     more = 0
     if len(rows) == MAX_LISTED and "notifications" not in input:
-        counted = select(Notification.id).where(*mine).limit(MAX_COUNTED + MAX_LISTED).subquery()
+        counted = (
+            (select(Notification.id).join(Activity, Activity.id == Notification.activity_id).where(*mine))
+            .limit(MAX_COUNTED + MAX_LISTED)
+            .subquery()
+        )
         more = (await session.scalar(select(func.count()).select_from(counted)) or 0) - MAX_LISTED
     levels = sorted({level for level, *_ in rows}) if "notifications" in input else list(input["levels"])
     frequency = input.get("frequency")
