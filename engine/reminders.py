@@ -6,7 +6,8 @@ A ``reminder`` row is written with what it is about: when an instance of an acti
 ``reminders`` or ``escalate`` is enabled (``schedule_instance``, from ``transitions``), and when
 an item gets a due date (``schedule_due``). The sweeper fires due rows like timers
 (``claim_due`` + ``fire_claimed``: one transaction each, the row and its case locked, ``FOR
-UPDATE SKIP LOCKED``, so several processes fire each once; only ACTIVE cases'): a log entry
+UPDATE SKIP LOCKED``, so several processes fire each once; a suspended case's wait, a closed
+case's are dropped): a log entry
 about the item, written by the system, and notifications as for any entry, the people it is
 for at the ASSIGNED level:
 
@@ -35,7 +36,8 @@ from models import Case, EnabledAction, Reminder, Subproject, WorkflowItem
 
 REMIND, ESCALATE, DUE, OVERDUE = "REMIND", "ESCALATE", "DUE", "OVERDUE"
 
-_DUE = (Reminder.fire_at <= bindparam("now")) & (Case.status == "ACTIVE")
+# A suspended case's reminders wait for its resumption; a closed case's are claimed to be dropped.
+_DUE = (Reminder.fire_at <= bindparam("now")) & (Case.status != "SUSPENDED")
 _CLAIM = (
     select(Reminder, Case, WorkflowItem, Subproject)
     .join(Case, Case.id == Reminder.case_id)
@@ -46,7 +48,7 @@ _CLAIM = (
     .limit(1)
     .with_for_update(of=[Reminder.__table__, Case.__table__], skip_locked=True)
 )
-_NEXT = select(func.min(Reminder.fire_at)).join(Case, Case.id == Reminder.case_id).where(Case.status == "ACTIVE")
+_NEXT = select(func.min(Reminder.fire_at)).join(Case, Case.id == Reminder.case_id).where(Case.status != "SUSPENDED")
 
 
 def schedule_instance(ctx: CaseContext, instance: EnabledAction, action: ActionSpec, now: datetime) -> list[datetime]:
@@ -105,14 +107,14 @@ class Claimed:
 
 
 async def claim_due(session: AsyncSession, *, now: datetime) -> Claimed | None:
-    """The oldest reminder due at ``now`` of an ACTIVE case, locked with its case; None when
-    none is (or every due one's case is busy)."""
+    """The oldest reminder due at ``now`` of a case that is not suspended, locked with its case;
+    None when none is (or every due one's case is busy)."""
     found = (await session.execute(_CLAIM, {"now": now})).first()
     return None if found is None else Claimed(*found)
 
 
 async def next_due(session: AsyncSession) -> datetime | None:
-    """When the next reminder of an ACTIVE case falls due (possibly already past)."""
+    """When the next reminder of a case not suspended falls due (possibly already past)."""
     return await session.scalar(_NEXT)
 
 
@@ -129,6 +131,9 @@ def _assignees(ctx: CaseContext, instances: Iterable[EnabledAction]) -> set[str]
 async def fire_claimed(session: AsyncSession, claimed: Claimed, *, now: datetime) -> Claimed:
     """Tell the people a claimed reminder is for, and schedule its next one (or drop it)."""
     row = claimed.reminder
+    if claimed.case.status != "ACTIVE":  # completed or canceled: nobody waits on it any more
+        await session.delete(row)
+        return claimed
     ctx = await load_facts(session, claimed.case, claimed.item, claimed.subproject, lock=True, with_enabled=True)
     if row.kind in (DUE, OVERDUE):
         await _fire_due(ctx, row, now, claimed)
