@@ -47,11 +47,15 @@ class DigestRun:
     more: bool = False  # the limit stopped the run while a window was still due
 
 
-def check_run(actor: Actor, *, limit: int) -> None:
+def check_run(actor: Actor, *, limit: int, now: datetime | None) -> None:
+    """Closing windows by hand (tests, operations) is for admins; ``limit`` bounds the work, and
+    ``now`` is a time windows can close at (a window's end a day later must exist)."""
     if not actor.is_admin:
         raise DomainError(ErrorCode.NOT_ALLOWED, "Only an admin may run digests.")
     if not 1 <= limit <= digests.MAX_RUN:
         raise DomainError(ErrorCode.INVALID_INPUT, f"limit must be between 1 and {digests.MAX_RUN}.", ["limit"])
+    if now is not None and not 1970 <= now.year <= 9000:
+        raise DomainError(ErrorCode.INVALID_INPUT, "now must be between the years 1970 and 9000.", ["now"])
 
 
 async def run_digests(

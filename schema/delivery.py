@@ -9,7 +9,7 @@ import strawberry
 
 from engine import delivery, digests
 from engine.clock import SYSTEM_CLOCK
-from engine.errors import DomainError
+from engine.errors import DomainError, ErrorCode
 from models import as_utc
 from resolvers import delivery as delivery_reads
 from resolvers.errors import user_errors
@@ -142,10 +142,14 @@ class RunDigestsPayload:
 async def run_digests(info: AppInfo, input: RunDigestsInput) -> RunDigestsPayload:
     ctx = info.context
     try:
-        delivery_reads.check_run(ctx.viewer, limit=input.limit)
+        now = SYSTEM_CLOCK.now() if input.now is None else as_utc(input.now)
+        delivery_reads.check_run(ctx.viewer, limit=input.limit, now=now)
+    except OverflowError:
+        return RunDigestsPayload(
+            user_errors=user_errors(DomainError(ErrorCode.INVALID_INPUT, "now is out of range.", ["now"]))
+        )  # type: ignore[arg-type]
     except DomainError as error:
         return RunDigestsPayload(user_errors=user_errors(error))  # type: ignore[arg-type]
-    now = SYSTEM_CLOCK.now() if input.now is None else as_utc(input.now)
     run = await delivery_reads.run_digests(ctx.db, now=now, limit=input.limit, hub=ctx.hub)
     await ctx.refresh()
     return RunDigestsPayload(queued=run.jobs, empty=run.empty, more=run.more)

@@ -29,7 +29,7 @@ EMAIL_JOBS = """{ jobs(first: 50) { edges { node { kind state input progress cas
 
 
 def settings_for(db, box: Mailbox, **more) -> Settings:
-    return Settings(database_url=db.url, run_timers=False, **mail_settings(box), **more)
+    return Settings(**{"database_url": db.url, "run_timers": False, **mail_settings(box), **more})
 
 
 async def choose(gql, token, **input):
@@ -264,3 +264,32 @@ async def test_run_digests_is_for_admins_and_bounded(gql, make_user):
     assert [e["code"] for e in refused["userErrors"]] == ["NOT_ALLOWED"]
     too_many = (await gql(RUN_DIGESTS, {"input": {"limit": 5000}}, token=root))["runDigests"]
     assert [(e["code"], e["field"]) for e in too_many["userErrors"]] == [("INVALID_INPUT", ["limit"])]
+    far = (await gql(RUN_DIGESTS, {"input": {"now": "9999-12-31T23:00:00Z"}}, token=root))["runDigests"]
+    assert [(e["code"], e["field"]) for e in far["userErrors"]] == [("INVALID_INPUT", ["now"])]
+
+
+async def test_the_sweeper_closes_a_window_that_ended_and_the_runner_sends_it(db, mailbox, make_user):
+    _, sam = await make_user("sam")
+    dev_id, dev = await make_user("dev")
+    settings = settings_for(db, mailbox, run_timers=True, timer_poll_interval=0.2)
+    async with serving(db, settings) as (_, gql):
+        chosen = await choose(
+            gql,
+            dev,
+            email="dev@example.org",
+            levels=[{"level": "ASSIGNED", "channels": ["EMAIL"], "frequency": "DAILY"}],
+        )
+        assert chosen["userErrors"] == []
+        _, sub, _ = await build_tree(gql, sam, items=0)
+        await gql(
+            CREATE_ITEM,
+            {"input": {"subprojectId": sub["id"], "displayName": "Order paint", "assigneeId": dev_id}},
+            token=sam,
+        )
+        assert mailbox.messages == []  # a daily digest: nothing before its hour
+        async with db.transaction() as s:  # as if the hour had come
+            await s.execute(update(DigestSchedule).values(due_at=SYSTEM_CLOCK.now()))
+        await mailbox.wait_for(lambda box: len(box.to("dev@example.org")) == 1, within=15)
+        (digest,) = mailbox.to("dev@example.org")
+        assert digest["Subject"] == "Caseway daily digest: 1 notification"
+        assert "Order paint" in digest.get_content()
