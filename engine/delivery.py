@@ -27,8 +27,7 @@ from engine import digests, mail
 from engine.actors import Actor
 from engine.errors import DomainError, DomainErrors, ErrorCode, not_found
 from engine.jobs.kinds import JobCall, JobKind, Permanent, register_job_kind
-from models import Notification, NotificationDelivery, User, utcnow
-from models.db import BEFORE_COMMIT
+from models import Notification, NotificationDelivery, User, unit_of_work, utcnow
 
 LEVELS = ("ASSIGNED", "ROLE", "CASE", "WORKFLOW")
 CHANNELS = ("IN_APP", "EMAIL")
@@ -179,7 +178,7 @@ def notified(session: AsyncSession, rows: list[Notification]) -> None:
         return
     pending = session.info.setdefault(NOTIFIED, [])
     if not pending:  # first, before the log's own hook: no lock is held while choices are read
-        session.info.setdefault(BEFORE_COMMIT, []).insert(0, _deliver)
+        unit_of_work(session).before_commit.insert(0, _deliver)
     pending.extend(rows)
 
 

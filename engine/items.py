@@ -6,12 +6,11 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from engine import activity, cases, permissions, reminders, validation
+from engine import activity, cases, permissions, reminder_rows, validation, versions
 from engine.actors import Actor
 from engine.errors import DomainError, ErrorCode
 from engine.resources import UNSET, _require_open, apply_update, assignee_or_creator, check_party, lock
-from engine.transitions import timer_written
-from models import Case, Subproject, WorkflowItem, new_id
+from models import Case, Subproject, Workflow, WorkflowItem, new_id
 
 AMOUNT_TYPES = ("N/A", "ALLOCATED", "DISBURSED")
 
@@ -78,6 +77,9 @@ async def create_workflow_item(
         field="subprojectId",
     )
     _require_open(subproject, "subproject")
+    workflow = await session.get(Workflow, subproject.workflow_id)
+    assert workflow is not None  # a foreign key
+    versions.require_not_retired(workflow, field="subprojectId", what="a new workflow item")
     item = WorkflowItem(
         id=new_id("wfi"),
         subproject_id=subproject.id,
@@ -109,13 +111,12 @@ async def create_workflow_item(
             "assigneeId": item.assignee_id,
         },
     )
-    # The subproject's definition exists (a foreign key); its spec is cached per process.
+    # The subproject's definition, read above; its spec is cached per process.
     case = await cases.start_case(
         session, actor=actor, item=item, workflow_id=subproject.workflow_id, assignments=assignments
     )
     if item.due_date is not None:  # its assignees are told at due and when overdue (engine/reminders.py)
-        for due in await reminders.schedule_due(session, case_id=case.id, item_id=item.id, due=item.due_date):
-            timer_written(session, due)
+        await reminder_rows.schedule_due(session, case_id=case.id, item_id=item.id, due=item.due_date)
     return item, case
 
 
@@ -173,8 +174,7 @@ async def update_workflow_item(
     updated = await apply_update(session, actor=actor, resource=item, kind="workflow_item_updated", changes=changes)
     if updated.due_date != before:  # a new due date: new reminders (engine/reminders.py)
         case_id = await session.scalar(select(Case.id).where(Case.object_id == item.id))
-        for due in await reminders.schedule_due(session, case_id=case_id, item_id=item.id, due=updated.due_date):
-            timer_written(session, due)
+        await reminder_rows.schedule_due(session, case_id=case_id, item_id=item.id, due=updated.due_date)
     return updated
 
 

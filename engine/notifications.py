@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from sqlalchemy import ColumnElement, and_, delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from engine import delivery, validation
+from engine import delivery, deputies, validation
 from engine.activity import LogEntry
 from engine.actors import Actor
 from engine.context import OPT_IN_LEVELS, CaseContext, subscribers_query
@@ -84,6 +84,7 @@ async def notify(
         may_read |= await _may_read_history(session, ctx, outsiders)
     notified: set[str] = {entry.actor_id or ""}
     written: list[Notification] = []
+    heard: dict[str, str] = {}
     for level, users in levels:
         if already and level != "ASSIGNED":
             users = users - already
@@ -94,7 +95,16 @@ async def notify(
                 )
             )
             notified.add(user_id)
+            heard[user_id] = level
     session.add_all(written)
+    deputized = await deputies.notify_deputies(session, entry, heard, notified)
+    notified |= deputized
+    if deputized:  # the deputies' copies, still pending: they reach them as they chose, too
+        written += [
+            row
+            for row in session.new
+            if isinstance(row, Notification) and row.activity_id == entry.id and row.recipient_id in deputized
+        ]
     delivery.notified(session, written)  # in-app or not, email: settled before the commit
     # Not flushed here: the rows go with the operation's other writes, by its next read or at
     # commit (a timer's firing sends its instance, state and case changes in one flush).

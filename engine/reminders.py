@@ -2,9 +2,9 @@
 docs/api.md, "Due dates"): timers that tell people about waiting work instead of firing an
 action.
 
-A ``reminder`` row is written with what it is about: when an instance of an action with
-``reminders`` or ``escalate`` is enabled (``schedule_instance``, from ``transitions``), and when
-an item gets a due date (``schedule_due``). The sweeper fires due rows like timers
+A ``reminder`` row is written with what it is about (engine/reminder_rows.py): when an
+instance of an action with ``reminders`` or ``escalate`` is enabled, and when an item gets a
+due date. The sweeper fires due rows like timers
 (``claim_due`` + ``fire_claimed``: one transaction each, the row and its case locked, ``FOR
 UPDATE SKIP LOCKED``, so several processes fire each once; a suspended case's wait, a closed
 case's are dropped): a log entry
@@ -23,18 +23,16 @@ due. These verbs work in the caller's transaction and never commit.
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import datetime, timedelta
 
-from sqlalchemy import bindparam, delete, func, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine import activity, notifications
 from engine.actors import SYSTEM
 from engine.context import CaseContext, load_facts
-from engine.specs import ActionSpec
+from engine.reminder_rows import DUE, ESCALATE, OVERDUE, REMIND, due_start
 from models import Case, EnabledAction, Reminder, Subproject, WorkflowItem
-
-REMIND, ESCALATE, DUE, OVERDUE = "REMIND", "ESCALATE", "DUE", "OVERDUE"
 
 # A suspended case's reminders wait for its resumption; a closed case's are claimed to be dropped.
 _DUE = (Reminder.fire_at <= bindparam("now")) & (Case.status != "SUSPENDED")
@@ -49,52 +47,6 @@ _CLAIM = (
     .with_for_update(of=[Reminder.__table__, Case.__table__], skip_locked=True)
 )
 _NEXT = select(func.min(Reminder.fire_at)).join(Case, Case.id == Reminder.case_id).where(Case.status != "SUSPENDED")
-
-
-def schedule_instance(ctx: CaseContext, instance: EnabledAction, action: ActionSpec, now: datetime) -> list[datetime]:
-    """The reminder and escalation rows of a newly enabled instance; when they fall due."""
-    made = []
-    if action.reminders is not None:
-        made.append(
-            Reminder(
-                id=f"remind:{instance.id}",
-                kind=REMIND,
-                case_id=ctx.case.id,
-                enabled_action_id=instance.id,
-                fire_at=now + timedelta(seconds=action.reminders.every),
-            )
-        )
-    if action.escalate is not None:
-        made.append(
-            Reminder(
-                id=f"escalate:{instance.id}",
-                kind=ESCALATE,
-                case_id=ctx.case.id,
-                enabled_action_id=instance.id,
-                fire_at=now + timedelta(seconds=action.escalate.after),
-            )
-        )
-    ctx.session.add_all(made)
-    return [row.fire_at for row in made]
-
-
-def due_start(due: date) -> datetime:
-    """A due date is due from its first instant (UTC) and overdue from the next day's."""
-    return datetime.combine(due, time(0), tzinfo=UTC)
-
-
-async def schedule_due(session: AsyncSession, *, case_id: str, item_id: str, due: date | None) -> list[datetime]:
-    """Replace the item's due-date rows with those of ``due`` (none for None); when they fall due."""
-    await session.execute(delete(Reminder).where(Reminder.id.in_([f"due:{item_id}", f"overdue:{item_id}"])))
-    if due is None:
-        return []
-    start = due_start(due)
-    rows = [
-        Reminder(id=f"due:{item_id}", kind=DUE, case_id=case_id, fire_at=start),
-        Reminder(id=f"overdue:{item_id}", kind=OVERDUE, case_id=case_id, fire_at=start + timedelta(days=1)),
-    ]
-    session.add_all(rows)
-    return [row.fire_at for row in rows]
 
 
 @dataclass
@@ -205,9 +157,6 @@ __all__ = [
     "REMIND",
     "Claimed",
     "claim_due",
-    "due_start",
     "fire_claimed",
     "next_due",
-    "schedule_due",
-    "schedule_instance",
 ]

@@ -107,11 +107,19 @@ async def _require_parties(session: AsyncSession, spec: WorkflowSpec) -> None:
 
 
 async def latest_workflow(session: AsyncSession, *, short_name: str, field: str = "workflow") -> Workflow:
+    """The version a new subproject takes: the latest one not retired (engine/versions.py)."""
     workflow = await session.scalar(
-        select(Workflow).where(Workflow.short_name == short_name).order_by(Workflow.version.desc()).limit(1)
+        select(Workflow)
+        .where(Workflow.short_name == short_name)
+        .order_by(Workflow.retired_at.is_(None).desc(), Workflow.version.desc())
+        .limit(1)
     )
     if workflow is None:
         raise DomainError(ErrorCode.NOT_FOUND, f"No workflow named {short_name!r} is defined.", [field])
+    if workflow.retired_at is not None:
+        raise DomainError(
+            ErrorCode.WORKFLOW_RETIRED, f"Every version of the workflow {short_name!r} is retired.", [field]
+        )
     return workflow
 
 

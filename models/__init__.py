@@ -3,6 +3,7 @@
 from models.activity import Activity, HistoryCheckpoint
 from models.db import Database, normalize_url
 from models.delivery import DigestSchedule, NotificationDelivery, Reminder
+from models.deputy import Deputyship
 from models.identity import ApiToken, Group, GroupMember, LoginAttempt, User
 from models.ids import kind_of, new_id
 from models.job import Job
@@ -17,6 +18,7 @@ from models.resources import (
 )
 from models.task import TaskAssignment
 from models.types import as_utc, utcnow
+from models.unit_of_work import UnitOfWork, unit_of_work
 from models.workflow import Case, CaseRoleParty, CaseState, EnabledAction, Idempotency, Workflow
 
 __all__ = [
@@ -26,6 +28,7 @@ __all__ = [
     "CaseRoleParty",
     "CaseState",
     "Database",
+    "Deputyship",
     "DigestSchedule",
     "Document",
     "EnabledAction",
@@ -44,6 +47,7 @@ __all__ = [
     "Reminder",
     "Subproject",
     "TaskAssignment",
+    "UnitOfWork",
     "User",
     "Workflow",
     "WorkflowItem",
@@ -51,5 +55,6 @@ __all__ = [
     "kind_of",
     "new_id",
     "normalize_url",
+    "unit_of_work",
     "utcnow",
 ]

@@ -9,7 +9,6 @@ from typing import Any
 from engine import delivery, digests
 from engine.actors import Actor
 from engine.errors import DomainError, ErrorCode
-from engine.jobs import jobs_written
 from models import Database, User
 from resolvers.context import Context
 from resolvers.errors import UserErrorRow
@@ -59,10 +58,11 @@ def check_run(actor: Actor, *, limit: int, now: datetime | None) -> None:
 
 
 async def run_digests(
-    db: Database, *, now: datetime | None = None, clock: Callable[[], datetime] | None = None, limit: int, hub: Any
+    db: Database, *, now: datetime | None = None, clock: Callable[[], datetime] | None = None, limit: int
 ) -> DigestRun:
     """Close the digest windows due at ``now`` (or the clock's time, read per batch), up to
-    ``limit``, ``BATCH`` per transaction; each window's message is a job the runner sends."""
+    ``limit``, ``BATCH`` per transaction; each window's message is a job the runner sends (woken
+    when the transaction's unit of work is published)."""
     result = DigestRun()
     async with db.read_session() as session:
         due = await digests.next_due(session)
@@ -73,11 +73,8 @@ async def run_digests(
         at = now if now is not None else clock()  # type: ignore[misc]
         async with db.transaction() as session:
             made = await digests.make_due(session, now=at, limit=min(BATCH, limit - result.jobs - result.empty))
-            woke = jobs_written(session)
         result.jobs += made.jobs
         result.empty += made.empty
-        if woke and hub is not None:
-            hub.jobs_written()
         if made.jobs + made.empty == 0:
             return result
     async with db.read_session() as session:

@@ -4,8 +4,10 @@
 from datetime import date, timedelta
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import and_, func, null, or_, select, union_all
+from sqlalchemy import case as when
 
+from engine import deputies
 from engine.clock import SYSTEM_CLOCK
 from engine.reminders import due_start
 from models import Case, EnabledAction, TaskAssignment, WorkflowItem
@@ -46,20 +48,33 @@ def overdue(ctx: Context, instance: Any) -> Any:
 async def my_tasks_by_due_date(
     ctx: Context, *, first: int | None, after: str | None, counted: bool = True
 ) -> Page[Any]:
-    """The viewer's tasks (the task index, as ``myTasks``), soonest due first, those without a
-    due date last, ties by id; the cursor is the last instance's id. Unlike the order by id,
-    every one of the viewer's tasks is sorted for a page: its cost grows with their task list."""
+    """The viewer's tasks as ``myTasks`` has them (the task index: their own, and those of the
+    absent users they stand in for now, marked ``on_behalf_of`` unless their own too), soonest
+    due first, those without a due date last, ties by id; the cursor is the last instance's id.
+    Unlike the order by id, every one of the viewer's tasks is sorted for a page: its cost grows
+    with their task list."""
     limit = check_first(first)
     cursor = check_id_cursor(after)
     task = TaskAssignment.__table__.c
-    parties = sorted(ctx.viewer.party_ids)
-    mine = select(task.enabled_action_id).where(task.party_id.in_(parties))
+    viewer = ctx.viewer
+    represented = deputies.represented(viewer.user_id).subquery("represented")
+    own = select(task.enabled_action_id, null().label("behalf")).where(task.party_id.in_(sorted(viewer.party_ids)))
+    lent = select(task.enabled_action_id, represented.c.absent_id.label("behalf")).join(
+        represented, represented.c.party_id == task.party_id
+    )
+    found = union_all(own, lent).subquery("found")
+    own_too = func.max(when((found.c.behalf.is_(None), 1), else_=0))
+    tasks = (
+        select(found.c.enabled_action_id, when((own_too == 1, None), else_=func.min(found.c.behalf)).label("behalf"))
+        .group_by(found.c.enabled_action_id)
+        .subquery("tasks")
+    )
     due = WorkflowItem.due_date
     query = (
-        select(EnabledAction.__table__, due.label("item_due"))
+        select(EnabledAction.__table__, tasks.c.behalf.label("on_behalf_of"), due.label("item_due"))
+        .join(tasks, tasks.c.enabled_action_id == EnabledAction.id)
         .join(Case, Case.id == EnabledAction.case_id)
         .join(WorkflowItem, WorkflowItem.id == Case.object_id)
-        .where(EnabledAction.id.in_(mine))
     )
     if cursor is not None:
         after_due = await ctx.session.scalar(
@@ -77,10 +92,5 @@ async def my_tasks_by_due_date(
     rows = records(await ctx.session.execute(query))
     total = None
     if counted:
-        total = (
-            await ctx.session.scalar(
-                select(func.count(func.distinct(task.enabled_action_id))).where(task.party_id.in_(parties))
-            )
-            or 0
-        )
+        total = await ctx.session.scalar(select(func.count()).select_from(tasks)) or 0
     return keyset_page(rows, limit=limit, total=total, cursor=lambda r: r.id)

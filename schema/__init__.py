@@ -4,12 +4,14 @@ import strawberry
 from strawberry.extensions import AddValidationRules
 from strawberry.schema.config import StrawberryConfig
 
+from engine import migration
 from resolvers import cases as case_reads
 from resolvers import due_dates, queries
 from resolvers.lookahead import selects
 from schema import (
     case_mutations,
     delivery,
+    deputy,
     document,
     history,
     identity,
@@ -19,7 +21,9 @@ from schema import (
     notification,
     project_mutations,
     timers,
+    version_mutations,
 )
+from schema import search as searching
 from schema.activity import Activity
 from schema.base import SCALAR_MAP, AppInfo, Connection, Node, connection
 from schema.case import Case, EnabledAction, TaskOrder
@@ -79,7 +83,9 @@ class Query:
             )
         return connection(await case_reads.my_tasks(info.context, first=first, after=after, counted=counted))
 
-    users = strawberry.field(resolver=identity.users, description="All users.")
+    users = searching.users_field
+    groups = searching.groups_field
+    search = searching.search_field
     jobs = strawberry.field(
         resolver=job.jobs_query,
         description="Jobs (side effects run after their action commits) of the items you may view, oldest first; "
@@ -128,6 +134,15 @@ class Mutation:
     revoke_permission = strawberry.mutation(resolver=project_mutations.revoke_permission)
     reorder_workflow_items = strawberry.mutation(resolver=project_mutations.reorder_workflow_items)
     define_workflow = strawberry.mutation(resolver=case_mutations.define_workflow)
+    migrate_cases = strawberry.mutation(
+        resolver=version_mutations.migrate_cases,
+        description="Move running cases to another version of their workflow (a dry run reports, per case, where "
+        f"it lands or why not); at most {migration.MAX_CASES} cases per call, endCursor goes on.",
+    )
+    retire_workflow = strawberry.mutation(
+        resolver=version_mutations.retire_workflow,
+        description="Retire a workflow version: no new subproject or item may use it; its cases run on.",
+    )
     execute_action = strawberry.mutation(resolver=case_mutations.execute_action)
     reassign_role = strawberry.mutation(resolver=case_mutations.reassign_role)
     suspend_case = strawberry.mutation(
@@ -168,6 +183,15 @@ class Mutation:
         description="Attach a file to a workflow item (needs workflowItem.update): a multipart request "
         '(docs/api.md "Documents"). Larger than the server\'s limit: TOO_LARGE, nothing stored.',
     )
+    set_deputy = strawberry.mutation(
+        resolver=deputy.set_deputy,
+        description="Name a deputy who acts for you (or, for an admin, for userId) from `from` until `until`: "
+        "they see your tasks in myTasks and may perform them, logged as on your behalf.",
+    )
+    remove_deputy = strawberry.mutation(
+        resolver=deputy.remove_deputy,
+        description="End a deputyship now: its absent user, its deputy or an admin.",
+    )
     remove_document = strawberry.mutation(
         resolver=document.remove_document,
         description="Mark a document removed (needs workflowItem.update): it stays listed and in the history, "
@@ -179,7 +203,19 @@ schema = Schema(
     query=Query,
     mutation=Mutation,
     subscription=Subscription,
-    types=[Project, Subproject, WorkflowItem, Case, Workflow, Activity, User, Group, job.Job, document.Document],
+    types=[
+        Project,
+        Subproject,
+        WorkflowItem,
+        Case,
+        Workflow,
+        Activity,
+        User,
+        Group,
+        job.Job,
+        document.Document,
+        deputy.Deputyship,
+    ],
     execution_context_class=CasewayExecutor,
     config=StrawberryConfig(scalar_map=SCALAR_MAP),  # our JSON scalar (schema/base.py)
     extensions=[

@@ -43,25 +43,6 @@ class NotificationDelivery:
     frequency: DeliveryFrequency = strawberry.field(description="For EMAIL; in-app is always immediate.")
 
 
-def as_type(choice: delivery.LevelDelivery) -> NotificationDelivery:
-    return NotificationDelivery(
-        level=NotificationLevel(choice.level),
-        channels=[NotificationChannel(c) for c in choice.channels],
-        frequency=DeliveryFrequency(choice.frequency),
-    )
-
-
-async def delivery_of(info: AppInfo, user: Any) -> list[NotificationDelivery] | None:
-    """``User.notificationDelivery``: the user's own and admins' to read, null for others."""
-    found = await delivery_reads.choices(info.context, user)
-    return None if found is None else [as_type(c) for c in found]
-
-
-def private(info: AppInfo, user: Any, value: Any) -> Any:
-    """A field of a user only they and admins read (their address, time zone, digest hour)."""
-    return value if delivery_reads.may_read(info.context, user.id) else None
-
-
 @strawberry.input(description="One level's channels (at least one) and, for EMAIL, how often.")
 class NotificationDeliveryLevelInput:
     level: NotificationLevel
@@ -150,6 +131,6 @@ async def run_digests(info: AppInfo, input: RunDigestsInput) -> RunDigestsPayloa
         )  # type: ignore[arg-type]
     except DomainError as error:
         return RunDigestsPayload(user_errors=user_errors(error))  # type: ignore[arg-type]
-    run = await delivery_reads.run_digests(ctx.db, now=now, limit=input.limit, hub=ctx.hub)
+    run = await delivery_reads.run_digests(ctx.db, now=now, limit=input.limit)
     await ctx.refresh()
     return RunDigestsPayload(queued=run.jobs, empty=run.empty, more=run.more)

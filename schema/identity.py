@@ -1,19 +1,21 @@
 """Users, groups and login."""
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import strawberry
 from graphql import FragmentSpreadNode, GraphQLError, InlineFragmentNode, OperationType, SelectionSetNode
 from graphql.validation import ValidationRule
 
 from engine import identity
+from resolvers import delivery as delivery_reads
 from resolvers import login as logins
-from resolvers import queries
-from resolvers.lookahead import selects
 from resolvers.mutations import run
-from schema import delivery
-from schema.base import AppInfo, Connection, Node, UserError, by_id_prefix, connection
+from schema.base import AppInfo, Node, UserError, by_id_prefix
 from schema.execution import context_only
+
+if TYPE_CHECKING:
+    from schema.delivery import NotificationDelivery
+    from schema.deputy import Deputyship
 
 
 @strawberry.type(description="A person who signs in.")
@@ -29,21 +31,37 @@ class User(Node):
     # How notifications reach the user (schema/delivery.py): theirs and admins' to read, else null.
     @strawberry.field(description="Where email reaches them; null unless you are they or an admin.")
     def email(self, info: AppInfo) -> str | None:
-        return delivery.private(info, self, self.email)  # type: ignore[attr-defined]
+        return self.email if delivery_reads.may_read(info.context, self.id) else None  # type: ignore[attr-defined]
 
     @strawberry.field(description="Their IANA time zone (digests follow it); null unless you are they or an admin.")
     def time_zone(self, info: AppInfo) -> str | None:
-        return delivery.private(info, self, self.time_zone)  # type: ignore[attr-defined]
+        return self.time_zone if delivery_reads.may_read(info.context, self.id) else None  # type: ignore[attr-defined]
 
     @strawberry.field(
         description="The hour of their time zone a DAILY digest goes out; null unless you are they or an admin."
     )
     def digest_hour(self, info: AppInfo) -> int | None:
-        return delivery.private(info, self, self.digest_hour)  # type: ignore[attr-defined]
+        return self.digest_hour if delivery_reads.may_read(info.context, self.id) else None  # type: ignore[attr-defined]
 
     @strawberry.field(description="How each notification level reaches them; null unless you are they or an admin.")
-    async def notification_delivery(self, info: AppInfo) -> list[delivery.NotificationDelivery] | None:
-        return await delivery.delivery_of(info, self)
+    async def notification_delivery(
+        self, info: AppInfo
+    ) -> list[Annotated["NotificationDelivery", strawberry.lazy("schema.delivery")]] | None:
+        return await delivery_reads.choices(info.context, self)  # type: ignore[return-value]
+
+    @strawberry.field(
+        description="This user's current and coming deputyships (those who stand in for them), soonest first: "
+        "shown to this user, their deputies and admins; empty for anyone else."
+    )
+    async def deputies(self, info: AppInfo) -> list[Annotated["Deputyship", strawberry.lazy("schema.deputy")]]:
+        return await info.context.loaders.deputyships_by_user.load(self.id)
+
+    @strawberry.field(
+        description="The current and coming deputyships in which this user stands in for someone, soonest first: "
+        "shown to this user, the absent users and admins."
+    )
+    async def deputy_for(self, info: AppInfo) -> list[Annotated["Deputyship", strawberry.lazy("schema.deputy")]]:
+        return await info.context.loaders.deputyships_by_deputy.load(self.id)
 
 
 @strawberry.type(description="A named set of users; grants and roles given to a group reach its members.")
@@ -236,8 +254,3 @@ async def remove_group_member(info: AppInfo, input: GroupMemberInput) -> GroupPa
 async def viewer(info: AppInfo) -> User:
     user = await info.context.loaders.party_by_id.load(info.context.viewer.user_id)
     return user
-
-
-async def users(info: AppInfo, first: int | None = None, after: str | None = None) -> Connection[User]:
-    counted = selects(info, "totalCount")
-    return connection(await queries.users(info.context, first=first, after=after, counted=counted))

@@ -40,6 +40,9 @@ class Settings(BaseSettings):
     # --- Bounded work per request (schema/limits.py, server/request_limits.py; docs/api.md "Request limits") ---
     max_body_bytes: int = 1_000_000  # a request body larger than this is refused with 413
     max_query_tokens: int = 2_000  # tokens in one GraphQL document; parsing 5,000 took ~36 ms here (bench A1)
+    # characters of one GraphQL document, comments and whitespace included: the parser reads each
+    # one (a 990 KB comment held the server 604 ms; 100,000 characters take ~20 ms)
+    max_query_chars: int = 100_000
     max_query_depth: int = 15  # nested selections, fragments followed
     max_aliases: int = 50  # aliased fields in one document
     max_query_cost: int = 50_000  # nodes a query may ask for, from the `first` arguments along each path

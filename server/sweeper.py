@@ -19,9 +19,9 @@ from engine import digests, lifecycle, reminders, timers
 from engine.clock import SYSTEM_CLOCK, Clock
 from models import Database, as_utc
 from resolvers.delivery import run_digests
-from resolvers.timers import run_due_timers
 from server import metrics
 from server.hub import EventHub
+from server.timer_runs import run_due_timers
 
 log = logging.getLogger("caseway.sweeper")
 
@@ -64,14 +64,14 @@ class Sweeper:
     async def sweep(self) -> datetime | None:
         """Resume the cases whose suspension ended and fire what is due now; when the next timer
         or suspension falls due (None: neither)."""
-        run = await run_due_timers(self.db, clock=self.clock.now, limit=BATCH, hub=self.hub)
+        run = await run_due_timers(self.db, clock=self.clock.now, limit=BATCH)
         fired = [e for e in run.fired if "timer" in e.data]
         self.fired += len(fired)
         for entry in fired:  # lateness: from fireAt to the entry's commit
             metrics.timer_fired(as_utc(datetime.fromisoformat(entry.data["timer"]["fireAt"])), as_utc(entry.at))
         if run.more:
             return self.clock.now()  # the batch was full: go on at once
-        await run_digests(self.db, clock=self.clock.now, limit=BATCH, hub=self.hub)  # close due digest windows
+        await run_digests(self.db, clock=self.clock.now, limit=BATCH)  # close the digest windows that ended
         async with self.db.read_session() as session:
             ends = [await timers.next_fire_at(session), await lifecycle.next_suspension_end(session)]
             ends += [await reminders.next_due(session), await digests.next_due(session)]

@@ -2,7 +2,7 @@
 windows, reminder timers, jobs of no case (emails) and one job per idempotency key
 
 Revision ID: 0017
-Revises: 0014
+Revises: 0018
 Create Date: 2026-11-26 07:30:00
 """
 
@@ -15,7 +15,7 @@ from alembic import op
 import models.types
 
 revision: str = "0017"
-down_revision: str | None = "0014"
+down_revision: str | None = "0018"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

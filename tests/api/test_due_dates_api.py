@@ -10,7 +10,7 @@ from tests.fixtures.documents import CREATE_ITEM, RUN_DUE
 
 TASKS_BY_DUE = """query($after: String) { myTasks(first: 2, after: $after, orderBy: DUE_DATE) {
   totalCount edges { cursor node { dueDate overdue case { id } } } pageInfo { hasNextPage endCursor } } }"""
-TASKS = """{ myTasks(first: 10) { edges { node { dueDate overdue } } } }"""
+TASKS_WITH_DUE_DATES = """{ myTasks(first: 10) { edges { node { dueDate overdue } } } }"""
 UPDATE_DUE = """mutation($id: ID!, $due: Date) { updateWorkflowItem(input: {id: $id, dueDate: $due}) {
   workflowItem { dueDate history(first: 5) { edges { node { kind data } } } } userErrors { code message } } }"""
 
@@ -51,7 +51,7 @@ async def test_tasks_by_due_date_soonest_first_overdue_marked_and_none_last(gql,
     ]
     # The default order (oldest first) shows the same marks, read through the item.
     assert sorted(
-        (e["node"]["dueDate"] or "", e["node"]["overdue"]) for e in (await gql(TASKS, token=dev))["myTasks"]["edges"]
+        (e["node"]["dueDate"] or "", e["node"]["overdue"]) for e in (await gql(TASKS_WITH_DUE_DATES, token=dev))["myTasks"]["edges"]
     ) == [
         ("", False),
         (dues["yesterday"].isoformat(), True),

@@ -68,7 +68,7 @@ async def test_processes_closing_windows_at_once_make_one_digest_per_user_and_wi
                     )
                 )
         later = start + timedelta(hours=2)
-        runs = await asyncio.gather(*[run_digests(db, now=later, limit=100, hub=None) for _ in range(4)])
+        runs = await asyncio.gather(*[run_digests(db, now=later, limit=100) for _ in range(4)])
         assert sum(run.jobs for run in runs) == 6
         async with db.read_session() as s:
             keys = (await s.scalars(select(Job.idempotency_key).where(Job.kind == "email"))).all()

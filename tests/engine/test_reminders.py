@@ -14,7 +14,7 @@ import engine
 from engine import DomainError, workflows
 from engine.clock import SettableClock
 from models import Activity, Notification, Reminder, utcnow
-from resolvers.timers import run_due_timers
+from server.timer_runs import run_due_timers
 from tests.fixtures.engine import new_subproject
 
 HOUR = 3600

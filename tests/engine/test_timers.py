@@ -12,7 +12,7 @@ from engine.actors import SYSTEM_ID
 from engine.clock import SettableClock
 from engine.context import load_case
 from models import Activity, Case, EnabledAction
-from resolvers.timers import run_due_timers
+from server.timer_runs import run_due_timers
 from tests.fixtures.engine import new_subproject
 
 HOUR = 3600

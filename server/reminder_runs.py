@@ -1,22 +1,19 @@
 """Running due reminders, escalations and due-date notices (engine/reminders.py): one
-transaction each, entries published after each commit. Part of every timer run: the sweeper's,
-``runDueTimers`` and ``caseway run-due-timers`` (resolvers/timers.py)."""
+transaction each, each a unit of work published after its commit. Part of every timer run: the
+sweeper's, ``runDueTimers`` and ``caseway run-due-timers`` (server/timer_runs.py)."""
 
 import logging
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
 
 from engine import reminders
-from engine.activity import NEW_ACTIVITIES, LogEntry
-from models import Database
+from engine.activity import LogEntry
+from models import Database, unit_of_work
 
 log = logging.getLogger("caseway.reminders")
 
 
-async def run_due_reminders(
-    db: Database, *, clock: Callable[[], datetime], limit: int, hub: Any
-) -> tuple[list[LogEntry], bool]:
+async def run_due_reminders(db: Database, *, clock: Callable[[], datetime], limit: int) -> tuple[list[LogEntry], bool]:
     """Fire up to ``limit`` reminders due, oldest first; their entries, and whether some are
     still due. One that fails is logged and tried again at the next run (its row is kept); the
     others go on."""
@@ -33,7 +30,7 @@ async def run_due_reminders(
                 if claimed is None:
                     return fired, False
                 await reminders.fire_claimed(session, claimed, now=clock())
-                committed = list(session.info.get(NEW_ACTIVITIES, []))
+                committed = list(unit_of_work(session).entries)
         except Exception:
             log.exception("a reminder failed; it is tried again at the next run")
             failures += 1
@@ -41,8 +38,6 @@ async def run_due_reminders(
                 return fired, False
             continue
         fired += committed
-        if hub is not None and committed:
-            await hub.publish(committed)
     async with db.read_session() as session:
         due = await reminders.next_due(session)
     return fired, due is not None and due <= clock()
