@@ -28,10 +28,9 @@ from engine.activity import LogEntry
 from engine.actors import SYSTEM
 from engine.context import CaseContext, new_instance
 from engine.errors import DomainError, ErrorCode
+from engine.spec_checker import MAX_INSTANCES
 from engine.specs import ActionSpec
 from models import EnabledAction
-
-MAX_INSTANCES = 1000  # instances (or scopes) one dynamic parent may create
 
 # transitions.recompute(ctx, scope, now): a child FSM's first enabled actions (a result with
 # ``enabled``); transitions.fire(ctx, instance, action, **how): a parent firing, its entry.

@@ -36,7 +36,7 @@ from schema.masking import MaskUnexpectedErrors
 from schema.project import Project, ProjectFilter, Subproject, filter_key
 from schema.runner import Schema
 from schema.subscription import Subscription
-from schema.workflow import Workflow
+from schema.workflow import Workflow, validate_workflow_field
 
 __all__ = ["schema"]
 
@@ -95,6 +95,7 @@ class Query:
         resolver=notification.notifications_query, description="Your notifications, newest first."
     )
     verify_history = history.verify_history_field
+    validate_workflow = validate_workflow_field
     verify_document = document.verify_document_field
 
 

@@ -9,12 +9,13 @@ from strawberry.file_uploads import Upload
 import engine
 from models import UnitOfWork
 from resolvers import documents
+from resolvers import workflows as workflow_checks
 from resolvers.mutations import run
 from schema.activity import Activity
 from schema.base import JSON, AppInfo, UserError
 from schema.case import Case, CaseStatus
 from schema.document import Document
-from schema.workflow import Action, State, Workflow
+from schema.workflow import Action, Diagnostic, State, Workflow
 
 
 @strawberry.input(description="Name the case by caseId or by its workflowItemId.")
@@ -104,6 +105,11 @@ class DefineWorkflowInput:
 @strawberry.type
 class WorkflowPayload:
     workflow: Workflow | None = None
+    diagnostics: list[Diagnostic] = strawberry.field(
+        default_factory=list,
+        description="What the checks found: with a workflow, its warnings; refused, every finding (the errors "
+        "are also in userErrors, as INVALID_SPEC).",
+    )
     user_errors: list[UserError] = strawberry.field(default_factory=list)
 
 
@@ -180,5 +186,5 @@ async def reassign_role(info: AppInfo, input: ReassignRoleInput) -> CasePayload:
 
 
 async def define_workflow(info: AppInfo, input: DefineWorkflowInput) -> WorkflowPayload:
-    workflow, errors = await run(info.context, lambda s, a: engine.define_workflow(s, actor=a, spec=input.spec))
-    return WorkflowPayload(workflow=workflow, user_errors=errors)
+    workflow, found, errors = await workflow_checks.define_workflow(info.context, input.spec)
+    return WorkflowPayload(workflow=workflow, diagnostics=found, user_errors=errors)  # type: ignore[arg-type]

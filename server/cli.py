@@ -1,4 +1,4 @@
-"""The `caseway` command: serve, migrate, demo, create-user, define-workflow, export-schema,
+"""The `caseway` command: serve, migrate, demo, create-user, define-workflow, check-workflow, export-schema,
 verify-history, checkpoint-history, run-due-timers, run-jobs, jobs, collect-documents.
 
 Every expected failure is one sentence on stderr and exit code 1 (server/cli_errors.py); a
@@ -150,6 +150,28 @@ async def _define_workflow(settings: Settings, path: Path) -> None:
         raise CliError(f"{path} is not a valid workflow spec: {domain_sentence(error)}") from None
     finally:
         await db.dispose()
+
+
+def _check_workflow(path: Path) -> bool:
+    """Print each finding as ``FILE: path: CODE message`` (its hint indented below); True when
+    none is an error. Offline: no database, so user and group ids are not looked up."""
+    from engine import workflows
+    from engine.diagnostics import Severity
+    from engine.errors import DomainError
+
+    try:
+        spec = load_spec(path)
+    except DomainError as error:  # a key given twice in the file
+        print(f"{path}: spec: INVALID_SPEC {error.message}")
+        return False
+    _, found = workflows.check_spec(spec)
+    for d in found:
+        print(f"{path}: {d.where}: {d.code} {d.message}")
+        if d.hint:
+            print(f"    hint: {d.hint}")
+    errors = sum(d.severity == Severity.ERROR for d in found)
+    print(f"{path}: {errors} errors, {len(found) - errors} warnings.", file=sys.stderr)
+    return errors == 0
 
 
 async def _verify_history(settings: Settings, resource_id: str | None, against: str | None) -> bool:
@@ -366,6 +388,11 @@ def _parser() -> argparse.ArgumentParser:
     create_user.add_argument("--display-name", help="the name shown to others (default: the login)")
     define = command("define-workflow", "define a workflow (a new version if its short name exists) from a spec file")
     define.add_argument("file", type=Path, help="a YAML (.yaml, .yml) or JSON (.json) workflow spec")
+    check = command(
+        "check-workflow",
+        "check a workflow spec file without defining it: one line per finding, exit 1 if one is an error",
+    )
+    check.add_argument("file", type=Path, help="a YAML (.yaml, .yml) or JSON (.json) workflow spec")
     command("export-schema", "print the GraphQL schema (SDL)")
     verify = command(
         "verify-history", "verify the activity hash chains and their signed checkpoints (exit 1 if broken)"
@@ -508,6 +535,9 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         asyncio.run(_create_user(settings, args))
     elif args.command == "define-workflow":
         asyncio.run(_define_workflow(settings, args.file))
+    elif args.command == "check-workflow":
+        if not _check_workflow(args.file):
+            raise SystemExit(1)
     elif args.command == "verify-history":
         if not asyncio.run(_verify_history(settings, None if args.all else args.resource_id, args.against)):
             raise SystemExit(1)
