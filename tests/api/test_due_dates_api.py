@@ -50,9 +50,8 @@ async def test_tasks_by_due_date_soonest_first_overdue_marked_and_none_last(gql,
         ("none", None, False),
     ]
     # The default order (oldest first) shows the same marks, read through the item.
-    assert sorted(
-        (e["node"]["dueDate"] or "", e["node"]["overdue"]) for e in (await gql(TASKS_WITH_DUE_DATES, token=dev))["myTasks"]["edges"]
-    ) == [
+    edges = (await gql(TASKS_WITH_DUE_DATES, token=dev))["myTasks"]["edges"]
+    assert sorted((e["node"]["dueDate"] or "", e["node"]["overdue"]) for e in edges) == [
         ("", False),
         (dues["yesterday"].isoformat(), True),
         (today.isoformat(), False),
