@@ -174,8 +174,8 @@ def spec_with(action: dict[str, Any]) -> dict[str, Any]:
     return {
         "short_name": "keys",
         "roles": {"boss": {}},
-        "states": {"open": {}},
-        "actions": {"start": {"trigger": "init", "new_state": "open"}, "approve": action},
+        "states": {"open": {}, "done": {"terminal": True}},
+        "actions": {"start": {"trigger": "init", "new_state": "open"}, "approve": {"new_state": "done", **action}},
     }
 
 
