@@ -22,6 +22,7 @@ from models import (
     EnabledAction,
     Group,
     GroupMember,
+    NotificationDelivery,
     Permission,
     Project,
     ProjectedBudget,
@@ -185,6 +186,7 @@ class Loaders:
         "activity_by_id": "_activities",
         "job_by_id": "_jobs",
         "jobs_by_case": "_jobs_by_case",
+        "delivery_by_user": "_deliveries",
         "deputyship_by_id": "_deputyships",
         "deputyships_by_user": "_deputyships_by_user",
         "deputyships_by_deputy": "_deputyships_by_deputy",
@@ -215,6 +217,7 @@ class Loaders:
     activity_by_id: DataLoader[str, Any]
     job_by_id: DataLoader[str, Any]
     jobs_by_case: DataLoader[str, list[Any]]
+    delivery_by_user: DataLoader[str, list[Any]]
     deputyship_by_id: DataLoader[str, Any]
     deputyships_by_user: DataLoader[str, list[Any]]
     deputyships_by_deputy: DataLoader[str, list[Any]]
@@ -516,6 +519,16 @@ class Loaders:
         from resolvers.jobs import jobs_by_case
 
         return await jobs_by_case(self._ctx, ids, self._in)
+
+    async def _deliveries(self, ids: list[str]) -> list[list[Any]]:
+        """Each user's delivery choices by level (engine/delivery.py): what they chose, in one query."""
+        rows = await self._rows(
+            select(NotificationDelivery.__table__).where(self._in(NotificationDelivery.user_id, ids))
+        )
+        grouped: dict[str, list[Any]] = defaultdict(list)
+        for row in rows:
+            grouped[row.user_id].append(row)
+        return [grouped.get(i, []) for i in ids]
 
     async def _deputyships(self, ids: list[str]) -> list[Any]:
         return await deputy_reads.by_id(self._ctx, ids, self._in)
