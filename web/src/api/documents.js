@@ -292,10 +292,6 @@ export const DISABLE_USER = `mutation DisableUser($input: DisableUserInput!) {
   disableUser(input: $input) { user { id disabled } ${ERRORS} }
 }`;
 
-export const GROUP = `query GroupDetail($id: ID!) {
-  node(id: $id) { ... on Group { id name displayName members { id login displayName } } }
-}`;
-
 export const CREATE_GROUP = `mutation CreateGroup($input: CreateGroupInput!) {
   createGroup(input: $input) { group { id name displayName members { id login displayName } } ${ERRORS} }
 }`;
