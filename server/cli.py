@@ -507,6 +507,10 @@ def _uvicorn(settings: Settings) -> None:
         # A WebSocket message is bounded as a request body is (uvicorn's default: 16 MiB);
         # a larger one closes the connection with 1009.
         ws_max_size=settings.max_body_bytes,
+        # uvicorn believes X-Forwarded-For from 127.0.0.1 by default: any local process could then
+        # pick the address the login throttle counts. Only the proxies named are believed.
+        proxy_headers=bool(settings.forwarded_allow_ips),
+        forwarded_allow_ips=settings.forwarded_allow_ips or None,
     )
 
 

@@ -13,6 +13,10 @@ class Settings(BaseSettings):
     database_url: str = "sqlite:///./caseway.db"
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=1, le=65535)
+    # Addresses of reverse proxies whose X-Forwarded-For / X-Forwarded-Proto `caseway serve`
+    # believes (comma-separated, or "*"); empty: none, so no local process can choose the client
+    # address the login throttle counts.
+    forwarded_allow_ips: str = ""
     workers: int = 1
     token_ttl: int = 30 * 24 * 3600  # seconds a login token stays valid
     workflows_dir: Path | None = None  # extra workflow spec files defined at startup

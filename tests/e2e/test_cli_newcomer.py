@@ -7,10 +7,13 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import httpx
 import pytest
 
+from bench.server import free_port
 from tests.e2e.test_cli_errors import ROOT, one_line_failure
 
 
@@ -124,3 +127,56 @@ def test_a_spec_naming_a_webhook_the_shell_does_not_know_says_where_it_is_config
     )
     defined = caseway("define-workflow", str(spec), CASEWAY_DATABASE_URL=url, CASEWAY_WEBHOOKS=endpoints)
     assert defined.returncode == 0 and "Defined workflow billed version 1" in defined.stdout, defined.stderr
+
+
+LOGIN = 'mutation { login(input: {login: "nobody", password: "wrong-password"}) { userErrors { code } } }'
+
+
+def _serve(tmp_path: Path, **env: str) -> tuple[subprocess.Popen[bytes], str]:
+    url = f"sqlite:///{tmp_path / 'caseway.db'}"
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "server.cli", "serve", "--port", str(port)],
+        env={**os.environ, "CASEWAY_DATABASE_URL": url, "CASEWAY_LOGIN_ADDRESS_LOCKOUT_FAILURES": "2", **env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=ROOT,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if httpx.get(f"{base}/health", timeout=1).status_code == 200:
+                return process, base
+        except httpx.HTTPError:
+            pass
+        assert process.poll() is None and time.monotonic() < deadline, "the server did not start"
+        time.sleep(0.1)
+
+
+def _codes_from(base: str, forwarded: list[str]) -> list[list[str]]:
+    codes = []
+    for address in forwarded:
+        body = httpx.post(f"{base}/graphql", json={"query": LOGIN}, headers={"X-Forwarded-For": address}).json()
+        codes.append([e["code"] for e in body["data"]["login"]["userErrors"]])
+    return codes
+
+
+@pytest.mark.parametrize(
+    ("proxies", "expected"),
+    [
+        # Every attempt counts against 127.0.0.1, whatever the header says: the third is locked out.
+        ("", [["INVALID_CREDENTIALS"]] * 2 + [["TOO_MANY_ATTEMPTS"]]),
+        # The proxy named: each forwarded address is counted on its own.
+        ("127.0.0.1", [["INVALID_CREDENTIALS"]] * 3),
+    ],
+)
+def test_x_forwarded_for_is_believed_only_from_the_proxies_named(tmp_path, proxies, expected):
+    """Finding 6: uvicorn believed it from 127.0.0.1 by default, so any local process could
+    choose the address the login throttle counts."""
+    process, base = _serve(tmp_path, CASEWAY_FORWARDED_ALLOW_IPS=proxies)
+    try:
+        assert _codes_from(base, ["203.0.113.1", "203.0.113.2", "203.0.113.3"]) == expected
+    finally:
+        process.kill()
+        process.wait(10)
