@@ -86,6 +86,33 @@ def item_visible(actor: Actor) -> ColumnElement[bool]:
     return or_(visible_filter(WorkflowItem.id, "workflowItem.view", actor), plays_role(actor, WorkflowItem.id))
 
 
+def item_log_readable(actor: Actor) -> ColumnElement[bool]:
+    """Workflow items whose log the actor may read, by the rule of ``entry_readable``: viewHistory
+    on the item, its subproject or its project, or a role in its case. What the log tells (a
+    job's input, progress and key, made by an entry of it) is not for workflowItem.view alone."""
+    if actor.is_admin:
+        return true()
+
+    def held(resource: Any, intent: str) -> ColumnElement[bool]:
+        return exists().where(
+            Permission.resource_id == resource, Permission.intent == intent, Permission.party_id.in_(actor.party_ids)
+        )
+
+    parent = aliased(Subproject, name="log_parent")
+    by_project = exists().where(
+        parent.id == WorkflowItem.subproject_id,
+        Permission.resource_id == parent.project_id,
+        Permission.intent == HISTORY_INTENTS["project_id"],
+        Permission.party_id.in_(actor.party_ids),
+    )
+    return or_(
+        held(WorkflowItem.id, HISTORY_INTENTS["workflow_item_id"]),
+        held(WorkflowItem.subproject_id, HISTORY_INTENTS["subproject_id"]),
+        by_project,
+        plays_role(actor, WorkflowItem.id),
+    )
+
+
 def entry_readable(actor: Actor) -> ColumnElement[bool]:
     """Activity entries the actor may read (see the module docstring): one EXISTS per way in,
     each a probe of a primary key, so the database checks a page's rows, not every grant."""

@@ -76,8 +76,8 @@ class Query:
     users = strawberry.field(resolver=identity.users, description="All users.")
     jobs = strawberry.field(
         resolver=job.jobs_query,
-        description="Jobs (side effects run after their action commits) of the items you may view, oldest first; "
-        "admins see all. Filter by state and by case.",
+        description="Jobs (side effects run after their action commits) of the items whose log you may read "
+        "(viewHistory, or a role in the case), oldest first; admins see all. Filter by state and by case.",
     )
     notifications = strawberry.field(
         resolver=notification.notifications_query, description="Your notifications, newest first."
