@@ -129,7 +129,7 @@ def test_a_spec_naming_a_webhook_the_shell_does_not_know_says_where_it_is_config
     assert defined.returncode == 0 and "Defined workflow billed version 1" in defined.stdout, defined.stderr
 
 
-LOGIN = 'mutation { login(input: {login: "nobody", password: "wrong-password"}) { userErrors { code } } }'
+WRONG_LOGIN = 'mutation { login(input: {login: "nobody", password: "wrong-password"}) { userErrors { code } } }'
 
 
 def _serve(tmp_path: Path, **env: str) -> tuple[subprocess.Popen[bytes], str]:
@@ -157,7 +157,7 @@ def _serve(tmp_path: Path, **env: str) -> tuple[subprocess.Popen[bytes], str]:
 def _codes_from(base: str, forwarded: list[str]) -> list[list[str]]:
     codes = []
     for address in forwarded:
-        body = httpx.post(f"{base}/graphql", json={"query": LOGIN}, headers={"X-Forwarded-For": address}).json()
+        body = httpx.post(f"{base}/graphql", json={"query": WRONG_LOGIN}, headers={"X-Forwarded-For": address}).json()
         codes.append([e["code"] for e in body["data"]["login"]["userErrors"]])
     return codes
 
