@@ -6,11 +6,11 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from engine import activity, cases, permissions, validation
+from engine import activity, cases, permissions, validation, versions
 from engine.actors import Actor
 from engine.errors import DomainError, ErrorCode
 from engine.resources import UNSET, _require_open, apply_update, assignee_or_creator, check_party, lock
-from models import Case, Subproject, WorkflowItem, new_id
+from models import Case, Subproject, Workflow, WorkflowItem, new_id
 
 AMOUNT_TYPES = ("N/A", "ALLOCATED", "DISBURSED")
 
@@ -77,6 +77,9 @@ async def create_workflow_item(
         field="subprojectId",
     )
     _require_open(subproject, "subproject")
+    workflow = await session.get(Workflow, subproject.workflow_id)
+    assert workflow is not None  # a foreign key
+    versions.require_not_retired(workflow, field="subprojectId", what="a new workflow item")
     item = WorkflowItem(
         id=new_id("wfi"),
         subproject_id=subproject.id,
@@ -108,7 +111,7 @@ async def create_workflow_item(
             "assigneeId": item.assignee_id,
         },
     )
-    # The subproject's definition exists (a foreign key); its spec is cached per process.
+    # The subproject's definition, read above; its spec is cached per process.
     case = await cases.start_case(
         session, actor=actor, item=item, workflow_id=subproject.workflow_id, assignments=assignments
     )

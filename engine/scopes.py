@@ -12,6 +12,8 @@ owns its child instances directly, in a scope without state. The state of each F
 from collections import defaultdict
 from datetime import datetime
 
+from sqlalchemy import bindparam, select
+
 from engine.context import CaseContext
 from models import CaseState, EnabledAction
 
@@ -51,3 +53,29 @@ def close_descendants(ctx: CaseContext, roots: list[EnabledAction], now: datetim
                 instance.status, canceled = "CANCELED", canceled + 1
             instance.completed_at = now
     return completed, canceled
+
+
+# Built once: a firing parent's members, whatever their status (what its log entry counts).
+_MEMBER_ROWS = select(EnabledAction.id, EnabledAction.status).where(
+    EnabledAction.case_id == bindparam("case_id"), EnabledAction.parent_id == bindparam("parent_id")
+)
+
+
+async def count_children(ctx: CaseContext, parent: EnabledAction) -> dict[str, int]:
+    """What a firing parent's log entry says of its children (docs/workflows.md, ``children``):
+    its child workflows, or for a parent without states its child instances, each counted once,
+    as the parent's condition counts them (engine.quorum): completed when its scope reached a
+    terminal state (or the instance completed), canceled otherwise (still running, closed by the
+    firing, or canceled earlier). Called before the firing closes them; the actions inside a child
+    workflow are not children of the parent and are not counted."""
+    if ctx.spec.actions[parent.action].trigger == "workflow":  # the parent owns its one child workflow
+        done = ctx.spec.states[ctx.states[parent.id]].terminal
+        return {"completed": int(done), "canceled": int(not done)}
+    completed = canceled = 0
+    for member_id, status in (
+        await ctx.session.execute(_MEMBER_ROWS, {"case_id": ctx.case.id, "parent_id": parent.id})
+    ).all():
+        state = ctx.states.get(member_id)
+        done = ctx.spec.states[state].terminal if state is not None else status == "COMPLETED"
+        completed, canceled = (completed + 1, canceled) if done else (completed, canceled + 1)
+    return {"completed": completed, "canceled": canceled}

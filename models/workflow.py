@@ -23,6 +23,9 @@ class Workflow(SQLModel, table=True):
     version: int
     spec: dict[str, Any] = Field(sa_column=Column(JSONType, nullable=False))
     created_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
+    # A retired version takes no new subproject or item (engine/versions.py); its cases run on.
+    retired_at: datetime | None = Field(default=None, sa_column=Column(UTCDateTime, nullable=True))
+    retired_by: str | None = None
 
 
 class Case(SQLModel, table=True):

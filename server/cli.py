@@ -1,4 +1,4 @@
-"""The `caseway` command: serve, migrate, demo, create-user, define-workflow, export-schema,
+"""The `caseway` command: serve, migrate, demo, create-user, define-workflow, check-workflow, export-schema,
 verify-history, checkpoint-history, run-due-timers, run-jobs, jobs, collect-documents.
 
 Every expected failure is one sentence on stderr and exit code 1 (server/cli_errors.py); a
@@ -154,6 +154,28 @@ async def _define_workflow(settings: Settings, path: Path) -> None:
         await db.dispose()
 
 
+def _check_workflow(path: Path) -> bool:
+    """Print each finding as ``FILE: path: CODE message`` (its hint indented below); True when
+    none is an error. Offline: no database, so user and group ids are not looked up."""
+    from engine import workflows
+    from engine.diagnostics import Severity
+    from engine.errors import DomainError
+
+    try:
+        spec = load_spec(path)
+    except DomainError as error:  # a key given twice in the file
+        print(f"{path}: spec: INVALID_SPEC {error.message}")
+        return False
+    _, found = workflows.check_spec(spec)
+    for d in found:
+        print(f"{path}: {d.where}: {d.code} {d.message}")
+        if d.hint:
+            print(f"    hint: {d.hint}")
+    errors = sum(d.severity == Severity.ERROR for d in found)
+    print(f"{path}: {errors} errors, {len(found) - errors} warnings.", file=sys.stderr)
+    return errors == 0
+
+
 async def _verify_history(settings: Settings, resource_id: str | None, against: str | None) -> bool:
     """Print a sentence per chain (then, with --all, one on the checkpoint sequence, and with
     --against, on the copy); True if everything is intact."""
@@ -232,11 +254,13 @@ async def _checkpoint_history(settings: Settings, export_to: str | None) -> None
 
 async def _run_due_timers(settings: Settings, now: datetime | None, limit: int) -> None:
     from engine.clock import SYSTEM_CLOCK
-    from resolvers.timers import run_due_timers
+    from server.background import publishing
+    from server.timer_runs import run_due_timers
 
     db = await _migrated_db(settings)
     try:
-        run = await run_due_timers(db, now=now or SYSTEM_CLOCK.now(), limit=limit)
+        async with publishing(db):  # the servers hear of what fired (its jobs, its log entries)
+            run = await run_due_timers(db, now=now or SYSTEM_CLOCK.now(), limit=limit)
     finally:
         await db.dispose()
     for entry in run.fired:
@@ -265,29 +289,23 @@ async def _collect_documents(settings: Settings, grace: float) -> None:
 
 async def _run_jobs(settings: Settings, *, once: bool) -> None:
     """A worker without HTTP: the job runner alone, until stopped (``--once``: until nothing is due)."""
-    from server.hub import create_hub
+    from server.background import publishing
     from server.job_runner import JobRunner
     from server.shutdown import stop_within
 
     db = await _migrated_db(settings)
-    runner = JobRunner(
-        db,
-        None if once else create_hub(db),
-        poll_interval=settings.job_poll_interval,
-        concurrency=settings.job_concurrency,
-    )
     try:
-        if once:
-            print(f"Finished {await runner.drain()} jobs.")
-            return
-        assert runner.hub is not None
-        await runner.hub.start()
-        runner.start()
-        await asyncio.Event().wait()  # until the process is stopped
+        async with publishing(db) as hub:  # outcomes' log entries reach the servers' hubs
+            runner = JobRunner(db, hub, poll_interval=settings.job_poll_interval, concurrency=settings.job_concurrency)
+            try:
+                if once:
+                    print(f"Finished {await runner.drain()} jobs.")
+                    return
+                runner.start()
+                await asyncio.Event().wait()  # until the process is stopped
+            finally:
+                await stop_within("the job runner", runner.stop)
     finally:
-        await stop_within("the job runner", runner.stop)
-        if runner.hub is not None:
-            await stop_within("the event hub", runner.hub.stop)
         await stop_within("the database pool", db.dispose)
 
 
@@ -381,6 +399,11 @@ def _parser() -> argparse.ArgumentParser:
     create_user.add_argument("--display-name", help="the name shown to others (default: the login)")
     define = command("define-workflow", "define a workflow (a new version if its short name exists) from a spec file")
     define.add_argument("file", type=Path, help="a YAML (.yaml, .yml) or JSON (.json) workflow spec")
+    check = command(
+        "check-workflow",
+        "check a workflow spec file without defining it: one line per finding, exit 1 if one is an error",
+    )
+    check.add_argument("file", type=Path, help="a YAML (.yaml, .yml) or JSON (.json) workflow spec")
     command("export-schema", "print the GraphQL schema (SDL)")
     verify = command(
         "verify-history", "verify the activity hash chains and their signed checkpoints (exit 1 if broken)"
@@ -539,6 +562,9 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         asyncio.run(_create_user(settings, args))
     elif args.command == "define-workflow":
         asyncio.run(_define_workflow(settings, args.file))
+    elif args.command == "check-workflow":
+        if not _check_workflow(args.file):
+            raise SystemExit(1)
     elif args.command == "verify-history":
         if not asyncio.run(_verify_history(settings, None if args.all else args.resource_id, args.against)):
             raise SystemExit(1)

@@ -51,6 +51,9 @@ class Settings(BaseSettings):
     max_aliases: int = 50  # aliased fields in one document
     max_query_cost: int = 50_000  # nodes a query may ask for, from the `first` arguments along each path
     operation_timeout: float = 10.0  # seconds a query or mutation may run, HTTP or WebSocket, before it is stopped
+    # Queries whose root field the read planner can compile are answered by one SQL statement
+    # that builds their JSON (resolvers/compiled); false: every field through its resolver.
+    compiled_reads: bool = True
 
     # --- Logins and tokens (engine/throttle.py) ---
     login_free_failures: int = 5  # failed logins per login name or address before any delay

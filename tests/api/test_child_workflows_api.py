@@ -173,7 +173,7 @@ async def test_two_approvals_of_three_accept_and_cancel_the_third_vote(gql, make
         "of": 3,
     }
     assert fired[0]["data"]["output"] == "yes" and fired[0]["data"]["to"] == "accepted"
-    assert fired[0]["data"]["children"] == {"completed": 2, "canceled": 3}  # voter3's scope and its two actions
+    assert fired[0]["data"]["children"] == {"completed": 2, "canceled": 1}  # voter3's vote, not its two actions
     late = (await gql(EXECUTE_ID, run(item, "reject"), token=tokens["voter3"]))["executeAction"]
     assert late["userErrors"][0]["code"] == "ACTION_NOT_ENABLED"
 
@@ -285,6 +285,7 @@ async def test_the_built_in_workflows_use_each_parent_trigger(gql, make_user):
     await gql(EXECUTE_ID, run(item, "review_financial"), token=controller)
     done = (await gql(EXECUTE_ID, run(item, "review_legal"), token=lawyer))["executeAction"]
     assert done["case"]["state"]["shortName"] == "reviewed"
+    assert await children_logged(gql, alice, item, "reviews") == {"completed": 2, "canceled": 0}
     # tip: one vote per voter
     voters_ = [lawyer_id, controller_id, (await make_user("third"))[0]]
     vote = await new_item(gql, alice, "tip", voters=voters_)
@@ -292,9 +293,28 @@ async def test_the_built_in_workflows_use_each_parent_trigger(gql, make_user):
     await gql(EXECUTE_ID, run(vote, "reject"), token=lawyer)
     rejected = (await gql(EXECUTE_ID, run(vote, "reject"), token=controller))["executeAction"]
     assert rejected["case"]["state"]["shortName"] == "rejected"
+    assert await children_logged(gql, alice, vote, "all_votes") == {"completed": 2, "canceled": 1}
     # inquiry: a question round trip as a child workflow
     client_id, client = await make_user("client")
     ask = await new_item(gql, lawyer, "inquiry", client=[client_id])
+    by_hand = (await gql(EXECUTE_ID, run(ask, "ask_client"), token=lawyer))["executeAction"]
+    assert by_hand["userErrors"] == [
+        {
+            "code": "ACTION_NOT_ENABLED",
+            "message": "'ask_client' runs when its children complete; it cannot be executed by hand.",
+            "field": ["action"],
+        }
+    ]
     await gql(EXECUTE_ID, run(ask, "ask"), token=lawyer)
     answered = (await gql(EXECUTE_ID, run(ask, "respond"), token=client))["executeAction"]
     assert answered["case"]["state"]["shortName"] == "answered"
+    over = (await gql(EXECUTE_ID, run(ask, "ask_client"), token=lawyer))["executeAction"]
+    assert over["userErrors"][0]["message"] == "'ask_client' is not enabled in this case now."
+    assert await children_logged(gql, lawyer, ask, "ask_client") == {"completed": 1, "canceled": 0}
+
+
+async def children_logged(gql, token, item, parent):
+    """``data.children`` of the one entry the parent's firing logged."""
+    entries = [e["node"] for e in (await case_of(gql, token, item))["log"]["edges"] if e["node"]["action"] == parent]
+    assert len(entries) == 1
+    return entries[0]["data"]["children"]

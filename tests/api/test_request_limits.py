@@ -133,6 +133,7 @@ async def test_diagram_carries_a_weight_and_is_rendered_once(gql, make_user, mon
     costs its weight, and the text is rendered once per version and format."""
     _, admin = await make_user("root", admin=True)
     states = {f"s{i}": {"pretty_name": f"Step {i}"} for i in range(40)}
+    states["s39"]["terminal"] = True
     actions = {
         "open": {"pretty_name": "Open", "pretty_past_tense": "Opened", "trigger": "init", "new_state": "s0"},
         **{

@@ -22,14 +22,14 @@ SPEC = {
     "states": {"draft": {}, "waiting": {}, "expired": {"terminal": True}, "nudged": {}},
     "actions": {
         "start": {"trigger": "init", "new_state": "draft"},
-        "submit": {"enabled_states": ["draft"], "new_state": "waiting"},
+        "submit": {"enabled_states": ["draft", "nudged"], "new_state": "waiting"},
         "expire": {"trigger": "time", "enabled_states": ["waiting"], "timeout_seconds": HOUR, "new_state": "expired"},
         "nudge": {"enabled_states": ["draft"], "timeout_seconds": 2 * HOUR, "new_state": "nudged"},
     },
 }
 TRIAGE = {
     "short_name": "triage",
-    "states": {"new": {}, "sorted": {}},
+    "states": {"new": {}, "sorted": {"terminal": True}},
     "actions": {
         "start": {"trigger": "init", "new_state": "new"},
         "triage": {"trigger": "auto", "enabled_states": ["new"], "new_state": "sorted"},
@@ -47,6 +47,8 @@ async def test_timers_list_every_timed_instance_and_run_due_timers_fires_them_on
     _, (item,) = await make_items(gql, admin, SPEC, 1)
     case = await case_of(gql, admin, item)
     assert [(t["action"]["shortName"], t["action"]["trigger"]) for t in case["timers"]] == [("nudge", "USER")]
+    early = await gql(EXECUTE, {"input": {"caseId": case["id"], "action": "expire"}}, token=admin)
+    assert early["executeAction"]["userErrors"][0]["message"] == "'expire' is not enabled in this case now."
     nudge_at = at(case["timers"][0]["fireAt"])
     assert nudge_at - at(case["timers"][0]["enabledAt"]) == timedelta(hours=2)
 
@@ -56,6 +58,15 @@ async def test_timers_list_every_timed_instance_and_run_due_timers_fires_them_on
     assert [t["action"]["shortName"] for t in case["timers"]] == ["expire"]  # nudge disabled, expire started
     assert [a["action"]["shortName"] for a in case["enabledActions"]] == []  # a TIME action: only in timers
     expire_at = at(case["timers"][0]["fireAt"])
+    by_hand = await gql(EXECUTE, {"input": {"caseId": case["id"], "action": "expire"}}, token=admin)
+    assert by_hand["executeAction"]["userErrors"] == [
+        {
+            "code": "ACTION_NOT_ENABLED",
+            "message": f"'expire' runs when its timer falls due at {expire_at.isoformat()}; "
+            "it cannot be executed by hand.",
+            "field": ["action"],
+        }
+    ]
 
     refused = await gql(RUN_DUE, {"input": {"now": (expire_at + timedelta(days=1)).isoformat()}}, token=alice)
     assert refused["runDueTimers"]["userErrors"][0]["code"] == "NOT_ALLOWED"

@@ -68,7 +68,7 @@ async def test_the_parent_fires_once_as_the_system_when_its_last_child_is_done(d
         ).all()
     assert len(fired) == 1 and fired[0].actor_id == "system"
     assert fired[0].data["condition"] == {"all": "done", "count": 2, "of": 2}
-    assert fired[0].data["children"] == {"completed": 0, "canceled": 0}  # nothing was left running below
+    assert fired[0].data["children"] == {"completed": 2, "canceled": 0}  # both reviews, done before the parent fired
 
 
 async def test_a_per_role_dynamic_parent_makes_one_instance_for_the_whole_role(db, make_actor):

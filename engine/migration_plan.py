@@ -1,0 +1,159 @@
+"""What a migration would do to each case (engine/migration.py): the batch's rows read in four
+statements, and each case judged against the version it would move to, without a write. A dry
+run is this alone; a real run applies what it accepted."""
+
+from dataclasses import dataclass, field
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from engine import versions
+from engine.errors import DomainError, ErrorCode
+from engine.scopes import SCOPE_TRIGGER
+from engine.specs import WorkflowSpec
+from engine.workflows import spec_by_id
+from models import Case, CaseRoleParty, CaseState, EnabledAction, Subproject, Workflow, WorkflowItem
+
+
+@dataclass
+class CaseMigration:
+    """One case's outcome: its top-level state before and where it lands (a dry run: would
+    land), or the reasons it is refused (then it stays as it was)."""
+
+    case_id: str
+    case: Case | None = None  # a snapshot; None when it does not exist or the actor may not see it
+    from_state: str | None = None
+    to_state: str | None = None
+    errors: list[DomainError] = field(default_factory=list)
+    # The plan: each running FSM scope's (from, to); the parent action of each.
+    moves: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+
+@dataclass
+class Loaded:
+    """A batch's cases with their rows, read in four statements."""
+
+    rows: dict[str, tuple[Case, WorkflowItem, Subproject]]
+    states: dict[str, dict[str, str]] = field(default_factory=dict)  # case -> scope -> state
+    roles: dict[str, dict[str, set[str]]] = field(default_factory=dict)  # case -> role -> parties
+    enabled: dict[str, list[EnabledAction]] = field(default_factory=dict)  # case -> ENABLED rows
+
+
+async def load(session: AsyncSession, ids: list[str], *, lock: bool) -> Loaded:
+    """The cases (locked for a real run, in id order: two migrations never wait on each other in
+    a cycle) with their items, subprojects, states, role players and ENABLED instances."""
+    query = (
+        select(Case, WorkflowItem, Subproject)
+        .join(WorkflowItem, WorkflowItem.id == Case.object_id)
+        .join(Subproject, Subproject.id == WorkflowItem.subproject_id)
+        .where(Case.id.in_(ids))
+        .order_by(Case.id)
+    )
+    if lock:
+        query = query.with_for_update(of=Case).execution_options(populate_existing=True)
+    loaded = Loaded(rows={row[0].id: (row[0], row[1], row[2]) for row in (await session.execute(query)).all()})
+    if not loaded.rows:
+        return loaded
+    found = list(loaded.rows)
+    for row in await session.scalars(select(CaseState).where(CaseState.case_id.in_(found))):
+        loaded.states.setdefault(row.case_id, {})[row.scope] = row.state
+    roles = select(CaseRoleParty.case_id, CaseRoleParty.role, CaseRoleParty.party_id)
+    for case_id, role, party in await session.execute(roles.where(CaseRoleParty.case_id.in_(found))):
+        loaded.roles.setdefault(case_id, {}).setdefault(role, set()).add(party)
+    enabled = (
+        select(EnabledAction)
+        .where(EnabledAction.case_id.in_(found), EnabledAction.status == "ENABLED")
+        .order_by(EnabledAction.enabled_at, EnabledAction.id)
+    )
+    for row in await session.scalars(enabled):
+        loaded.enabled.setdefault(row.case_id, []).append(row)
+    return loaded
+
+
+@dataclass
+class Planner:
+    """Judges each case against the version it would move to (no writes)."""
+
+    target: Workflow
+    spec: WorkflowSpec
+    mapping: dict[str, str]
+    numbers: dict[str, int]  # workflow id -> version, of every version of the workflow
+    finishing: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        self.finishing = versions.finishing_states(self.spec)
+
+    async def case(self, session: AsyncSession, result: CaseMigration, loaded: Loaded) -> None:
+        """Fill ``result``: where each running scope lands, or every reason the case is refused."""
+        case = loaded.rows[result.case_id][0]
+        states = loaded.states.get(case.id, {})
+        result.from_state = states.get("")
+        version = self.target.version
+        if case.workflow_id == self.target.id:
+            result.errors.append(_error(ErrorCode.ALREADY_ON_VERSION, f"The case is on version {version} already."))
+            return
+        if case.workflow_id not in self.numbers:
+            old = await spec_by_id(session, case.workflow_id)
+            result.errors.append(
+                _error(
+                    ErrorCode.INVALID_INPUT,
+                    f"The case runs the workflow {old.short_name!r}, not {self.spec.short_name!r}.",
+                )
+            )
+            return
+        if case.status not in versions.RUNNING_STATUSES:
+            message = f"The case is {case.status.lower()}; only running (active or suspended) cases move."
+            result.errors.append(_error(ErrorCode.CASE_NOT_ACTIVE, message))
+            return
+        enabled = {ea.id: ea for ea in loaded.enabled.get(case.id, ())}
+        for scope, state in sorted(states.items()):
+            if scope == "" or scope in enabled:  # the top level, and child scopes still running
+                self._scope(result, scope, state, None if scope == "" else enabled[scope].action)
+        for role in sorted(loaded.roles.get(case.id, {})):
+            if role not in self.spec.roles:
+                message = f"The case has players of the role {role!r}, which version {version} lacks."
+                result.errors.append(_error(ErrorCode.MISSING_IN_VERSION, message))
+        parents = {ea.parent_id for ea in enabled.values() if ea.parent_id}
+        for ea in enabled.values():
+            action = self.spec.actions.get(ea.action)
+            if ea.id in parents and (action is None or not action.children):
+                message = f"{ea.action!r} has children running in the case; version {version} has no such parent."
+                result.errors.append(_error(ErrorCode.MISSING_IN_VERSION, message))
+            elif ea.parent_id and ea.parent_id not in states and ea.trigger != SCOPE_TRIGGER and action is None:
+                message = f"{ea.action!r} runs in the case; version {version} has no such action."
+                result.errors.append(_error(ErrorCode.MISSING_IN_VERSION, message))
+        if result.errors:
+            result.moves.clear()
+        else:
+            result.to_state = result.moves[""][1]
+
+    def _scope(self, result: CaseMigration, scope: str, state: str, parent: str | None) -> None:
+        version = self.target.version
+        where = "" if parent is None else f" (in {parent!r})"
+        if parent is not None:
+            action = self.spec.actions.get(parent)
+            if action is None or not (action.trigger == "workflow" or action.has_scope):
+                message = f"The case runs a child workflow of {parent!r}; version {version} has no such child workflow."
+                result.errors.append(_error(ErrorCode.MISSING_IN_VERSION, message))
+                return
+        to = self.mapping.get(state, state)
+        landing = self.spec.states.get(to)
+        if landing is None or landing.scope != parent:
+            message = (
+                f"The stateMap sends {state!r}{where} to {to!r}, not a state of that scope in version {version}."
+                if state in self.mapping
+                else f"The case is in {state!r}{where}, which version {version} lacks; map it in stateMap."
+            )
+            result.errors.append(_error(ErrorCode.STATE_NOT_MAPPED, message))
+        elif scope == "" and landing.terminal:
+            message = f"The case would land in {to!r}, a terminal state; a running case lands in a state it can leave."
+            result.errors.append(_error(ErrorCode.STATE_STRANDED, message))
+        elif to not in self.finishing:
+            message = f"From {to!r}{where} no terminal state can be reached in version {version}."
+            result.errors.append(_error(ErrorCode.STATE_STRANDED, message))
+        else:
+            result.moves[scope] = (state, to)
+
+
+def _error(code: ErrorCode, message: str) -> DomainError:
+    return DomainError(code, message, ["caseIds"])

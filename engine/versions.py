@@ -1,0 +1,132 @@
+"""Workflow versions: which version a new subproject or item takes, retiring a version, and
+what a new version would strand (docs/workflows.md, "Versions and migration").
+
+A subproject names the version its new items take (``subproject.workflow_id``): the latest
+version not retired when the subproject is created, until ``migrateCases`` moves it. Defining a
+version moves nothing: running cases stay on theirs, and subprojects keep naming theirs. A
+retired version takes no new subproject or item; the cases already on it run on (and may be
+migrated away).
+"""
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import func, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from engine import permissions
+from engine.actors import Actor
+from engine.errors import DomainError, ErrorCode
+from engine.specs import WorkflowSpec
+from models import Case, CaseState, EnabledAction, Workflow, utcnow
+
+RUNNING_STATUSES = ("ACTIVE", "SUSPENDED")  # the cases a version change concerns (and migrateCases moves)
+
+
+async def find_version(session: AsyncSession, *, short_name: str, version: int, field: str = "version") -> Workflow:
+    """The definition ``short_name`` at ``version``; NOT_FOUND naming ``field`` otherwise."""
+    workflow = await session.scalar(
+        select(Workflow).where(Workflow.short_name == short_name, Workflow.version == version)
+    )
+    if workflow is None:
+        raise DomainError(ErrorCode.NOT_FOUND, f"The workflow {short_name!r} has no version {version}.", [field])
+    return workflow
+
+
+def require_not_retired(workflow: Workflow, *, field: str, what: str) -> None:
+    """Refuse ``what`` (e.g. "a new workflow item") on a retired version, saying what to do."""
+    if workflow.retired_at is not None:
+        raise DomainError(
+            ErrorCode.WORKFLOW_RETIRED,
+            f"Version {workflow.version} of the workflow {workflow.short_name!r} is retired: {what} cannot use it; "
+            "migrate to another version (migrateCases).",
+            [field],
+        )
+
+
+async def retire_workflow(
+    session: AsyncSession, *, actor: Actor, workflow: str, version: int, now: datetime | None = None
+) -> Workflow:
+    """Retire a version (``global.defineWorkflow``): no new subproject or item may use it. Its
+    running cases run on. Retiring a retired version changes nothing (its first retirement stays)."""
+    await permissions.require_global(session, actor=actor, intent="global.defineWorkflow")
+    row = await find_version(session, short_name=workflow, version=version)
+    if row.retired_at is None:
+        row.retired_at, row.retired_by = now or utcnow(), actor.user_id
+        await session.flush()
+    return row
+
+
+@dataclass(frozen=True)
+class Stranding:
+    """Running cases of earlier versions that occupy a state the new version drops, or one from
+    which it can reach no terminal state; ``states`` names those states (sorted)."""
+
+    cases: int
+    states: tuple[str, ...]
+
+
+async def stranded_by(session: AsyncSession, spec: WorkflowSpec) -> Stranding:
+    """What defining ``spec`` as the next version of its workflow would strand, were those cases
+    migrated with the states kept: for the STRANDS_CASES warning. Two statements: the states
+    running cases occupy (top level and running child scopes), then the cases in the bad ones."""
+    occupied = (
+        select(CaseState.state)
+        .join(Case, Case.id == CaseState.case_id)
+        .join(Workflow, Workflow.id == Case.workflow_id)
+        .outerjoin(EnabledAction, EnabledAction.id == CaseState.scope)
+        .where(
+            Workflow.short_name == spec.short_name,
+            Case.status.in_(RUNNING_STATUSES),
+            or_(CaseState.scope == "", EnabledAction.status == "ENABLED"),
+        )
+    )
+    states = set((await session.scalars(occupied.distinct())).all())
+    bad = tuple(sorted(state for state in states if state not in finishing_states(spec)))
+    if not bad:
+        return Stranding(cases=0, states=())
+    cases = occupied.add_columns(CaseState.case_id).where(CaseState.state.in_(bad)).subquery()
+    count = await session.scalar(select(func.count(func.distinct(cases.c.case_id))))
+    return Stranding(cases=count or 0, states=bad)
+
+
+def strands_cases_warning(stranding: Stranding, version: int) -> dict[str, object] | None:
+    """The STRANDS_CASES diagnostic (a warning: defining goes on) for a stranding, None when
+    nothing is stranded."""
+    if not stranding.cases:
+        return None
+    named = ", ".join(repr(state) for state in stranding.states[:10])
+    return {
+        "code": "STRANDS_CASES",
+        "severity": "WARNING",
+        "path": ["states"],
+        "message": f"{stranding.cases} running case(s) occupy {named}, which version {version} drops "
+        "or cannot finish from.",
+        "hint": "Migrate those cases with a stateMap naming where each state goes (migrateCases), or keep the states.",
+    }
+
+
+def finishing_states(spec: WorkflowSpec) -> frozenset[str]:
+    """Every state of the spec (top level and child scopes) from which its scope can finish: reach
+    a terminal state, or for a child scope with ``complete_when`` a state a condition counts,
+    following every action enabled in a state (AUTO, TIME and parents included: a parent fires
+    when its children complete). Linear in actions times states: callers compute it once per call."""
+    done: set[str] = {s.short_name for s in spec.states.values() if s.terminal}
+    done |= {c.state for a in spec.actions.values() for c in a.complete_when}
+    edges: dict[str, set[str]] = {}  # target -> sources
+    for action in spec.actions.values():
+        if action.trigger == "init":
+            continue
+        targets = {action.new_state} if action.new_state else set()
+        targets |= {state for _, state in action.outputs}
+        for state in spec.scope_states(action.parent):
+            if action.is_enabled_in(state.short_name):
+                for target in targets:
+                    edges.setdefault(target, set()).add(state.short_name)
+    reached, stack = set(done), list(done)
+    while stack:
+        for source in edges.get(stack.pop(), ()):
+            if source not in reached:
+                reached.add(source)
+                stack.append(source)
+    return frozenset(reached)
