@@ -31,6 +31,7 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, and_, exists, or_, select, true
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
 
 from engine.actors import Actor
 from engine.permissions import visible_filter
