@@ -264,9 +264,9 @@ async def test_search_finds_an_item_by_a_word_of_its_name(servers: tuple[Serve, 
     await expect(alice.page.get_by_text("Nothing you may see matches")).to_be_visible()
 
 
-SET_DEPUTY = """mutation($deputy: ID!, $until: DateTime!) { setDeputy(input: {deputyId: $deputy, until: $until}) {
+NAME_A_DEPUTY = """mutation($deputy: ID!, $until: DateTime!) { setDeputy(input: {deputyId: $deputy, until: $until}) {
   deputyship { id } userErrors { code message } } }"""
-REMOVE_DEPUTY = """mutation($id: ID!) { removeDeputy(input: {id: $id}) { userErrors { code message } } }"""
+END_DEPUTYSHIP = """mutation($id: ID!) { removeDeputy(input: {id: $id}) { userErrors { code message } } }"""
 CREATE_PLAIN = """mutation($s: ID!, $name: String!) {
   createWorkflowItem(input: {subprojectId: $s, displayName: $name}) { workflowItem { id } userErrors { code } } }"""
 
@@ -279,7 +279,7 @@ async def test_a_deputy_acts_for_the_absent_and_the_history_says_so(servers: tup
     made = first.gql(CREATE_PLAIN, {"s": ids["Roof"], "name": "Skylight"}, token=alice)["createWorkflowItem"]
     assert made["userErrors"] == []
     until = (datetime.now(UTC) + timedelta(days=30)).isoformat()
-    named = first.gql(SET_DEPUTY, {"deputy": ids["bob"], "until": until}, token=alice)["setDeputy"]
+    named = first.gql(NAME_A_DEPUTY, {"deputy": ids["bob"], "until": until}, token=alice)["setDeputy"]
     assert named["userErrors"] == []
     try:
         bob = await open_page(first, width=390)
@@ -298,5 +298,5 @@ async def test_a_deputy_acts_for_the_absent_and_the_history_says_so(servers: tup
         history = bob.page.get_by_test_id("history-entry")
         await expect(history.filter(has_text="Bob Builder (for Alice Analyst) submitted Skylight")).to_have_count(1)
     finally:  # the other tests' bob acts for himself
-        ended = first.gql(REMOVE_DEPUTY, {"id": named["deputyship"]["id"]}, token=alice)["removeDeputy"]
+        ended = first.gql(END_DEPUTYSHIP, {"id": named["deputyship"]["id"]}, token=alice)["removeDeputy"]
         assert ended["userErrors"] == []
