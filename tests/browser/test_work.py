@@ -300,3 +300,31 @@ async def test_a_deputy_acts_for_the_absent_and_the_history_says_so(servers: tup
     finally:  # the other tests' bob acts for himself
         ended = first.gql(END_DEPUTYSHIP, {"id": named["deputyship"]["id"]}, token=alice)["removeDeputy"]
         assert ended["userErrors"] == []
+
+
+async def test_the_board_filters_by_name_and_by_overdue(servers: tuple[Serve, Serve], open_page):
+    """The name filter is the server's (ProjectFilter.search); overdue is judged on the page."""
+    first, _ = servers
+    token = first.login("alice")
+    ids = demo_ids(first, token)
+    made = first.gql(
+        CREATE_DUE, {"s": ids["Roof"], "name": "Downpipe", "due": "2020-05-01", "carol": ids["carol"]}, token=token
+    )
+    assert made["createWorkflowItem"]["userErrors"] == []
+    alice = await open_page(first)
+    await alice.sign_in("alice")
+    await alice.page.goto(f"{first.url}/#/subproject/{ids['Roof']}")
+    cards = alice.page.get_by_test_id("card")
+    await expect(cards.filter(has_text="Tiles")).to_have_count(1)
+    everything = await cards.count()
+    assert everything >= 3
+    filters = alice.page.get_by_role("search", name="Filter the board")
+    await filters.get_by_label("Name").fill("til")
+    await expect(cards.locator("> a")).to_have_text(["Tiles"])
+    await alice.axe("filtered board")
+    await filters.get_by_label("Name").fill("")
+    await expect(cards).to_have_count(everything)
+    await filters.get_by_label("Overdue only").check()
+    await expect(cards.filter(has_text="Downpipe")).to_have_count(1)
+    await expect(cards.filter(has_text="Tiles")).to_have_count(0)  # Tiles has no due date
+    await expect(cards.filter(has=alice.page.locator(".overdue"))).to_have_count(await cards.count())
