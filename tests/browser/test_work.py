@@ -140,6 +140,8 @@ async def test_a_team_takes_an_item_from_a_new_project_to_approved(servers: tupl
     note = carol.page.get_by_test_id("notification").first
     await expect(note).to_contain_text("Alice Analyst submitted Bollards")
     assert await note.evaluate("n => n.scrollWidth <= n.clientWidth"), "the notification is clipped"
+    box = await note.bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= width, f"the notification is off screen: {box}"
     await carol.axe("notifications")
     await carol.page.keyboard.press("Escape")
     await expect(carol.page.get_by_test_id("notification")).to_have_count(0)
