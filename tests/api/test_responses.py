@@ -21,8 +21,8 @@ async def test_json_fields_round_trip_even_beyond_64_bit_integers(gql, make_user
 
 async def test_an_unexpected_failure_is_masked_and_changes_nothing_else(gql, make_user, monkeypatch, caplog) -> None:
     """A bug inside a resolver (or the read planner that answers for it) reaches the client as
-    "Unexpected error." at its path, never
-    as the exception's text or a traceback; client errors keep their message and code."""
+    "Unexpected error." at its path, never as the exception's text or a traceback; client
+    errors keep their message and code."""
     _, token = await make_user("alice")
     created = await gql(CREATE_PROJECT, {"input": {"displayName": "P"}}, token=token)
     project_id = created["createProject"]["project"]["id"]
