@@ -61,6 +61,12 @@ async def test_a_team_takes_an_item_from_a_new_project_to_approved(servers: tupl
     await alice.axe("new project dialog")
     await form.get_by_role("button", name="Create project").click()
     await expect(form).to_have_count(0)
+    await page.get_by_role("button", name=f"Edit {project_name}").click()
+    form = page.get_by_role("form", name="Edit project")
+    await form.get_by_label("Description").fill("New bollards and fenders for the east quay")
+    await form.get_by_role("button", name="Save").click()
+    project = page.get_by_test_id("project").filter(has_text=project_name)
+    await expect(project).to_contain_text("New bollards and fenders for the east quay")
     await page.get_by_role("button", name=f"New subproject in {project_name}").click()
     form = page.get_by_role("form", name="New subproject")
     await form.get_by_label("Name").fill("Quay")
@@ -215,6 +221,13 @@ async def test_a_team_takes_an_item_from_a_new_project_to_approved(servers: tupl
     await expect(history.filter(has_text="Alice Analyst edited Rubber fenders")).to_have_count(1)
     await expect(history.filter(has_text="Alice Analyst canceled Rubber fenders")).to_have_count(1)
     await expect(page.get_by_role("button", name="Edit", exact=True)).to_have_count(0)  # closed: no edits
+
+    # alice closes the subproject: no new items from then on.
+    await page.get_by_role("link", name="Quay").click()
+    await page.get_by_role("button", name="Close subproject…").click()
+    await page.get_by_role("dialog", name="Close Quay").get_by_role("button", name="Close it").click()
+    await expect(page.get_by_text("Approval v1 · ")).to_contain_text("closed")
+    await expect(page.get_by_role("button", name="New item")).to_have_count(0)
     await carol.screenshot(f"work-item-{width}")
     await alice.screenshot(f"work-board-{width}")
     for who in (alice, carol):
