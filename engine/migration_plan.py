@@ -38,6 +38,14 @@ class Loaded:
     roles: dict[str, dict[str, set[str]]] = field(default_factory=dict)  # case -> role -> parties
     enabled: dict[str, list[EnabledAction]] = field(default_factory=dict)  # case -> ENABLED rows
 
+    def merge(self, fresh: "Loaded") -> None:
+        """Take the rows read again for some of the cases (after a savepoint rolled back)."""
+        self.rows.update(fresh.rows)
+        for case_id in fresh.rows:
+            self.states[case_id] = fresh.states.get(case_id, {})
+            self.roles[case_id] = fresh.roles.get(case_id, {})
+            self.enabled[case_id] = fresh.enabled.get(case_id, [])
+
 
 async def load(session: AsyncSession, ids: list[str], *, lock: bool) -> Loaded:
     """The cases (locked for a real run, in id order: two migrations never wait on each other in

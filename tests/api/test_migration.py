@@ -249,27 +249,34 @@ async def test_batches_go_on_from_the_cursor(gql, make_user):
     assert {state_and_version(await case_of(gql, admin, item)) for item in items} == {("draft", 2)}
 
 
-async def test_a_case_refused_on_the_way_is_left_whole_and_its_neighbours_move(gql, make_user):
+async def test_cases_refused_on_the_way_are_left_whole_and_their_neighbours_move(gql, make_user):
     """In an ORDERED subproject, version 2 closes a checked permit at once (an AUTO action), which
-    the earlier open item forbids: that case stays as it was, the draft before it moves."""
+    the earlier open item forbids: those cases stay as they were, the draft before them moves.
+    (Four refusals: the batch is tried whole three times, then case by case.)"""
     _, admin = await make_user("root", admin=True)
     rita_id, _ = await make_user("rita")
     await define(gql, admin, PERMIT_V1)
     _, sub, _ = await build_tree(gql, admin, items=0, workflow="permit", mode="ORDERED")
     draft = (await new_item(gql, admin, sub["id"], "First", reviewer=[rita_id]))["workflowItem"]["id"]
-    second = (await new_item(gql, admin, sub["id"], "Second", reviewer=[rita_id]))["workflowItem"]["id"]
-    await submit(gql, admin, second)
+    submitted = []
+    for n in range(4):
+        item = (await new_item(gql, admin, sub["id"], f"Later {n}", reviewer=[rita_id]))["workflowItem"]["id"]
+        await submit(gql, admin, item)
+        submitted.append(item)
     v2 = permit_v2()
     v2["actions"]["auto_approve"] = {"trigger": "auto", "enabled_states": ["checking"], "new_state": "approved"}
     await define(gql, admin, v2)
     moved = await migrate(gql, admin, subprojectId=sub["id"], stateMap=[{"from": "review", "to": "checking"}])
-    assert (moved["migrated"], moved["refused"]) == (1, 1)
-    refused = next(r for r in moved["results"] if r["userErrors"])
-    assert refused["userErrors"][0]["code"] == "PREVIOUS_ITEMS_OPEN" and refused["toState"] is None
-    case = await case_of(gql, admin, second)
-    assert state_and_version(case) == ("review", 1) and case["version"] == 1  # submitted only
-    assert [e["node"]["kind"] for e in case["log"]["edges"]].count("case_migrated") == 0
-    assert state_and_version(await case_of(gql, admin, draft)) == ("draft", 2)
+    assert (moved["migrated"], moved["refused"]) == (1, 4)
+    refused = [r for r in moved["results"] if r["userErrors"]]
+    assert {(r["userErrors"][0]["code"], r["toState"]) for r in refused} == {("PREVIOUS_ITEMS_OPEN", None)}
+    for item in submitted:
+        case = await case_of(gql, admin, item)
+        assert state_and_version(case) == ("review", 1) and case["version"] == 1  # submitted only
+        assert [e["node"]["kind"] for e in case["log"]["edges"]].count("case_migrated") == 0
+    case = await case_of(gql, admin, draft)
+    assert state_and_version(case) == ("draft", 2)
+    assert [e["node"]["kind"] for e in case["log"]["edges"]].count("case_migrated") == 1
 
 
 async def test_who_may_migrate_follows_the_subprojects_and_items_rights(gql, make_user):

@@ -9,8 +9,9 @@ from sqlalchemy import select
 import engine
 from engine import migration, versions
 from engine.context import load_case
+from engine.history import verify_history
 from engine.workflows import parse_spec
-from models import EnabledAction
+from models import Activity, EnabledAction
 from tests.fixtures.versions import HOUR, PERMIT_V1, permit_v2
 
 T0 = datetime(2026, 11, 26, 9, 0, tzinfo=UTC)
@@ -140,3 +141,19 @@ async def test_defining_a_version_counts_the_running_cases_it_would_strand(db, m
     assert warning is not None and warning["code"] == "STRANDS_CASES" and warning["severity"] == "WARNING"
     assert warning["message"].startswith("3 running case(s) occupy 'review'")
     assert versions.strands_cases_warning(same, 2) is None
+
+
+async def test_a_batch_extends_every_items_hash_chain_intact(db, make_actor):
+    """A batch logs one entry on each of many chains in one transaction (their heads read
+    together on PostgreSQL): every chain verifies afterwards, the subproject's too."""
+    owner = await make_actor("owner", admin=True)
+    sub, _ = await cases_on(db, owner, PERMIT_V1, 4)
+    async with db.transaction() as s:
+        await engine.define_workflow(s, actor=None, spec=permit_v2())
+    async with db.transaction() as s:
+        result = await migration.migrate_cases(s, actor=owner, workflow="permit", to_version=2, subproject_id=sub)
+    assert result.migrated == 4
+    async with db.session() as s:
+        items = list(await s.scalars(select(Activity.chain).where(Activity.kind == "case_migrated")))
+        reports = [await verify_history(s, resource_id=chain, secret_key="k") for chain in [*items, sub]]
+    assert len(items) == 4 and [r.intact for r in reports] == [True] * 5, [r.message for r in reports]
