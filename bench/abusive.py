@@ -1,10 +1,13 @@
 """The abusive requests of bench A1 (bench/abuse.py): the documents and bodies of issue 19,
-findings 1, 2 and 6, each as the finding describes it."""
+findings 1, 2 and 6, and the introspection documents of issue 40, finding 1, each as the
+finding describes it."""
 
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from graphql import get_introspection_query
 
 # D20's workflow: 3,000 states as in finding 2, or the largest of these the server accepts.
 DIAGRAM_STATES = (3_000, 2_000, 1_000, 500, 200, 100, 50, 20)
@@ -46,6 +49,21 @@ CASE_LOGS = (
 TREE = (
     "projects(first: 100) { edges { node { id displayName subprojects(first: 100) { edges { node { id displayName "
     "workflowItems(first: 100) { edges { node { id displayName } } } } } } } } }"
+)
+
+
+# Issue 40, finding 1: a 1.3 KB document of 50 aliases of one `__schema` fragment answered 2 to 5 MB.
+SCHEMA_FRAGMENT = (
+    "fragment S on __Schema { types { kind name description fields(includeDeprecated: true) { name description "
+    "args { name description type { kind name ofType { kind name ofType { kind name } } } defaultValue } "
+    "type { kind name ofType { kind name ofType { kind name ofType { kind name } } } } isDeprecated "
+    "deprecationReason } inputFields { name type { kind name ofType { kind name } } } enumValues { name } "
+    "possibleTypes { name } interfaces { name } } directives { name locations args { name } } }"
+)
+# Each level reads the fields of every type a field returns: the answer multiplies at every step.
+NESTED_TYPES = (
+    '__type(name: "Mutation") { fields { type { ofType { fields { type { ofType { fields { type { ofType { '
+    "fields { name } } } } } } } } } } }"
 )
 
 
@@ -105,6 +123,26 @@ def documents(*, workflow_id: str, workflow_states: int) -> list[Document]:
             f"20 aliases of `diagram` on a workflow of {workflow_states:,} states",
             (_query(aliases(20, diagram)),),
             may_answer=True,
+        ),
+        Document(
+            "I50",
+            "50 aliases of one `__schema` fragment (1.3 KB)",
+            (_query(aliases(50, "__schema { ...S }") + " " + SCHEMA_FRAGMENT),),
+            False,
+        ),
+        Document("IT10", "10 aliases of `__type` fields nested 4 levels", (_query(aliases(10, NESTED_TYPES)),), False),
+        Document(
+            "IQ",
+            "the full introspection query (GraphiQL's and more), answered",
+            (_query(get_introspection_query(descriptions=True, specified_by_url=True, directive_is_repeatable=True)),),
+            False,
+            may_answer=True,
+        ),
+        Document(
+            "C990K",
+            "a document of `{ __typename }` and a 990 KB comment",
+            (_query("{ __typename }\n#" + "x" * 990_000),),
+            False,
         ),
         Document("T100K", "a document of 100,000 tokens", (_query("{" + " a" * 99_998 + " }"),), False),
         Document("B50", "a 50 MB body", (_body_of(50 << 20),), False, pushed=True),

@@ -16,7 +16,7 @@ sweeper) starts within ``lead``, and is killed by its PID after every timer fire
 
 Lateness is read two ways:
 - from the log, as the brief of issue 20 defines it: an entry's ``at`` - ``data.timer.fireAt``.
-  The ``at`` is the clock the sweeper read when it claimed the timer (resolvers/timers.py), not
+  The ``at`` is the clock the sweeper read when it claimed the timer (server/timer_runs.py), not
   its commit;
 - as a reader sees it: the first time this process's reader (polling the log every
   ``OBSERVE_EVERY`` s) saw the entry - its ``fireAt``. That is when the state change became

@@ -4,6 +4,10 @@ Verbs take keyword-only arguments, raise ``DomainError`` with a code, and never 
 caller owns the transaction (one unit of work per mutation). Nothing here imports the API layer.
 """
 
+# The built-in callbacks register themselves on import (engine/registry.py), as plugins do when
+# their entry points load; importing any engine module imports this package first.
+from engine import assignment, conditions, side_effects  # noqa: F401
+from engine.actions import execute_action
 from engine.actors import SYSTEM, Actor
 from engine.assignment import pick_list, reassign
 from engine.cases import execute, get_enabled_actions, get_user_actions, start_case
@@ -44,6 +48,7 @@ __all__ = [
     "create_workflow_item",
     "define_workflow",
     "execute",
+    "execute_action",
     "get_enabled_actions",
     "get_user_actions",
     "latest_workflow",

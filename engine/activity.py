@@ -22,10 +22,7 @@ from typing import Any
 from sqlalchemy import BigInteger, Text, bindparam, cast, func, insert, literal_column, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from models import Activity, kind_of, new_id, utcnow
-from models.db import BEFORE_COMMIT
-
-NEW_ACTIVITIES = "caseway.new_activities"
+from models import Activity, kind_of, new_id, unit_of_work, utcnow
 
 
 def scope_of(resource: Any, *, case_id: str | None = None) -> dict[str, str | None]:
@@ -74,6 +71,8 @@ def content_digest(prev_hash: str | None, entry: Any) -> str:
             entry.at.isoformat(),
             entry.comment,
             entry.data,
+            # Only when set, so the entries written before the column existed keep their hashes.
+            *([entry.on_behalf_of] if getattr(entry, "on_behalf_of", None) else []),
         ],
         sort_keys=True,
         separators=(",", ":"),
@@ -120,11 +119,12 @@ async def record(
         at=at or utcnow(),
         prev_hash=None,
         hash="",
+        on_behalf_of=None,  # a deputy's action says whom for (engine.cases.execute)
     )
-    pending = session.info.setdefault(NEW_ACTIVITIES, [])
-    if not pending:
-        session.info.setdefault(BEFORE_COMMIT, []).append(_write_pending)
-    pending.append(entry)  # published to live subscribers by whoever commits the transaction
+    work = unit_of_work(session)
+    if not work.entries:
+        work.before_commit.append(_write_pending)
+    work.entries.append(entry)  # published to live subscribers once the transaction commits
     return entry
 
 
@@ -215,7 +215,7 @@ async def _write_pending(session: AsyncSession) -> None:
     takes its seq, and draws the seqs of several with the last chain's head; SQLite reads the
     last seq with the first head. Several entries are inserted in one statement."""
     await session.flush()  # the transaction's other writes, before any lock is held
-    entries = session.info.get(NEW_ACTIVITIES, [])
+    entries = unit_of_work(session).entries
     connection = await session.connection()
     heads, seqs = await _heads_and_seqs(connection, entries, postgres=session.bind.dialect.name == "postgresql")
     rows = []

@@ -14,11 +14,11 @@ from typing import Any
 from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from engine import activity, assignment, notifications, permissions, validation
+from engine import activity, assignment, deputies, notifications, permissions, validation
 from engine.activity import LogEntry
 from engine.actors import Actor
 from engine.child_specs import PARENT_TRIGGERS
-from engine.context import CaseContext, case_not_found, load_case, new_case_context
+from engine.context import EXECUTABLE_STATUSES, CaseContext, case_not_found, load_case, new_case_context
 from engine.errors import DomainError, ErrorCode
 from engine.jobs import outbox
 from engine.spec_checker import MAX_NAME
@@ -42,8 +42,6 @@ from models import (
     utcnow,
 )
 from models.db import insert_for
-
-EXECUTABLE_STATUSES = ("ACTIVE", "COMPLETED")  # a completed case can still be reopened
 
 
 @dataclass
@@ -237,8 +235,11 @@ async def execute(
     held: set[str] = set()
     if not plays_a_role or _needs_privileges(ctx, action):
         held = await permissions.held_intents(session, actor=actor, resource_id=ctx.item.id)
+    absent: list[Actor] | None = None  # whom the actor stands in for here: asked only when their own rights fall short
     if not plays_a_role and "workflowItem.view" not in held:
-        raise case_not_found(case_id=case_id, workflow_item_id=workflow_item_id)
+        absent = deputies.plays_for(await deputies.standing_in(session, actor=actor), ctx.roles)
+        if not absent:
+            raise case_not_found(case_id=case_id, workflow_item_id=workflow_item_id)
     if ctx.case.status not in EXECUTABLE_STATUSES:
         raise DomainError(ErrorCode.CASE_NOT_ACTIVE, f"The case is {ctx.case.status.lower()}; no action can run.")
     if expected_version is not None and expected_version != ctx.case.version:
@@ -253,10 +254,16 @@ async def execute(
     instance = _find_instance(ctx, action, enabled_action_id, actor, held)
     if instance is None:
         raise _not_enabled(ctx.spec, action)
+    on_behalf_of = None
     if not may_perform(ctx.spec, ctx.roles, instance, actor, held):
-        raise DomainError(
-            ErrorCode.NOT_ALLOWED, f"You may not {spec_action.pretty_name.lower()} this case.", ["action"]
-        )
+        if absent is None:
+            absent = deputies.plays_for(await deputies.standing_in(session, actor=actor), ctx.roles)
+        # As a deputy: what the absent user may do by assignment or role (their grants stay theirs).
+        on_behalf_of = next((a.user_id for a in absent if may_perform(ctx.spec, ctx.roles, instance, a, ())), None)
+        if on_behalf_of is None:
+            raise DomainError(
+                ErrorCode.NOT_ALLOWED, f"You may not {spec_action.pretty_name.lower()} this case.", ["action"]
+            )
     _check_choices(spec_action, output, resolution)
     entry = await fire(
         ctx,
@@ -269,6 +276,7 @@ async def execute(
         output=output,
         resolution=resolution,
     )
+    entry.on_behalf_of = on_behalf_of  # hashed with the entry at commit
     await run_automatic(ctx, now)
     if idempotency_key is not None:
         record = await session.get(Idempotency, (actor.user_id, "executeAction", idempotency_key))

@@ -93,7 +93,12 @@ def check_parent(
     ``complete_when`` conditions. The child scope itself (states, children) is checked by the
     scope walker in ``engine.specs``."""
     if not c.mapping(body.get("children"), [*path, "children"]):
-        c.fail([*path, "children"], f"{trigger.capitalize()} action {name!r} needs children.")
+        c.fail(
+            [*path, "children"],
+            f"{trigger.capitalize()} action {name!r} needs children.",
+            code="CHILD_WORKFLOW_MISSING",
+            hint="Give it children (child actions), or another trigger if it has none to run.",
+        )
     has_states = bool(body.get("states"))
     if trigger == "parallel" and "states" in body:
         c.fail(
@@ -128,6 +133,7 @@ def check_terminal(c: SpecChecker, path: list[str], name: str, body: dict[str, A
             [*path, "states"],
             f"Child workflow {name!r} has no terminal state, so it could never complete; mark one terminal "
             "or add complete_when.",
+            code="NO_PATH_TO_TERMINAL",
         )
 
 

@@ -10,29 +10,40 @@ children, disabling it closes them, and a child's completion may fire its parent
   transaction, under the case lock every change takes, and when it holds the parent fires, once,
   as the system actor, through the same ``fire`` (whose log entry names the condition and the
   counts, and which closes the parent's still running children).
+
+The recursion between the two modules is explicit: ``transitions`` imports this module and hands
+down the function to recurse through (``recompute`` to ``enabled``, ``fire`` to ``settle``);
+this module never imports ``transitions``.
 """
 
 import itertools
+from collections.abc import Awaitable, Callable
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import bindparam, select
 
 from engine import assignment, notifications, quorum, scopes
 from engine.activity import LogEntry
 from engine.actors import SYSTEM
-from engine.context import CaseContext
+from engine.context import CaseContext, new_instance
 from engine.errors import DomainError, ErrorCode
+from engine.spec_checker import MAX_INSTANCES
 from engine.specs import ActionSpec
 from models import EnabledAction
 
-MAX_INSTANCES = 1000  # instances (or scopes) one dynamic parent may create
+# transitions.recompute(ctx, scope, now): a child FSM's first enabled actions (a result with
+# ``enabled``); transitions.fire(ctx, instance, action, **how): a parent firing, its entry.
+Recompute = Callable[[CaseContext, str, datetime], Awaitable[Any]]
+Fire = Callable[..., Awaitable[LogEntry]]
 
 
-async def enabled(ctx: CaseContext, instances: list[EnabledAction], now: datetime) -> list[EnabledAction]:
-    """Start the children of the parents among ``instances``; returns every instance created
-    on the way (children, their children, ...), which their assignees hear of."""
-    from engine.transitions import new_instance, recompute
-
+async def enabled(
+    ctx: CaseContext, instances: list[EnabledAction], now: datetime, *, recompute: Recompute
+) -> list[EnabledAction]:
+    """Start the children of the parents among ``instances`` (a child workflow's FSM through
+    ``recompute``); returns every instance created on the way (children, their children, ...),
+    which their assignees hear of."""
     created: list[EnabledAction] = []
     for parent in list(instances):
         action = ctx.spec.actions[parent.action]
@@ -57,7 +68,7 @@ async def enabled(ctx: CaseContext, instances: list[EnabledAction], now: datetim
                 instance = new_instance(ctx, child, parent.id, now, assignee=party)
                 instance.assigned_role = child.assigned_role or _whole_role(action, party)
                 created.append(instance)
-                created += await enabled(ctx, [instance], now)
+                created += await enabled(ctx, [instance], now, recompute=recompute)
     await ctx.session.flush()
     return created
 
@@ -108,13 +119,13 @@ _MEMBERS = select(EnabledAction).where(
 )
 
 
-async def settle(ctx: CaseContext, instance: EnabledAction, now: datetime, notified: set[str]) -> list[LogEntry]:
-    """After ``instance`` completed: fire its scope's parent when the parent's condition holds
-    now. ``notified``: who heard of the completion; the parent's entry does not tell them again.
-    Returns the parent's entry when it fired (the entries of outer parents that fired in turn
-    are recorded as every entry is; none is lost for not being returned here)."""
-    from engine.transitions import fire
-
+async def settle(
+    ctx: CaseContext, instance: EnabledAction, now: datetime, notified: set[str], *, fire: Fire
+) -> list[LogEntry]:
+    """After ``instance`` completed: fire its scope's parent, through ``fire``, when the parent's
+    condition holds now. ``notified``: who heard of the completion; the parent's entry does not
+    tell them again. Returns the parent's entry when it fired (the entries of outer parents that
+    fired in turn are recorded as every entry is; none is lost for not being returned here)."""
     if instance.scope == "":
         return []
     owner = await ctx.session.get(EnabledAction, instance.scope)

@@ -1,6 +1,7 @@
 """Everything a case operation needs about one case, loaded once per transaction."""
 
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import String, and_, bindparam, cast, literal, null, or_, select, union_all
@@ -9,7 +10,7 @@ from sqlalchemy.orm import make_transient_to_detached
 from sqlalchemy.orm.util import identity_key
 
 from engine.errors import DomainError, not_found
-from engine.specs import WorkflowSpec
+from engine.specs import ActionSpec, WorkflowSpec
 from engine.workflows import spec_by_id
 from models import (
     Case,
@@ -19,9 +20,14 @@ from models import (
     NotificationSubscription,
     Subproject,
     WorkflowItem,
+    new_id,
+    unit_of_work,
 )
 
 OPT_IN_LEVELS = ("ROLE", "CASE", "WORKFLOW")
+# The statuses in which a case's actions run (a completed case can still be reopened); the task
+# index (engine/task_index.py) holds rows for these alone.
+EXECUTABLE_STATUSES = ("ACTIVE", "COMPLETED")
 
 
 @dataclass
@@ -209,3 +215,36 @@ async def _context(session: AsyncSession, case: Case, item: WorkflowItem, subpro
 
 def _oldest_first(instance: EnabledAction) -> tuple[Any, str]:
     return instance.enabled_at, instance.id
+
+
+def new_instance(
+    ctx: CaseContext,
+    action: ActionSpec,
+    scope: str,
+    now: datetime,
+    *,
+    trigger: str | None = None,
+    assignee: str | None = None,
+) -> EnabledAction:
+    """A new ENABLED instance of ``action`` in ``scope`` (its parent, for a child scope). A new
+    instance starts a new clock: disabled and enabled again, a timer restarts. A scope row
+    (``trigger``) has no timer of its own: its parent's is the one that runs."""
+    timeout = action.timeout_seconds if trigger is None else None
+    fire_at = None if timeout is None else now + timedelta(seconds=timeout)
+    instance = EnabledAction(
+        id=new_id("ea"),
+        case_id=ctx.case.id,
+        action=action.short_name,
+        scope=scope,
+        parent_id=scope or None,
+        trigger=trigger or action.trigger,
+        assignee_party_id=assignee,
+        fire_at=fire_at,
+        enabled_at=now,
+    )
+    if fire_at is not None:  # the sweepers are told once the transaction commits
+        unit_of_work(ctx.session).timer_written(fire_at)
+    ctx.session.add(instance)
+    if ctx.enabled is not None:
+        ctx.enabled.append(instance)
+    return instance

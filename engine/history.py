@@ -3,49 +3,34 @@
 A hash chain alone shows an edited entry, but not a chain rewritten together with every hash
 after the edit, nor its newest entries deleted: anyone who can write the table can recompute a
 chain. So the server signs the head of each chain that grew (HMAC-SHA256 with its secret key,
-which never enters the database) and keeps the newest signature per chain in
-``history_checkpoint``. Up to its checkpoint a chain can be neither truncated nor rewritten
-without the signature or the checkpointed hash giving it away; entries after it are covered by
-the hash chain alone until the next pass.
+which never enters the database) as checkpoints in ``history_checkpoint`` (engine/checkpoints.py:
+a signed sequence, so a checkpoint deleted or rolled back shows too). Up to its newest
+checkpoint a chain can be neither truncated nor rewritten without the signature or the
+checkpointed hash giving it away; entries after it are covered by the hash chain alone until
+the next pass.
 
-``verify_history`` checks one resource's chain, ``verify_all`` every chain, and
-``checkpoint_history`` signs one bounded pass of chain heads (the server runs it every
-``checkpoint_interval``; ``caseway checkpoint-history`` runs it at once).
+``verify_history`` checks one resource's chain and ``verify_all`` every chain, each against its
+newest checkpoint.
 """
 
-import hashlib
-import hmac
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import and_, func, select, tuple_
+from sqlalchemy import select, tuple_
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.activity import entry_hash
+from engine.checkpoints import newest_of, signature_holds
 from engine.errors import not_found
 from engine.permissions import RESOURCE_MODELS
-from models import Activity, HistoryCheckpoint, kind_of, utcnow
-from models.db import insert_for
+from models import Activity, HistoryCheckpoint, kind_of
 
-__all__ = [
-    "Checkpoint",
-    "CheckpointPass",
-    "HistoryReport",
-    "Problem",
-    "checkpoint_history",
-    "sign",
-    "verify_all",
-    "verify_history",
-]
+__all__ = ["Checkpoint", "HistoryReport", "Problem", "verify_all", "verify_history"]
 
 _PAGE = 2_000  # entries read per statement while verifying
-_CHUNK = 500  # chains named per statement
-_PASS_LIMIT = 5_000  # entries one checkpoint pass looks at
-# PostgreSQL: one checkpoint pass at a time across processes; the others skip theirs.
-_PASS_LOCK_KEY = 7_305_224_418
 
 
 class Problem(StrEnum):
@@ -85,28 +70,6 @@ class HistoryReport:
     signatures_checked: bool
 
 
-@dataclass(frozen=True, slots=True)
-class CheckpointPass:
-    """What one pass did: chains signed, chains refused (their checkpoint no longer matches
-    the log, so re-signing would bless the tampering), and how far it read."""
-
-    through_seq: int
-    signed: int
-    refused: list[str]
-    more: bool
-
-
-def sign(secret_key: str, *, chain: str, seq: int, hash: str, signed_at: datetime) -> str:
-    """HMAC-SHA256 of a chain head: only a holder of the key can make one that verifies."""
-    message = f"caseway-history-checkpoint\n{chain}\n{seq}\n{hash}\n{signed_at.isoformat()}"
-    return hmac.new(secret_key.encode(), message.encode(), hashlib.sha256).hexdigest()
-
-
-def _signature_holds(secret_key: str, row: Any) -> bool:
-    expected = sign(secret_key, chain=row.chain, seq=row.seq, hash=row.hash, signed_at=row.signed_at)
-    return hmac.compare_digest(expected, row.signature)
-
-
 _DETAILS = {
     Problem.HASH_MISMATCH: "the entry does not hash to its stored hash: its contents were changed",
     Problem.PREV_HASH_MISMATCH: (
@@ -131,7 +94,7 @@ class _ChainCheck:
         self.chain = chain
         self.secret_key = secret_key
         self.checkpoint = checkpoint if secret_key else None  # without the key it proves nothing
-        self.bad_signature = self.checkpoint is not None and not _signature_holds(secret_key, self.checkpoint)
+        self.bad_signature = self.checkpoint is not None and not signature_holds(secret_key, self.checkpoint)
         self.anchor = None if self.bad_signature else self.checkpoint  # what the entries must reach
         self.prev: str | None = None
         self.last_seq: int | None = None
@@ -209,9 +172,7 @@ async def verify_history(session: AsyncSession, *, resource_id: str, secret_key:
         DomainError: NOT_FOUND if there is no such resource, no entry and no checkpoint of it.
     """
     connection = await session.connection()
-    checkpoint = (
-        await connection.execute(select(HistoryCheckpoint.__table__).where(HistoryCheckpoint.chain == resource_id))
-    ).first()
+    checkpoint = (await newest_of(session, [resource_id])).get(resource_id)
     check = _ChainCheck(resource_id, checkpoint, secret_key)
     after = -1
     while True:
@@ -254,7 +215,8 @@ async def verify_all(session: AsyncSession, *, secret_key: str) -> AsyncIterator
                 .limit(_PAGE)
             )
         ).all()
-        checkpoints = await _checkpoints(session, {entry.chain for entry in page})
+        # Without the key a checkpoint proves nothing, and is not read.
+        checkpoints = await newest_of(session, {entry.chain for entry in page}) if secret_key else {}
         for entry in page:
             if check is None or check.chain != entry.chain:
                 if check is not None:
@@ -267,93 +229,16 @@ async def verify_all(session: AsyncSession, *, secret_key: str) -> AsyncIterator
         chain, seq = page[-1].chain, page[-1].seq
     if check is not None:
         yield check.report()
-    has_entries = select(Activity.seq).where(Activity.chain == HistoryCheckpoint.chain).exists()
-    for orphan in (
-        await connection.execute(
-            select(HistoryCheckpoint.__table__).where(~has_entries).order_by(HistoryCheckpoint.chain)
+    if secret_key:
+        has_entries = select(Activity.seq).where(Activity.chain == HistoryCheckpoint.chain).exists()
+        orphans = await session.scalars(
+            select(HistoryCheckpoint.chain).where(~has_entries).distinct().order_by(HistoryCheckpoint.chain)
         )
-    ).all():
-        yield _ChainCheck(orphan.chain, orphan, secret_key).report()
+        for chain, orphan in sorted((await newest_of(session, list(orphans))).items()):
+            yield _ChainCheck(chain, orphan, secret_key).report()
     for model in RESOURCE_MODELS.values():
-        no_history = ~select(Activity.seq).where(Activity.chain == model.id).exists()
-        no_checkpoint = ~select(HistoryCheckpoint.chain).where(HistoryCheckpoint.chain == model.id).exists()
-        for resource_id in await session.scalars(select(model.id).where(no_history, no_checkpoint).order_by(model.id)):
+        unchecked = [~select(Activity.seq).where(Activity.chain == model.id).exists()]
+        if secret_key:  # reported above
+            unchecked.append(~select(HistoryCheckpoint.chain).where(HistoryCheckpoint.chain == model.id).exists())
+        for resource_id in await session.scalars(select(model.id).where(*unchecked).order_by(model.id)):
             yield _ChainCheck(resource_id, None, secret_key).report()
-
-
-async def _checkpoints(session: AsyncSession, chains: Iterable[str], *, anchors: bool = False) -> dict[str, Any]:
-    """The checkpoints of ``chains``; with ``anchors``, each with the hash the log holds now
-    for the entry it names (``anchor``, None if that entry is gone)."""
-    connection = await session.connection()
-    columns: list[Any] = list(HistoryCheckpoint.__table__.c)
-    found: dict[str, Any] = {}
-    names = sorted(chains)
-    for start in range(0, len(names), _CHUNK):
-        query = select(*columns).where(HistoryCheckpoint.chain.in_(names[start : start + _CHUNK]))
-        if anchors:
-            query = query.add_columns(Activity.hash.label("anchor")).outerjoin(
-                Activity, and_(Activity.chain == HistoryCheckpoint.chain, Activity.seq == HistoryCheckpoint.seq)
-            )
-        found.update((row.chain, row) for row in await connection.execute(query))
-    return found
-
-
-async def checkpoint_history(
-    session: AsyncSession, *, secret_key: str, since: int = 0, limit: int = _PASS_LIMIT, now: datetime | None = None
-) -> CheckpointPass | None:
-    """Sign the heads of the chains that gained entries after seq ``since`` (at most ``limit``
-    entries are read; ``more`` says whether the pass should be run again at once).
-
-    A pass starts after the newest checkpoint at the latest: every chain with an entry up to
-    that seq was signed by the pass that made it (each pass signs heads no newer than the
-    entries it read, and seq order is commit order). A chain whose checkpoint no longer matches
-    the log is refused, not re-signed. Returns None without a key, or while another process's
-    pass holds the lock (PostgreSQL)."""
-    if not secret_key:
-        return None
-    if session.bind.dialect.name == "postgresql" and not await session.scalar(
-        select(func.pg_try_advisory_xact_lock(_PASS_LOCK_KEY))
-    ):
-        return None
-    newest = await session.scalar(select(func.max(HistoryCheckpoint.seq)))
-    since = max(since, newest or 0)
-    connection = await session.connection()
-    rows = (
-        await connection.execute(
-            select(Activity.seq, Activity.chain, Activity.hash)
-            .where(Activity.seq > since)
-            .order_by(Activity.seq)
-            .limit(limit + 1)
-        )
-    ).all()
-    more, rows = len(rows) > limit, rows[:limit]
-    heads = {row.chain: row for row in rows}  # the newest entry of each chain that grew
-    existing = await _checkpoints(session, heads, anchors=True)
-    now = now or utcnow()
-    values, refused = [], []
-    for chain, head in heads.items():
-        old = existing.get(chain)
-        if old is not None:
-            if old.seq >= head.seq:
-                continue
-            if old.anchor != old.hash or not _signature_holds(secret_key, old):
-                refused.append(chain)
-                continue
-        values.append(
-            {
-                "chain": chain,
-                "seq": head.seq,
-                "hash": head.hash,
-                "signed_at": now,
-                "signature": sign(secret_key, chain=chain, seq=head.seq, hash=head.hash, signed_at=now),
-            }
-        )
-    if values:
-        upsert = insert_for(session)(HistoryCheckpoint)
-        upsert = upsert.on_conflict_do_update(
-            index_elements=["chain"],
-            set_={name: upsert.excluded[name] for name in ("seq", "hash", "signed_at", "signature")},
-            where=HistoryCheckpoint.seq < upsert.excluded.seq,
-        )
-        await session.execute(upsert, values)
-    return CheckpointPass(through_seq=rows[-1].seq if rows else since, signed=len(values), refused=refused, more=more)

@@ -20,16 +20,19 @@ from engine import permissions
 from engine.actors import Actor
 from engine.errors import DomainError, ErrorCode, not_found
 from engine.validation import require_text
-from models import ApiToken, Group, GroupMember, User, as_utc, new_id, utcnow
+from models import ApiToken, Group, GroupMember, User, as_utc, new_id, unit_of_work, utcnow
 from models.db import insert_for
 
 # scrypt cost: 2**14 x 8 x 1 is the interactive-login setting recommended by its author.
 _SCRYPT_N, _SCRYPT_R, _SCRYPT_P = 2**14, 8, 1
 # Granted to every new user so a fresh account can start a project of its own.
 DEFAULT_USER_INTENTS = ("global.createProject",)
-# Set in ``session.info`` by a change to who a token stands for (its user's groups), so that
-# whoever commits the transaction forgets the actors it remembers (server/actor_cache.py).
-IDENTITIES_CHANGED = "caseway.identities_changed"
+
+
+def _identities_changed(session: AsyncSession) -> None:
+    """Who a token stands for changed (its user's groups, its revocation, a disabled user): once
+    the transaction commits, the server forgets the actors it remembers (server/actor_cache.py)."""
+    unit_of_work(session).identities_changed = True
 
 
 def hash_password(password: str) -> str:
@@ -120,7 +123,7 @@ async def add_group_member(session: AsyncSession, *, actor: Actor, group_id: str
     # A concurrent equal add is harmless: membership is what was asked for.
     insert = insert_for(session)
     await session.execute(insert(GroupMember).values(group_id=group_id, user_id=user_id).on_conflict_do_nothing())
-    session.info[IDENTITIES_CHANGED] = True
+    _identities_changed(session)
     return group
 
 
@@ -136,7 +139,7 @@ async def remove_group_member(session: AsyncSession, *, actor: Actor, group_id: 
     )
     if removed.rowcount:  # type: ignore[attr-defined]
         await permissions.require_grant_holders_remain(session, party_ids=[group_id])
-        session.info[IDENTITIES_CHANGED] = True
+        _identities_changed(session)
     return group
 
 
@@ -216,7 +219,7 @@ def invalid_credentials() -> DomainError:
 async def logout(session: AsyncSession, *, actor: Actor, token: str | None, everywhere: bool = False) -> int:
     """Revoke the token the request came with (``everywhere``: every token of the actor's).
     Returns how many tokens were revoked. Takes effect at once: the committer forgets the
-    remembered actors (IDENTITIES_CHANGED) and live connections are checked again."""
+    remembered actors (``_identities_changed``) and live connections are checked again."""
     if everywhere:
         condition = ApiToken.user_id == actor.user_id
     elif token:
@@ -246,7 +249,7 @@ async def revoke_tokens(
 
 async def _revoke(session: AsyncSession, condition: Any) -> int:
     result = await session.execute(update(ApiToken).where(condition, ApiToken.revoked.is_(False)).values(revoked=True))
-    session.info[IDENTITIES_CHANGED] = True
+    _identities_changed(session)
     return int(result.rowcount)  # type: ignore[attr-defined]
 
 
@@ -275,7 +278,7 @@ async def set_disabled(session: AsyncSession, *, actor: Actor, user_id: str, dis
     await session.flush()
     if disabled:
         await permissions.require_grant_holders_remain(session, party_ids=parties)
-    session.info[IDENTITIES_CHANGED] = True
+    _identities_changed(session)
     return user
 
 

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from sqlalchemy import ColumnElement, and_, delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from engine import validation
+from engine import deputies, validation
 from engine.activity import LogEntry
 from engine.actors import Actor
 from engine.context import OPT_IN_LEVELS, CaseContext, subscribers_query
@@ -83,6 +83,7 @@ async def notify(
     if outsiders:
         may_read |= await _may_read_history(session, ctx, outsiders)
     notified: set[str] = {entry.actor_id or ""}
+    heard: dict[str, str] = {}
     for level, users in levels:
         if already and level != "ASSIGNED":
             users = users - already
@@ -93,6 +94,8 @@ async def notify(
                 )
             )
             notified.add(user_id)
+            heard[user_id] = level
+    notified |= await deputies.notify_deputies(session, entry, heard, notified)
     # Not flushed here: the rows go with the operation's other writes, by its next read or at
     # commit (a timer's firing sends its instance, state and case changes in one flush).
     return notified | (already or set())

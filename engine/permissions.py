@@ -15,6 +15,7 @@ from sqlalchemy.orm import aliased
 from engine import activity
 from engine.actors import Actor
 from engine.errors import DomainError, ErrorCode, not_found
+from engine.role_players import plays_role
 from models import Group, GroupMember, Permission, Project, Subproject, User, WorkflowItem, kind_of
 from models.db import insert_for
 
@@ -100,8 +101,6 @@ async def require(
     if not can_view and visible is None and kind_of(resource_id) == "WorkflowItem":
         # A player of the item's case sees the item without a grant: told "not
         # allowed", as anyone who sees it is. Asked only on this refusal's path.
-        from engine.visibility import plays_role  # it builds on this module
-
         can_view = bool(await session.scalar(select(plays_role(actor, resource_id))))
     if not can_view:
         raise not_found(what, resource_id, field)

@@ -1,9 +1,13 @@
 """Named callbacks a spec can refer to: default-assignee callbacks, side effects, ``on_fire``
 callbacks (which output an action takes) and enable conditions (whether an action may be enabled).
 
-Built-ins register themselves on import; plugins add more through the entry point groups
+Every callback registers the same way: by name, into the tables below. The built-ins
+(engine/assignment.py, engine/conditions.py, engine/side_effects.py) register themselves when
+they are imported, which the engine package does (engine/__init__.py), so this module, which
+they import, imports none of them; plugins add more through the entry point groups
 ``caseway.assignees``, ``caseway.side_effects``, ``caseway.on_fire`` and
-``caseway.enable_conditions`` (each entry point names an async callable).
+``caseway.enable_conditions`` (each entry point names an async callable), loaded when a table
+is first read.
 """
 
 from collections.abc import Awaitable, Callable
@@ -61,11 +65,6 @@ def _load_plugins() -> None:
     if _plugins_loaded:
         return
     _plugins_loaded = True
-    # Importing the built-ins registers them.
-    import engine.assignment
-    import engine.conditions
-    import engine.side_effects  # noqa: F401
-
     for group, table in _GROUPS:
         for ep in entry_points(group=group):
             table.setdefault(ep.name, ep.load())

@@ -9,7 +9,7 @@ and what it should be, and the whole spec is bounded so that no definition can m
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from engine.errors import DomainError, ErrorCode
+from engine.diagnostics import Diagnostic, InvalidSpec, finding
 
 MAX_ROLES = 50
 MAX_STATES = 200  # in all scopes together
@@ -23,6 +23,7 @@ MAX_DESCRIPTION = 2000
 MAX_NAMES = 200  # names in one list (allowed_roles, enabled_states, static_parties, ...)
 MAX_TIMEOUT = 365 * 24 * 3600  # timeout_seconds: at most a year
 MAX_COUNT = 1000  # depends_on min and max
+MAX_INSTANCES = 1000  # instances (or child workflows) one dynamic parent may create (engine.children)
 MAX_ERRORS = 50  # problems reported for one spec; the rest are not looked for
 
 
@@ -49,8 +50,10 @@ def is_name(value: Any) -> bool:
 
 
 class SpecChecker:
-    """Collects the problems of one spec (at most MAX_ERRORS), each a DomainError INVALID_SPEC
-    whose ``field`` is the path of the offending key below ``spec``."""
+    """Collects the problems of one spec (at most MAX_ERRORS), each an ERROR finding whose
+    ``path`` leads to the offending key (engine.diagnostics): code INVALID_SPEC, or the code
+    of a whole-spec check where the problem is one (a child workflow missing, nesting without
+    end, a gate that can never open)."""
 
     def __init__(
         self,
@@ -60,7 +63,7 @@ class SpecChecker:
         known_on_fire: set[str] | None = None,
         known_enable_conditions: set[str] | None = None,
     ) -> None:
-        self.errors: list[DomainError] = []
+        self.findings: list[Diagnostic] = []
         self.known_callbacks = known_callbacks
         self.known_side_effects = known_side_effects
         self.known_on_fire = known_on_fire or set()
@@ -72,11 +75,16 @@ class SpecChecker:
 
     @property
     def full(self) -> bool:
-        return len(self.errors) >= MAX_ERRORS
+        return len(self.findings) >= MAX_ERRORS
 
-    def fail(self, path: list[str], message: str) -> None:
+    def fail(self, path: list[str], message: str, *, code: str = "INVALID_SPEC", hint: str | None = None) -> None:
         if not self.full:
-            self.errors.append(DomainError(ErrorCode.INVALID_SPEC, message, ["spec", *path]))
+            self.findings.append(finding(code, path, message, hint))
+
+    def raise_if_failed(self) -> None:
+        """Refuse the spec with every problem found (InvalidSpec: user errors and findings)."""
+        if self.findings:
+            raise InvalidSpec(self.findings)
 
     @staticmethod
     def where(path: list[str]) -> str:
@@ -177,7 +185,12 @@ class SpecChecker:
             high = self.whole(limits.get("max"), [*dpath, "max"], low=0, high=MAX_COUNT)
             low = 1 if low is None else low
             if high is not None and high < low:
-                self.fail([*dpath, "max"], f"{self.where([*dpath, 'max'])} must be at least min ({low}).")
+                self.fail(
+                    [*dpath, "max"],
+                    f"{self.where([*dpath, 'max'])} must be at least min ({low}).",
+                    code="GUARD_UNSATISFIABLE",
+                    hint="No count of completions is both at least min and at most max: raise max or lower min.",
+                )
                 continue
             depends.append((dep, low, high))
         return tuple(depends)

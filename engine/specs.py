@@ -10,7 +10,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from engine.child_specs import CHILD_KEYS, PARENT_TRIGGERS, Condition, check_not_parent, parent_fields
-from engine.errors import DomainErrors
 from engine.permissions import WORKFLOW_ITEM_INTENTS
 from engine.spec_checker import (
     MAX_ACTIONS,
@@ -184,8 +183,10 @@ def parse(
     known_enable_conditions: set[str] | None = None,
     check_job: Callable[[str, Any], list[str] | None] | None = None,
 ) -> WorkflowSpec:
-    """Validate a spec; raises DomainErrors listing every problem found (code INVALID_SPEC), each
-    with the path of its key. Every key is type-checked and the whole is bounded (spec_checker)."""
+    """Validate a spec key by key; raises InvalidSpec (DomainErrors, code INVALID_SPEC) listing
+    every problem found, each with the path of its key. Every key is type-checked and the whole
+    is bounded (spec_checker). What only the whole spec shows (a state no case reaches, an
+    action never enabled) is engine.spec_analysis's, asked of new definitions only."""
     c = SpecChecker(
         known_callbacks,
         known_side_effects,
@@ -195,7 +196,7 @@ def parse(
     c.check_job = check_job or (lambda kind, args: None)
     if not isinstance(raw, dict):
         c.fail([], f"A spec must be an object, not {kind(raw)}.")
-        raise DomainErrors(c.errors)
+        c.raise_if_failed()
     top = raw
     c.unknown_keys(top, _TOP_KEYS, [])
     short_name = top.get("short_name")
@@ -241,8 +242,7 @@ def parse(
 
     c.count_transitions(states.values(), actions.values())
     workflow_effects, workflow_jobs = side_effects_of(c, top.get("side_effects"), ["side_effects"], "The workflow")
-    if c.errors:
-        raise DomainErrors(c.errors)
+    c.raise_if_failed()
     return WorkflowSpec(
         short_name=short_name,
         pretty_name=pretty_name,
@@ -270,7 +270,12 @@ def _scope(
     """Validate one FSM scope: the top level, or the child workflow of a parent action; False
     when it nests too deep to be looked into."""
     if depth > MAX_CHILD_DEPTH:
-        c.fail(path, f"Child workflows nest at most {MAX_CHILD_DEPTH} levels deep.")
+        c.fail(
+            path,
+            f"Child workflows nest at most {MAX_CHILD_DEPTH} levels deep.",
+            code="CHILD_RECURSION",
+            hint="Flatten a level: give a child workflow's steps to its parent's scope.",
+        )
         return False
     scope_states: list[str] = []
     spath = [*path, "states"]
@@ -291,13 +296,17 @@ def _scope(
         )
         scope_states.append(name)
     needs_states = parent is None or body.get("trigger", "user") == "workflow"
-    if needs_states and not scope_states:
-        c.fail(
-            spath,
-            "A workflow needs at least one state."
-            if parent is None
-            else f"Child workflow {parent!r} needs at least one state.",
-        )
+    # Only when none were given: states refused for their number or type were reported already.
+    if needs_states and body.get("states") in (None, {}):
+        if parent is None:
+            c.fail(spath, "A workflow needs at least one state.")
+        else:
+            c.fail(
+                spath,
+                f"Child workflow {parent!r} needs at least one state.",
+                code="CHILD_WORKFLOW_MISSING",
+                hint="Give it states (one terminal) and children that move between them.",
+            )
 
     key = "actions" if parent is None else "children"
     pending: list[tuple[list[str], str, dict[str, Any]]] = []
@@ -490,6 +499,8 @@ def _depends_on(
         c.fail(
             [*path, "depends_on", name, "min"],
             f"Action {name!r} depends on itself: that caps how often it runs (max); it takes no min.",
+            code="GUARD_UNSATISFIABLE",
+            hint="An action cannot have completed before it first runs: drop min, keep max.",
         )
     return tuple((dep, 0 if dep == name else low, high) for dep, low, high in depends)
 

@@ -35,9 +35,9 @@ from sqlalchemy import bindparam, event, text
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
-from models import Case, CaseRoleParty, EnabledAction
+from engine.context import EXECUTABLE_STATUSES
+from models import Case, CaseRoleParty, EnabledAction, unit_of_work
 
-_TOUCHED = "caseway.task_index.touched"
 _CHUNK = 1000  # cases per statement: bind parameters stay far below both databases' limits
 
 # The rows the index holds, for every case or (``{cases}``) for some. A party reaches an instance
@@ -59,8 +59,6 @@ _COLUMNS = "task_assignment (party_id, enabled_action_id, case_id)"
 
 
 def _rows(*, some_cases: bool) -> str:
-    from engine.cases import EXECUTABLE_STATUSES  # engine.cases imports (through assignment) this module
-
     statuses = "(" + ", ".join(f"'{s}'" for s in EXECUTABLE_STATUSES) + ")"
     return _ROWS.format(statuses=statuses, cases=" AND ea.case_id IN :cases" if some_cases else "")
 
@@ -104,8 +102,7 @@ async def rebuild(session: AsyncSession) -> None:
 def touch(session: AsyncSession | Session, case_ids: Iterable[str]) -> None:
     """Recompute these cases' rows at commit: for writes the flush listener cannot see (a bulk
     DELETE of role players)."""
-    sync = session.sync_session if isinstance(session, AsyncSession) else session
-    sync.info.setdefault(_TOUCHED, set()).update(case_ids)
+    unit_of_work(session).tasks_touched.update(case_ids)
 
 
 # What can move a row: an instance's status, trigger, assignee or role; a case's status; a player.
@@ -142,8 +139,6 @@ def _instance_moves(obj: EnabledAction, *, new: bool) -> bool:
 
 def _case_moves(obj: Case) -> bool:
     """Whether a case's status crossed between runnable and not (ACTIVE <-> COMPLETED moves nothing)."""
-    from engine.cases import EXECUTABLE_STATUSES
-
     before, now = _before_and_now(obj._sa_instance_state, "status")  # type: ignore[attr-defined]
     return (before in EXECUTABLE_STATUSES) != (now in EXECUTABLE_STATUSES) or _MISSING in (before, now)
 
@@ -158,7 +153,7 @@ def _note_changes(session: Session, _context: Any, _instances: Any) -> None:
             elif isinstance(obj, Case) and not new and _case_moves(obj):
                 touched.add(obj.id)
     if touched:
-        session.info.setdefault(_TOUCHED, set()).update(touched)
+        unit_of_work(session).tasks_touched.update(touched)
 
 
 @event.listens_for(Session, "before_commit")
@@ -166,7 +161,8 @@ def _settle(session: Session) -> None:
     """Recompute the touched cases' rows, after the last flush, in the committing transaction."""
     if session.dirty or session.new or session.deleted:
         session.flush()
-    touched = session.info.pop(_TOUCHED, None)
+    work = unit_of_work(session)
+    touched, work.tasks_touched = work.tasks_touched, set()
     if not touched:
         return
     cases = sorted(touched)  # a fixed order: two transactions' deletes never cross
@@ -181,4 +177,4 @@ def _forget(session: Session, previous: Any) -> None:
     """A rolled-back transaction changed nothing (a savepoint's cases stay noted: recomputing
     them again costs nothing wrong)."""
     if not previous.nested:
-        session.info.pop(_TOUCHED, None)
+        unit_of_work(session).tasks_touched.clear()

@@ -4,7 +4,7 @@ entry, recompute, notifications). Its clock starts when the instance is enabled;
 enabled again, it is a new instance with a new clock (``transitions.recompute``).
 
 These verbs work inside the caller's transaction and never commit: firing is one transaction
-per timer, which the caller opens (``resolvers/timers.py``, for the sweeper, the mutation and
+per timer, which the caller opens (``server/timer_runs.py``, for the sweeper, the mutation and
 the CLI alike), so a failing timer rolls back alone.
 """
 

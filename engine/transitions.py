@@ -3,7 +3,7 @@ and run automatic actions. Used by ``engine.cases``."""
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import bindparam, func, select
@@ -12,14 +12,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from engine import activity, assignment, children, notifications, ordering, scopes
 from engine.actors import SYSTEM, Actor
 from engine.conditions import EnableCheck
-from engine.context import CaseContext, state_row
+from engine.context import CaseContext, new_instance, state_row
 from engine.errors import DomainError, ErrorCode
 from engine.jobs import outbox
 from engine.registry import enable_conditions, on_fire_callbacks, side_effects
 from engine.resources import require_open_to_reopen
 from engine.side_effects import Execution
 from engine.specs import ActionSpec
-from models import EnabledAction, new_id
+from models import EnabledAction, new_id, unit_of_work
 
 MAX_AUTOMATIC_STEPS = 100
 
@@ -114,7 +114,7 @@ async def fire(
     heard = await notifications.notify(
         ctx, entry, assigned_parties=assigned_parties(ctx, recomputed.enabled), already=notified
     )
-    await children.settle(ctx, instance, now, heard)
+    await children.settle(ctx, instance, now, heard, fire=fire)  # a parent fires through this function
     return entry
 
 
@@ -210,42 +210,9 @@ async def recompute(ctx: CaseContext, scope: str, now: datetime) -> Recomputed:
         result.enabled.append(instance)
     if result.canceled:
         result.closed = children.disabled(ctx, result.canceled, now)
-    if result.enabled and ctx.spec.has_children:
-        result.enabled += await children.enabled(ctx, result.enabled, now)
+    if result.enabled and ctx.spec.has_children:  # which may recompute their scopes: handed down
+        result.enabled += await children.enabled(ctx, result.enabled, now, recompute=recompute)
     return result  # flushed with the operation's other writes (by its next read, or at commit)
-
-
-def new_instance(
-    ctx: CaseContext,
-    action: ActionSpec,
-    scope: str,
-    now: datetime,
-    *,
-    trigger: str | None = None,
-    assignee: str | None = None,
-) -> EnabledAction:
-    """A new ENABLED instance of ``action`` in ``scope`` (its parent, for a child scope). A new
-    instance starts a new clock: disabled and enabled again, a timer restarts. A scope row
-    (``trigger``) has no timer of its own: its parent's is the one that runs."""
-    timeout = action.timeout_seconds if trigger is None else None
-    fire_at = None if timeout is None else now + timedelta(seconds=timeout)
-    instance = EnabledAction(
-        id=new_id("ea"),
-        case_id=ctx.case.id,
-        action=action.short_name,
-        scope=scope,
-        parent_id=scope or None,
-        trigger=trigger or action.trigger,
-        assignee_party_id=assignee,
-        fire_at=fire_at,
-        enabled_at=now,
-    )
-    if fire_at is not None:
-        timer_written(ctx.session, fire_at)
-    ctx.session.add(instance)
-    if ctx.enabled is not None:
-        ctx.enabled.append(instance)
-    return instance
 
 
 # Built once: gating counts, per dependency, in workflows that use depends_on.
@@ -357,17 +324,12 @@ async def fire_as_system(ctx: CaseContext, instance: EnabledAction, now: datetim
     return entry
 
 
-TIMERS_WRITTEN = "caseway.timers_written"
-
-
 def timer_written(session: AsyncSession, fire_at: datetime) -> None:
-    """Remember the earliest timer this transaction wrote: whoever commits it tells the sweepers
-    (``written_timer``), which otherwise sleep until the timer they knew of."""
-    earliest = session.info.get(TIMERS_WRITTEN)
-    if earliest is None or fire_at < earliest:
-        session.info[TIMERS_WRITTEN] = fire_at
+    """Record the timer in the transaction's unit of work: once it commits, the sweepers (which
+    otherwise sleep until the timer they knew of) are told the earliest."""
+    unit_of_work(session).timer_written(fire_at)
 
 
 def written_timer(session: AsyncSession) -> datetime | None:
     """The earliest timer written in this transaction, if any."""
-    return session.info.get(TIMERS_WRITTEN)
+    return unit_of_work(session).timer_at

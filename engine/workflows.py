@@ -1,6 +1,7 @@
 """Workflow definitions: define (versioned), look up, and load from spec files."""
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -10,9 +11,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine import permissions, specs
 from engine.actors import Actor
-from engine.errors import DomainError, DomainErrors, ErrorCode
+from engine.diagnostics import Diagnostic, InvalidSpec, errors_of, finding
+from engine.errors import DomainError, ErrorCode
 from engine.jobs.outbox import check_job
 from engine.registry import assignee_callbacks, enable_conditions, on_fire_callbacks, side_effects
+from engine.spec_analysis import analyze
 from engine.specs import WorkflowSpec
 from models import Group, User, Workflow, new_id
 
@@ -57,13 +60,46 @@ async def spec_by_id(session: AsyncSession, workflow_id: str) -> WorkflowSpec:
     return cached
 
 
-async def define_workflow(session: AsyncSession, *, actor: Actor | None, spec: Any) -> Workflow:
-    """Store a new definition; a short name defined before gets the next version, and cases
-    already running stay on the version they started with."""
+@dataclass
+class Defined:
+    """A definition stored, with what the checks found that does not refuse it (warnings)."""
+
+    workflow: Workflow
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+def check_spec(raw: Any) -> tuple[WorkflowSpec | None, list[Diagnostic]]:
+    """Every finding about a new definition that needs no database: the key-by-key checks,
+    then (for a spec that passed them) the whole-spec analysis. The spec is None when refused
+    key by key. ``caseway check-workflow`` runs this offline."""
+    try:
+        parsed = parse_spec(raw)
+    except InvalidSpec as refused:
+        return None, refused.diagnostics
+    return parsed, analyze(parsed)
+
+
+async def validate_workflow(session: AsyncSession, *, actor: Actor | None, spec: Any) -> list[Diagnostic]:
+    """What defining ``spec`` would find, without defining it (validateWorkflow)."""
     if actor is not None:
         await permissions.require_global(session, actor=actor, intent="global.defineWorkflow")
-    parsed = parse_spec(spec)
-    await _require_parties(session, parsed)
+    parsed, found = check_spec(spec)
+    if parsed is not None:
+        found = [*await _missing_parties(session, parsed), *found]
+    return found
+
+
+async def define(session: AsyncSession, *, actor: Actor | None, spec: Any) -> Defined:
+    """Store a new definition; a short name defined before gets the next version, and cases
+    already running stay on the version they started with. Refused (InvalidSpec, every
+    finding in it) when a check finds an ERROR; its warnings come back with the definition."""
+    if actor is not None:
+        await permissions.require_global(session, actor=actor, intent="global.defineWorkflow")
+    parsed, found = check_spec(spec)
+    if parsed is not None:
+        found = [*await _missing_parties(session, parsed), *found]
+    if parsed is None or errors_of(found):
+        raise InvalidSpec(found)
     latest = await session.scalar(select(func.max(Workflow.version)).where(Workflow.short_name == parsed.short_name))
     workflow = Workflow(
         id=new_id("wf"),
@@ -75,15 +111,20 @@ async def define_workflow(session: AsyncSession, *, actor: Actor | None, spec: A
     session.add(workflow)
     await session.flush()
     _spec_cache[workflow.id] = parsed
-    return workflow
+    return Defined(workflow, found)
 
 
-async def _require_parties(session: AsyncSession, spec: WorkflowSpec) -> None:
+async def define_workflow(session: AsyncSession, *, actor: Actor | None, spec: Any) -> Workflow:
+    """``define``, for callers that need only the stored definition."""
+    return (await define(session, actor=actor, spec=spec)).workflow
+
+
+async def _missing_parties(session: AsyncSession, spec: WorkflowSpec) -> list[Diagnostic]:
     """Roles may only name users and groups that exist: a static party that doesn't would make
     every new case fail to assign the role. (One statement, only for specs that name parties.)"""
     named = {p for role in spec.roles.values() for p in (*role.static_parties, *role.allowed_parties)}
     if not named:
-        return
+        return []
     found = set(
         (
             await session.scalars(
@@ -91,19 +132,17 @@ async def _require_parties(session: AsyncSession, spec: WorkflowSpec) -> None:
             )
         ).all()
     )
-    errors = [
-        DomainError(
-            ErrorCode.INVALID_SPEC,
+    return [
+        finding(
+            "INVALID_SPEC",
+            ("roles", role.short_name, key),
             f"Role {role.short_name!r} names {party!r}, which is not a user or group.",
-            ["spec", "roles", role.short_name, key],
         )
         for role in spec.roles.values()
         for key, parties in (("static_parties", role.static_parties), ("allowed_parties", role.allowed_parties))
         for party in parties
         if party not in found
     ]
-    if errors:
-        raise DomainErrors(errors)
 
 
 async def latest_workflow(session: AsyncSession, *, short_name: str, field: str = "workflow") -> Workflow:

@@ -2,6 +2,7 @@
 
 from models.activity import Activity, HistoryCheckpoint
 from models.db import Database, normalize_url
+from models.deputy import Deputyship
 from models.identity import ApiToken, Group, GroupMember, LoginAttempt, User
 from models.ids import kind_of, new_id
 from models.job import Job
@@ -16,6 +17,7 @@ from models.resources import (
 )
 from models.task import TaskAssignment
 from models.types import as_utc, utcnow
+from models.unit_of_work import UnitOfWork, unit_of_work
 from models.workflow import Case, CaseRoleParty, CaseState, EnabledAction, Idempotency, Workflow
 
 __all__ = [
@@ -25,6 +27,7 @@ __all__ = [
     "CaseRoleParty",
     "CaseState",
     "Database",
+    "Deputyship",
     "Document",
     "EnabledAction",
     "Group",
@@ -40,6 +43,7 @@ __all__ = [
     "ProjectedBudget",
     "Subproject",
     "TaskAssignment",
+    "UnitOfWork",
     "User",
     "Workflow",
     "WorkflowItem",
@@ -47,5 +51,6 @@ __all__ = [
     "kind_of",
     "new_id",
     "normalize_url",
+    "unit_of_work",
     "utcnow",
 ]

@@ -39,6 +39,7 @@ class Activity(SQLModel, table=True):
     kind: str
     action: str | None = None
     actor_id: str | None = None
+    on_behalf_of: str | None = None  # the absent user a deputy acted for (engine/deputies.py)
     at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
     comment: str | None = None
     data: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSONType, nullable=False))
@@ -48,14 +49,22 @@ class Activity(SQLModel, table=True):
 
 
 class HistoryCheckpoint(SQLModel, table=True):
-    """The newest signed head of one hash chain: the server signs ``(chain, seq, hash, at)``
-    with its secret key (never stored here), so an edit, a truncation or a deleted chain up to
-    this entry is detected even by someone who could rewrite every row of ``activity``."""
+    """A signed head of one hash chain. The server signs ``(counter, chain, seq, hash, at)``
+    and the checkpoint before it (its ``counter`` and ``signature``) with its secret key (never
+    stored here): the checkpoints form a signed sequence of their own, appended to, never
+    changed, so an edit, a truncation or a deleted chain up to its newest checkpoint is detected
+    even by someone who could rewrite every row of ``activity``, a checkpoint deleted from the
+    middle of the sequence shows as a gap, and a copy kept elsewhere (`caseway
+    checkpoint-history --export`) shows the newest ones deleted or rolled back."""
 
     __tablename__ = "history_checkpoint"
+    __table_args__ = (Index("ix_history_checkpoint_chain_counter", "chain", "counter"),)
 
-    chain: str = Field(primary_key=True)
-    seq: int = Field(sa_column=Column(SeqType, nullable=False, index=True))  # where the last pass stopped
+    counter: int = Field(sa_column=Column(SeqType, primary_key=True, autoincrement=False))  # 1, 2, 3, … in order
+    chain: str
+    seq: int = Field(sa_column=Column(SeqType, nullable=False, index=True))
     hash: str
     signed_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
+    prev_counter: int | None = Field(default=None, sa_column=Column(SeqType, nullable=True))
+    prev_signature: str | None = None
     signature: str

@@ -1,6 +1,7 @@
 """The database handle: engine, sessions and the one way to open a write transaction."""
 
 import asyncio
+import contextlib
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -15,6 +16,8 @@ from sqlalchemy.ext.asyncio import (
     async_sessionmaker,
     create_async_engine,
 )
+
+from models.unit_of_work import UNIT_OF_WORK, Publisher, UnitOfWork
 
 
 def normalize_url(url: str) -> str:
@@ -58,6 +61,10 @@ class Database:
         )
         self._read_sessionmaker = async_sessionmaker(self.reader, expire_on_commit=False, autoflush=False)
         self._write_lock = asyncio.Lock() if self.is_sqlite else None
+        # Told of every transaction's unit of work once it ended: the process's (one server per
+        # process: server/background.py sets it, server/publisher.py); None in a tool that tells
+        # nobody. One, not a list: a unit of work is counted and announced once per process.
+        self.publisher: Publisher | None = None
 
     def session(self) -> AsyncSession:
         """A session in a transaction, which the caller closes (tools, tests); requests read
@@ -70,22 +77,30 @@ class Database:
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[AsyncSession]:
-        """One unit of work: commits when the block ends, rolls back if it raises. Callables
-        queued in ``session.info[BEFORE_COMMIT]`` run last, just before the commit."""
-        if self._write_lock is not None:
-            async with self._write_lock, self.sessionmaker() as session, session.begin():
-                yield session
-                await _run_before_commit(session)
-        else:
-            async with self.sessionmaker() as session, session.begin():
-                yield session
-                await _run_before_commit(session)
+        """One unit of work: commits when the block ends, rolls back if it raises. What the
+        engine recorded in it (``models.unit_of_work``) is handed to the ``publisher`` once the
+        transaction ended, outside the write lock; its ``before_commit`` hooks run last, just
+        before the commit."""
+        work = UnitOfWork()
+        try:
+            async with self._write_lock or contextlib.nullcontext(), self.sessionmaker() as session:
+                async with session.begin():
+                    session.info[UNIT_OF_WORK] = work
+                    yield session
+                    for hook in work.before_commit:
+                        await hook(session)
+                work.committed = True
+        finally:
+            await self.publish(work)
+
+    async def publish(self, work: UnitOfWork) -> None:
+        """Hand ``work`` to the publisher: every transaction's once it ended, and the unit of
+        work of a request refused before its transaction began (its outcome is counted too)."""
+        if self.publisher is not None:
+            await self.publisher(work)
 
     async def dispose(self) -> None:
         await self.engine.dispose()
-
-
-BEFORE_COMMIT = "caseway.before_commit"
 
 
 def insert_for(session: AsyncSession) -> Any:
@@ -107,11 +122,6 @@ def among(column: Any, values: Any) -> ColumnElement[bool]:
     parameter per value on every execution, and each list length is a new statement for the
     server to plan; an array is one statement whose plan PostgreSQL keeps."""
     return column == any_(bindparam(None, list(values), type_=postgresql.ARRAY(column.type)))
-
-
-async def _run_before_commit(session: AsyncSession) -> None:
-    for hook in session.info.pop(BEFORE_COMMIT, []):
-        await hook(session)
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:

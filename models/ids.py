@@ -24,6 +24,7 @@ PREFIXES = {
     "act": "Activity",
     "ntf": "Notification",
     "job": "Job",
+    "dep": "Deputyship",
 }
 
 _last_ms = 0

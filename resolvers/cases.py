@@ -3,8 +3,10 @@
 from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import distinct, func, select, union_all
+from sqlalchemy import case as when
+from sqlalchemy import distinct, func, null, select, union_all
 
+from engine import deputies
 from engine.cases import EXECUTABLE_STATUSES, may_perform
 from engine.specs import RoleSpec
 from engine.workflows import spec_of
@@ -156,40 +158,51 @@ async def my_tasks(ctx: Context, *, first: int | None, after: str | None, counte
     """Enabled USER actions assigned to the viewer (directly or through a role), oldest first,
     in cases where an action can run now (``EXECUTABLE_STATUSES``): read from the task index
     (engine/task_index.py), never from the instances. Each of the viewer's parties (the user and
-    their groups) is a range of the index's key, read past the cursor up to one page; the page
-    is the first ids of their union, once each (a user and their group can both be assigned),
-    joined to their instances in the same statement. So a page costs the same for a user with
-    no task and one with a million. ``counted``: ``totalCount`` was selected; it counts the
-    viewer's index rows (an index-only scan, as long as their task list)."""
+    their groups) is a range of the index's key, read past the cursor up to one page, and so are
+    the parties of the absent users the viewer stands in for now (engine/deputies.py: such a
+    row carries ``on_behalf_of``, unless the task is the viewer's own too); the page is the first
+    ids of their union, once each (a user and their group can both be assigned), joined to their
+    instances in the same statement. So a page costs the same for a user with no task and one
+    with a million. ``counted``: ``totalCount`` was selected; it counts the viewer's index rows
+    (an index-only scan, as long as their task list)."""
     limit = check_first(first)
     cursor = check_id_cursor(after)
     task = TaskAssignment.__table__.c
+    viewer = ctx.viewer
     ranges = []
-    for party in sorted(ctx.viewer.party_ids):
-        own = select(task.enabled_action_id).where(task.party_id == party)
+    for party in sorted(viewer.party_ids):
+        own = select(task.enabled_action_id, null().label("behalf")).where(task.party_id == party)
         if cursor is not None:
             own = own.where(task.enabled_action_id > cursor)
-        ranges.append(select(own.order_by(task.enabled_action_id).limit(limit + 1).subquery().c.enabled_action_id))
-    if not ranges:
-        return keyset_page([], limit=limit, total=0 if counted else None, cursor=lambda r: r.id)
-    found = union_all(*ranges).subquery("found") if len(ranges) > 1 else ranges[0].subquery("found")
+        ranges.append(select(*own.order_by(task.enabled_action_id).limit(limit + 1).subquery().c))
+    represented = deputies.represented(viewer.user_id).subquery("represented")
+    lent = select(task.enabled_action_id, represented.c.absent_id.label("behalf")).join(
+        represented, represented.c.party_id == task.party_id
+    )
+    if cursor is not None:
+        lent = lent.where(task.enabled_action_id > cursor)
+    ranges.append(select(*lent.order_by(task.enabled_action_id).limit(limit + 1).subquery().c))
+    found = union_all(*ranges).subquery("found")
+    # One row per instance: the viewer's own task when any of their parties has it, else the
+    # first absent user's (by id) it is lent for.
+    own_too = func.max(when((found.c.behalf.is_(None), 1), else_=0))
     ids = (
-        select(found.c.enabled_action_id)
-        .distinct()
+        select(found.c.enabled_action_id, when((own_too == 1, None), else_=func.min(found.c.behalf)).label("behalf"))
+        .group_by(found.c.enabled_action_id)
         .order_by(found.c.enabled_action_id)
         .limit(limit + 1)
         .subquery("page_ids")
     )
     query = (
-        select(EnabledAction.__table__)
+        select(EnabledAction.__table__, ids.c.behalf.label("on_behalf_of"))
         .join(ids, ids.c.enabled_action_id == EnabledAction.id)
         .order_by(EnabledAction.id)
     )
     rows = records(await ctx.session.execute(query))
     total = None
     if counted:
-        mine = task.party_id.in_(sorted(ctx.viewer.party_ids))
-        # One party's rows are distinct instances (the key); several parties may share one.
-        how_many = func.count() if len(ranges) == 1 else func.count(distinct(task.enabled_action_id))
-        total = await ctx.session.scalar(select(how_many).select_from(TaskAssignment).where(mine)) or 0
+        mine = select(task.enabled_action_id).where(task.party_id.in_(sorted(viewer.party_ids)))
+        lent_ids = select(task.enabled_action_id).join(represented, represented.c.party_id == task.party_id)
+        every = union_all(mine, lent_ids).subquery("every")
+        total = await ctx.session.scalar(select(func.count(distinct(every.c.enabled_action_id)))) or 0
     return keyset_page(rows, limit=limit, total=total, cursor=lambda r: r.id)  # type: ignore[arg-type]

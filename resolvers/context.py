@@ -23,6 +23,7 @@ class Context:
     db: Database
     settings: Any
     hub: Any = None  # the event hub of the live-activity layer, when one runs
+    background: Any = None  # the server's background parts (server/background.py): runDueTimers
     actor_cache: Any = None  # the server's remembered bearer tokens (server/actor_cache.py)
     documents: Any = None  # the document store, size limit and signed links (server/documents.py)
     actor: Actor | None = None
@@ -107,17 +108,6 @@ class Context:
         """Forget everything read so far (called after a mutation commits)."""
         await self.close()
         self._loaders = None
-
-    def identities_changed(self) -> None:
-        """Who a token stands for may have changed (a committed group change): forget the
-        actors remembered, so the next request reads them afresh."""
-        if self.actor_cache is not None:
-            self.actor_cache.clear()
-
-    async def published(self, activities: list[Any]) -> None:
-        """Hand committed activity entries to the event hub, if the server runs one."""
-        if self.hub is not None and activities:
-            await self.hub.publish(activities)
 
     async def close(self) -> None:
         if self._session is not None:

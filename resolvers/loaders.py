@@ -32,6 +32,7 @@ from models import (
 )
 from models.db import among
 from resolvers import child_pages, visibility
+from resolvers import deputies as deputy_reads
 from resolvers.child_pages import PageKey
 from resolvers.filters import (
     HistoryFilterKey,
@@ -183,6 +184,9 @@ class Loaders:
         "activity_by_id": "_activities",
         "job_by_id": "_jobs",
         "jobs_by_case": "_jobs_by_case",
+        "deputyship_by_id": "_deputyships",
+        "deputyships_by_user": "_deputyships_by_user",
+        "deputyships_by_deputy": "_deputyships_by_deputy",
     }
     party_by_id: DataLoader[str, Any]
     project_by_id: DataLoader[str, Any]
@@ -209,6 +213,9 @@ class Loaders:
     activity_by_id: DataLoader[str, Any]
     job_by_id: DataLoader[str, Any]
     jobs_by_case: DataLoader[str, list[Any]]
+    deputyship_by_id: DataLoader[str, Any]
+    deputyships_by_user: DataLoader[str, list[Any]]
+    deputyships_by_deputy: DataLoader[str, list[Any]]
 
     def __init__(
         self, ctx: "Context", *, cache: bool = True, known: Mapping[str, Mapping[Any, Any]] | None = None
@@ -506,6 +513,15 @@ class Loaders:
         from resolvers.jobs import jobs_by_case
 
         return await jobs_by_case(self._ctx, ids, self._in)
+
+    async def _deputyships(self, ids: list[str]) -> list[Any]:
+        return await deputy_reads.by_id(self._ctx, ids, self._in)
+
+    async def _deputyships_by_user(self, ids: list[str]) -> list[list[Any]]:
+        return await deputy_reads.open_by_user(self._ctx, "user_id", ids, self._in)
+
+    async def _deputyships_by_deputy(self, ids: list[str]) -> list[list[Any]]:
+        return await deputy_reads.open_by_user(self._ctx, "deputy_id", ids, self._in)
 
     async def _members(self, ids: list[str]) -> list[list[User]]:
         rows = (

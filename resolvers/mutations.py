@@ -1,16 +1,14 @@
-"""The one way a mutation runs: one transaction, domain errors become userErrors."""
+"""The one way a mutation runs: one transaction, domain errors become userErrors. What the
+transaction wrote is published by the database's publisher once it commits
+(models/unit_of_work.py, server/publisher.py); here the request only starts its reads afresh."""
 
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from engine.activity import NEW_ACTIVITIES
 from engine.actors import Actor
 from engine.errors import DomainError
-from engine.identity import IDENTITIES_CHANGED
-from engine.jobs import jobs_written
-from engine.transitions import written_timer
 from resolvers.context import Context
 from resolvers.errors import UserErrorRow, user_errors
 
@@ -31,24 +29,13 @@ async def run(
     try:
         async with ctx.db.transaction() as session:
             result = await operation(session, actor)
-            activities = list(session.info.get(NEW_ACTIVITIES, []))
-            identities_changed = session.info.get(IDENTITIES_CHANGED, False)
-            timer_at = written_timer(session)
-            jobs_at = jobs_written(session)
             if rollback:
                 raise _DryRun(result)
     except _DryRun as dry:
         return dry.result, []
     except DomainError as error:
         return None, user_errors(error)
-    if identities_changed:
-        ctx.identities_changed()
     await ctx.refresh()
-    await ctx.published(activities)
-    if timer_at is not None and ctx.hub is not None:  # wake the sweepers: a timer may fall due sooner
-        ctx.hub.timer_written(timer_at)
-    if jobs_at and ctx.hub is not None:  # wake the job runners
-        ctx.hub.jobs_written()
     return result, []
 
 

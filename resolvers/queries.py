@@ -2,14 +2,14 @@
 
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, or_, select
 
-from models import Project, User, Workflow, kind_of
+from models import Group, Project, User, Workflow, kind_of
 from resolvers import visibility
 from resolvers.cases import visible_case
 from resolvers.context import Context
-from resolvers.filters import ResourceFilterKey, apply_resource_filter
-from resolvers.pagination import Page, check_first, check_id_cursor, keyset_page
+from resolvers.filters import MAX_SEARCH, ResourceFilterKey, apply_resource_filter
+from resolvers.pagination import Page, check_first, check_id_cursor, invalid_argument, keyset_page
 from resolvers.records import records
 
 
@@ -44,9 +44,35 @@ async def workflows(ctx: Context, *, first: int | None, after: str | None, count
     return await _by_id(ctx, Workflow, first=first, after=after, counted=counted)
 
 
-async def users(ctx: Context, *, first: int | None, after: str | None, counted: bool = True) -> Page[User]:
+# Characters of users(search:) and groups(search:): a LIKE over every login and name.
+MAX_PICKER_SEARCH = MAX_SEARCH
+
+
+def _picker_search(search: str | None, *columns: Any) -> Any:
+    """Rows one of whose ``columns`` contains ``search`` (case aside); None: every row."""
+    if search is None:
+        return None
+    if len(search) > MAX_PICKER_SEARCH:
+        raise invalid_argument(f"search is longer than {MAX_PICKER_SEARCH} characters.", "search")
+    return or_(*(visibility.name_contains(c, search) for c in columns))
+
+
+async def users(
+    ctx: Context, *, first: int | None, after: str | None, search: str | None = None, counted: bool = True
+) -> Page[User]:
+    """Every user (names are no secret to anyone logged in): an assignee picker's list."""
     ctx.viewer  # noqa: B018 - authentication check
-    return await _by_id(ctx, User, first=first, after=after, counted=counted)
+    where = _picker_search(search, User.login, User.display_name)
+    return await _by_id(ctx, User, first=first, after=after, counted=counted, where=where)
+
+
+async def groups(
+    ctx: Context, *, first: int | None, after: str | None, search: str | None = None, counted: bool = True
+) -> Page[Group]:
+    """Every group, as ``users``."""
+    ctx.viewer  # noqa: B018 - authentication check
+    where = _picker_search(search, Group.name, Group.display_name)
+    return await _by_id(ctx, Group, first=first, after=after, counted=counted, where=where)
 
 
 async def node(ctx: Context, id: str) -> Any:
@@ -72,4 +98,6 @@ async def node(ctx: Context, id: str) -> Any:
         return await loaders.job_by_id.load(id)
     if kind == "Document":
         return await loaders.document_by_id.load(id)
+    if kind == "Deputyship":
+        return await loaders.deputyship_by_id.load(id)
     return None

@@ -21,12 +21,12 @@ class ReadSession:
         async with self._lock:
             return await self._session.execute(*args, **kwargs)
 
-    async def rows(self, statement: Any) -> list[Any]:
+    async def rows(self, statement: Any, params: dict[str, Any] | None = None) -> list[Any]:
         """A Core statement's rows as namedtuples, run on the session's connection: the same
         snapshot, without the ORM's execution and loading machinery."""
         async with self._lock:
             connection = await self._session.connection()
-            return records(await connection.execute(statement))
+            return records(await connection.execute(statement, params))
 
     async def scalars(self, *args: Any, **kwargs: Any) -> Any:
         async with self._lock:
@@ -59,9 +59,9 @@ class EphemeralReadSession:
     async def execute(self, *args: Any, **kwargs: Any) -> Any:
         return await self._call("execute", *args, **kwargs)
 
-    async def rows(self, statement: Any) -> list[Any]:
+    async def rows(self, statement: Any, params: dict[str, Any] | None = None) -> list[Any]:
         async with self._db.reader.connect() as connection:
-            return records(await connection.execute(statement))
+            return records(await connection.execute(statement, params))
 
     async def scalars(self, *args: Any, **kwargs: Any) -> Any:
         return await self._call("scalars", *args, **kwargs)

@@ -10,6 +10,7 @@ from resolvers import queries
 from resolvers.lookahead import selects
 from schema import (
     case_mutations,
+    deputy,
     document,
     history,
     identity,
@@ -21,6 +22,7 @@ from schema import (
     timers,
     version_mutations,
 )
+from schema import search as searching
 from schema.activity import Activity
 from schema.base import SCALAR_MAP, AppInfo, Connection, Node, connection
 from schema.case import Case, EnabledAction
@@ -33,7 +35,7 @@ from schema.masking import MaskUnexpectedErrors
 from schema.project import Project, ProjectFilter, Subproject, filter_key
 from schema.runner import Schema
 from schema.subscription import Subscription
-from schema.workflow import Workflow
+from schema.workflow import Workflow, validate_workflow_field
 
 __all__ = ["schema"]
 
@@ -75,7 +77,9 @@ class Query:
         counted = selects(info, "totalCount")
         return connection(await case_reads.my_tasks(info.context, first=first, after=after, counted=counted))
 
-    users = strawberry.field(resolver=identity.users, description="All users.")
+    users = searching.users_field
+    groups = searching.groups_field
+    search = searching.search_field
     jobs = strawberry.field(
         resolver=job.jobs_query,
         description="Jobs (side effects run after their action commits) of the items you may view, oldest first; "
@@ -85,6 +89,7 @@ class Query:
         resolver=notification.notifications_query, description="Your notifications, newest first."
     )
     verify_history = history.verify_history_field
+    validate_workflow = validate_workflow_field
     verify_document = document.verify_document_field
 
 
@@ -164,6 +169,15 @@ class Mutation:
         description="Attach a file to a workflow item (needs workflowItem.update): a multipart request "
         '(docs/api.md "Documents"). Larger than the server\'s limit: TOO_LARGE, nothing stored.',
     )
+    set_deputy = strawberry.mutation(
+        resolver=deputy.set_deputy,
+        description="Name a deputy who acts for you (or, for an admin, for userId) from `from` until `until`: "
+        "they see your tasks in myTasks and may perform them, logged as on your behalf.",
+    )
+    remove_deputy = strawberry.mutation(
+        resolver=deputy.remove_deputy,
+        description="End a deputyship now: its absent user, its deputy or an admin.",
+    )
     remove_document = strawberry.mutation(
         resolver=document.remove_document,
         description="Mark a document removed (needs workflowItem.update): it stays listed and in the history, "
@@ -175,7 +189,19 @@ schema = Schema(
     query=Query,
     mutation=Mutation,
     subscription=Subscription,
-    types=[Project, Subproject, WorkflowItem, Case, Workflow, Activity, User, Group, job.Job, document.Document],
+    types=[
+        Project,
+        Subproject,
+        WorkflowItem,
+        Case,
+        Workflow,
+        Activity,
+        User,
+        Group,
+        job.Job,
+        document.Document,
+        deputy.Deputyship,
+    ],
     execution_context_class=CasewayExecutor,
     config=StrawberryConfig(scalar_map=SCALAR_MAP),  # our JSON scalar (schema/base.py)
     extensions=[

@@ -8,6 +8,7 @@ import strawberry
 from resolvers.loaders import one
 from schema.base import JSON, AppInfo, Node, by_id_prefix
 from schema.execution import context_only
+from schema.identity import Party
 
 if TYPE_CHECKING:
     from schema.identity import User
@@ -37,6 +38,14 @@ class Activity(Node):
         if not actor_id or actor_id == "system":
             return None
         return one(info.context.loaders.party_by_id, actor_id)
+
+    @strawberry.field(
+        description="The absent user the actor stood in for as their deputy (setDeputy); null when the actor acted "
+        "for themselves."
+    )
+    @context_only
+    def on_behalf_of(self, info: AppInfo) -> Party | None:
+        return one(info.context.loaders.party_by_id, getattr(self, "on_behalf_of", None))
 
     @strawberry.field
     @context_only

@@ -11,7 +11,7 @@ from engine.specs import RoleSpec
 from resolvers import cases as case_reads
 from resolvers import resources
 from resolvers.jobs import CASE_JOBS
-from resolvers.loaders import PickListKey
+from resolvers.loaders import PickListKey, one
 from resolvers.lookahead import selects
 from schema.activity import Activity
 from schema.base import AppInfo, Connection, Node, by_id_prefix, connection
@@ -63,6 +63,14 @@ class EnabledAction:
     async def parent(self, info: AppInfo) -> "EnabledAction | None":
         pid = self.parent_id  # type: ignore[attr-defined]
         return await info.context.loaders.enabled_action_by_id.load(pid) if pid else None
+
+    @strawberry.field(
+        description="In myTasks, the absent user whose task this is when you stand in for them as their deputy "
+        "(executing it is logged as on their behalf); null for your own tasks, and outside myTasks."
+    )
+    @context_only
+    def on_behalf_of(self, info: AppInfo) -> Party | None:
+        return one(info.context.loaders.party_by_id, getattr(self, "on_behalf_of", None))
 
     @strawberry.field(name="case")
     @context_only

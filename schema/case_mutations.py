@@ -7,18 +7,15 @@ import strawberry
 from strawberry.file_uploads import Upload
 
 import engine
-from engine import cases
-from engine.documents.records import attach_with_action
-from engine.workflows import cached_short_name, spec_of
-from models import Workflow as WorkflowRow
+from models import UnitOfWork
 from resolvers import documents
+from resolvers import workflows as workflow_checks
 from resolvers.mutations import run
 from schema.activity import Activity
 from schema.base import JSON, AppInfo, UserError
 from schema.case import Case, CaseStatus
 from schema.document import Document
-from schema.workflow import Action, State, Workflow
-from server import metrics
+from schema.workflow import Action, Diagnostic, State, Workflow
 
 
 @strawberry.input(description="Name the case by caseId or by its workflowItemId.")
@@ -108,6 +105,11 @@ class DefineWorkflowInput:
 @strawberry.type
 class WorkflowPayload:
     workflow: Workflow | None = None
+    diagnostics: list[Diagnostic] = strawberry.field(
+        default_factory=list,
+        description="What the checks found: with a workflow, its warnings; refused, every finding (the errors "
+        "are also in userErrors, as INVALID_SPEC).",
+    )
     user_errors: list[UserError] = strawberry.field(default_factory=list)
 
 
@@ -120,18 +122,23 @@ def _target(case_id: str | None, item_id: str | None) -> dict[str, Any]:
 
 
 async def execute_action(info: AppInfo, input: ExecuteActionInput) -> ExecuteActionPayload:
-    files, refused = await documents.stored_for_action(info.context, input.documents)
-    if refused:
-        metrics.action_executed(None, str(refused[0].code))
+    """Hands the input to ``engine.execute_action`` and shapes the payload (its outcome is
+    counted where the transaction's unit of work is published)."""
+    ctx = info.context
+    files, refused = await documents.stored_for_action(ctx, input.documents)
+    if refused:  # before any transaction: its outcome published all the same
+        await ctx.db.publish(UnitOfWork(actions=[(None, str(refused[0].code))]))
         return ExecuteActionPayload(user_errors=refused)  # type: ignore[arg-type]
-    attached: list[Any] = []
-
-    async def operation(session: Any, actor: Any) -> Any:
-        result = await engine.execute(
+    outcome, errors = await run(
+        ctx,
+        lambda session, actor: engine.execute_action(
             session,
             actor=actor,
             action=input.action,
-            **_target(input.case_id, input.workflow_item_id),
+            case_id=input.case_id,
+            workflow_item_id=input.workflow_item_id,
+            files=files,
+            dry_run=input.dry_run,
             enabled_action_id=input.enabled_action_id,
             comment=input.comment,
             data=input.data,
@@ -139,40 +146,27 @@ async def execute_action(info: AppInfo, input: ExecuteActionInput) -> ExecuteAct
             expected_version=input.expected_version,
             output=input.output,
             resolution=input.resolution,
-        )
-        if files and not result.replayed:  # a replay attached its files the first time
-            attached[:] = await attach_with_action(
-                session, actor=actor, case=result.case, action=input.action, files=files
-            )
-        if not input.dry_run:
-            return result, None, None
-        case, state, enabled = await cases.preview(session, case_id=result.case.id)
-        workflow = await session.get(WorkflowRow, case.workflow_id)
-        spec = spec_of(workflow)
-        preview = CasePreview(
-            state=spec.states[state],
-            status=CaseStatus(case.status),
-            version=case.version,  # type: ignore[arg-type]
-            enabled_actions=[spec.actions[ea.action] for ea in enabled],
-        )  # type: ignore[misc]
-        # A rollback expires ORM rows: keep the id, the preview is plain data.
-        return None, preview, case.id
-
-    outcome, errors = await run(info.context, operation, rollback=input.dry_run)
+        ),
+        rollback=input.dry_run,
+    )
     if outcome is None:
-        metrics.action_executed(None, str(errors[0].code) if errors else "error")
         return ExecuteActionPayload(user_errors=errors)
-    result, preview, dry_case_id = outcome
-    if preview is not None:  # nothing happened: show the case as it still is
-        case = await info.context.loaders.case_by_id.load(dry_case_id)
-        metrics.action_executed(cached_short_name(case.workflow_id), "dry_run")
-        return ExecuteActionPayload(case=case, preview=preview)
-    metrics.action_executed(cached_short_name(result.case.workflow_id), "replayed" if result.replayed else "ok")
+    if outcome.preview is not None:  # nothing happened: show the case as it still is
+        preview = outcome.preview
+        return ExecuteActionPayload(
+            case=await ctx.loaders.case_by_id.load(outcome.case_id),
+            preview=CasePreview(
+                state=preview.state,  # type: ignore[arg-type]
+                status=CaseStatus(preview.status),
+                version=preview.version,
+                enabled_actions=preview.enabled_actions,  # type: ignore[arg-type]
+            ),
+        )
     return ExecuteActionPayload(
-        case=result.case,
-        activity=result.activity,
-        replayed=result.replayed,
-        documents=attached,  # type: ignore[arg-type]
+        case=outcome.case,  # type: ignore[arg-type]
+        activity=outcome.activity,
+        replayed=outcome.replayed,
+        documents=outcome.documents,  # type: ignore[arg-type]
     )
 
 
@@ -192,5 +186,5 @@ async def reassign_role(info: AppInfo, input: ReassignRoleInput) -> CasePayload:
 
 
 async def define_workflow(info: AppInfo, input: DefineWorkflowInput) -> WorkflowPayload:
-    workflow, errors = await run(info.context, lambda s, a: engine.define_workflow(s, actor=a, spec=input.spec))
-    return WorkflowPayload(workflow=workflow, user_errors=errors)
+    workflow, found, errors = await workflow_checks.define_workflow(info.context, input.spec)
+    return WorkflowPayload(workflow=workflow, diagnostics=found, user_errors=errors)  # type: ignore[arg-type]

@@ -33,6 +33,7 @@ from graphql import (
     GraphQLObjectType,
     GraphQLOutputType,
     GraphQLString,
+    OperationType,
     is_abstract_type,
     is_leaf_type,
     is_list_type,
@@ -40,10 +41,12 @@ from graphql import (
     is_object_type,
 )
 from graphql.execution.executor import invalid_return_type_error, to_nodes
+from graphql.execution.values import get_argument_values
 from graphql.pyutils import Path, Undefined, gather_with_cancel
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 
 from models import kind_of
+from resolvers.compiled import TooDeep, compiled_root
 
 CONTEXT_ONLY = "__caseway_context_only__"
 
@@ -254,6 +257,49 @@ class CasewayExecutor(StrawberryGraphQLCoreExecutionContext):
         self._completers = {}
 
     # -- fields ------------------------------------------------------------------------------
+
+    def execute_field(
+        self, parent_type: GraphQLObjectType, source: Any, field_details_list: Any, path: Path, position_context: Any
+    ) -> Any:
+        """A query's root field the read planner compiles is one SQL statement that returns its
+        finished JSON (resolvers/compiled); every other field, graphql-core's way."""
+        if path.prev is None and self._compiles_reads():
+            field_def = self.schema.get_field(parent_type, field_details_list[0].node.name.value)
+            if field_def is not None:
+                try:
+                    args = get_argument_values(field_def, field_details_list[0].node, self.variable_values)
+                except Exception:  # graphql-core reports it when it resolves the field
+                    args = None
+                value = None if args is None else compiled_root(self, parent_type, field_details_list, args)
+                if value is not None:
+                    return self._await_compiled(
+                        value, (parent_type, source, field_details_list, path, position_context)
+                    )
+        return super().execute_field(parent_type, source, field_details_list, path, position_context)
+
+    def _compiles_reads(self) -> bool:
+        ctx = self.context_value
+        settings = getattr(ctx, "settings", None)
+        return (
+            self.operation.operation == OperationType.QUERY
+            and settings is not None
+            and getattr(settings, "compiled_reads", False)
+            and not getattr(ctx, "live", True)
+        )
+
+    async def _await_compiled(self, value: Any, field: tuple[Any, ...]) -> Any:
+        """The compiled field's value; resolved after all when SQLite cannot take its statement."""
+        parent_type, source, fdl, path, position_context = field
+        try:
+            return await value
+        except TooDeep:
+            resolved = super().execute_field(parent_type, source, fdl, path, position_context)
+            return await resolved if self.is_awaitable(resolved) else resolved
+        except Exception as raw_error:
+            self.handle_field_error(
+                raw_error, self.schema.get_field(parent_type, fdl[0].node.name.value).type, fdl, path
+            )
+            return None
 
     def _plans_for(self, parent_type: GraphQLObjectType, grouped_field_set: Any) -> list[tuple[Any, ...]]:
         cached = self._plans.get(id(grouped_field_set))

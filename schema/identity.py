@@ -1,6 +1,6 @@
 """Users, groups and login."""
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import strawberry
 from graphql import FragmentSpreadNode, GraphQLError, InlineFragmentNode, OperationType, SelectionSetNode
@@ -8,11 +8,12 @@ from graphql.validation import ValidationRule
 
 from engine import identity
 from resolvers import login as logins
-from resolvers import queries
-from resolvers.lookahead import selects
 from resolvers.mutations import run
-from schema.base import AppInfo, Connection, Node, UserError, by_id_prefix, connection
+from schema.base import AppInfo, Node, UserError, by_id_prefix
 from schema.execution import context_only
+
+if TYPE_CHECKING:
+    from schema.deputy import Deputyship
 
 
 @strawberry.type(description="A person who signs in.")
@@ -24,6 +25,20 @@ class User(Node):
     disabled: bool = strawberry.field(description="A disabled user cannot log in, and none of their tokens works.")
 
     is_type_of = by_id_prefix("User")
+
+    @strawberry.field(
+        description="This user's current and coming deputyships (those who stand in for them), soonest first: "
+        "shown to this user, their deputies and admins; empty for anyone else."
+    )
+    async def deputies(self, info: AppInfo) -> list[Annotated["Deputyship", strawberry.lazy("schema.deputy")]]:
+        return await info.context.loaders.deputyships_by_user.load(self.id)
+
+    @strawberry.field(
+        description="The current and coming deputyships in which this user stands in for someone, soonest first: "
+        "shown to this user, the absent users and admins."
+    )
+    async def deputy_for(self, info: AppInfo) -> list[Annotated["Deputyship", strawberry.lazy("schema.deputy")]]:
+        return await info.context.loaders.deputyships_by_deputy.load(self.id)
 
 
 @strawberry.type(description="A named set of users; grants and roles given to a group reach its members.")
@@ -216,8 +231,3 @@ async def remove_group_member(info: AppInfo, input: GroupMemberInput) -> GroupPa
 async def viewer(info: AppInfo) -> User:
     user = await info.context.loaders.party_by_id.load(info.context.viewer.user_id)
     return user
-
-
-async def users(info: AppInfo, first: int | None = None, after: str | None = None) -> Connection[User]:
-    counted = selects(info, "totalCount")
-    return connection(await queries.users(info.context, first=first, after=after, counted=counted))

@@ -1,6 +1,7 @@
 """Bounded work per GraphQL operation, measured before anything runs, cheapest check first.
 
-1. Tokens, while parsing: graphql-core stops at ``max_tokens`` (the parse cache keys by it).
+1. Characters, before parsing (the parser reads each one, a comment's too); then tokens, while
+   parsing: graphql-core stops at ``max_tokens`` (the parse cache keys by it).
 2. Depth, aliases and cost, in one walk of the document that visits each fragment once
    (its result is remembered and reused at every spread): linear in the document's size,
    whatever it expands to. A chain of fragments that each spread the next twice expands to
@@ -32,6 +33,7 @@ from typing import Any, NamedTuple
 
 from graphql import (
     DocumentNode,
+    ExecutionResult,
     FieldNode,
     FragmentDefinitionNode,
     FragmentSpreadNode,
@@ -44,6 +46,7 @@ from graphql import (
     OperationType,
     SelectionSetNode,
     VariableNode,
+    execute_sync,
     get_named_type,
     is_composite_type,
     is_interface_type,
@@ -55,6 +58,7 @@ from strawberry.extensions.parser_cache import _get_parse_cache
 from strawberry.extensions.validation_cache import _get_validate_cache
 
 from resolvers.pagination import DEFAULT_FIRST, MAX_FIRST
+from schema import introspection
 
 log = logging.getLogger("caseway.limits")
 
@@ -72,6 +76,7 @@ class Limits(NamedTuple):
     max_cost: int = 50_000
     operation_timeout: float = 10.0
     ws_max_operations: int = 10
+    max_chars: int = 100_000
 
     @classmethod
     def of(cls, settings: Any) -> "Limits":
@@ -83,6 +88,7 @@ class Limits(NamedTuple):
             settings.max_query_cost,
             settings.operation_timeout,
             settings.ws_max_operations,
+            settings.max_query_chars,
         )
 
 
@@ -95,6 +101,9 @@ class Shape:
     aliases: int
     cost: int
     subscription: bool = False  # its events do not repeat the cost in their extensions
+    introspection: int = 0  # nodes its `__schema` and `__type` fields return (schema/introspection.py)
+    introspection_limit: int = 0  # one full introspection of the schema
+    alike: bool = False  # a query of introspection fields alone: the same answer for every viewer
 
 
 def refusal(shape: Shape, limits: Limits) -> GraphQLError | None:
@@ -108,6 +117,13 @@ def refusal(shape: Shape, limits: Limits) -> GraphQLError | None:
             f"The query has {shape.aliases} aliases (fragments counted at each use); at most {limits.max_aliases}"
             " are allowed.",
             "TOO_MANY_ALIASES",
+        )
+    if shape.introspection > shape.introspection_limit:
+        return _error(
+            f"The query's introspection asks for more than the whole schema (at most {shape.introspection_limit}"
+            " nodes, one full introspection, are allowed); ask for it once.",
+            "QUERY_TOO_COSTLY",
+            limit=shape.introspection_limit,
         )
     if shape.cost > limits.max_cost:
         return _error(
@@ -166,10 +182,14 @@ def _weights(schema: GraphQLSchema) -> _Weights:
     return found
 
 
+_Size = tuple[int, int, int, int]  # depth, aliases, cost, introspection nodes
+
+
 class _Measure:
     """One walk of an operation. Fragments are measured once and remembered (per fragment:
     depth, aliases and cost at a multiplier of one, since a fragment's cost scales with the
-    nodes above it)."""
+    nodes above it). Introspection fields are counted by schema/introspection.py, their nodes
+    both in the cost and on their own (bounded by one full introspection)."""
 
     def __init__(
         self, schema: GraphQLSchema, document: DocumentNode, variables: Mapping[str, Any], defaults: dict[str, Any]
@@ -179,57 +199,76 @@ class _Measure:
         self.variables = variables
         self.defaults = defaults
         self.fragments = {d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)}
-        self.memo: dict[str, tuple[int, int, int]] = {}
-        self.first_variables: set[str] = set()
+        self.memo: dict[str, _Size] = {}
+        self.first_variables: set[str] = set()  # the variables the shape depends on
+        self.budget = introspection.budget(schema)
+        self.introspection = introspection.Walk(schema, self.fragments, variables, self.budget)
 
-    def selection_set(self, node: SelectionSetNode | None, parent: GraphQLNamedType | None) -> tuple[int, int, int]:
-        """(depth, aliases, cost) of a selection set on ``parent`` (None: unknown, left to validation)."""
+    def selection_set(self, node: SelectionSetNode | None, parent: GraphQLNamedType | None) -> _Size:
+        """(depth, aliases, cost, introspection) of a selection set on ``parent`` (None: unknown,
+        left to validation)."""
         if node is None:
-            return 0, 0, 0
-        depth = aliases = cost = 0
+            return 0, 0, 0, 0
+        depth = aliases = cost = nodes = 0
         for selection in node.selections or ():
             if isinstance(selection, FieldNode):
-                d, a, c = self.field(selection, parent)
-                depth, aliases, cost = max(depth, d), aliases + a, cost + c
+                d, a, c, n = self.field(selection, parent)
             elif isinstance(selection, InlineFragmentNode):
                 condition = selection.type_condition
                 inner = self.schema.get_type(condition.name.value) if condition else parent
-                d, a, c = self.selection_set(selection.selection_set, inner)
-                depth, aliases, cost = max(depth, d), aliases + a, cost + c
+                d, a, c, n = self.selection_set(selection.selection_set, inner)
             elif isinstance(selection, FragmentSpreadNode):
-                d, a, c = self.fragment(selection.name.value)
-                depth, aliases, cost = max(depth, d), aliases + a, cost + c
-        return depth, aliases, cost
+                d, a, c, n = self.fragment(selection.name.value)
+            else:
+                continue
+            depth, aliases, cost, nodes = max(depth, d), aliases + a, cost + c, nodes + n
+        return depth, aliases, cost, nodes
 
-    def fragment(self, name: str) -> tuple[int, int, int]:
+    def fragment(self, name: str) -> _Size:
         found = self.memo.get(name)
         if found is not None:
             return found
         definition = self.fragments.get(name)
         if definition is None:
-            return 0, 0, 0  # an unknown fragment: validation reports it
-        self.memo[name] = (0, 0, 0)  # a cycle counts nothing more; validation refuses it
+            return 0, 0, 0, 0  # an unknown fragment: validation reports it
+        self.memo[name] = (0, 0, 0, 0)  # a cycle counts nothing more; validation refuses it
         found = self.memo[name] = self.selection_set(
             definition.selection_set, self.schema.get_type(definition.type_condition.name.value)
         )
         return found
 
-    def field(self, node: FieldNode, parent: GraphQLNamedType | None) -> tuple[int, int, int]:
+    def field(self, node: FieldNode, parent: GraphQLNamedType | None) -> _Size:
         name = node.name.value
+        if name in introspection.INTROSPECTION_FIELDS and parent is not None and parent is self.schema.query_type:
+            return self.introspection_field(node)
         field_def = getattr(parent, "fields", {}).get(name) if parent is not None else None
         returned = get_named_type(field_def.type) if field_def is not None else None
         key = (parent.name, name) if parent is not None else None
-        depth, aliases, cost = self.selection_set(node.selection_set, returned)
+        depth, aliases, cost, nodes = self.selection_set(node.selection_set, returned)
         aliases += node.alias is not None
         if key in self.weights.connections:
-            nodes = self.first(node)
-            cost = nodes + nodes * cost
+            page = self.first(node)
+            cost = page + page * cost
         elif key in self.weights.lists:
-            nodes = self.weights.lists[key]  # type: ignore[index]
-            cost = nodes + nodes * cost
+            page = self.weights.lists[key]  # type: ignore[index]
+            cost = page + page * cost
         else:
             cost += self.weights.weights.get(key, 1 if node.selection_set else 0)  # type: ignore[arg-type]
-        return depth + 1, aliases, cost
+        return depth + 1, aliases, cost, nodes
+
+    def introspection_field(self, node: FieldNode) -> _Size:
+        """A `__schema` or `__type` field: its depth and aliases as any field's (the types below
+        it are left unknown), its nodes counted over the schema; past the bound, one more than
+        the bound (the walk stopped there)."""
+        depth, aliases, _, _ = self.selection_set(node.selection_set, None)
+        for argument in node.arguments or ():
+            if isinstance(argument.value, VariableNode):
+                self.first_variables.add(argument.value.name.value)  # `__type(name: $n)`: its answer depends on it
+        try:
+            nodes = self.introspection.root_field(node)
+        except introspection.OverBudget:
+            nodes = self.budget.nodes + 1
+        return depth + 1, aliases + (node.alias is not None), nodes, nodes
 
     def first(self, node: FieldNode) -> int:
         """The page size a connection field asks for, as check_first will see it (clamped: a
@@ -305,9 +344,17 @@ def measure(
         return None
     walk = _Measure(schema, document, variables, _defaults(operation))
     root = schema.get_root_type(operation.operation)
-    depth, aliases, cost = walk.selection_set(operation.selection_set, root)
+    depth, aliases, cost, nodes = walk.selection_set(operation.selection_set, root)
     subscription = operation.operation is OperationType.SUBSCRIPTION
-    shape = Shape(depth=depth, aliases=aliases, cost=cost, subscription=subscription)
+    shape = Shape(
+        depth=depth,
+        aliases=aliases,
+        cost=cost,
+        subscription=subscription,
+        introspection=nodes,
+        introspection_limit=walk.budget.nodes,
+        alike=operation.operation is OperationType.QUERY and _alike(operation.selection_set, walk.fragments),
+    )
     if key is not None:
         if entry is None:
             entry = _cache[key] = _Entry(tuple(sorted(walk.first_variables)))
@@ -319,8 +366,31 @@ def measure(
 
 
 def _hashable(value: Any) -> Any:
-    """A page size's value as a cache key: ints as they are (True is not 1 here), else its type."""
-    return value if isinstance(value, int | None) and not isinstance(value, bool) else repr(type(value))
+    """A variable's value as a cache key: ints as they are (True is not 1 here), a type's name
+    (`__type(name: $n)`) as it is, else its type."""
+    if isinstance(value, int | None) and not isinstance(value, bool):
+        return value
+    return value if isinstance(value, str) and len(value) <= 200 else repr(type(value))
+
+
+def _alike(selections: SelectionSetNode, fragments: Mapping[str, FragmentDefinitionNode]) -> bool:
+    """Whether every root field is an introspection field (or `__typename`): the answer is then
+    the same for every viewer."""
+    pending, seen = [selections], set()
+    while pending:
+        for selection in pending.pop().selections or ():
+            if isinstance(selection, FieldNode):
+                if selection.name.value not in introspection.ROOT_FIELDS_ALIKE:
+                    return False
+            elif isinstance(selection, InlineFragmentNode):
+                pending.append(selection.selection_set)
+            elif isinstance(selection, FragmentSpreadNode) and selection.name.value not in seen:
+                seen.add(selection.name.value)
+                fragment = fragments.get(selection.name.value)
+                if fragment is None:
+                    return False
+                pending.append(fragment.selection_set)
+    return True
 
 
 # --- The extension ----------------------------------------------------------------------------
@@ -337,6 +407,7 @@ class BoundedWork(SchemaExtension):
         self.validate = _get_validate_cache(maxsize)
         self.limits = Limits()
         self.cost: int | None = None
+        self.answer_key: tuple[Any, ...] | None = None  # of an introspection answer to serve or keep
 
     def on_operation(self) -> Iterator[None]:
         settings = getattr(self.execution_context.context, "settings", None)
@@ -347,6 +418,12 @@ class BoundedWork(SchemaExtension):
 
     def on_parse(self) -> Iterator[None]:
         context = self.execution_context
+        if context.query and len(context.query) > self.limits.max_chars:  # before the parser reads each one
+            raise _error(
+                f"The document is {len(context.query)} characters long (comments and whitespace included); at most"
+                f" {self.limits.max_chars} are allowed.",
+                "QUERY_TOO_LARGE",
+            )
         if context.query:  # strawberry refuses a missing query itself
             try:
                 context.graphql_document = self.parse(context.query, **context.parse_options)
@@ -370,6 +447,11 @@ class BoundedWork(SchemaExtension):
             context.pre_execution_errors = [_about_the_document(e) for e in errors]
             if shape is not None and not shape.subscription and not errors:
                 self.cost = shape.cost
+            if shape is not None and shape.alike and not errors:
+                source = document.loc.source.body if document.loc is not None else ""
+                self.answer_key = _answers.key(
+                    context.schema._schema, source, context.operation_name, context.variables
+                )
         yield
 
     async def on_execute(self) -> AsyncIterator[None]:
@@ -388,6 +470,8 @@ class BoundedWork(SchemaExtension):
                     "TOO_MANY_OPERATIONS",
                 )
             connection.running_operations += 1
+        if self.answer_key is not None:
+            context.result = _introspection_answer(context, self.answer_key)
         seconds = self.limits.operation_timeout
         limit = asyncio.timeout(seconds)
         try:
@@ -410,6 +494,25 @@ class BoundedWork(SchemaExtension):
 
 
 _TOKENS_EXCEEDED = "tokens. Parsing aborted."
+_answers = introspection.AnswerCache()
+
+
+def _introspection_answer(context: Any, key: tuple[Any, ...]) -> ExecutionResult:
+    """An operation of introspection fields alone: from the cache, else executed by
+    graphql-core's plain executor (introspection resolves synchronously: half the time of the
+    general path) and kept when it succeeded."""
+    answer = _answers.get(key)
+    if answer is not None:
+        return ExecutionResult(data=answer)
+    result = execute_sync(
+        context.schema._schema,
+        context.graphql_document,
+        variable_values=context.variables,
+        operation_name=context.operation_name,
+    )
+    if result.data and not result.errors:
+        _answers.put(key, result.data)
+    return result
 
 
 def _about_the_document(error: GraphQLError) -> GraphQLError:

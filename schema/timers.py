@@ -9,7 +9,6 @@ from engine.clock import SYSTEM_CLOCK
 from engine.errors import DomainError
 from models import as_utc
 from resolvers.errors import user_errors
-from resolvers.timers import run_due_timers
 from schema.activity import Activity
 from schema.base import AppInfo, UserError
 
@@ -40,6 +39,6 @@ async def run_due_timers_mutation(info: AppInfo, input: RunDueTimersInput) -> Ru
     except DomainError as error:
         return RunDueTimersPayload(user_errors=user_errors(error))  # type: ignore[arg-type]
     now = SYSTEM_CLOCK.now() if input.now is None else as_utc(input.now)
-    run = await run_due_timers(ctx.db, now=now, limit=input.limit, hub=ctx.hub)
+    run = await ctx.background.run_due_timers(now=now, limit=input.limit)  # in this process
     await ctx.refresh()
     return RunDueTimersPayload(fired=run.fired, more=run.more)  # type: ignore[arg-type]

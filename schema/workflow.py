@@ -6,11 +6,13 @@ from enum import Enum
 
 import strawberry
 
+from engine import diagnostics
 from engine.diagram import render
 from engine.specs import ActionSpec, RoleSpec, StateSpec
 from engine.workflows import spec_of
 from models import Workflow as WorkflowRow
-from schema.base import JSON, Node, by_id_prefix, row_type
+from resolvers import workflows as workflow_checks
+from schema.base import JSON, AppInfo, Node, UserError, by_id_prefix, row_type
 from schema.limits import COST
 
 # A diagram walks every action against every state: ~1 s for a 3,000-state workflow. Its
@@ -154,3 +156,47 @@ def _remember(key: tuple[str, str], done: "asyncio.Future[str]") -> None:
         _diagrams[key] = done.result()
         if len(_diagrams) > _DIAGRAMS_KEPT:
             _diagrams.popitem(last=False)
+
+
+DiagnosticSeverity = strawberry.enum(
+    diagnostics.Severity,
+    name="DiagnosticSeverity",
+    description="ERROR: defineWorkflow refuses the spec (INVALID_SPEC). WARNING: it is defined, and told.",
+)
+
+
+@strawberry.type(description='A finding about a workflow spec (docs/workflows.md, "Checks at definition").')
+class Diagnostic:
+    code: str = strawberry.field(
+        description="What is wrong: INVALID_SPEC (a key, a type, a name), UNREACHABLE_STATE, NO_PATH_TO_TERMINAL, "
+        "DEAD_ACTION, GUARD_UNSATISFIABLE, AUTO_LOOP, CHILD_WORKFLOW_MISSING, CHILD_RECURSION (errors); "
+        "ROLE_NEVER_FILLED, TIMER_REPEATS (warnings)."
+    )
+    severity: DiagnosticSeverity
+    path: list[str] = strawberry.field(
+        description='The keys from the spec\'s top to the one at fault, e.g. ["states", "review"]; empty: the whole.'
+    )
+    message: str
+    hint: str | None = strawberry.field(description="How to fix it, when the message does not already say.")
+
+    is_type_of = row_type(diagnostics.Diagnostic)
+
+
+@strawberry.type
+class ValidateWorkflowPayload:
+    diagnostics: list[Diagnostic] = strawberry.field(
+        default_factory=list, description="Every finding; none with severity ERROR: defineWorkflow would accept it."
+    )
+    user_errors: list[UserError] = strawberry.field(default_factory=list)
+
+
+async def validate_workflow(info: AppInfo, spec: JSON) -> ValidateWorkflowPayload:
+    found, errors = await workflow_checks.validate_workflow(info.context, spec)
+    return ValidateWorkflowPayload(diagnostics=found, user_errors=errors)  # type: ignore[arg-type]
+
+
+validate_workflow_field = strawberry.field(
+    resolver=validate_workflow,
+    description="Check a workflow spec without defining it: every finding defineWorkflow would report, errors "
+    "and warnings (needs global.defineWorkflow, as defining does).",
+)

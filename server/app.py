@@ -1,6 +1,5 @@
 """The ASGI application: Starlette around Strawberry's GraphQL endpoint."""
 
-import asyncio
 import contextlib
 import gc
 import json
@@ -36,16 +35,14 @@ from schema import schema
 from server import metrics
 from server.access_log import request_logged
 from server.actor_cache import ActorCache
-from server.checkpoints import checkpoint_forever
-from server.documents import DocumentService, collect_forever, download_endpoint
-from server.hub import EventHub, create_hub
-from server.job_runner import JobRunner, configure_jobs
+from server.background import Background
+from server.documents import DocumentService, download_endpoint
+from server.job_runner import configure_jobs
 from server.media_types import GRAPHQL_RESPONSE, negotiate, request_error_status, without_data
 from server.operations import health, metrics_endpoint, ready_endpoint
 from server.request_limits import BodyLimit, error_response
 from server.settings import Settings
 from server.shutdown import stop_within
-from server.sweeper import Sweeper
 from server.web import WebAssets
 
 log = logging.getLogger("caseway.server")
@@ -124,7 +121,6 @@ class CasewayGraphQL(GraphQL):
         self,
         db: Database,
         settings: Settings,
-        hub: EventHub,
         actor_cache: ActorCache,
         web: WebAssets,
         documents: DocumentService,
@@ -144,7 +140,7 @@ class CasewayGraphQL(GraphQL):
         )
         self.db = db
         self.settings = settings
-        self.hub = hub
+        self.background: Background | None = None  # set by create_app: the hub, runDueTimers
         self.actor_cache = actor_cache
         self.live_contexts: weakref.WeakSet[Context] = weakref.WeakSet()
         self.web = web
@@ -195,7 +191,8 @@ class CasewayGraphQL(GraphQL):
         ctx = Context(
             db=self.db,
             settings=self.settings,
-            hub=self.hub,
+            hub=self.background.hub if self.background is not None else None,
+            background=self.background,
             actor_cache=self.actor_cache,
             request=request,
             response=response,
@@ -276,11 +273,13 @@ class CasewayGraphQL(GraphQL):
 
     def decode_json(self, data: str | bytes) -> object:
         """json (not orjson, which reads integers beyond 64 bits as floats), its every failure a
-        client's mistake: malformed, nested too deeply, or a number too long to convert."""
+        client's mistake: malformed, not UTF-8, nested too deeply, or a number too long to convert."""
         try:
             return json.loads(data)
         except json.JSONDecodeError:
             raise
+        except UnicodeDecodeError:  # a ValueError too: told apart before the digit limit's
+            raise HTTPException(400, "The body is not UTF-8 text, as JSON must be.") from None
         except RecursionError:
             raise HTTPException(400, "The JSON is nested too deeply.") from None
         except ValueError:
@@ -351,52 +350,22 @@ def create_app(
     settings = settings or Settings()
     db = db or Database(settings.database_url, pool_size=settings.db_pool_size)
     actor_cache = ActorCache(settings.auth_cache_seconds)
-    hub = create_hub(db, poll_interval=settings.hub_poll_interval, on_identity_change=actor_cache.clear)
     web = WebAssets(settings.web_dir)
     documents = documents or DocumentService(settings)
-    graphql = CasewayGraphQL(db, settings, hub, actor_cache, web, documents)
-    sweeper = Sweeper(db, hub, poll_interval=settings.timer_poll_interval)
     configure_jobs(settings)
-    runner = (
-        JobRunner(db, hub, poll_interval=settings.job_poll_interval, concurrency=settings.job_concurrency)
-        if settings.run_jobs
-        else None
+    graphql = CasewayGraphQL(db, settings, actor_cache, web, documents)
+    background = graphql.background = Background(
+        db, settings, actor_cache=actor_cache, documents=documents, recheck=graphql.recheck_live_connections
     )
-    background: dict[str, asyncio.Task[Any] | None] = {}
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         tune_garbage_collector()
-        await hub.start()
-        if settings.run_timers:
-            sweeper.start()  # catches up with overdue timers in the background
-        if runner is not None:
-            runner.start()  # reconciles jobs a crash left RUNNING, then runs what is due
-        recheck = asyncio.create_task(graphql.recheck_live_connections())
-        signer = (  # signed history checkpoints, only with a key (engine/history.py)
-            asyncio.create_task(
-                checkpoint_forever(db, secret_key=settings.secret_key, interval=settings.checkpoint_interval)
-            )
-            if settings.secret_key
-            else None
-        )
-        background.update(hub.tasks, recheck=recheck, signer=signer)  # for /ready
-        if settings.run_timers:
-            background["sweeper"] = sweeper.task
-        if runner is not None:
-            background["job_runner"] = runner.task
-        collector = asyncio.create_task(collect_forever(db, documents.store))
+        await background.start()
         try:
             yield
         finally:
-            recheck.cancel()
-            collector.cancel()
-            if signer is not None:
-                signer.cancel()
-            await stop_within("the timer sweeper", sweeper.stop)
-            if runner is not None:
-                await stop_within("the job runner", runner.stop)
-            await stop_within("the event hub", hub.stop)
+            await background.stop()
             await stop_within("the database pool", db.dispose)
             metrics.process_stopping()
 
@@ -407,7 +376,7 @@ def create_app(
         routes=[
             Route("/", root),
             Route("/health", health),
-            Route("/ready", ready_endpoint(db, lambda: background)),
+            Route("/ready", ready_endpoint(db, lambda: background.tasks)),
             Route("/metrics", metrics_endpoint),
             Route("/graphql", graphql, methods=["GET", "POST"]),
             Route("/documents/{id}", download_endpoint(db, documents, actor_cache), methods=["GET"]),
@@ -429,10 +398,11 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.db = db
-    app.state.hub = hub
+    app.state.background = background
+    app.state.hub = background.hub
     app.state.actor_cache = actor_cache
-    app.state.sweeper = sweeper
-    app.state.job_runner = runner
+    app.state.sweeper = background.sweeper
+    app.state.job_runner = background.job_runner
     app.state.settings = settings
     app.state.documents = documents
     return app

@@ -1,4 +1,4 @@
-"""The `caseway` command: serve, migrate, demo, create-user, define-workflow, export-schema,
+"""The `caseway` command: serve, migrate, demo, create-user, define-workflow, check-workflow, export-schema,
 verify-history, checkpoint-history, run-due-timers, run-jobs, jobs, collect-documents.
 
 Every expected failure is one sentence on stderr and exit code 1 (server/cli_errors.py); a
@@ -152,10 +152,37 @@ async def _define_workflow(settings: Settings, path: Path) -> None:
         await db.dispose()
 
 
-async def _verify_history(settings: Settings, resource_id: str | None) -> bool:
-    """Print a sentence per chain; True if every chain is intact."""
-    from engine import history
+def _check_workflow(path: Path) -> bool:
+    """Print each finding as ``FILE: path: CODE message`` (its hint indented below); True when
+    none is an error. Offline: no database, so user and group ids are not looked up."""
+    from engine import workflows
+    from engine.diagnostics import Severity
+    from engine.errors import DomainError
 
+    try:
+        spec = load_spec(path)
+    except DomainError as error:  # a key given twice in the file
+        print(f"{path}: spec: INVALID_SPEC {error.message}")
+        return False
+    _, found = workflows.check_spec(spec)
+    for d in found:
+        print(f"{path}: {d.where}: {d.code} {d.message}")
+        if d.hint:
+            print(f"    hint: {d.hint}")
+    errors = sum(d.severity == Severity.ERROR for d in found)
+    print(f"{path}: {errors} errors, {len(found) - errors} warnings.", file=sys.stderr)
+    return errors == 0
+
+
+async def _verify_history(settings: Settings, resource_id: str | None, against: str | None) -> bool:
+    """Print a sentence per chain (then, with --all, one on the checkpoint sequence, and with
+    --against, on the copy); True if everything is intact."""
+    from engine import checkpoints, history
+    from server.checkpoints import copy_at, read_copy
+
+    copy = copy_at(against, endpoint_url=settings.s3_endpoint_url or None) if against else None
+    if copy is not None and not settings.secret_key:
+        raise CliError("--against needs CASEWAY_SECRET_KEY: the copy's checkpoints are checked with it.")
     db = await _migrated_db(settings)
     if not settings.secret_key:
         print("No secret key is configured (CASEWAY_SECRET_KEY): checking the hash chains alone.", file=sys.stderr)
@@ -169,42 +196,69 @@ async def _verify_history(settings: Settings, resource_id: str | None) -> bool:
             async for report in reports:  # printed as they come: --all reads the log in pages
                 print(report.message, flush=resource_id is not None)
                 checked, broken = checked + 1, broken + (not report.intact)
+            if resource_id is None:
+                print(f"{checked - broken} of {checked} histories intact.")
+            if resource_id is None and settings.secret_key:
+                sequence = await checkpoints.check_sequence(s, secret_key=settings.secret_key)
+                print("\n".join(sequence.sentences()))
+                broken += bool(sequence.problems)
+            if copy is not None:
+                broken += not await _compare_with_copy(s, copy, settings.secret_key, read_copy)
     finally:
         await db.dispose()
-    if resource_id is None:
-        print(f"{checked - broken} of {checked} histories intact.")
     return broken == 0
+
+
+async def _compare_with_copy(session: Any, copy: Any, secret_key: str, read_copy: Any) -> bool:
+    from engine import checkpoints
+
+    check, missing = await checkpoints.compare_with_copy(
+        session, read_copy(copy), secret_key=secret_key, where=copy.where
+    )
+    if check.count == 0:
+        where = copy.where[0].upper() + copy.where[1:]
+        print(f"{where} holds no checkpoint: export some first (checkpoint-history --export).")
+        return False
+    print("\n".join(check.sentences()))
+    print("\n".join(missing) or f"The database holds every one of the {check.count} checkpoints of {copy.where}.")
+    return not check.problems and not missing
 
 
 async def _one(report: Any) -> AsyncIterator[Any]:
     yield report
 
 
-async def _checkpoint_history(settings: Settings) -> None:
-    from server.checkpoints import run_checkpoints
+async def _checkpoint_history(settings: Settings, export_to: str | None) -> None:
+    from server.checkpoints import copy_at, export, run_checkpoints
 
     if not settings.secret_key:
         raise CliError("CASEWAY_SECRET_KEY is not set, so no checkpoint can be signed.")
+    copy = copy_at(export_to, endpoint_url=settings.s3_endpoint_url or None) if export_to else None
     db = await _migrated_db(settings)
     try:
         run = await run_checkpoints(db, secret_key=settings.secret_key)
+        if run.skipped:
+            print("Another process is signing checkpoints right now; nothing signed.")
+        else:
+            print(f"Signed {run.signed} checkpoints; the log is covered through seq {run.through_seq}.")
+        for chain in run.refused:
+            print(f"Not re-signed: the history of {chain} no longer matches its checkpoint (run verify-history).")
+        if copy is not None:
+            added, newest = await export(db, copy)
+            print(f"Exported {added} checkpoints to {copy.where.removeprefix('the copy at ')}; it holds 1 to {newest}.")
     finally:
         await db.dispose()
-    if run.skipped:
-        print("Another process is signing checkpoints right now; nothing to do.")
-        return
-    print(f"Signed {run.signed} checkpoints; the log is covered through seq {run.through_seq}.")
-    for chain in run.refused:
-        print(f"Not re-signed: the history of {chain} no longer matches its checkpoint (run verify-history).")
 
 
 async def _run_due_timers(settings: Settings, now: datetime | None, limit: int) -> None:
     from engine.clock import SYSTEM_CLOCK
-    from resolvers.timers import run_due_timers
+    from server.background import publishing
+    from server.timer_runs import run_due_timers
 
     db = await _migrated_db(settings)
     try:
-        run = await run_due_timers(db, now=now or SYSTEM_CLOCK.now(), limit=limit)
+        async with publishing(db):  # the servers hear of what fired (its jobs, its log entries)
+            run = await run_due_timers(db, now=now or SYSTEM_CLOCK.now(), limit=limit)
     finally:
         await db.dispose()
     for entry in run.fired:
@@ -233,29 +287,23 @@ async def _collect_documents(settings: Settings, grace: float) -> None:
 
 async def _run_jobs(settings: Settings, *, once: bool) -> None:
     """A worker without HTTP: the job runner alone, until stopped (``--once``: until nothing is due)."""
-    from server.hub import create_hub
+    from server.background import publishing
     from server.job_runner import JobRunner
     from server.shutdown import stop_within
 
     db = await _migrated_db(settings)
-    runner = JobRunner(
-        db,
-        None if once else create_hub(db),
-        poll_interval=settings.job_poll_interval,
-        concurrency=settings.job_concurrency,
-    )
     try:
-        if once:
-            print(f"Finished {await runner.drain()} jobs.")
-            return
-        assert runner.hub is not None
-        await runner.hub.start()
-        runner.start()
-        await asyncio.Event().wait()  # until the process is stopped
+        async with publishing(db) as hub:  # outcomes' log entries reach the servers' hubs
+            runner = JobRunner(db, hub, poll_interval=settings.job_poll_interval, concurrency=settings.job_concurrency)
+            try:
+                if once:
+                    print(f"Finished {await runner.drain()} jobs.")
+                    return
+                runner.start()
+                await asyncio.Event().wait()  # until the process is stopped
+            finally:
+                await stop_within("the job runner", runner.stop)
     finally:
-        await stop_within("the job runner", runner.stop)
-        if runner.hub is not None:
-            await stop_within("the event hub", runner.hub.stop)
         await stop_within("the database pool", db.dispose)
 
 
@@ -338,14 +386,31 @@ def _parser() -> argparse.ArgumentParser:
     create_user.add_argument("--display-name", help="the name shown to others (default: the login)")
     define = command("define-workflow", "define a workflow (a new version if its short name exists) from a spec file")
     define.add_argument("file", type=Path, help="a YAML (.yaml, .yml) or JSON (.json) workflow spec")
+    check = command(
+        "check-workflow",
+        "check a workflow spec file without defining it: one line per finding, exit 1 if one is an error",
+    )
+    check.add_argument("file", type=Path, help="a YAML (.yaml, .yml) or JSON (.json) workflow spec")
     command("export-schema", "print the GraphQL schema (SDL)")
     verify = command(
         "verify-history", "verify the activity hash chains and their signed checkpoints (exit 1 if broken)"
     )
     target = verify.add_mutually_exclusive_group(required=True)
     target.add_argument("resource_id", nargs="?", metavar="RESOURCE_ID", help="a project, subproject or item id")
-    target.add_argument("--all", action="store_true", help="every chain")
-    command("checkpoint-history", "sign checkpoints of every chain that grew, now (needs CASEWAY_SECRET_KEY)")
+    target.add_argument("--all", action="store_true", help="every chain, and the sequence of checkpoints")
+    verify.add_argument(
+        "--against",
+        metavar="DIR|s3://BUCKET/PREFIX",
+        help="also check the checkpoints against a copy made by checkpoint-history --export (deleted, rolled back)",
+    )
+    checkpoint = command(
+        "checkpoint-history", "sign checkpoints of every chain that grew, now (needs CASEWAY_SECRET_KEY)"
+    )
+    checkpoint.add_argument(
+        "--export",
+        metavar="DIR|s3://BUCKET/PREFIX",
+        help="then add the checkpoints the copy lacks to it, outside the database (for verify-history --against)",
+    )
     due = command("run-due-timers", "fire the timers due now (or at --now), oldest first")
     due.add_argument("--now", type=_when, help="an ISO 8601 time to fire what is due at (default: now)")
     due.add_argument("--limit", type=int, default=10_000, help="at most this many timers (default 10000)")
@@ -466,11 +531,14 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         asyncio.run(_create_user(settings, args))
     elif args.command == "define-workflow":
         asyncio.run(_define_workflow(settings, args.file))
+    elif args.command == "check-workflow":
+        if not _check_workflow(args.file):
+            raise SystemExit(1)
     elif args.command == "verify-history":
-        if not asyncio.run(_verify_history(settings, None if args.all else args.resource_id)):
+        if not asyncio.run(_verify_history(settings, None if args.all else args.resource_id, args.against)):
             raise SystemExit(1)
     elif args.command == "checkpoint-history":
-        asyncio.run(_checkpoint_history(settings))
+        asyncio.run(_checkpoint_history(settings, args.export))
     elif args.command == "run-due-timers":
         if args.limit < 1:
             parser.error("--limit must be at least 1")

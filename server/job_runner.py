@@ -1,7 +1,7 @@
 """The job runner: a background task of every server process, and the whole of
 ``caseway run-jobs``.
 
-It claims due jobs (resolvers/job_runs.py: committed RUNNING before any handler runs), runs up
+It claims due jobs (server/job_runs.py: committed RUNNING before any handler runs), runs up
 to ``concurrency`` of them at once, and claims more as they finish. A commit that writes jobs
 wakes it through the event hub: in-process, and with PostgreSQL by NOTIFY from another process
 whose own runner could not take them (it runs none, or has no free slot). Otherwise it sleeps
@@ -26,8 +26,8 @@ import httpx
 from engine.clock import SYSTEM_CLOCK, Clock
 from engine.jobs import RetryPolicy, job_kinds, set_policy, webhook
 from models import Database
-from resolvers.job_runs import Completions, claim_due, next_due, run_claimed
 from server.hub import EventHub
+from server.job_runs import Completions, claim_due, next_due, run_claimed
 from server.settings import Settings
 
 log = logging.getLogger("caseway.job_runner")
@@ -125,9 +125,7 @@ class JobRunner:
     async def _run_one(self, claim) -> None:  # type: ignore[no-untyped-def]
         http = self._client()
         try:
-            state = await run_claimed(
-                self.db, claim, clock=self.clock.now, http=http, hub=self.hub, completions=self._completions
-            )
+            state = await run_claimed(self.db, claim, clock=self.clock.now, http=http, completions=self._completions)
             if state is None:
                 self.lost += 1
                 log.warning("job %s: its outcome was not recorded (claim lost, or the database failed)", claim.id)

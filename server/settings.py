@@ -40,10 +40,16 @@ class Settings(BaseSettings):
     # --- Bounded work per request (schema/limits.py, server/request_limits.py; docs/api.md "Request limits") ---
     max_body_bytes: int = 1_000_000  # a request body larger than this is refused with 413
     max_query_tokens: int = 2_000  # tokens in one GraphQL document; parsing 5,000 took ~36 ms here (bench A1)
+    # characters of one GraphQL document, comments and whitespace included: the parser reads each
+    # one (a 990 KB comment held the server 604 ms; 100,000 characters take ~20 ms)
+    max_query_chars: int = 100_000
     max_query_depth: int = 15  # nested selections, fragments followed
     max_aliases: int = 50  # aliased fields in one document
     max_query_cost: int = 50_000  # nodes a query may ask for, from the `first` arguments along each path
     operation_timeout: float = 10.0  # seconds a query or mutation may run, HTTP or WebSocket, before it is stopped
+    # Queries whose root field the read planner can compile are answered by one SQL statement
+    # that builds their JSON (resolvers/compiled); false: every field through its resolver.
+    compiled_reads: bool = True
 
     # --- Logins and tokens (engine/throttle.py) ---
     login_free_failures: int = 5  # failed logins per login name or address before any delay

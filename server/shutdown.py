@@ -8,6 +8,7 @@ are still stopped and the database pool is still closed.
 """
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
@@ -58,3 +59,11 @@ def _awaiting(coro: object) -> list[str]:
         chain.append(f"{frame.f_code.co_filename}:{frame.f_lineno} in {frame.f_code.co_name}")
         coro = getattr(coro, "cr_await", None) or getattr(coro, "gi_yieldfrom", None) or getattr(coro, "ag_await", None)
     return chain
+
+
+async def cancel_and_wait(task: "asyncio.Task[Any]") -> None:
+    """Cancel a background loop and wait until it has ended: a loop only cancelled may still be
+    running (in a ``finally``, or on a connection) when the process goes on to close the pool."""
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task

@@ -18,9 +18,9 @@ from datetime import datetime, timedelta
 from engine import lifecycle, timers
 from engine.clock import SYSTEM_CLOCK, Clock
 from models import Database, as_utc
-from resolvers.timers import run_due_timers
 from server import metrics
 from server.hub import EventHub
+from server.timer_runs import run_due_timers
 
 log = logging.getLogger("caseway.sweeper")
 
@@ -63,7 +63,7 @@ class Sweeper:
     async def sweep(self) -> datetime | None:
         """Resume the cases whose suspension ended and fire what is due now; when the next timer
         or suspension falls due (None: neither)."""
-        run = await run_due_timers(self.db, clock=self.clock.now, limit=BATCH, hub=self.hub)
+        run = await run_due_timers(self.db, clock=self.clock.now, limit=BATCH)
         fired = [e for e in run.fired if "timer" in e.data]
         self.fired += len(fired)
         for entry in fired:  # lateness: from fireAt to the entry's commit

@@ -1,6 +1,7 @@
 """Architecture rules that are cheap to check."""
 
 import ast
+import re
 from pathlib import Path
 
 from schema import schema
@@ -27,6 +28,47 @@ def test_engine_and_models_never_import_the_api_layer():
                     assert name.split(".")[0] not in forbidden, f"{path} imports {name}"
 
 
+def _imports(path: Path) -> set[str]:
+    """The top-level packages a module imports, wherever the import is (inside functions too)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+def _layer_table() -> dict[str, set[str] | None]:
+    """docs/architecture.md's table of layers: each directory and the layers it may import
+    (None: all of them)."""
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    table = text[text.index("| directory | what | may import |") :].split("\n\n")[0]
+    layers: dict[str, set[str] | None] = {}
+    for row in table.splitlines()[2:]:
+        directory, _, may = (cell.strip() for cell in row.strip("|").split(" | "))
+        name = directory.strip("`/")
+        layers[name] = None if may == "all" else set(re.findall(r"`(\w+)`", may))
+    return layers
+
+
+def test_every_layer_imports_only_what_the_architecture_table_allows():
+    """The table of layers in docs/architecture.md, checked module by module: models import
+    nothing of the others, the engine only models, resolvers the engine and models, schema
+    those and resolvers, the server all (an arrow up, such as schema importing server.metrics,
+    fails here)."""
+    layers = _layer_table()
+    assert {"models", "engine", "resolvers", "schema", "server"} <= set(layers), layers
+    wrong = []
+    for layer, allowed in layers.items():
+        if allowed is None:
+            continue
+        others = set(layers) - allowed - {layer}
+        for path in sorted((ROOT / layer).rglob("*.py")):
+            wrong += [f"{path.relative_to(ROOT)} imports {name}" for name in sorted(_imports(path) & others)]
+    assert wrong == []
+
+
 def test_migrations_match_the_models(tmp_path):
     """Autogenerate against a freshly migrated database finds nothing to do."""
     from alembic.autogenerate import compare_metadata
@@ -35,11 +77,13 @@ def test_migrations_match_the_models(tmp_path):
     from sqlmodel import SQLModel
 
     from server.migrate import upgrade
+    from tests.fixtures.database import modelled
 
     upgrade(f"sqlite:///{tmp_path / 'm.db'}")
     engine = create_engine(f"sqlite:///{tmp_path / 'm.db'}")
     with engine.connect() as conn:
-        diff = compare_metadata(MigrationContext.configure(conn, opts={"compare_type": True}), SQLModel.metadata)
+        options = {"compare_type": True, "include_name": modelled}
+        diff = compare_metadata(MigrationContext.configure(conn, opts=options), SQLModel.metadata)
     engine.dispose()
     assert diff == []
 
@@ -77,3 +121,66 @@ def test_a_graphql_document_name_means_one_document_and_a_shared_document_is_wri
             by_text.setdefault(text, set()).update(paths)
     copied = sorted(sorted(paths) for paths in by_text.values() if len(paths) > 1)
     assert copied == [], "the same document written in two modules: move it to tests/fixtures/documents.py"
+
+
+def _engine_modules() -> dict[str, Path]:
+    modules = {}
+    for path in sorted((ROOT / "engine").rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return modules
+
+
+def _engine_imports(name: str, path: Path, modules: dict[str, Path]) -> list[tuple[int, str, bool]]:
+    """The engine modules ``name`` imports: (line, module, whether inside a function)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = []
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            inside = in_function or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+            if isinstance(child, ast.Import):
+                found.extend((child.lineno, a.name, inside) for a in child.names if a.name in modules)
+            elif isinstance(child, ast.ImportFrom):
+                base = child.module or ""
+                if child.level:
+                    base = ".".join([*package.split(".")[: len(package.split(".")) - child.level + 1], base]).strip(".")
+                for alias in child.names:
+                    target = f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
+                    if target in modules and target != name:
+                        found.append((child.lineno, target, inside))
+            visit(child, inside)
+
+    visit(ast.parse(path.read_text()), False)
+    return found
+
+
+def test_engine_imports_run_one_way():
+    """No import inside a function in engine/ (the way a circle is dodged), and no circle among
+    the engine's modules: the parent <-> child recursion is a function handed down
+    (engine/children.py), the built-in callbacks register when the engine package is imported
+    (engine/registry.py), shared rules live below both of their users."""
+    modules = _engine_modules()
+    graph: dict[str, set[str]] = {}
+    local = []
+    for name, path in modules.items():
+        imports = _engine_imports(name, path, modules)
+        local += [f"{path.relative_to(ROOT)}:{line} imports {target}" for line, target, inside in imports if inside]
+        graph[name] = {target for _, target, _ in imports if target != "engine"}  # the package: its own exports
+    assert local == [], "an import inside a function"
+    done: set[str] = set()
+
+    def cycle_from(name: str, path: list[str]) -> list[str] | None:
+        if name in path:
+            return [*path[path.index(name) :], name]
+        if name in done:
+            return None
+        for target in sorted(graph[name]):
+            found = cycle_from(target, [*path, name])
+            if found:
+                return found
+        done.add(name)
+        return None
+
+    cycles = [c for c in (cycle_from(name, []) for name in sorted(graph)) if c]
+    assert cycles == [], f"an import circle: {' -> '.join(cycles[0])}"

@@ -13,6 +13,7 @@ from sqlmodel import SQLModel
 
 from models import Database
 from server.migrate import alembic_config, upgrade
+from tests.fixtures.database import modelled
 
 
 async def tables_and_diff(url: str) -> tuple[set[str], list]:
@@ -22,7 +23,8 @@ async def tables_and_diff(url: str) -> tuple[set[str], list]:
             tables = set(await conn.run_sync(lambda c: inspect(c).get_table_names()))
             diff = await conn.run_sync(
                 lambda c: compare_metadata(
-                    MigrationContext.configure(c, opts={"compare_type": True}), SQLModel.metadata
+                    MigrationContext.configure(c, opts={"compare_type": True, "include_name": modelled}),
+                    SQLModel.metadata,
                 )
             )
     finally:

@@ -6,7 +6,7 @@
 - ``kinds``: what each kind does (``JobKind``, ``Transient``, ``Permanent``), the registry.
 - ``webhook``: the built-in kind.
 
-The runner that commits around handlers lives in ``resolvers/job_runs.py`` (one job) and
+The runner that commits around handlers lives in ``server/job_runs.py`` (one job) and
 ``server/job_runner.py`` (the background task).
 """
 
@@ -24,7 +24,7 @@ from engine.jobs.kinds import (
     register_job_kind,
     set_policy,
 )
-from engine.jobs.outbox import check_job, enqueue, jobs_written
+from engine.jobs.outbox import check_job, enqueue
 from engine.jobs.policy import DEFAULT_POLICY, RetryPolicy
 
 __all__ = [
@@ -40,7 +40,6 @@ __all__ = [
     "check_job",
     "enqueue",
     "job_kinds",
-    "jobs_written",
     "policy_for",
     "register_job_kind",
     "set_policy",

@@ -128,9 +128,7 @@ def job_kinds() -> dict[str, JobKind]:
     """Every known kind: the built-ins, then those of plugins (entry point group ``caseway.jobs``)."""
     global _plugins_loaded
     if not _plugins_loaded:
-        _plugins_loaded = True
-        import engine.jobs.webhook  # noqa: F401 - registers the built-in kind
-
+        _plugins_loaded = True  # the built-in kind registered with engine.jobs (its __init__ imports webhook)
         for ep in entry_points(group="caseway.jobs"):
             loaded = ep.load()
             kind = loaded() if isinstance(loaded, type) else loaded

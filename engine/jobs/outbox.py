@@ -10,18 +10,22 @@ refuses, e.g. a webhook endpoint the operator has not configured.
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.activity import LogEntry
 from engine.jobs.kinds import job_kinds
-from models import Job, new_id
+from models import Case, Job, WorkflowItem, new_id, unit_of_work
 
-if TYPE_CHECKING:  # engine.context needs the workflows, which check jobs with this module
-    from engine.context import CaseContext
 
-JOBS_WRITTEN = "caseway.jobs_written"
+class CaseContext(Protocol):
+    """What ``enqueue`` reads of an engine.context.CaseContext; not imported from there, since
+    engine.context needs the workflows, which check jobs with this module."""
+
+    session: AsyncSession
+    case: Case
+    item: WorkflowItem
 
 
 def check_job(kind: str, args: Any, *, defining: bool) -> list[str] | None:
@@ -35,7 +39,7 @@ def check_job(kind: str, args: Any, *, defining: bool) -> list[str] | None:
 
 
 async def enqueue(
-    ctx: "CaseContext", entry: LogEntry, decls: Sequence[tuple[str, Mapping[str, Any]]], now: datetime
+    ctx: CaseContext, entry: LogEntry, decls: Sequence[tuple[str, Mapping[str, Any]]], now: datetime
 ) -> list[Job]:
     """Write the jobs ``(kind, args)`` of an action just logged as ``entry``, due now, in the
     caller's transaction."""
@@ -69,12 +73,8 @@ async def enqueue(
 
 
 def jobs_were_written(session: AsyncSession) -> None:
-    """Mark the transaction: whoever commits it wakes the runners (``jobs_written``)."""
-    session.info[JOBS_WRITTEN] = True
+    """Mark the transaction's unit of work: once it commits, the job runners are woken."""
+    unit_of_work(session).jobs = True
 
 
-def jobs_written(session: AsyncSession) -> bool:
-    return bool(session.info.get(JOBS_WRITTEN))
-
-
-__all__ = ["check_job", "enqueue", "jobs_were_written", "jobs_written"]
+__all__ = ["check_job", "enqueue", "jobs_were_written"]

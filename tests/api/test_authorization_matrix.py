@@ -6,6 +6,7 @@ table's code with the database unchanged (every table compared row by row); then
 is done for, on a fresh scene of its own (a done change would alter what the next one meets).
 """
 
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from tests.fixtures.documents import (
     EXECUTE,
     GRANT,
     NODE_ID,
+    SET_DEPUTY,
 )
 from tests.fixtures.jobs import left_job
 from tests.fixtures.uploads import multipart
@@ -122,6 +124,12 @@ async def build_scene(gql, db, ids: dict[str, str]) -> Scene:
     document = attached.json()["data"]["addDocument"]["document"]["id"]
     group = (await _ok(gql, CREATE_GROUP, {"name": Scene.unique("team")}, tokens["admin"]))["group"]["id"]
     await _ok(gql, ADD_MEMBER, {"g": group, "u": ids["victim"]}, tokens["admin"])
+    # The stranger stands in for the victim (who plays no role in the scene) for a day to come,
+    # a day of its own per scene (a test makes several for the same users).
+    starts = datetime.now(UTC) + timedelta(days=int(Scene.unique("")))
+    period = {"from": starts.isoformat(), "until": (starts + timedelta(days=1)).isoformat()}
+    deputy = {"userId": ids["victim"], "deputyId": ids["stranger"], **period}
+    deputyship = await _ok(gql, SET_DEPUTY, {"input": deputy}, tokens["admin"])
     # A version of the scene's own to retire (retiring the bug workflow would reach other scenes).
     retirable = (await _ok(gql, DEFINE, {"spec": bug_spec(Scene.unique("old"))}, tokens["admin"]))["workflow"]
     return Scene(
@@ -140,7 +148,12 @@ async def build_scene(gql, db, ids: dict[str, str]) -> Scene:
         group=group,
         victim=ids["victim"],
         document=document,
-        extra={"workflow": case["workflow"]["id"], "version": case["workflow"], "retirable": retirable},
+        extra={
+            "workflow": case["workflow"]["id"],
+            "deputyship": deputyship["deputyship"]["id"],
+            "version": case["workflow"],
+            "retirable": retirable,
+        },
     )
 
 

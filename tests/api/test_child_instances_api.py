@@ -38,6 +38,8 @@ def sign_off(*for_each) -> dict:
                 "trigger": "dynamic",
                 "enabled_states": ["open"],
                 "new_state": "done",
+                # a role may be left empty, and the parent would then never fire: its timer does
+                "timeout_seconds": 30 * 24 * 3600,
                 "for_each": [{"role": r, "mapping": m} for r, m in for_each],
                 "children": {"sign_off": {"allowed_roles": ["author"]}},
             }

@@ -135,12 +135,16 @@ async def test_child_workflows_nest_at_most_four_levels(gql, make_user):
     def nested(depth: int) -> dict:
         action: dict = {"trigger": "workflow", "states": {f"s{depth}": {"terminal": True}}, "children": {}}
         if depth < 5:
-            action["children"][f"c{depth}"] = nested(depth + 1)
+            action["children"][f"c{depth}"] = nested(depth + 1) | {"enabled_states": [f"s{depth}"]}
         else:
             action["children"][f"leaf{depth}"] = {"enabled_states": [f"s{depth}"]}
         return action
 
-    spec = {"short_name": "deep", "states": {"open": {}}, "actions": {"c0": nested(1) | {"enabled_states": ["open"]}}}
+    spec = {
+        "short_name": "deep",
+        "states": {"open": {}, "done": {"terminal": True}},
+        "actions": {"c0": nested(1) | {"enabled_states": ["open"], "new_state": "done"}},
+    }
     answer = (await gql(DEFINE, {"spec": spec}, token=admin))["defineWorkflow"]
     path = ["spec", "actions", "c0", "children", "c1", "children", "c2", "children", "c3", "children", "c4"]
     assert [(e["field"], e["message"]) for e in answer["userErrors"]] == [

@@ -315,7 +315,7 @@ def paper_spec(short_name: str) -> dict:
     return {
         "short_name": short_name,
         "roles": {"clerk": {"callbacks": ["item_assignee"]}},
-        "states": {"open": {}, "submitted": {}},
+        "states": {"open": {}, "submitted": {}, "filed": {"terminal": True}},
         "actions": {
             "open": {"trigger": "init", "new_state": "open"},
             "submit": {
@@ -325,6 +325,7 @@ def paper_spec(short_name: str) -> dict:
                 "attach_documents": True,
             },
             "note": {"allowed_roles": ["clerk"], "always_enabled": True},
+            "file": {"allowed_roles": ["clerk"], "enabled_states": ["submitted"], "new_state": "filed"},
         },
     }
 

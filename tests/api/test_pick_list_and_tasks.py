@@ -19,8 +19,11 @@ def triage_spec(allowed):
     return {
         "short_name": "triage",
         "roles": {"reporter": {}, "fixer": {"allowed_parties": allowed}},
-        "states": {"open": {}},
-        "actions": {"note": {"allowed_roles": ["reporter", "fixer"], "always_enabled": True}},
+        "states": {"open": {}, "closed": {"terminal": True}},
+        "actions": {
+            "note": {"allowed_roles": ["reporter", "fixer"], "always_enabled": True},
+            "close": {"allowed_roles": ["fixer"], "enabled_states": ["open"], "new_state": "closed"},
+        },
     }
 
 

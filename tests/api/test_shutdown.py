@@ -8,7 +8,7 @@ import time
 import pytest
 
 from models import Database
-from server import shutdown
+from server import background, shutdown
 from server.app import create_app
 from server.job_runner import JobRunner
 from server.settings import Settings
@@ -81,3 +81,25 @@ async def test_a_part_whose_stop_fails_is_logged_and_the_rest_still_stops(
     assert all(t.done() for t in hub_tasks)
     sweeper_task.cancel()  # what its real stop would have done
     await asyncio.gather(sweeper_task, return_exceptions=True)
+
+
+async def test_every_background_part_has_ended_when_the_shutdown_returns(db: Database, monkeypatch: pytest.MonkeyPatch):
+    """One owner (server/background.py) starts every part and awaits each one's end: none is
+    left running (merely cancelled) once the lifespan is over, not even a part whose ending
+    takes a while (here the document collector, as when cancelled amid a pass)."""
+
+    async def collector_slow_to_end(*_: object) -> None:
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await asyncio.sleep(0.2)  # e.g. giving its connection back
+
+    monkeypatch.setattr(background, "collect_forever", collector_slow_to_end)
+    settings = Settings(database_url=db.url, timer_poll_interval=60, job_poll_interval=60, secret_key="k" * 32)
+    app = create_app(settings, db=db)
+    async with app.router.lifespan_context(app):
+        tasks = app.state.background.tasks
+        running = {name for name, task in tasks.items() if task is not None and not task.done()}
+        assert {"hub", "recheck", "collector", "signer", "sweeper", "job_runner"} <= running, tasks
+    assert [name for name, task in tasks.items() if task is not None and not task.done()] == []
+    assert db.publisher is None  # the stopped server hears no more commits

@@ -12,7 +12,7 @@ from sqlalchemy import delete
 import engine
 from engine import task_index
 from models import TaskAssignment
-from resolvers.timers import run_due_timers
+from server.timer_runs import run_due_timers
 from tests.fixtures.builders import bug_case, build_tree, mutate
 from tests.fixtures.child_workflows import EXECUTE_ID, REVIEW, define, new_item, run, tip_item
 from tests.fixtures.documents import (

@@ -22,14 +22,14 @@ SPEC = {
     "states": {"draft": {}, "waiting": {}, "expired": {"terminal": True}, "nudged": {}},
     "actions": {
         "start": {"trigger": "init", "new_state": "draft"},
-        "submit": {"enabled_states": ["draft"], "new_state": "waiting"},
+        "submit": {"enabled_states": ["draft", "nudged"], "new_state": "waiting"},
         "expire": {"trigger": "time", "enabled_states": ["waiting"], "timeout_seconds": HOUR, "new_state": "expired"},
         "nudge": {"enabled_states": ["draft"], "timeout_seconds": 2 * HOUR, "new_state": "nudged"},
     },
 }
 TRIAGE = {
     "short_name": "triage",
-    "states": {"new": {}, "sorted": {}},
+    "states": {"new": {}, "sorted": {"terminal": True}},
     "actions": {
         "start": {"trigger": "init", "new_state": "new"},
         "triage": {"trigger": "auto", "enabled_states": ["new"], "new_state": "sorted"},

@@ -2,7 +2,8 @@
 `caseway serve` processes started here, each on a fresh database, with the built web assets.
 
 Skipped with one line when there is no browser or nothing is built. Screenshots go to
-build/browser-artifacts/ (not in git).
+build/browser-artifacts/ (not in git): those a test takes, and one of every page a failed
+test had open (named failed-<test>-<n>.png).
 """
 
 import asyncio
@@ -22,6 +23,14 @@ from tests.fixtures.database import BACKEND, POSTGRES_URL, admin_sql
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "build" / "browser-artifacts"
+# axe-core from web/node_modules (a devDependency: `make web` installs it), run in the page.
+AXE = ROOT / "web" / "node_modules" / "axe-core" / "axe.min.js"
+AXE_RUN = """async () => {
+  const result = await axe.run(document, {resultTypes: ['violations']});
+  return result.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.impact} ${v.id}: ${v.help} at ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join('; ')}`);
+}"""
 CHROMIUM = os.environ.get("CASEWAY_TEST_CHROMIUM", "/usr/bin/chromium")
 # Without the background-networking flags Chromium calls Google's hosts, which a closed
 # network refuses noisily (and the network-log assertions would have to filter them out).
@@ -130,19 +139,49 @@ class Page:
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         await self.page.screenshot(path=str(ARTIFACTS / f"{BACKEND}-{name}.png"), full_page=True)
 
+    async def axe(self, view: str) -> None:
+        """No serious or critical axe-core violation on the page as it is now (`view` names it in
+        the failure); and the page does not scroll sideways."""
+        assert AXE.is_file(), f"{AXE} is missing: run make web (npm ci in web/)"
+        if not await self.page.evaluate("typeof window.axe !== 'undefined'"):
+            # Evaluated, not a <script>: the server's Content Security Policy allows no inline script.
+            await self.page.evaluate(AXE.read_text() + "\n;true")
+        violations = await self.page.evaluate(AXE_RUN)
+        assert violations == [], f"axe on {view}: {violations}"
+        overflow = await self.page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 0, f"{view} scrolls sideways by {overflow} px"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Iterator[None]:
+    """Keeps each phase's report on the test, so open_page knows at teardown that it failed."""
+    outcome = yield
+    report = outcome.get_result()
+    setattr(item, f"report_{report.when}", report)
+
 
 @pytest.fixture
-async def open_page(browser: Any) -> AsyncIterator[Any]:
-    """``await open_page(server)``: a fresh context (no shared storage) and its page."""
+async def open_page(browser: Any, request: pytest.FixtureRequest) -> AsyncIterator[Any]:
+    """``await open_page(server, width=1400)``: a fresh context (no shared storage) and its page.
+    When the test fails, a screenshot of each of its pages is kept."""
     contexts = []
+    pages: list[Page] = []
 
-    async def open_(server: Serve) -> Page:
-        context = await browser.new_context(viewport={"width": 1400, "height": 900})
+    async def open_(server: Serve, width: int = 1400) -> Page:
+        context = await browser.new_context(viewport={"width": width, "height": 900})
         context.set_default_timeout(15_000)
         contexts.append(context)
-        return Page(await context.new_page(), server)
+        pages.append(Page(await context.new_page(), server))
+        return pages[-1]
 
     yield open_
+    report = getattr(request.node, "report_call", None)
+    if report is not None and report.failed:
+        for n, page in enumerate(pages):
+            try:
+                await page.screenshot(f"failed-{request.node.name}-{n}")
+            except Exception:  # noqa: BLE001 - a page that died cannot be shot; the failure says why
+                pass
     for context in contexts:
         await context.close()
 

@@ -58,7 +58,8 @@ async def test_alice_acts_on_a_board_and_bob_sees_it_live_without_reloading(serv
     await alice.page.get_by_role("link", name="Scaffolding").click()
     await alice.page.get_by_role("button", name="Submit", exact=True).click()
     await alice.page.get_by_label("Comment").fill("Ready for review")
-    await alice.page.get_by_role("button", name="Submit now").click()
+    await alice.page.get_by_role("button", name="Preview").click()
+    await alice.page.get_by_role("button", name="Confirm Submit").click()
     await expect(alice.page.get_by_test_id("case-state")).to_have_text("Submitted")
 
     # bob's card moved column, and his feed grew, without a reload.

@@ -1,6 +1,8 @@
 """GraphiQL in Chromium: from Caseway's own assets, the editor renders and runs a query with the
 token in the headers tab."""
 
+import re
+
 from playwright.async_api import expect
 
 from tests.fixtures.browser import demo_ids, execute
@@ -48,3 +50,27 @@ async def test_graphiql_runs_a_subscription_over_the_websocket(servers, open_pag
     assert any(url.startswith(f"ws://127.0.0.1:{first.port}/graphql") for url in page.requests)
     assert page.foreign_requests() == []
     assert page.policy_violations() == []
+
+
+async def test_graphiql_shows_why_a_subscription_was_refused(servers, open_page):
+    """Not signed in, the headers tab holds a placeholder token: the server closes the socket
+    with 4403 and its reason, which the result pane shows (it used to spin forever); a query
+    with the same header gets the same sentence over HTTP."""
+    first, _ = servers
+    page = await open_page(first)
+    await page.page.goto(first.url + "/graphql")
+    editor = page.page.locator(".graphiql-query-editor .monaco-editor").first
+    await expect(editor).to_be_visible()
+    await editor.click()
+    await page.page.keyboard.press("ControlOrMeta+A")
+    await page.page.keyboard.press("Delete")
+    await page.page.keyboard.insert_text("subscription Refused { activity { seq kind } }")
+    await expect(page.page.locator(".graphiql-tab").filter(has_text="Refused")).to_be_visible()  # parsed
+    await page.page.locator(".graphiql-execute-button").click()
+    result = page.page.locator(".result-window")
+    await expect(result).to_contain_text("The server closed the subscription (4403)")
+    await expect(result).to_contain_text("token")
+    # Finished, not spinning: the button offers to run again rather than to stop.
+    await expect(page.page.locator(".graphiql-execute-button")).to_have_attribute("aria-label", re.compile("^Execute query"))
+    await page.screenshot("graphiql-subscription-refused")
+    assert page.foreign_requests() == []

@@ -37,19 +37,24 @@ async def test_carol_reviews_an_item_from_her_tasks(servers, open_page):
     await expect(diagram.locator("svg g.current")).to_contain_text("submitted")
 
     await carol.page.get_by_role("button", name="Start review", exact=True).click()
-    await carol.page.get_by_role("button", name="Start review now").click()
+    await carol.page.get_by_role("button", name="Preview").click()
+    await expect(carol.page.get_by_test_id("preview")).to_contain_text("Gutters will be In review")
+    await carol.page.get_by_role("button", name="Confirm Start review").click()
     await expect(carol.page.get_by_test_id("case-state")).to_have_text("In review")
     await expect(diagram.locator("svg g.current")).to_contain_text("in_review")
 
     await carol.page.get_by_role("button", name="Approve", exact=True).click()
     form = carol.page.get_by_role("form", name="Approve")
-    await form.get_by_role("button", name="Confirm").click()  # no resolution chosen
-    refusal = form.locator("label:has-text('Resolution') + .field-errors")
+    await form.get_by_role("button", name="Preview").click()  # no resolution chosen
+    refusal = form.locator(".field:has(label:has-text('Resolution')) .field-errors")
     await expect(refusal).to_be_visible()
+    await expect(form.get_by_test_id("preview")).to_have_count(0)
     await expect(carol.page.get_by_test_id("case-state")).to_have_text("In review")  # nothing changed
     await form.get_by_label("Resolution").select_option(label="With conditions")
     await form.get_by_label("Comment").fill("Use copper")
-    await form.get_by_role("button", name="Confirm").click()
+    await form.get_by_role("button", name="Preview").click()
+    await expect(form.get_by_test_id("preview")).to_contain_text("Gutters will be Approved (completed)")
+    await form.get_by_role("button", name="Confirm Approve").click()
     await expect(carol.page.get_by_test_id("case-state")).to_have_text("Approved")
     await expect(carol.page.get_by_test_id("case-status")).to_have_text("COMPLETED")
     await expect(carol.page.get_by_test_id("history-entry").filter(has_text="Use copper")).to_have_count(1)

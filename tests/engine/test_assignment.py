@@ -40,9 +40,10 @@ async def test_privileges_allow_an_action(db, make_actor):
     spec = {
         "short_name": "memo",
         "roles": {"author": {"callbacks": ["creation_user"]}},
-        "states": {"open": {}},
+        "states": {"open": {}, "filed": {"terminal": True}},
         "actions": {
-            "annotate": {"allowed_roles": ["author"], "privileges": ["workflowItem.update"], "always_enabled": True}
+            "annotate": {"allowed_roles": ["author"], "privileges": ["workflowItem.update"], "always_enabled": True},
+            "file": {"allowed_roles": ["author"], "enabled_states": ["open"], "new_state": "filed"},
         },
     }
     async with db.transaction() as s:

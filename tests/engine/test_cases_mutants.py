@@ -10,10 +10,10 @@ from tests.fixtures.builders import bug_case
 MEMO = {
     "short_name": "memo",
     "roles": {"author": {"callbacks": ["creation_user"]}},
-    "states": {"open": {}},
+    "states": {"open": {}, "signed": {"terminal": True}},
     "actions": {
         "annotate": {"allowed_roles": ["author"], "privileges": ["workflowItem.update"], "always_enabled": True},
-        "sign": {"allowed_roles": ["author"], "always_enabled": True},
+        "sign": {"allowed_roles": ["author"], "enabled_states": ["open"], "new_state": "signed"},
     },
 }
 

@@ -162,9 +162,10 @@ async def test_the_unknown_action_message_is_bounded(db, make_actor, count, endi
     owner = await make_actor("owner")
     spec = {
         "short_name": "wide",
-        "states": {"open": {}},
+        "states": {"open": {}, "done": {"terminal": True}},
         "actions": {f"a{i:02}": {"always_enabled": True} for i in range(count)},
     }
+    spec["actions"]["a00"]["new_state"] = "done"
     async with db.transaction() as s:
         await workflows.define_workflow(s, actor=None, spec=spec)
     _, (case,) = await bug_case(db, owner, owner, workflow="wide")

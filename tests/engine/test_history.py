@@ -12,7 +12,8 @@ from sqlalchemy import bindparam, select, text
 
 import engine
 from engine.activity import entry_hash
-from engine.history import Problem, checkpoint_history, verify_all, verify_history
+from engine.checkpoints import checkpoint_history
+from engine.history import Problem, verify_all, verify_history
 from models import Activity
 from server.app import create_app
 from server.checkpoints import run_checkpoints
@@ -275,18 +276,30 @@ async def test_migration_0008_rehashes_existing_chains(fresh_url):
             async with db.session() as s:
                 return [r.intact async for r in verify_all(s, secret_key="")]
 
+        async def down_to_0007() -> None:
+            """0007's table, with the columns added after 0008 (empty, as for entries written
+            before them), so today's model reads it."""
+            await asyncio.to_thread(command.downgrade, alembic_config(fresh_url), "0007")
+            await db.engine.dispose()  # pooled connections may remember the schema before
+            await sql(db, "ALTER TABLE activity ADD COLUMN on_behalf_of VARCHAR")
+
+        async def up_again() -> None:
+            await sql(db, "ALTER TABLE activity DROP COLUMN on_behalf_of")
+            await db.engine.dispose()
+            await asyncio.to_thread(upgrade, fresh_url)
+
         assert await intact() == [True] * 4
-        await asyncio.to_thread(command.downgrade, alembic_config(fresh_url), "0007")
+        await down_to_0007()
         assert await intact() == [False] * 4  # the old hashes leave out seq, case_id and chain
-        await asyncio.to_thread(upgrade, fresh_url)
+        await up_again()
         assert await intact() == [True] * 4
 
         # Tampered with under the old scheme: the upgrade must not seal it under new hashes.
         _, item_id, _, _ = await two_items(db, owner, dev)
         seqs = await seqs_of(db, item_id)
-        await asyncio.to_thread(command.downgrade, alembic_config(fresh_url), "0007")
+        await down_to_0007()
         await sql(db, "UPDATE activity SET comment = 'never fixed' WHERE seq = :s", s=seqs[-2])
-        await asyncio.to_thread(upgrade, fresh_url)
+        await up_again()
         async with db.session() as s:
             reports = {r.resource_id: r async for r in verify_all(s, secret_key="")}
         assert (reports[item_id].intact, reports[item_id].broken_at) == (False, seqs[-2])

@@ -14,7 +14,7 @@ import engine
 from engine.jobs import JobKind, Permanent, Transient, records, register_job_kind
 from engine.jobs import kinds as job_kinds_module
 from models import Job
-from resolvers.job_runs import Completions
+from server.job_runs import Completions
 from tests.fixtures.database import BACKEND
 from tests.fixtures.jobs import Shop, configure_billing, workflow_with_job
 from tests.fixtures.receiver import Receiver

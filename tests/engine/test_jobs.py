@@ -233,10 +233,11 @@ def ledger():  # type: ignore[no-untyped-def]
 async def _ledger_case(shop: Shop, account: str) -> str:
     spec = {
         "short_name": f"booked_{account}",
-        "states": {"open": {}},
+        "states": {"open": {}, "closed": {"terminal": True}},
         "actions": {
             "open": {"trigger": "init", "new_state": "open"},
             "book": {"privileges": ["workflowItem.update"], "always_enabled": True},
+            "close": {"privileges": ["workflowItem.update"], "enabled_states": ["open"], "new_state": "closed"},
         },
         "side_effects": [{"ledger": {"account": account}}],  # every action of the workflow
     }

@@ -12,7 +12,7 @@ from engine.actors import SYSTEM_ID
 from engine.clock import SettableClock
 from engine.context import load_case
 from models import Activity, Case, EnabledAction
-from resolvers.timers import run_due_timers
+from server.timer_runs import run_due_timers
 from tests.fixtures.engine import new_subproject
 
 HOUR = 3600
@@ -27,8 +27,6 @@ LEAVE = {
         "draft": {},
         "waiting": {},
         "expired": {"terminal": True},
-        "approved": {"terminal": True},
-        "rejected": {"terminal": True},
     },
     "actions": {
         "start": {"trigger": "init", "new_state": "draft"},
@@ -55,11 +53,12 @@ REVIEW = {
 # An automatic triage in the initial state, then a timeout of 0 in the next one.
 TRIAGE = {
     "short_name": "triage",
-    "states": {"new": {}, "sorted": {}, "queued": {}},
+    "states": {"new": {}, "sorted": {}, "queued": {}, "done": {"terminal": True}},
     "actions": {
         "start": {"trigger": "init", "new_state": "new"},
         "triage": {"trigger": "auto", "enabled_states": ["new"], "new_state": "sorted"},
         "enqueue": {"enabled_states": ["sorted"], "timeout_seconds": 0, "new_state": "queued"},
+        "finish": {"enabled_states": ["queued"], "new_state": "done"},
     },
 }
 

@@ -15,7 +15,7 @@ from engine import registry
 from engine.errors import DomainError
 from models import Activity, EnabledAction
 from tests.fixtures.builders import bug_case, enabled, run, state_of
-from tests.fixtures.specs import decision
+from tests.fixtures.specs import decision, store_as_before
 
 
 async def define(db, spec):
@@ -91,7 +91,7 @@ async def test_an_on_fire_callback_picks_the_output_even_of_an_automatic_action(
         {
             "short_name": "triage",
             "roles": {"author": {"callbacks": ["creation_user"]}},
-            "states": {"draft": {}, "submitted": {}, "board": {}, "approved": {"terminal": True}},
+            "states": {"draft": {}, "submitted": {}, "board": {"terminal": True}, "approved": {"terminal": True}},
             "actions": {
                 "submit": {"allowed_roles": ["author"], "enabled_states": ["draft"], "new_state": "submitted"},
                 "route": {
@@ -166,11 +166,16 @@ async def test_resolutions_are_required_checked_logged_and_listed(db, make_actor
 GATED = {
     "short_name": "gated",
     "roles": {"crew": {"callbacks": ["creation_user"]}},
-    "states": {"open": {}},
+    "states": {"open": {}, "approved": {"terminal": True}},
     "actions": {
         "remind": {"allowed_roles": ["crew"], "always_enabled": True, "depends_on": {"remind": {"max": 2}}},
         "review": {"allowed_roles": ["crew"], "always_enabled": True},
-        "approve": {"allowed_roles": ["crew"], "always_enabled": True, "depends_on": {"review": {"min": 2}}},
+        "approve": {
+            "allowed_roles": ["crew"],
+            "enabled_states": ["open"],
+            "depends_on": {"review": {"min": 2}},
+            "new_state": "approved",
+        },
         "amend": {"allowed_roles": ["crew"], "always_enabled": True, "depends_on": {"review": {"min": 0, "max": 1}}},
     },
 }
@@ -304,9 +309,14 @@ async def test_the_built_in_condition_item_has_amount(db, make_actor):
         {
             "short_name": "payable",
             "roles": {"crew": {"callbacks": ["creation_user"]}},
-            "states": {"open": {}},
+            "states": {"open": {}, "paid": {"terminal": True}},
             "actions": {
-                "pay": {"allowed_roles": ["crew"], "always_enabled": True, "enable_conditions": ["item_has_amount"]},
+                "pay": {
+                    "allowed_roles": ["crew"],
+                    "enabled_states": ["open"],
+                    "enable_conditions": ["item_has_amount"],
+                    "new_state": "paid",
+                },
                 "note": {"allowed_roles": ["crew"], "always_enabled": True},
             },
         },
@@ -428,8 +438,14 @@ LOOPING = {
 
 
 async def test_automatic_actions_that_never_stop_are_refused_as_a_loop_and_change_nothing(db, make_actor):
+    """Refused at definition now (AUTO_LOOP); a workflow stored before that check still loads,
+    and its loop is stopped at run time."""
     owner = await make_actor("owner")
-    await define(db, LOOPING)
+    with pytest.raises(DomainError) as refused_definition:
+        await define(db, LOOPING)
+    assert ("AUTO_LOOP", ("actions", "to_pong")) in [(d.code, d.path) for d in refused_definition.value.diagnostics]
+    async with db.transaction() as s:
+        await store_as_before(s, LOOPING)
     case = await new_case(db, owner, "looping")
     before, log_before = await state_of(db, case.id), len(await log_of(db, case.id))
     error = await refused(db, run, db, owner, case.id, "start")

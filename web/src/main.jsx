@@ -10,11 +10,13 @@ import { LOGOUT, VIEWER } from './api/documents.js';
 import { startLive, stopLive } from './api/live.js';
 import { useLiveStatus, useRoute } from './hooks.js';
 import { Failed, Loading } from './ui.jsx';
+import { Admin } from './views/Admin.jsx';
 import { Board } from './views/Board.jsx';
 import { Feed } from './views/Feed.jsx';
 import { Item } from './views/Item.jsx';
 import { Login } from './views/Login.jsx';
 import { NotificationBadge } from './views/Notifications.jsx';
+import { Permissions } from './views/Permissions.jsx';
 import { Projects } from './views/Projects.jsx';
 import { Tasks } from './views/Tasks.jsx';
 
@@ -25,40 +27,63 @@ const STATUS_TEXT = {
   offline: 'Offline',
 };
 
-function Page({ route }) {
+function Page({ route, viewer }) {
   const [view, id] = route;
   if (view === 'subproject' && id) return <Board id={id} />;
   if (view === 'item' && id) return <Item id={id} />;
+  if (view === 'permissions' && id) return <Permissions id={id} />;
   if (view === 'tasks') return <Tasks />;
-  return <Projects />;
+  if (view === 'admin' && viewer.admin) return <Admin tab={id} />;
+  return <Projects viewer={viewer} />;
 }
+
+const TITLES = { subproject: 'Board', item: 'Item', permissions: 'Permissions', tasks: 'My tasks', admin: 'Administration' };
 
 function Shell({ viewer, signOut }) {
   const route = useRoute();
   const status = useLiveStatus();
+  // The feed is open beside the page on a wide screen and folded on a narrow one until asked for.
+  const [feedOpen, setFeedOpen] = useState(() => window.matchMedia('(min-width: 1100px)').matches);
   useEffect(() => {
     document.body.dataset.live = status;
   }, [status]);
+  useEffect(() => {
+    document.title = `${TITLES[route[0]] ?? 'Projects'} · Caseway`;
+  }, [route]);
+  const here = route[0] ?? '';
   return (
-    <div className="shell">
+    <div className={`shell${feedOpen ? ' feed-open' : ''}`}>
+      <a className="skip" href="#main" onClick={(e) => {
+        e.preventDefault();
+        document.getElementById('main')?.focus();
+      }}>
+        Skip to the page
+      </a>
       <header>
         <a className="brand" href="#/">
           Caseway
         </a>
-        <nav>
-          <a href="#/">Projects</a>
-          <a href="#/tasks">My tasks</a>
+        <nav aria-label="Main">
+          <a href="#/" aria-current={here === '' ? 'page' : undefined}>Projects</a>
+          <a href="#/tasks" aria-current={here === 'tasks' ? 'page' : undefined}>My tasks</a>
+          {viewer.admin && (
+            <a href="#/admin/users" aria-current={here === 'admin' ? 'page' : undefined}>
+              Admin
+            </a>
+          )}
         </nav>
-        <span className={`live live-${status}`} data-testid="live-status" role="status">
-          {STATUS_TEXT[status]}
-        </span>
-        <NotificationBadge />
-        <span className="viewer" data-testid="viewer">
-          {viewer.displayName}
-        </span>
-        <button type="button" onClick={signOut}>
-          Sign out
-        </button>
+        <div className="header-end">
+          <span className={`live live-${status}`} data-testid="live-status" role="status">
+            {STATUS_TEXT[status]}
+          </span>
+          <NotificationBadge />
+          <span className="viewer" data-testid="viewer">
+            {viewer.displayName}
+          </span>
+          <button type="button" className="sign-out" onClick={signOut}>
+            Sign out
+          </button>
+        </div>
       </header>
       {status === 'lost' && (
         <div className="banner" role="alert">
@@ -66,10 +91,10 @@ function Shell({ viewer, signOut }) {
         </div>
       )}
       <div className="columns">
-        <main>
-          <Page route={route} />
+        <main id="main" tabIndex={-1}>
+          <Page route={route} viewer={viewer} />
         </main>
-        <Feed />
+        <Feed open={feedOpen} onToggle={() => setFeedOpen((o) => !o)} />
       </div>
     </div>
   );

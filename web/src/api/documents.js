@@ -10,11 +10,11 @@ export const CARD = `fragment Card on WorkflowItem {
   id displayName amount amountType currency dueDate status
   assignee { ...Party }
   subproject { id }
-  case { id status version state { shortName prettyName } }
+  case { id status version state { shortName prettyName } workflow { id } }
 }`;
 
 export const ACTIVITY = `fragment Activity on Activity {
-  id seq at kind action comment
+  id seq at kind action comment data
   actor { id login displayName }
   project { id displayName }
   subproject { id displayName }
@@ -28,13 +28,23 @@ ${ACTIVITY}
 ${CARD}
 ${PARTY}`;
 
-export const LIVE_NOTIFICATIONS = `subscription LiveNotifications {
-  notifications { id level createdAt readAt activity { id kind action workflowItem { id displayName } } }
+const NOTE = `fragment Note on Notification {
+  id level createdAt readAt
+  activity {
+    id kind action data actor { id login displayName }
+    project { id displayName } subproject { id displayName }
+    workflowItem { id displayName case { id workflow { id } } }
+  }
 }`;
+
+export const LIVE_NOTIFICATIONS = `subscription LiveNotifications {
+  notifications { ...Note }
+}
+${NOTE}`;
 
 export const LOGIN = `mutation Login($login: String!, $password: String!) {
   login(input: {login: $login, password: $password}) {
-    token user { id login displayName }
+    token user { id login displayName admin }
     userErrors { code message field }
   }
 }`;
@@ -43,26 +53,32 @@ export const LOGOUT = `mutation Logout { logout { revokedTokens userErrors { cod
 
 export const VIEWER = `query Viewer { viewer { id login displayName admin } }`;
 
-export const PROJECTS = `query Projects {
-  projects(first: 100) {
+export const PROJECTS = `query Projects($filter: ProjectFilter) {
+  projects(first: 100, filter: $filter) {
     totalCount
     edges { node {
-      id displayName description status tags
+      id displayName description status tags allowedIntents
       subprojects(first: 100) {
         totalCount
-        edges { node { id displayName currency status workflow { prettyName } } }
+        edges { node { id displayName currency status workflow { prettyName version } } }
       }
     } }
   }
 }`;
 
-export const BOARD = `query Board($id: ID!, $after: String) {
+export const BOARD = `query Board($id: ID!, $after: String, $filter: ProjectFilter) {
   node(id: $id) {
     ... on Subproject {
-      id displayName currency status allowedIntents workflowMode
+      id displayName description currency status allowedIntents workflowMode tags
       project { id displayName }
-      workflow { id prettyName states { shortName prettyName terminal } }
-      workflowItems(first: 100, after: $after) {
+      assignee { ...Party }
+      validator { ...Party }
+      workflow {
+        id shortName prettyName version states { shortName prettyName terminal }
+        roles { shortName prettyName }
+        actions { shortName prettyName newState outputs { name newState } }
+      }
+      workflowItems(first: 100, after: $after, filter: $filter) {
         totalCount
         pageInfo { hasNextPage endCursor }
         edges { node { ...Card } }
@@ -81,23 +97,26 @@ export const REORDER = `mutation Reorder($subprojectId: ID!, $ordering: [ID!]!) 
 }`;
 
 const HISTORY_ENTRY = `fragment HistoryEntry on Activity {
-  id seq at kind action comment actor { id login displayName }
+  id seq at kind action comment data actor { id login displayName }
 }`;
 
 export const ITEM = `query Item($id: ID!) {
   node(id: $id) {
     ... on WorkflowItem {
       ...Card
-      description tags billingDate exchangeRate rejectReason createdAt allowedIntents
-      subproject { id displayName project { id displayName } }
+      description tags billingDate exchangeRate rejectReason createdAt allowedIntents additionalData
+      subproject { id displayName currency project { id displayName } }
       case {
         id status version suspendedUntil
         state { shortName prettyName }
-        workflow { id prettyName version diagram }
+        workflow { id prettyName version diagram states { shortName prettyName } }
         roles { role { shortName prettyName } assignees { ...Party } pickList { ...Party } }
         myActions {
           id fireAt
-          action { shortName prettyName outputs { name newState } resolutions { code prettyName } }
+          action {
+            shortName prettyName newState attachDocuments
+            outputs { name newState } resolutions { code prettyName }
+          }
         }
       }
     }
@@ -122,6 +141,7 @@ ${HISTORY_ENTRY}`;
 export const EXECUTE = `mutation Execute($input: ExecuteActionInput!) {
   executeAction(input: $input) {
     activity { id seq }
+    preview { version status state { shortName prettyName } enabledActions { shortName prettyName } }
     case { id status version state { shortName prettyName } }
     userErrors { code message field }
   }
@@ -133,6 +153,7 @@ export const REASSIGN = `mutation Reassign($input: ReassignRoleInput!) {
 
 export const TASKS = `query Tasks {
   myTasks(first: 100) {
+    pageInfo { hasNextPage }
     totalCount
     edges { node {
       id fireAt enabledAt
@@ -145,9 +166,10 @@ export const TASKS = `query Tasks {
 export const NOTIFICATIONS = `query Notifications {
   notifications(first: 20) {
     unreadCount
-    edges { node { id level createdAt readAt activity { id kind action workflowItem { id displayName } } } }
+    edges { node { ...Note } }
   }
-}`;
+}
+${NOTE}`;
 
 export const MARK_READ = `mutation MarkRead { markNotificationsRead(input: {all: true}) { unreadCount userErrors { code message } } }`;
 
@@ -178,3 +200,135 @@ export const REMOVE_DOCUMENT = `mutation RemoveDocument($input: RemoveDocumentIn
   }
 }
 ${DOCUMENT}`;
+
+const ERRORS = 'userErrors { code message field }';
+
+export const CREATE_PROJECT = `mutation CreateProject($input: CreateProjectInput!) {
+  createProject(input: $input) { project { id displayName } ${ERRORS} }
+}`;
+
+export const UPDATE_PROJECT = `mutation UpdateProject($input: UpdateResourceInput!) {
+  updateProject(input: $input) { project { id } ${ERRORS} }
+}`;
+
+export const CLOSE_PROJECT = `mutation CloseProject($input: CloseInput!) {
+  closeProject(input: $input) { project { id status } ${ERRORS} }
+}`;
+
+export const CREATE_SUBPROJECT = `mutation CreateSubproject($input: CreateSubprojectInput!) {
+  createSubproject(input: $input) { subproject { id displayName } ${ERRORS} }
+}`;
+
+export const UPDATE_SUBPROJECT = `mutation UpdateSubproject($input: UpdateResourceInput!) {
+  updateSubproject(input: $input) { subproject { id } ${ERRORS} }
+}`;
+
+export const CLOSE_SUBPROJECT = `mutation CloseSubproject($input: CloseInput!) {
+  closeSubproject(input: $input) { subproject { id status } ${ERRORS} }
+}`;
+
+export const CREATE_ITEM = `mutation CreateItem($input: CreateWorkflowItemInput!) {
+  createWorkflowItem(input: $input) { workflowItem { id displayName } ${ERRORS} }
+}`;
+
+export const UPDATE_ITEM = `mutation UpdateItem($input: UpdateWorkflowItemInput!) {
+  updateWorkflowItem(input: $input) { workflowItem { id } ${ERRORS} }
+}`;
+
+export const ASSIGN_ITEM = `mutation AssignItem($input: AssignInput!) {
+  assignWorkflowItem(input: $input) { workflowItem { id } ${ERRORS} }
+}`;
+
+export const CANCEL_CASE = `mutation CancelCase($input: CancelCaseInput!) {
+  cancelCase(input: $input) { case { id status } ${ERRORS} }
+}`;
+
+/** The latest version of each workflow to start a subproject with (all versions, oldest first). */
+export const WORKFLOWS = `query WorkflowList($after: String) {
+  workflows(first: 100, after: $after) {
+    pageInfo { hasNextPage endCursor }
+    edges { node {
+      id shortName prettyName version
+      roles { shortName prettyName }
+      states { shortName prettyName terminal }
+      actions { shortName prettyName }
+    } }
+  }
+}`;
+
+export const WORKFLOW = `query WorkflowDetail($id: ID!) {
+  node(id: $id) { ... on Workflow { id shortName prettyName version spec diagram } }
+}`;
+
+export const DEFINE_WORKFLOW = `mutation DefineWorkflow($input: DefineWorkflowInput!) {
+  defineWorkflow(input: $input) { workflow { id shortName version } ${ERRORS} }
+}`;
+
+export const USERS = `query Users($after: String) {
+  users(first: 100, after: $after) {
+    totalCount
+    pageInfo { hasNextPage endCursor }
+    edges { node { id login displayName organization admin disabled } }
+  }
+}`;
+
+export const CREATE_USER = `mutation CreateUser($input: CreateUserInput!) {
+  createUser(input: $input) { user { id login displayName } ${ERRORS} }
+}`;
+
+export const DISABLE_USER = `mutation DisableUser($input: DisableUserInput!) {
+  disableUser(input: $input) { user { id disabled } ${ERRORS} }
+}`;
+
+export const GROUP = `query GroupDetail($id: ID!) {
+  node(id: $id) { ... on Group { id name displayName members { id login displayName } } }
+}`;
+
+export const CREATE_GROUP = `mutation CreateGroup($input: CreateGroupInput!) {
+  createGroup(input: $input) { group { id name displayName members { id login displayName } } ${ERRORS} }
+}`;
+
+export const ADD_MEMBER = `mutation AddMember($input: GroupMemberInput!) {
+  addGroupMember(input: $input) { group { id members { id login displayName } } ${ERRORS} }
+}`;
+
+export const REMOVE_MEMBER = `mutation RemoveMember($input: GroupMemberInput!) {
+  removeGroupMember(input: $input) { group { id members { id login displayName } } ${ERRORS} }
+}`;
+
+export const PERMISSIONS = `query Permissions($id: ID!) {
+  node(id: $id) {
+    __typename
+    ... on Project { id displayName allowedIntents permissions { intent parties { ...Party } } }
+    ... on Subproject { id displayName allowedIntents permissions { intent parties { ...Party } } }
+    ... on WorkflowItem { id displayName allowedIntents permissions { intent parties { ...Party } } }
+  }
+}
+${PARTY}`;
+
+export const GRANT = `mutation Grant($input: PermissionInput!) {
+  grantPermission(input: $input) { ${ERRORS} }
+}`;
+
+export const REVOKE = `mutation Revoke($input: PermissionInput!) {
+  revokePermission(input: $input) { ${ERRORS} }
+}`;
+
+/** What the viewer may do on one card now: for a drag onto another column. */
+export const CARD_ACTIONS = `query CardActions($id: ID!) {
+  node(id: $id) {
+    ... on WorkflowItem {
+      id displayName
+      case {
+        id version
+        myActions {
+          id
+          action {
+            shortName prettyName newState attachDocuments
+            outputs { name newState } resolutions { code prettyName }
+          }
+        }
+      }
+    }
+  }
+}`;

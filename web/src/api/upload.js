@@ -10,11 +10,17 @@ import { RequestError, getToken } from './client.js';
  * rejects with a RequestError: no answer, an answer that is not GraphQL, or GraphQL errors (the
  * server's 413 for a body far over its limit is one, with its sentence).
  */
-export function uploadFile(query, variables, path, file, { onProgress } = {}) {
+export function uploadFile(query, variables, path, file, options = {}) {
+  return uploadFiles(query, variables, [[path, file]], options);
+}
+
+/** As uploadFile, with several files: `files` is a list of [variable path, File]. */
+export function uploadFiles(query, variables, files, { onProgress } = {}) {
   const body = new FormData();
   body.append('operations', JSON.stringify({ query, variables }));
-  body.append('map', JSON.stringify({ 0: [path] }));
-  body.append('0', file, file.name);
+  body.append('map', JSON.stringify(Object.fromEntries(files.map(([path], i) => [String(i), [path]]))));
+  files.forEach(([, file], i) => body.append(String(i), file, file.name));
+  const file = { size: files.reduce((n, [, f]) => n + f.size, 0) };
 
   return new Promise((resolve, reject) => {
     const request = new XMLHttpRequest();

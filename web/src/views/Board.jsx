@@ -1,23 +1,30 @@
 // A subproject's board: its workflow items in columns by case state (the workflow's states in
-// order), each column in the subproject's display order. Dragging a card onto another puts it
-// before that one (reorderWorkflowItems). Live: a card follows its item's events in place.
+// order), each column in the subproject's display order, scrolling inside the board on a narrow
+// screen. Dragging a card onto a card of its column puts it before that one
+// (reorderWorkflowItems); onto another column runs the action that leads there, after its
+// preview (a menu when several do). Each card's "Move" button does both from the keyboard.
+// Filters: name and tag (the server's), assignee and overdue (on the page). Live: a card follows
+// its item's events in place.
 import { memo, useCallback, useEffect, useRef, useState } from 'react';
 
 import { gql } from '../api/client.js';
-import { BOARD, REORDER } from '../api/documents.js';
+import { BOARD, CARD_ACTIONS, CLOSE_SUBPROJECT, REORDER } from '../api/documents.js';
 import { onActivity } from '../api/live.js';
-import { money, partyName } from '../format.js';
+import { meetParties } from '../api/people.jsx';
+import { money, overdue, partyName } from '../format.js';
 import { useDebounced, useLoad } from '../hooks.js';
-import { Empty, Failed, FieldErrors, Loading } from '../ui.jsx';
+import { Dialog, Empty, Failed, FieldErrors, Loading, useMutation } from '../ui.jsx';
+import { ActionDialog } from './ActionDialog.jsx';
+import { ItemForm, SubprojectForm } from './Forms.jsx';
 
-async function loadBoard(id) {
+async function loadBoard(id, filter) {
   let after = null;
   let subproject = null;
   const items = [];
   // A page is at most 100 items; the board shows them all, a few pages at most (the ordering
   // itself is bounded by the server).
-  for (;;) {
-    const { node } = await gql(BOARD, { id, after });
+  for (let page = 0; page < 20; page += 1) {
+    const { node } = await gql(BOARD, { id, after, filter });
     if (!node?.workflowItems) return null; // no such node, hidden, or not a subproject
     subproject = node;
     items.push(...node.workflowItems.edges.map((e) => e.node));
@@ -28,10 +35,11 @@ async function loadBoard(id) {
 }
 
 // Memoized: a live event re-renders the one card it changed, not the whole board.
-const Card = memo(function Card({ item, draggable, onDragStart, onDrop }) {
+const Card = memo(function Card({ item, draggable, onDragStart, onDrop, onMove }) {
+  const late = overdue(item.dueDate) && item.status === 'OPEN';
   return (
     <article
-      className="card"
+      className={`card${late ? ' late' : ''}`}
       data-testid="card"
       data-item={item.id}
       data-state={item.case.state.shortName}
@@ -39,12 +47,13 @@ const Card = memo(function Card({ item, draggable, onDragStart, onDrop }) {
       onDragStart={(e) => {
         e.dataTransfer.setData('text/plain', item.id);
         e.dataTransfer.effectAllowed = 'move';
-        onDragStart(item.id);
+        onDragStart(item);
       }}
       onDragOver={(e) => draggable && e.preventDefault()}
       onDrop={(e) => {
         e.preventDefault();
-        onDrop(item.id);
+        e.stopPropagation();
+        onDrop(item);
       }}
     >
       <a href={`#/item/${item.id}`}>{item.displayName}</a>
@@ -60,26 +69,172 @@ const Card = memo(function Card({ item, draggable, onDragStart, onDrop }) {
         {item.dueDate && (
           <>
             <dt>Due</dt>
-            <dd className="due">{item.dueDate}</dd>
+            <dd className="due">
+              {item.dueDate}
+              {late && <strong className="overdue"> overdue</strong>}
+            </dd>
           </>
         )}
       </dl>
       {item.case.status !== 'ACTIVE' && <span className="tag">{item.case.status}</span>}
+      {draggable && (
+        <button type="button" className="link move" onClick={() => onMove(item)} aria-label={`Move ${item.displayName}`}>
+          Move…
+        </button>
+      )}
     </article>
   );
 });
 
+/** The viewer's actions on `item` that lead to each state: [{state, enabled, output}]. */
+function routes(node) {
+  const out = [];
+  for (const enabled of node.case.myActions) {
+    const { action } = enabled;
+    if (action.outputs.length) {
+      for (const o of action.outputs) out.push({ state: o.newState, enabled, output: o.name });
+    } else if (action.newState) {
+      out.push({ state: action.newState, enabled, output: '' });
+    }
+  }
+  return out;
+}
+
+/** Where a card can go: the actions leading to `target` (or to any state when target is null),
+ * and, from the keyboard, earlier or later in its column. */
+function MoveDialog({ item, target, states, canReorder, onReorder, onChoose, onClose }) {
+  const [found, setFound] = useState(null);
+  const [error, setError] = useState(null);
+  useEffect(() => {
+    gql(CARD_ACTIONS, { id: item.id }).then(
+      ({ node }) => setFound(node ? { node, routes: routes(node) } : { node: null, routes: [] }),
+      setError,
+    );
+  }, [item.id]);
+  useEffect(() => {
+    // Exactly one action leads to the column the card was dropped on: straight to its preview.
+    if (found && target) {
+      const here = found.routes.filter((r) => r.state === target);
+      if (here.length === 1) onChoose(found.node, here[0]);
+    }
+  }, [found, target, onChoose]);
+  const choices = found ? found.routes.filter((r) => !target || r.state === target) : [];
+  const name = (s) => states.find((x) => x.shortName === s)?.prettyName ?? s;
+  return (
+    <Dialog title={target ? `Move ${item.displayName} to ${name(target)}` : `Move ${item.displayName}`} onClose={onClose}
+      testid="move-dialog">
+      <Failed error={error} />
+      {!found && !error && <Loading what="what you may do" />}
+      {found && choices.length === 0 && (
+        <p className="state empty">
+          {target
+            ? `None of your actions takes ${item.displayName} from ${item.case.state.prettyName} to ${name(target)}.`
+            : `Nothing of yours moves ${item.displayName} to another column now.`}
+        </p>
+      )}
+      {choices.length > 0 && (
+        <ul className="menu" aria-label="Actions">
+          {choices.map((r) => (
+            <li key={r.enabled.id + r.output}>
+              <button type="button" onClick={() => onChoose(found.node, r)}>
+                {r.enabled.action.prettyName}
+                {r.output && ` (${r.output})`} → {name(r.state)}
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+      {!target && canReorder && (
+        <div className="buttons">
+          <button type="button" onClick={() => onReorder(item, -1)}>
+            Earlier in the column
+          </button>
+          <button type="button" onClick={() => onReorder(item, 1)}>
+            Later in the column
+          </button>
+        </div>
+      )}
+    </Dialog>
+  );
+}
+
+function Filters({ filter, setFilter, people, subproject }) {
+  return (
+    <form className="filters" role="search" aria-label="Filter the board" onSubmit={(e) => e.preventDefault()}>
+      <label>
+        Name
+        <input type="search" name="search" value={filter.search} maxLength={200} placeholder="Contains…"
+          onChange={(e) => setFilter({ ...filter, search: e.target.value })} />
+      </label>
+      <label>
+        Tag
+        <input name="tag" value={filter.tag} maxLength={64} onChange={(e) => setFilter({ ...filter, tag: e.target.value })} />
+      </label>
+      <label>
+        Status
+        <select name="status" value={filter.status} onChange={(e) => setFilter({ ...filter, status: e.target.value })}>
+          <option value="">Any</option>
+          <option value="OPEN">Open</option>
+          <option value="CLOSED">Closed</option>
+        </select>
+      </label>
+      <label>
+        Assignee
+        <select name="assignee" value={filter.assignee} onChange={(e) => setFilter({ ...filter, assignee: e.target.value })}>
+          <option value="">Anyone</option>
+          {people.map((p) => (
+            <option key={p.id} value={p.id}>
+              {partyName(p)}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label className="check">
+        <input type="checkbox" checked={filter.overdue} onChange={(e) => setFilter({ ...filter, overdue: e.target.checked })} />
+        Overdue only
+      </label>
+      <span className="visually-hidden" aria-live="polite">{subproject}</span>
+    </form>
+  );
+}
+
+const NO_FILTER = { search: '', tag: '', status: '', assignee: '', overdue: false };
+
 export function Board({ id }) {
-  const [{ loading, error, data }, reload] = useLoad(() => loadBoard(id), [id]);
+  const [filter, setFilter] = useState(NO_FILTER);
+  const [serverFilter, setServerFilter] = useState(null);
+  const [{ loading, error, data }, reload] = useLoad(() => loadBoard(id, serverFilter), [id, serverFilter]);
   const [items, setItems] = useState([]);
   const [dragged, setDragged] = useState(null);
   const [reorderErrors, setReorderErrors] = useState([]);
+  const [moving, setMoving] = useState(null); // {item, target}
+  const [running, setRunning] = useState(null); // {node, route}
+  const [dialog, setDialog] = useState(null); // 'item' | 'edit' | 'close'
+  const [said, setSaid] = useState('');
   const reloadSoon = useDebounced(reload, 150);
   const dropRef = useRef(null);
-  const onDrop = useCallback((targetId) => dropRef.current(targetId), []);
+  const onDrop = useCallback((target) => dropRef.current(target), []);
+  const onMove = useCallback((item) => setMoving({ item, target: null }), []);
+  const [close, closing] = useMutation(CLOSE_SUBPROJECT, 'closeSubproject');
+
+  // The name and tag filters are the server's: sent once typing pauses.
+  useEffect(() => {
+    const timer = setTimeout(() => {
+      const f = {};
+      if (filter.search.trim()) f.search = filter.search.trim();
+      if (filter.tag.trim()) f.tag = filter.tag.trim();
+      if (filter.status) f.status = filter.status;
+      const next = Object.keys(f).length ? f : null;
+      setServerFilter((current) => (JSON.stringify(current) === JSON.stringify(next) ? current : next));
+    }, 250);
+    return () => clearTimeout(timer);
+  }, [filter.search, filter.tag, filter.status]);
 
   useEffect(() => {
-    if (data) setItems(data.items);
+    if (data) {
+      setItems(data.items);
+      meetParties(data.items.map((it) => it.assignee));
+    }
   }, [data]);
 
   useEffect(
@@ -111,24 +266,61 @@ export function Board({ id }) {
     return <Empty>There is no such subproject, or you may not view it.</Empty>;
   }
   const { subproject } = data;
-  const canReorder = subproject.allowedIntents.includes('subproject.reorderWorkflowItems');
+  const intents = subproject.allowedIntents;
+  const filtered = Boolean(serverFilter) || filter.assignee || filter.overdue;
+  const canReorder = intents.includes('subproject.reorderWorkflowItems') && !filtered;
+  const canMove = subproject.status === 'OPEN';
+  const open = subproject.status === 'OPEN';
 
-  async function drop(targetId) {
-    if (!canReorder || !dragged || dragged === targetId) return;
-    const ids = items.map((it) => it.id).filter((x) => x !== dragged);
-    ids.splice(ids.indexOf(targetId), 0, dragged);
+  async function reorder(ids) {
     const before = items;
     const byId = new Map(items.map((it) => [it.id, it]));
     setItems(ids.map((x) => byId.get(x)));
-    setDragged(null);
     try {
       const { reorderWorkflowItems: result } = await gql(REORDER, { subprojectId: id, ordering: ids });
       setReorderErrors(result.userErrors);
       if (result.userErrors.length) setItems(before);
+      return !result.userErrors.length;
     } catch (failure) {
       setReorderErrors([{ code: 'FAILED', message: failure.message, field: null }]);
       setItems(before);
+      return false;
     }
+  }
+
+  async function drop(target) {
+    const source = dragged;
+    setDragged(null);
+    if (!source || source.id === target.id) return;
+    if (target.case.state.shortName !== source.case.state.shortName) {
+      dropOnColumn(target.case.state.shortName, source);
+      return;
+    }
+    if (!canReorder) return;
+    const ids = items.map((it) => it.id).filter((x) => x !== source.id);
+    ids.splice(ids.indexOf(target.id), 0, source.id);
+    await reorder(ids);
+  }
+
+  function dropOnColumn(state, source = dragged) {
+    setDragged(null);
+    if (!source || source.case.state.shortName === state) return;
+    setMoving({ item: source, target: state });
+  }
+
+  async function step(item, by) {
+    // Earlier/later among the cards of its own column, as a drag would put it.
+    const column = items.filter((it) => it.case.state.shortName === item.case.state.shortName);
+    const at = column.findIndex((it) => it.id === item.id);
+    const other = column[at + by];
+    if (!other) {
+      setSaid(`${item.displayName} is already ${by < 0 ? 'first' : 'last'} in its column.`);
+      return;
+    }
+    const ids = items.map((it) => it.id).filter((x) => x !== item.id);
+    const place = ids.indexOf(other.id) + (by > 0 ? 1 : 0);
+    ids.splice(place, 0, item.id);
+    if (await reorder(ids)) setSaid(`${item.displayName} moved ${by < 0 ? 'up' : 'down'}.`);
   }
 
   dropRef.current = drop;
@@ -137,6 +329,13 @@ export function Board({ id }) {
   for (const item of items) {
     if (!states.some((s) => s.shortName === item.case.state.shortName)) states.push(item.case.state);
   }
+  const shown = items.filter(
+    (it) =>
+      (!filter.assignee || it.assignee?.id === filter.assignee) &&
+      (!filter.overdue || (overdue(it.dueDate) && it.status === 'OPEN')),
+  );
+  const assignees = [...new Map(items.filter((it) => it.assignee).map((it) => [it.assignee.id, it.assignee])).values()];
+  const stateNames = Object.fromEntries(states.map((s) => [s.shortName, s.prettyName]));
   return (
     <section className="board-page">
       <p className="crumbs">
@@ -144,27 +343,148 @@ export function Board({ id }) {
       </p>
       <h1>{subproject.displayName}</h1>
       <p>
-        {subproject.workflow.prettyName} · {items.length} items · {subproject.currency}
-        {canReorder && ' · drag a card onto another to put it before that one'}
+        {subproject.workflow.prettyName} v{subproject.workflow.version} · {shown.length} of {items.length} items ·{' '}
+        {subproject.currency}
+        {subproject.status !== 'OPEN' && ' · closed'}
       </p>
+      <div className="toolbar">
+        {open && intents.includes('subproject.createWorkflowItem') && (
+          <button type="button" className="primary" onClick={() => setDialog('item')}>
+            New item
+          </button>
+        )}
+        {open && intents.includes('subproject.update') && (
+          <button type="button" onClick={() => setDialog('edit')}>
+            Edit subproject
+          </button>
+        )}
+        {intents.includes('subproject.intent.listPermissions') && (
+          <a className="button" href={`#/permissions/${subproject.id}`}>
+            Permissions
+          </a>
+        )}
+        {open && intents.includes('subproject.close') && (
+          <button type="button" className="danger" onClick={() => setDialog('close')}>
+            Close subproject…
+          </button>
+        )}
+      </div>
+      <Filters filter={filter} setFilter={setFilter} people={assignees} subproject={`${shown.length} items shown`} />
+      {canReorder && (
+        <p className="hint">
+          Drag a card onto another to put it before that one, or onto another column to act on it; or use its Move button.
+        </p>
+      )}
       <Failed error={error} retry={reload} />
-      <FieldErrors errors={reorderErrors} field={null} />
-      {items.length === 0 && <Empty>This subproject has no workflow items you may view.</Empty>}
-      <div className="board" data-testid="board">
+      <FieldErrors errors={[...reorderErrors, ...closing.errors]} field={null} />
+      <p className="visually-hidden" role="status">
+        {said}
+      </p>
+      {items.length === 0 && <Empty>{filtered ? 'No item matches.' : 'This subproject has no workflow items you may view.'}</Empty>}
+      {/* Focusable: on a narrow screen the columns scroll sideways with the arrow keys too. */}
+      <div className="board" data-testid="board" tabIndex={0} role="region" aria-label="Board columns">
         {states.map((state) => {
-          const column = items.filter((it) => it.case.state.shortName === state.shortName);
+          const column = shown.filter((it) => it.case.state.shortName === state.shortName);
           return (
-            <div className="column" key={state.shortName} data-testid="column" data-state={state.shortName}>
+            <section
+              className={`column${dragged && dragged.case.state.shortName !== state.shortName ? ' droppable' : ''}`}
+              key={state.shortName}
+              data-testid="column"
+              data-state={state.shortName}
+              aria-label={`${state.prettyName}: ${column.length}`}
+              onDragOver={(e) => dragged && canMove && e.preventDefault()}
+              onDrop={(e) => {
+                e.preventDefault();
+                if (canMove) dropOnColumn(state.shortName);
+              }}
+            >
               <h2>
                 {state.prettyName} <small>{column.length}</small>
               </h2>
               {column.map((item) => (
-                <Card key={item.id} item={item} draggable={canReorder} onDragStart={setDragged} onDrop={onDrop} />
+                <Card key={item.id} item={item} draggable={canMove} onDragStart={setDragged} onDrop={onDrop} onMove={onMove} />
               ))}
-            </div>
+            </section>
           );
         })}
       </div>
+      {moving && !running && (
+        <MoveDialog
+          item={moving.item}
+          target={moving.target}
+          states={states}
+          canReorder={canReorder}
+          onReorder={(item, by) => {
+            setMoving(null);
+            step(item, by);
+          }}
+          onChoose={(node, route) => setRunning({ node, route })}
+          onClose={() => setMoving(null)}
+        />
+      )}
+      {running && (
+        <ActionDialog
+          item={{ ...running.node, allowedIntents: [] }}
+          caseVersion={running.node.case.version}
+          enabled={running.route.enabled}
+          output={running.route.output}
+          states={stateNames}
+          onClose={() => {
+            setRunning(null);
+            setMoving(null);
+          }}
+          onDone={(result) => {
+            setRunning(null);
+            setMoving(null);
+            setSaid(`${running.node.displayName} is now ${result.case?.state.prettyName ?? ''}.`);
+            reloadSoon();
+          }}
+        />
+      )}
+      {dialog === 'item' && (
+        <ItemForm
+          subproject={subproject}
+          onClose={() => setDialog(null)}
+          onSaved={() => {
+            setDialog(null);
+            reloadSoon();
+          }}
+        />
+      )}
+      {dialog === 'edit' && (
+        <SubprojectForm
+          subproject={subproject}
+          onClose={() => setDialog(null)}
+          onSaved={() => {
+            setDialog(null);
+            reload();
+          }}
+        />
+      )}
+      {dialog === 'close' && (
+        <Dialog title={`Close ${subproject.displayName}`} onClose={() => setDialog(null)}>
+          <p>A closed subproject takes no new items and no changes.</p>
+          <FieldErrors errors={closing.errors} field={null} />
+          <div className="buttons">
+            <button
+              type="button"
+              className="danger"
+              disabled={closing.busy}
+              onClick={async () => {
+                if (await close({ input: { id: subproject.id } })) {
+                  setDialog(null);
+                  reload();
+                }
+              }}
+            >
+              Close it
+            </button>
+            <button type="button" onClick={() => setDialog(null)}>
+              Keep it open
+            </button>
+          </div>
+        </Dialog>
+      )}
     </section>
   );
 }

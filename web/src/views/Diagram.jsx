@@ -19,7 +19,9 @@ export function Diagram({ source, current }) {
 
   useEffect(() => {
     let live = true;
-    const text = `${source}\n    classDef current fill:#ffd54f,stroke:#8a6d00,stroke-width:3px\n    class ${current} current`;
+    const text = current
+      ? `${source}\n    classDef current fill:#ffd54f,stroke:#8a6d00,stroke-width:3px\n    class ${current} current`
+      : source;
     mermaid()
       .then((m) => m.render(`workflow-diagram-${++counter}`, text))
       .then(
@@ -34,7 +36,7 @@ export function Diagram({ source, current }) {
   }, [source, current]);
 
   return (
-    <figure className="diagram" data-testid="diagram" data-current={current}>
+    <figure className="diagram" data-testid="diagram" data-current={current} aria-label="Workflow diagram" tabIndex={0}>
       {error ? <p className="state error">The diagram could not be drawn: {error.message}</p> : null}
       <div ref={box} />
     </figure>

@@ -1,29 +1,46 @@
-// The side feed: every activity entry the viewer may see, newest first, as it happens.
+// The side feed: every activity entry the viewer may see, newest first, as it happens, in
+// sentences. On a narrow screen it folds away behind its heading (a disclosure button).
 import { useEffect, useState } from 'react';
 
 import { onActivity } from '../api/live.js';
-import { describe, when } from '../format.js';
+import { useNames } from '../api/names.js';
+import { ago, describe, when } from '../format.js';
 import { Empty } from '../ui.jsx';
 
 const KEEP = 50;
 
-export function Feed() {
+export function Feed({ open, onToggle }) {
+  useNames();
   const [entries, setEntries] = useState([]);
+  const [, setNow] = useState(0);
   useEffect(() => onActivity((entry) => setEntries((current) => [entry, ...current].slice(0, KEEP))), []);
+  useEffect(() => {
+    const timer = setInterval(() => setNow(Date.now()), 30_000); // "2 minutes ago" moves on
+    return () => clearInterval(timer);
+  }, []);
   return (
-    <aside className="feed" aria-label="Live feed">
-      <h2>Live feed</h2>
-      {entries.length === 0 && <Empty>Nothing has happened since you opened the page.</Empty>}
-      <ol data-testid="feed">
-        {entries.map((entry) => (
-          <li key={entry.seq} data-testid="feed-entry">
-            <time>{when(entry.at)}</time>
-            <span>{describe(entry)}</span>
-            {entry.workflowItem && <a href={`#/item/${entry.workflowItem.id}`}>{entry.workflowItem.displayName}</a>}
-            {entry.comment && <q>{entry.comment}</q>}
-          </li>
-        ))}
-      </ol>
+    <aside className={`feed${open ? ' open' : ''}`} aria-label="Live feed">
+      <h2>
+        <button type="button" className="feed-toggle" aria-expanded={open} aria-controls="feed-list" onClick={onToggle}>
+          <span aria-hidden="true">{open ? '▾ ' : '▸ '}</span>
+          Live feed {entries.length > 0 && <span className="count">{entries.length}</span>}
+        </button>
+      </h2>
+      <div id="feed-list" className="feed-body" hidden={!open}>
+        {entries.length === 0 && <Empty>Nothing has happened since you opened the page.</Empty>}
+        <ol data-testid="feed">
+          {entries.map((entry) => (
+            <li key={entry.seq} data-testid="feed-entry">
+              <span className="sentence">{describe(entry)}</span>
+              {entry.comment && <q>{entry.comment}</q>}
+              {entry.workflowItem && <a href={`#/item/${entry.workflowItem.id}`}>Open {entry.workflowItem.displayName}</a>}
+              <time dateTime={entry.at} title={when(entry.at)}>
+                {ago(entry.at)}
+              </time>
+            </li>
+          ))}
+        </ol>
+      </div>
     </aside>
   );
 }

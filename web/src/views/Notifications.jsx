@@ -5,13 +5,15 @@ import { useEffect, useState } from 'react';
 import { gql } from '../api/client.js';
 import { MARK_READ, NOTIFICATIONS } from '../api/documents.js';
 import { onNotification, onStatus } from '../api/live.js';
-import { when } from '../format.js';
+import { useNames } from '../api/names.js';
+import { ago, describe, when } from '../format.js';
 import { Failed } from '../ui.jsx';
 
 // The server counts unread notifications up to this bound (engine.notifications.UNREAD_COUNT_CAP).
 const UNREAD_CAP = 1000;
 
 export function NotificationBadge() {
+  useNames();
   const [unread, setUnread] = useState(0);
   const [list, setList] = useState([]);
   const [open, setOpen] = useState(false);
@@ -56,25 +58,39 @@ export function NotificationBadge() {
   }
 
   return (
-    <div className="notifications">
-      <button type="button" onClick={toggle} aria-label={`Notifications: ${shown} unread`}>
+    <div
+      className="notifications"
+      onKeyDown={(e) => {
+        if (e.key === 'Escape' && open) {
+          setOpen(false);
+          e.currentTarget.querySelector('button')?.focus();
+        }
+      }}
+    >
+      <button type="button" onClick={toggle} aria-label={`Notifications: ${shown} unread`} aria-expanded={open}>
         Notifications <span className="badge" data-testid="unread">{shown}</span>
       </button>
       {open && (
-        <div className="popover">
+        <div className="popover" role="region" aria-label="Notifications">
           <Failed error={error} />
           {list.length === 0 && <p className="state empty">No notifications.</p>}
           <ul>
             {list.map((note) => (
-              <li key={note.id} className={note.readAt ? 'read' : 'unread'}>
-                <small>{note.level} · {when(note.createdAt)}</small>{' '}
-                {note.activity?.action ?? note.activity?.kind ?? 'an entry you may no longer see'}
+              <li key={note.id} className={note.readAt ? 'read' : 'unread'} data-testid="notification">
+                <span className="sentence">
+                  {note.activity ? describe(note.activity) : 'Something you may no longer see happened'}
+                </span>
                 {note.activity?.workflowItem && (
-                  <>
-                    {' on '}
-                    <a href={`#/item/${note.activity.workflowItem.id}`}>{note.activity.workflowItem.displayName}</a>
-                  </>
+                  <a href={`#/item/${note.activity.workflowItem.id}`} onClick={() => setOpen(false)}>
+                    Open {note.activity.workflowItem.displayName}
+                  </a>
                 )}
+                <small>
+                  {note.level.toLowerCase()} ·{' '}
+                  <time dateTime={note.createdAt} title={when(note.createdAt)}>
+                    {ago(note.createdAt)}
+                  </time>
+                </small>
               </li>
             ))}
           </ul>

@@ -1,41 +1,70 @@
-// My tasks: the enabled actions assigned to the viewer across all cases, oldest first.
+// My tasks: the enabled actions assigned to the viewer across all cases, soonest due first
+// (those without a due date after, oldest first), overdue ones marked. The API pages myTasks
+// oldest first; the page sorts the first MAX_TASKS of them.
 import { useEffect } from 'react';
 
 import { gql } from '../api/client.js';
 import { TASKS } from '../api/documents.js';
 import { onActivity } from '../api/live.js';
+import { ago, overdue, when } from '../format.js';
 import { useDebounced, useLoad } from '../hooks.js';
 import { Empty, Failed, Loading } from '../ui.jsx';
+
+const MAX_TASKS = 100;
+
+function byDue(a, b) {
+  const da = a.case.workflowItem?.dueDate;
+  const db = b.case.workflowItem?.dueDate;
+  if (da && db && da !== db) return da < db ? -1 : 1;
+  if (da && !db) return -1;
+  if (!da && db) return 1;
+  return a.enabledAt < b.enabledAt ? -1 : 1;
+}
 
 export function Tasks() {
   const [{ loading, error, data }, reload] = useLoad(() => gql(TASKS), []);
   const reloadSoon = useDebounced(reload, 300);
   useEffect(() => onActivity((entry) => entry.workflowItem && reloadSoon()), [reloadSoon]);
   if (!data) return loading ? <Loading what="your tasks" /> : <Failed error={error} retry={reload} />;
-  const tasks = data.myTasks.edges.map((e) => e.node);
+  const tasks = data.myTasks.edges.map((e) => e.node).sort(byDue);
+  const late = tasks.filter((t) => overdue(t.case.workflowItem?.dueDate)).length;
   return (
     <section>
       <h1>
         My tasks <small>{data.myTasks.totalCount}</small>
       </h1>
+      {late > 0 && (
+        <p className="overdue" data-testid="overdue-count">
+          {late} overdue
+        </p>
+      )}
       <Failed error={error} retry={reload} />
       {tasks.length === 0 && <Empty>Nothing is waiting for you.</Empty>}
       <ul className="tasks">
         {tasks.map((task) => {
           const item = task.case.workflowItem;
+          const isLate = overdue(item?.dueDate);
           return (
-            <li key={task.id} data-testid="task">
+            <li key={task.id} data-testid="task" className={isLate ? 'late' : undefined}>
               <strong>{task.action.prettyName}</strong> on{' '}
               {item ? <a href={`#/item/${item.id}`}>{item.displayName}</a> : 'a case'}{' '}
               <small>
                 {task.case.state.prettyName}
                 {item?.subproject && ` · ${item.subproject.displayName}`}
                 {item?.dueDate && ` · due ${item.dueDate}`}
+                {' · waiting since '}
+                <time dateTime={task.enabledAt} title={when(task.enabledAt)}>
+                  {ago(task.enabledAt)}
+                </time>
               </small>
+              {isLate && <strong className="overdue"> Overdue</strong>}
             </li>
           );
         })}
       </ul>
+      {data.myTasks.pageInfo.hasNextPage && (
+        <p className="hint">The first {MAX_TASKS} of your tasks (the oldest) are shown, sorted by due date.</p>
+      )}
     </section>
   );
 }

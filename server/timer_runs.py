@@ -1,16 +1,16 @@
-"""Running due timers: one transaction per timer, entries published after each commit. Shared
-by the sweeper of every server process, the `runDueTimers` mutation and `caseway run-due-timers`."""
+"""Running due timers: one transaction per timer, each a unit of work published after its commit
+(models/unit_of_work.py). Shared by the sweeper of every server process, the `runDueTimers`
+mutation and `caseway run-due-timers`."""
 
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from engine import lifecycle, timers
-from engine.activity import NEW_ACTIVITIES, LogEntry
+from engine.activity import LogEntry
 from engine.errors import DomainError
-from models import Database
+from models import Database, unit_of_work
 
 log = logging.getLogger("caseway.timers")
 
@@ -28,7 +28,6 @@ async def run_due_timers(
     now: datetime | None = None,
     clock: Callable[[], datetime] | None = None,
     limit: int,
-    hub: Any = None,
 ) -> TimerRun:
     """Fire up to ``limit`` timers due, oldest first, each in its own transaction. ``now`` is a
     fixed time (runDueTimers, the CLI: what is due then, fired as of then); ``clock`` is read
@@ -47,7 +46,7 @@ async def run_due_timers(
         ends = await lifecycle.next_suspension_end(session)
         any_due = await timers.is_due(session, now=clock())
     if ends is not None and ends <= clock():
-        await _resume_due_suspensions(db, now=clock(), limit=limit, run=run, hub=hub)
+        await _resume_due_suspensions(db, now=clock(), limit=limit, run=run)
         any_due = True  # a resumed case's overdue timers are due now
     if not any_due:
         return run
@@ -61,22 +60,19 @@ async def run_due_timers(
                     return run
                 claimed = firing.enabled_action_id
                 await timers.fire_claimed(session, firing, now=now)
-                committed = list(session.info.get(NEW_ACTIVITIES, []))
-                written = timers.written_timer(session)
         except Exception as error:
             if claimed is None:  # nothing claimed: the database itself failed
                 raise
-            await _postpone(db, claimed, now, error, hub)
+            await _postpone(db, claimed, now, error)
             run.failed += 1
             continue
         run.fired += firing.entries
-        await _published(hub, committed, written)
     async with db.read_session() as session:
         run.more = await timers.is_due(session, now=clock())
     return run
 
 
-async def _resume_due_suspensions(db: Database, *, now: datetime, limit: int, run: TimerRun, hub: Any) -> None:
+async def _resume_due_suspensions(db: Database, *, now: datetime, limit: int, run: TimerRun) -> None:
     """First the cases whose suspension ends by ``now`` (engine/lifecycle.py), one transaction
     each: their overdue timers are then due like any other and fire in the same run. A case
     that fails to resume is logged and left for the next run; the timers still fire."""
@@ -85,15 +81,14 @@ async def _resume_due_suspensions(db: Database, *, now: datetime, limit: int, ru
             async with db.transaction() as session:
                 if not await lifecycle.resume_due_suspensions(session, now=now, limit=1):
                     return
-                committed = list(session.info.get(NEW_ACTIVITIES, []))
+                committed = unit_of_work(session).entries
         except DomainError:
             log.exception("resuming a case whose suspension ended failed")
             return
         run.fired += committed
-        await _published(hub, committed, None)
 
 
-async def _postpone(db: Database, instance_id: str, now: datetime, error: Exception, hub: Any) -> None:
+async def _postpone(db: Database, instance_id: str, now: datetime, error: Exception) -> None:
     if isinstance(error, DomainError):
         code, message = str(error.code), error.message
         log.warning("timer %s was refused: %s", instance_id, message)
@@ -102,15 +97,3 @@ async def _postpone(db: Database, instance_id: str, now: datetime, error: Except
         log.exception("timer %s failed", instance_id, exc_info=error)
     async with db.transaction() as session:
         await timers.postpone(session, enabled_action_id=instance_id, now=now, code=code, message=message)
-        committed = list(session.info.get(NEW_ACTIVITIES, []))
-        written = timers.written_timer(session)
-    await _published(hub, committed, written)
-
-
-async def _published(hub: Any, entries: list[LogEntry], written: datetime | None) -> None:
-    if hub is None:
-        return
-    if entries:
-        await hub.publish(entries)
-    if written is not None:
-        hub.timer_written(written)

@@ -11,7 +11,6 @@ from typing import Any
 
 import httpx
 
-from engine.activity import NEW_ACTIVITIES
 from engine.jobs import records
 from engine.jobs.kinds import JobCall, JobError, Permanent, Reconciled, Transient, job_kinds
 from models import Database
@@ -80,7 +79,6 @@ async def run_claimed(
     *,
     clock: Callable[[], datetime],
     http: httpx.AsyncClient,
-    hub: Any = None,
     completions: Completions | None = None,
 ) -> str | None:
     """Run (or reconcile) one claimed job and record what came of it; the job's new state, or
@@ -139,10 +137,7 @@ async def run_claimed(
                 state = (
                     records.COMPLETED if await records.complete(session, claim, progress=progress, now=now) else None
                 )
-            entries = list(session.info.get(NEW_ACTIVITIES, []))
     except Exception:
         log.exception("recording the outcome of job %s failed; it is reconciled when its lease ends", claim.id)
         return None
-    if hub is not None and entries:
-        await hub.publish(entries)
     return state  # this process's runner claims the next job of its key: no NOTIFY needed

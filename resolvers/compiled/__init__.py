@@ -1,0 +1,146 @@
+"""Compiled reads: a query's root field answered by one SQL statement that builds its JSON.
+
+For ``node(id:)`` (of a project, subproject or workflow item) and ``projects``, when every
+field of the selection has an SQL form (``forms.FORMS``), the planner (``plan``) makes a plan,
+cached per (document, operation, root field, shape of the variables); each execution builds
+the plan's statement for its viewer and arguments (``build``; the visibility rules inside it,
+written once in ``resolvers.visibility``) and runs it: the database returns the field's
+finished JSON, which graphql-core takes as the field's completed value. Anything else, or an
+argument the resolvers would refuse, returns None: the executor resolves that root field the
+usual way (a slower answer, never a different one). ``CASEWAY_COMPILED_READS=false`` turns it
+all off.
+"""
+
+import json
+from collections import OrderedDict
+from typing import Any
+
+from graphql import GraphQLError, GraphQLObjectType
+from sqlalchemy import select
+from sqlalchemy.exc import OperationalError
+
+from models import kind_of
+from resolvers.compiled.build import Build
+from resolvers.compiled.forms import projects_page, root_row
+from resolvers.compiled.plan import Field, NotCompiled, ObjectPlan, plan_connection, plan_object
+from resolvers.compiled.sql import JsonSql
+
+__all__ = ["RootPlan", "TooDeep", "compiled_root", "plan_cache_size"]
+
+
+class TooDeep(Exception):
+    """SQLite's parser took no statement this deep (it holds about five nested subqueries):
+    the plan is forgotten as not compilable and the field is resolved."""
+
+
+_PLANS_KEPT = 512
+# (document, operation, response name, variable shape) -> RootPlan, or None: not compilable
+_plans: OrderedDict[tuple[Any, ...], "RootPlan | None"] = OrderedDict()
+
+
+class RootPlan:
+    """A root field's plan (``node`` of one kind, or ``projects``) and its statement for each
+    kind of viewer (admin or not), made at its first execution and kept."""
+
+    __slots__ = ("field", "kind", "plan", "statements")
+
+    def __init__(self, field: Any, kind: str | None, plan: ObjectPlan) -> None:
+        self.field = field  # a plan.Field of the root field (its node and definition)
+        self.kind = kind  # the node kind, for node(id:)
+        self.plan = plan
+        self.statements: dict[tuple[bool, bool], tuple[Any, Build]] = {}
+
+    def statement(self, postgres: bool, is_admin: bool, variables: Any) -> tuple[Any, Build]:
+        made = self.statements.get((postgres, is_admin))
+        if made is None:
+            b = Build(JsonSql(postgres=postgres), is_admin, variables)
+            made = self.statements[(postgres, is_admin)] = (self._build(b), b)
+        return made
+
+    def _build(self, b: Build) -> Any:
+        if self.kind is None:  # projects
+            return b.connection(self.plan, projects_page(b, self.field))
+        table, visible = root_row(self.kind)  # type: ignore[misc]
+        node_id, _ = b.arg(self.field, "id")
+        return select(b.object(self.plan, table)).select_from(table).where(table.c.id == node_id, visible(b.actor))
+
+
+def _shape(value: Any) -> Any:
+    """What of a variable's value can change a plan: a flag (``@skip``/``@include``), whether
+    it is null, the kind of an id (``node(id:)``)."""
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        return ("id", kind_of(value))
+    return type(value).__name__
+
+
+def plan_cache_size() -> int:
+    return len(_plans)
+
+
+def _plan(executor: Any, parent_type: GraphQLObjectType, details: Any, args: dict[str, Any]) -> "RootPlan | None":
+    node = details[0].node
+    name = node.name.value
+    definition = parent_type.fields[name]
+    kind = None
+    if name == "node":
+        kind = kind_of(args["id"])
+        if kind is None or root_row(kind) is None:
+            return None
+        type_ = executor.schema.get_type(kind)
+    elif name == "projects":
+        type_ = definition.type.of_type  # ProjectConnection!
+    else:
+        return None
+    try:
+        if kind is None:
+            plan = plan_connection(executor.collect_subfields, type_, details, frozenset({"project"}))
+        else:
+            plan = plan_object(executor.collect_subfields, type_, details, frozenset({root_row(kind)[0].name}))  # type: ignore[index]
+    except NotCompiled:
+        return None
+    response = node.alias.value if node.alias else name
+    return RootPlan(Field(response, name, None, plan, node, definition), kind, plan)
+
+
+def compiled_root(executor: Any, parent_type: GraphQLObjectType, details: Any, args: dict[str, Any]) -> Any:
+    """An awaitable of the root field's JSON value, or None when the resolvers must answer."""
+    ctx = executor.context_value
+    location = executor.operation.loc
+    key = None
+    if location is not None:
+        operation = executor.operation.name.value if executor.operation.name else None
+        shape = tuple(sorted((k, _shape(v)) for k, v in executor.variable_values.coerced.items()))
+        node = details[0].node
+        response = node.alias.value if node.alias else node.name.value
+        key = (location.source.body, operation, response, _shape(args.get("id")), shape)
+    root = _plans.get(key) if key is not None else None
+    if key is None or key not in _plans:
+        root = _plan(executor, parent_type, details, args)
+        if key is not None:
+            _plans[key] = root
+            if len(_plans) > _PLANS_KEPT:
+                _plans.popitem(last=False)
+    if root is None:
+        return None
+    try:
+        actor = ctx.viewer
+        statement, b = root.statement(not ctx.db.is_sqlite, actor.is_admin, executor.variable_values)
+        params = b.params(actor, executor.variable_values)
+    except (GraphQLError, LookupError):  # a refused argument or no viewer: the resolvers say so
+        return None
+    return _run(ctx, statement, params, key)
+
+
+async def _run(ctx: Any, statement: Any, params: dict[str, Any], key: Any) -> Any:
+    try:
+        rows = await ctx.session.rows(statement, params)
+    except OperationalError as error:
+        if "parser stack overflow" not in str(error.orig):
+            raise
+        if key is not None:
+            _plans[key] = None
+        raise TooDeep from None
+    value = rows[0][0] if rows else None
+    return json.loads(value) if isinstance(value, str) else value

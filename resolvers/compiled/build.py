@@ -1,0 +1,152 @@
+"""A plan made into one SQL statement for one execution: the viewer, the arguments.
+
+``Build.object`` turns an object plan over a row source into a JSON expression, field by
+field through each field's form; ``Build.connection`` assembles a Relay connection from a
+page subquery (``j``: the edge's JSON, ``c``: its cursor, ``rn``: its place, ``first`` + 1
+rows at most: the extra one only says there is a next page).
+"""
+
+from collections.abc import Callable
+from typing import Any
+
+from graphql.execution.values import get_argument_values
+from sqlalchemy import bindparam, func, select
+
+from engine.actors import Actor
+from resolvers.compiled.sql import JsonSql
+
+__all__ = ["Build", "Page", "SqlViewer"]
+
+
+class Page:
+    """What a connection form returns: the page subquery, its size (a bound parameter) and its
+    total count (a scalar SQL expression, only built when the selection asks for ``totalCount``)."""
+
+    __slots__ = ("first", "query", "total")
+
+    def __init__(self, query: Any, first: Any, total: Any) -> None:
+        self.query = query
+        self.first = first
+        self.total = total
+
+
+class SqlViewer:
+    """The viewer as the visibility rules see it while a statement is built: whether they are an
+    admin (which changes the SQL) and their parties as one expanding parameter, so that the
+    statement serves every viewer of that kind (``Build.params`` gives the parties)."""
+
+    __slots__ = ("is_admin", "party_ids")
+
+    def __init__(self, is_admin: bool) -> None:
+        self.is_admin = is_admin
+        self.party_ids = bindparam("viewer_parties", expanding=True)
+
+
+class Build:
+    """A plan's statement: the database's JSON functions, the kind of viewer, and every value
+    that varies between executions (the viewer's parties, the arguments) as a bound parameter
+    that ``params`` computes again for each execution. A statement is made once per plan and
+    kind of viewer and kept with it."""
+
+    def __init__(self, json: JsonSql, is_admin: bool, variables: Any) -> None:
+        self.json = json
+        self.actor: Any = SqlViewer(is_admin)
+        self.variables = variables
+        self._shared: dict[str, Any] = {}
+        # bound parameter key -> (field, argument name, transform of the argument's value)
+        self._arguments: dict[str, tuple[Any, str, Callable[[Any], Any]]] = {}
+
+    def arg(self, field: Any, name: str, transform: Callable[[Any], Any] = lambda value: value) -> tuple[Any, Any]:
+        """A bound parameter for ``transform(argument)`` of ``field``, and its value now (it may
+        decide the statement's shape only as far as the variables' shape does: null or not)."""
+        key = f"arg{len(self._arguments)}"
+        self._arguments[key] = (field, name, transform)
+        return bindparam(key), transform(self.args(field).get(name))
+
+    def params(self, actor: Actor, variables: Any) -> dict[str, Any]:
+        """The parameters of one execution (a GraphQLError: an argument the resolvers refuse)."""
+        values: dict[str, Any] = {} if actor.is_admin else {"viewer_parties": sorted(actor.party_ids)}
+        by_field: dict[int, dict[str, Any]] = {}
+        for key, (field, name, transform) in self._arguments.items():
+            args = by_field.get(id(field))
+            if args is None:
+                args = by_field[id(field)] = get_argument_values(field.definition, field.node, variables)
+            values[key] = transform(args.get(name))
+        return values
+
+    def shared(self, name: str, make: Any) -> Any:
+        """One ``make()`` per statement under ``name`` (a CTE read by several subqueries)."""
+        if name not in self._shared:
+            self._shared[name] = make()
+        return self._shared[name]
+
+    def args(self, field: Any) -> dict[str, Any]:
+        """The field's arguments, coerced as the resolvers receive them (by GraphQL name)."""
+        return get_argument_values(field.definition, field.node, self.variables)
+
+    def object(self, plan: Any, source: Any) -> Any:
+        """The JSON object of ``plan`` over the current row of ``source``."""
+        pairs = []
+        for field in plan.fields:
+            if field.form is None:  # __typename
+                pairs.append((field.response, self.json.text(field.sub)))
+            else:
+                pairs.append((field.response, field.form.build(self, source, field)))
+        return self.json.object(pairs)
+
+    def rows(self, plan: Any, source: Any, where: list[Any], order: list[Any]) -> Any:
+        """A JSON array of ``plan`` over the rows of ``source`` that satisfy ``where``, in
+        ``order`` (a nested value: a scalar subquery)."""
+        columns = [self.object(plan, source).label("j"), *(o.label(f"o{i}") for i, o in enumerate(order))]
+        inner = select(*columns).select_from(source).where(*where).order_by(*order).correlate_except(source).subquery()
+        keys = [inner.c[f"o{i}"] for i in range(len(order))]
+        return self.json.nested(select(self.json.array(inner.c.j, keys)).scalar_subquery())
+
+    def one(self, plan: Any, source: Any, where: list[Any]) -> Any:
+        """The JSON object of ``plan`` over the one row of ``source`` that satisfies ``where``,
+        else null (a nested value: a scalar subquery)."""
+        query = select(self.object(plan, source)).select_from(source).where(*where).correlate_except(source)
+        return self.json.nested(query.scalar_subquery())
+
+    def connection(self, plan: Any, page: Page) -> Any:
+        """The select of a connection's JSON over ``page`` (one row)."""
+        rows = page.query
+        shown = rows.c.rn <= page.first
+        pairs = []
+        for field in plan.fields:
+            if field.name == "__typename":
+                pairs.append((field.response, self.json.text(field.sub)))
+            elif field.name == "edges":
+                pairs.append((field.response, self.json.array(rows.c.j, [rows.c.rn], where=shown)))
+            elif field.name == "totalCount":
+                pairs.append((field.response, page.total))
+            else:  # pageInfo
+                info = []
+                for part in field.sub.fields:
+                    if part.name == "__typename":
+                        info.append((part.response, self.json.text(part.sub)))
+                    elif part.name == "hasNextPage":
+                        info.append((part.response, self.json.boolean(func.count() > page.first)))
+                    else:  # endCursor
+                        info.append((part.response, self.json.last_text(rows.c.c, [rows.c.rn], shown)))
+                pairs.append((field.response, self.json.object(info)))
+        return select(self.json.object(pairs)).select_from(rows)
+
+    def edge(self, plan: Any, source: Any) -> Any:
+        """One edge's JSON over a child row of ``source``: its cursor is the child's id."""
+        edge_plan = next((f.sub for f in plan.fields if f.name == "edges"), None)
+        if edge_plan is None:
+            return self.json.object([])
+        pairs = []
+        for field in edge_plan.fields:
+            if field.name == "__typename":
+                pairs.append((field.response, self.json.text(field.sub)))
+            elif field.name == "cursor":
+                pairs.append((field.response, source.c.id))
+            else:  # node
+                pairs.append((field.response, self.object(field.sub, source)))
+        return self.json.object(pairs)
+
+    @staticmethod
+    def counted(plan: Any) -> bool:
+        return any(field.name == "totalCount" for field in plan.fields)

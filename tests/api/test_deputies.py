@@ -1,0 +1,327 @@
+"""Deputies (issue 38, point 1) over HTTP: a deputyship starts and ends exactly at its instants
+(the deputies clock is moved, nothing runs in between), the deputy sees and performs the absent
+user's tasks, logged on their behalf, reads what the absent user's roles show and nothing their
+grants show, gets their notifications, one level only; every refusal changes nothing."""
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from engine import deputies
+from engine.clock import SettableClock
+from tests.fixtures.builders import bug_item, build_tree
+from tests.fixtures.documents import (
+    ADD_MEMBER,
+    CREATE_GROUP,
+    CREATE_ITEM,
+    DEPUTYSHIP_FIELDS,
+    EXECUTE,
+    GRANT,
+    NODE_ID,
+    SET_DEPUTY,
+    SET_DISABLED,
+)
+
+T0 = datetime(2031, 3, 2, 9, 0, tzinfo=UTC)
+HOUR = timedelta(hours=1)
+
+TASKS = """{ myTasks { totalCount edges { node { id action { shortName } onBehalfOf { ... on User { login } }
+  case { workflowItem { id displayName } } } } } }"""
+REMOVE_DEPUTY = """mutation($id: ID!) { removeDeputy(input: {id: $id}) { id userErrors { code message field } } }"""
+DEPUTIES_OF = f"""query($id: ID!) {{ node(id: $id) {{ ... on User {{ login
+  deputies {{ {DEPUTYSHIP_FIELDS} }} deputyFor {{ {DEPUTYSHIP_FIELDS} }} }} }} }}"""
+ITEM_LOG = """query($id: ID!) { node(id: $id) { ... on WorkflowItem { case { log(first: 50) { edges { node {
+  kind action comment actor { login } onBehalfOf { ... on User { login } } } } } } } } }"""
+HEARD = """{ notifications { edges { node { level activity { workflowItem { displayName } } } } } }"""
+EXECUTE_AS_DEPUTY = """mutation($input: ExecuteActionInput!) { executeAction(input: $input) {
+  case { state { shortName } } activity { action actor { login } onBehalfOf { ... on User { login } } }
+  userErrors { code message field } } }"""
+
+
+@pytest.fixture
+def clock(monkeypatch) -> SettableClock:
+    """The time every deputy question is asked at, moved by the test."""
+    moved = SettableClock(T0)
+    monkeypatch.setattr(deputies, "clock", moved)
+    return moved
+
+
+async def name_deputy(gql, token, deputy_id, *, starts=None, until, comment=None, user_id=None):
+    period = {"deputyId": deputy_id, "until": until.isoformat()}
+    if starts is not None:
+        period["from"] = starts.isoformat()
+    if comment is not None:
+        period["comment"] = comment
+    if user_id is not None:
+        period["userId"] = user_id
+    return (await gql(SET_DEPUTY, {"input": period}, token=token))["setDeputy"]
+
+
+async def tasks(gql, token):
+    return [
+        (e["node"]["action"]["shortName"], e["node"]["case"]["workflowItem"]["displayName"], e["node"]["onBehalfOf"])
+        for e in (await gql(TASKS, token=token))["myTasks"]["edges"]
+    ]
+
+
+async def resolve(gql, token, item_id, comment):
+    act = {"workflowItemId": item_id, "action": "resolve", "resolution": "fixed", "comment": comment}
+    return (await gql(EXECUTE_AS_DEPUTY, {"input": act}, token=token))["executeAction"]
+
+
+async def visible(gql, token, node_id) -> bool:
+    return (await gql(NODE_ID, {"id": node_id}, token=token))["node"] is not None
+
+
+async def test_a_deputy_acts_for_the_absent_user_exactly_from_from_until_until(gql, make_user, clock):
+    _, owner = await make_user("owner")
+    alice_id, alice = await make_user("alice")
+    bob_id, bob = await make_user("bob")
+    _, carol = await make_user("carol")
+    item = await bug_item(gql, owner, alice_id)
+    made = await name_deputy(gql, alice, bob_id, starts=T0 + HOUR, until=T0 + 2 * HOUR, comment="holiday")
+    assert made["userErrors"] == []
+    deputyship = made["deputyship"]
+    assert (deputyship["user"]["login"], deputyship["deputy"]["login"], deputyship["comment"]) == (
+        "alice",
+        "bob",
+        "holiday",
+    )
+    assert (deputyship["active"], deputyship["createdBy"]["login"]) == (False, "alice")
+
+    # Before: bob sees nothing of alice's, and is told her item does not exist.
+    clock.set(T0 + HOUR - timedelta(microseconds=1))
+    assert await tasks(gql, bob) == []
+    assert not await visible(gql, bob, item["id"])
+    assert (await resolve(gql, bob, item["id"], "too early"))["userErrors"][0]["code"] == "NOT_FOUND"
+
+    # From `from` on, exactly: alice's task is bob's too, marked, and alice keeps it.
+    clock.set(T0 + HOUR)
+    assert await tasks(gql, bob) == [("resolve", "Crash", {"login": "alice"})]
+    assert await tasks(gql, alice) == [("resolve", "Crash", None)]
+    assert await tasks(gql, carol) == []
+    assert await visible(gql, bob, item["id"]) and not await visible(gql, carol, item["id"])
+    done = await resolve(gql, bob, item["id"], "fixed it for alice")
+    assert done["userErrors"] == []
+    assert done["case"]["state"]["shortName"] == "resolved"
+    assert done["activity"] == {"action": "resolve", "actor": {"login": "bob"}, "onBehalfOf": {"login": "alice"}}
+    log = [e["node"] for e in (await gql(ITEM_LOG, {"id": item["id"]}, token=owner))["node"]["case"]["log"]["edges"]]
+    assert [(e["actor"]["login"], e["onBehalfOf"]) for e in log if e["action"] == "resolve"] == [
+        ("bob", {"login": "alice"})
+    ]
+    assert {e["onBehalfOf"] is None for e in log if e["action"] != "resolve"} == {True}
+
+    # A new task of alice's during the period is bob's too; at `until`, exactly, all of it stops.
+    second = await gql(
+        CREATE_ITEM,
+        {
+            "input": {
+                "subprojectId": await subproject_of(gql, owner, item["id"]),
+                "displayName": "Leak",
+                "assigneeId": alice_id,
+            }
+        },
+        token=owner,
+    )
+    second_id = second["createWorkflowItem"]["workflowItem"]["id"]
+    clock.set(T0 + 2 * HOUR - timedelta(microseconds=1))
+    assert await tasks(gql, bob) == [("resolve", "Leak", {"login": "alice"})]
+    clock.set(T0 + 2 * HOUR)
+    assert await tasks(gql, bob) == []
+    assert not await visible(gql, bob, second_id) and not await visible(gql, bob, item["id"])
+    assert (await resolve(gql, bob, second_id, "too late"))["userErrors"][0]["code"] == "NOT_FOUND"
+    assert await tasks(gql, alice) == [("resolve", "Leak", None)]
+
+
+async def subproject_of(gql, token, item_id):
+    found = await gql(
+        """query($id: ID!) { node(id: $id) { ... on WorkflowItem { subproject { id } } } }""",
+        {"id": item_id},
+        token=token,
+    )
+    return found["node"]["subproject"]["id"]
+
+
+async def test_a_deputy_borrows_roles_not_grants_and_one_level_only(gql, make_user, clock):
+    """Bob stands in for alice, carol for bob: carol gets nothing of alice's. Alice may view a
+    project by a grant: bob may not, nor act where alice would act by a privilege."""
+    _, owner = await make_user("owner")
+    alice_id, alice = await make_user("alice")
+    bob_id, bob = await make_user("bob")
+    carol_id, carol = await make_user("carol")
+    item = await bug_item(gql, owner, alice_id)
+    project, _, _ = await build_tree(gql, owner, items=0)
+    granted = await gql(GRANT, {"r": project["id"], "i": "project.view", "p": alice_id}, token=owner)
+    assert granted["grantPermission"]["userErrors"] == []
+    assert (await name_deputy(gql, alice, bob_id, until=T0 + HOUR))["userErrors"] == []
+    assert (await name_deputy(gql, bob, carol_id, until=T0 + HOUR))["userErrors"] == []
+
+    assert await tasks(gql, bob) == [("resolve", "Crash", {"login": "alice"})]
+    assert await tasks(gql, carol) == []
+    assert not await visible(gql, carol, item["id"])
+    assert (await resolve(gql, carol, item["id"], "two levels"))["userErrors"][0]["code"] == "NOT_FOUND"
+    assert await visible(gql, alice, project["id"]) and not await visible(gql, bob, project["id"])
+
+
+async def test_a_task_of_a_group_the_absent_user_is_in_reaches_the_deputy(gql, make_user, clock):
+    _, root = await make_user("root", admin=True)
+    _, owner = await make_user("owner")
+    alice_id, _ = await make_user("alice")
+    bob_id, bob = await make_user("bob")
+    group = (await gql(CREATE_GROUP, {"name": "fixers"}, token=root))["createGroup"]["group"]["id"]
+    assert (await gql(ADD_MEMBER, {"g": group, "u": alice_id}, token=root))["addGroupMember"]["userErrors"] == []
+    item = await bug_item(gql, owner, group)
+    # An admin names another user's deputy with userId.
+    made = await name_deputy(gql, root, bob_id, until=T0 + HOUR, user_id=alice_id)
+    assert made["userErrors"] == [] and made["deputyship"]["createdBy"]["login"] == "root"
+    assert await tasks(gql, bob) == [("resolve", "Crash", {"login": "alice"})]
+    assert (await resolve(gql, bob, item["id"], "for the group"))["activity"]["onBehalfOf"] == {"login": "alice"}
+
+
+async def test_the_absent_users_notifications_reach_the_deputy_while_active(gql, make_user, clock):
+    _, owner = await make_user("owner")
+    alice_id, alice = await make_user("alice")
+    bob_id, bob = await make_user("bob")
+    _, sub, _ = await build_tree(gql, owner, items=0, workflow="bug")
+
+    async def assign_alice(name):
+        made = await gql(
+            CREATE_ITEM,
+            {"input": {"subprojectId": sub["id"], "displayName": name, "assigneeId": alice_id}},
+            token=owner,
+        )
+        assert made["createWorkflowItem"]["userErrors"] == []
+
+    async def heard(token):
+        inbox = (await gql(HEARD, token=token))["notifications"]["edges"]
+        return sorted((n["node"]["level"], n["node"]["activity"]["workflowItem"]["displayName"]) for n in inbox)
+
+    assert (await name_deputy(gql, alice, bob_id, starts=T0 + HOUR, until=T0 + 2 * HOUR))["userErrors"] == []
+    await assign_alice("Before")
+    clock.set(T0 + HOUR)
+    await assign_alice("During")
+    clock.set(T0 + 2 * HOUR)
+    await assign_alice("After")
+    assert await heard(alice) == [("ASSIGNED", "After"), ("ASSIGNED", "Before"), ("ASSIGNED", "During")]
+    clock.set(T0 + HOUR)  # bob reads them while he may read the entries
+    assert await heard(bob) == [("ASSIGNED", "During")]
+
+
+async def test_deputyships_are_seen_and_removed_by_their_two_users_and_admins(gql, make_user, clock):
+    _, root = await make_user("root", admin=True)
+    alice_id, alice = await make_user("alice")
+    bob_id, bob = await make_user("bob")
+    _, carol = await make_user("carol")
+    later = await name_deputy(gql, alice, bob_id, starts=T0 + 3 * HOUR, until=T0 + 4 * HOUR, comment="later")
+    now = await name_deputy(gql, alice, bob_id, until=T0 + HOUR, comment="now")
+
+    async def lists(token, user_id):
+        user = (await gql(DEPUTIES_OF, {"id": user_id}, token=token))["node"]
+        return [d["comment"] for d in user["deputies"]], [d["comment"] for d in user["deputyFor"]]
+
+    assert await lists(alice, alice_id) == (["now", "later"], [])
+    assert await lists(bob, bob_id) == ([], ["now", "later"])
+    assert await lists(root, alice_id) == (["now", "later"], [])
+    assert await lists(carol, alice_id) == ([], [])
+    assert await lists(carol, bob_id) == ([], [])
+    assert [await visible(gql, t, now["deputyship"]["id"]) for t in (alice, bob, root, carol)] == [
+        True,
+        True,
+        True,
+        False,
+    ]
+
+    refused = (await gql(REMOVE_DEPUTY, {"id": now["deputyship"]["id"]}, token=carol))["removeDeputy"]
+    assert (refused["id"], refused["userErrors"][0]["code"]) == (None, "NOT_FOUND")
+    assert await lists(alice, alice_id) == (["now", "later"], [])
+    removed = (await gql(REMOVE_DEPUTY, {"id": now["deputyship"]["id"]}, token=bob))["removeDeputy"]
+    assert removed == {"id": now["deputyship"]["id"], "userErrors": []}
+    assert await lists(alice, alice_id) == (["later"], [])
+    clock.set(T0 + 4 * HOUR)  # ended ones leave the lists
+    assert await lists(root, alice_id) == ([], [])
+    gone = (await gql(REMOVE_DEPUTY, {"id": later["deputyship"]["id"]}, token=root))["removeDeputy"]
+    assert gone["userErrors"] == []
+
+
+async def test_bad_deputyships_are_refused_with_a_code_and_change_nothing(gql, make_user, clock):
+    _, root = await make_user("root", admin=True)
+    alice_id, alice = await make_user("alice")
+    bob_id, _ = await make_user("bob")
+    carol_id, _ = await make_user("carol")
+    dora_id, _ = await make_user("dora")
+    group = (await gql(CREATE_GROUP, {"name": "crew"}, token=root))["createGroup"]["group"]["id"]
+    assert (await gql(SET_DISABLED, {"u": dora_id, "disabled": True}, token=root))["disableUser"]["userErrors"] == []
+    assert (await name_deputy(gql, alice, bob_id, starts=T0 + HOUR, until=T0 + 2 * HOUR))["userErrors"] == []
+    cases = [
+        ({"deputy_id": carol_id, "starts": T0 + HOUR, "until": T0 + HOUR}, "INVALID_INPUT", ["until"]),
+        ({"deputy_id": carol_id, "starts": T0 - 2 * HOUR, "until": T0 - HOUR}, "INVALID_INPUT", ["until"]),
+        ({"deputy_id": carol_id, "until": T0 + timedelta(days=367)}, "INVALID_INPUT", ["until"]),
+        ({"deputy_id": carol_id, "until": T0 + HOUR, "comment": "x" * 2001}, "INVALID_INPUT", ["comment"]),
+        ({"deputy_id": alice_id, "until": T0 + HOUR}, "SELF_DEPUTY", ["deputyId"]),
+        ({"deputy_id": "usr_01NOSUCHUSER", "until": T0 + HOUR}, "NOT_FOUND", ["deputyId"]),
+        ({"deputy_id": group, "until": T0 + HOUR}, "NOT_FOUND", ["deputyId"]),
+        ({"deputy_id": dora_id, "until": T0 + HOUR}, "INVALID_INPUT", ["deputyId"]),
+        ({"deputy_id": carol_id, "until": T0 + HOUR, "user_id": bob_id}, "NOT_ALLOWED", ["userId"]),
+        (
+            {"deputy_id": bob_id, "starts": T0 + 90 * timedelta(minutes=1), "until": T0 + 3 * HOUR},
+            "ALREADY_EXISTS",
+            ["deputyId"],
+        ),
+    ]
+    for kwargs, code, field in cases:
+        deputy_id = kwargs.pop("deputy_id")
+        refused = await name_deputy(gql, alice, deputy_id, **kwargs)
+        assert refused["deputyship"] is None
+        assert [(e["code"], e["field"]) for e in refused["userErrors"]] == [(code, field)], (kwargs, refused)
+    user = (await gql(DEPUTIES_OF, {"id": alice_id}, token=alice))["node"]
+    assert [d["deputy"]["login"] for d in user["deputies"]] == ["bob"]
+    # At most MAX_OPEN open deputyships per absent user.
+    for n in range(deputies.MAX_OPEN - 1):
+        starts = T0 + timedelta(days=n + 1)
+        assert (await name_deputy(gql, alice, carol_id, starts=starts, until=starts + HOUR))["userErrors"] == []
+    over = await name_deputy(gql, alice, carol_id, starts=T0 + timedelta(days=30), until=T0 + timedelta(days=31))
+    assert [e["code"] for e in over["userErrors"]] == ["TOO_MANY_DEPUTIES"]
+    user = (await gql(DEPUTIES_OF, {"id": alice_id}, token=alice))["node"]
+    assert len(user["deputies"]) == deputies.MAX_OPEN
+
+
+async def test_a_deputys_task_list_costs_the_same_statements_however_many_tasks(
+    gql, make_user, clock, count_statements
+):
+    _, owner = await make_user("owner")
+    alice_id, _ = await make_user("alice")
+    bob_id, bob = await make_user("bob")
+    _, root = await make_user("root", admin=True)
+    _, sub, _ = await build_tree(gql, owner, items=0, workflow="bug")
+    assert (await name_deputy(gql, root, bob_id, until=T0 + HOUR, user_id=alice_id))["userErrors"] == []
+    counts = {}
+    for total in (1, 5):
+        while len(await tasks(gql, bob)) < total:
+            made = await gql(
+                CREATE_ITEM,
+                {"input": {"subprojectId": sub["id"], "displayName": "Bug", "assigneeId": alice_id}},
+                token=owner,
+            )
+            assert made["createWorkflowItem"]["userErrors"] == []
+        with count_statements() as counter:
+            found = await tasks(gql, bob)
+        counts[total] = counter.count
+        assert {t[2]["login"] for t in found} == {"alice"} and len(found) == total
+    assert counts[1] == counts[5], counts
+    with count_statements() as counter:
+        await gql(DEPUTIES_OF, {"id": alice_id}, token=root)
+    listed = counter.count
+    users = """{ users { edges { node { login deputies { deputy { login } } deputyFor { user { login } } } } } }"""
+    with count_statements() as counter:
+        everyone = (await gql(users, token=root))["users"]["edges"]
+    assert len(everyone) == 4 and counter.count <= listed + 1, (counter.count, listed)
+
+
+async def test_an_execute_payload_and_the_executes_of_a_plain_user_say_no_one_was_stood_in_for(gql, make_user, clock):
+    _, owner = await make_user("owner")
+    alice_id, alice = await make_user("alice")
+    item = await bug_item(gql, owner, alice_id)
+    act = {"workflowItemId": item["id"], "action": "comment", "comment": "mine"}
+    done = (await gql(EXECUTE, {"input": act}, token=alice))["executeAction"]
+    assert done["userErrors"] == [] and done["activity"]["actor"]["login"] == "alice"
+    assert (await resolve(gql, alice, item["id"], "myself"))["activity"]["onBehalfOf"] is None

@@ -1,0 +1,99 @@
+"""The administrator's screens in Chromium at a tablet's width (768 px): a user made and put in a
+new group, a workflow spec refused with its findings at their lines and then defined, its
+diagram shown; a permission granted and revoked; axe-core on each screen."""
+
+import re
+
+from playwright.async_api import expect
+
+from bench.server import Serve
+from tests.fixtures.browser import demo_ids
+
+BAD_SPEC = """short_name: dock_check
+states:
+  open: {}
+  shut: {terminal: true}
+actions:
+  start:
+    trigger: init
+    new_state: open
+  close:
+    new_state: nowhere
+"""
+
+GOOD_SPEC = BAD_SPEC.replace("nowhere", "shut")
+
+
+async def test_an_admin_makes_a_user_a_group_and_a_workflow(servers: tuple[Serve, Serve], open_page):
+    first, _ = servers
+    admin = await open_page(first, width=768)
+    await admin.sign_in("admin")
+    page = admin.page
+    await page.get_by_role("link", name="Admin").click()
+
+    form = page.get_by_role("form", name="New user")
+    await form.get_by_label("Login").fill("erin")
+    await form.get_by_label("Password").fill("erin-password-1")
+    await form.get_by_label("Full name").fill("Erin Engineer")
+    await form.get_by_role("button", name="Create user").click()
+    await expect(page.get_by_test_id("users").locator('tr[data-login="erin"]')).to_contain_text("Erin Engineer")
+    await form.get_by_label("Login").fill("erin")
+    await form.get_by_label("Password").fill("erin-password-2")
+    await form.get_by_role("button", name="Create user").click()
+    await expect(form.locator(".field-errors")).to_be_visible()  # the login is taken: said at the form
+    await admin.axe("users")
+
+    await page.get_by_role("link", name="Groups").click()
+    form = page.get_by_role("form", name="New group")
+    await form.get_by_label("Group name").fill("surveyors")
+    await form.get_by_label("Display name").fill("Surveyors")
+    await form.get_by_role("button", name="Create group").click()
+    group = page.get_by_test_id("group").filter(has_text="Surveyors")
+    await group.get_by_label("New member of Surveyors").select_option(label="Erin Engineer")
+    await group.get_by_role("button", name="Add").click()
+    await expect(group.get_by_role("button", name="Remove Erin Engineer from Surveyors")).to_be_visible()
+    await admin.axe("groups")
+
+    await page.get_by_role("link", name="Workflows").click()
+    form = page.get_by_role("form", name="Define a workflow")
+    await form.get_by_label("Spec", exact=True).fill(BAD_SPEC)
+    await form.get_by_role("button", name="Define").click()
+    finding = form.get_by_test_id("findings").locator("[data-code=INVALID_SPEC]")
+    await expect(finding).to_contain_text("nowhere")
+    await expect(finding).to_contain_text("line 10: new_state: nowhere")  # in place: the spec's line
+    await admin.axe("workflow findings")
+    await form.get_by_label("Spec", exact=True).fill(GOOD_SPEC)
+    await form.get_by_role("button", name="Define").click()
+    await expect(form.get_by_test_id("defined")).to_have_text("Defined dock_check v1.")
+    await expect(form.get_by_test_id("findings")).to_have_count(0)
+    await page.reload()  # the list is read afresh
+    await page.get_by_role("button", name="Show dock_check v1").click()
+    detail = page.get_by_test_id("workflow-detail")
+    await expect(detail.locator("svg")).to_contain_text("shut")
+    await admin.axe("workflows")
+    await admin.screenshot("admin-workflows-768")
+    assert admin.foreign_requests() == []
+    assert admin.policy_violations() == []
+
+
+async def test_a_permission_is_granted_and_revoked(servers: tuple[Serve, Serve], open_page):
+    first, _ = servers
+    ids = demo_ids(first, first.login("alice"))
+    alice = await open_page(first, width=390)
+    await alice.sign_in("alice")
+    await alice.page.get_by_role("link", name="Permissions of Intranet").click()
+    page = alice.page
+    grant = page.get_by_role("form", name="Grant a permission")
+    await grant.get_by_label("Intent").select_option("project.viewHistory")
+    await grant.get_by_label("To").select_option(label="Carol Controller (carol)")
+    await grant.get_by_role("button", name="Grant").click()
+    row = page.get_by_test_id("grants").locator('tr[data-intent="project.viewHistory"]')
+    await expect(row.locator(f'[data-party="{ids["carol"]}"]')).to_have_count(1)
+    await alice.axe("permissions at 390 px")
+    await row.get_by_role("button", name="Revoke project.viewHistory from Carol Controller").click()
+    await expect(row.locator(f'[data-party="{ids["carol"]}"]')).to_have_count(0)
+    # The last holder of grantPermission keeps it: the server's refusal is shown.
+    keep = page.get_by_test_id("grants").locator('tr[data-intent="project.intent.grantPermission"]')
+    await keep.get_by_role("button", name=re.compile("^Revoke project.intent.grantPermission")).first.click()
+    await expect(page.locator("[data-code=LAST_GRANT_HOLDER]")).to_be_visible()
+    await expect(keep.get_by_role("button")).to_have_count(1)

@@ -1,0 +1,95 @@
+// The people and groups to pick from (assignees, role players, grants): every user (at most
+// MAX_PAGES pages of 100), read once a session, plus the groups the page has met (the API lists
+// no groups yet: a grant, a role or an admin's new group makes one known). Reloaded on demand
+// after an admin creates someone.
+import { useEffect, useState } from 'react';
+
+import { gql } from './client.js';
+import { USERS } from './documents.js';
+import { rememberParties } from './names.js';
+
+const MAX_PAGES = 5;
+let users = null;
+let loading = null;
+const groups = new Map();
+const listeners = new Set();
+
+function changed() {
+  for (const listener of listeners) listener();
+}
+
+export function reloadPeople() {
+  users = null;
+  loading = null;
+  return loadPeople();
+}
+
+export function loadPeople() {
+  loading ??= (async () => {
+    const all = [];
+    let after = null;
+    for (let page = 0; page < MAX_PAGES; page += 1) {
+      const { users: found } = await gql(USERS, { after });
+      all.push(...found.edges.map((e) => e.node));
+      if (!found.pageInfo.hasNextPage) break;
+      after = found.pageInfo.endCursor;
+    }
+    users = all;
+    rememberParties(all);
+    changed();
+    return all;
+  })().catch((failure) => {
+    loading = null;
+    throw failure;
+  });
+  return loading;
+}
+
+/** Remembers groups seen on the page (their __typename is Group). */
+export function meetParties(list) {
+  let added = false;
+  for (const p of list || []) {
+    if (p?.__typename === 'Group' && !groups.has(p.id)) {
+      groups.set(p.id, p);
+      added = true;
+    }
+  }
+  rememberParties(list);
+  if (added) changed();
+}
+
+/** `{ users, groups }` to pick from; users is [] until loaded. */
+export function usePeople() {
+  const [, setTick] = useState(0);
+  useEffect(() => {
+    const listener = () => setTick((t) => t + 1);
+    listeners.add(listener);
+    loadPeople().catch(() => {});
+    return () => listeners.delete(listener);
+  }, []);
+  return { users: (users || []).filter((u) => !u.disabled), groups: [...groups.values()] };
+}
+
+/** <option>s for a party select: users, then groups. */
+export function PartyOptions({ people }) {
+  return (
+    <>
+      <optgroup label="People">
+        {people.users.map((u) => (
+          <option key={u.id} value={u.id}>
+            {u.displayName} ({u.login})
+          </option>
+        ))}
+      </optgroup>
+      {people.groups.length > 0 && (
+        <optgroup label="Groups">
+          {people.groups.map((g) => (
+            <option key={g.id} value={g.id}>
+              {g.displayName}
+            </option>
+          ))}
+        </optgroup>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,134 @@
+// A resource's permissions (project, subproject or workflow item): who holds each intent, and,
+// as the server allows, granting one to a person or group and revoking it. The server keeps the
+// last holder of grantPermission (LAST_GRANT_HOLDER), shown at the row.
+import { useEffect, useState } from 'react';
+
+import { gql } from '../api/client.js';
+import { GRANT, PERMISSIONS, REVOKE } from '../api/documents.js';
+import { PartyOptions, meetParties, usePeople } from '../api/people.jsx';
+import { partyName } from '../format.js';
+import { useLoad } from '../hooks.js';
+import { Empty, Failed, FieldErrors, Loading, useMutation } from '../ui.jsx';
+
+const SUFFIXES = ['view', 'viewHistory', 'update', 'assign', 'close', 'intent.listPermissions', 'intent.grantPermission',
+  'intent.revokePermission'];
+const PREFIX = { Project: 'project', Subproject: 'subproject', WorkflowItem: 'workflowItem' };
+const EXTRA = { Project: ['createSubproject'], Subproject: ['createWorkflowItem', 'reorderWorkflowItems'], WorkflowItem: [] };
+
+/** The intents a resource of this kind has (engine.permissions' lists). */
+function intentsOf(kind) {
+  const suffixes = [...SUFFIXES, ...EXTRA[kind]].filter((s) => !(kind === 'WorkflowItem' && s === 'close'));
+  return suffixes.map((s) => `${PREFIX[kind]}.${s}`);
+}
+
+export function Permissions({ id }) {
+  const [{ loading, error, data }, reload] = useLoad(() => gql(PERMISSIONS, { id }), [id]);
+  const people = usePeople();
+  const [intent, setIntent] = useState('');
+  const [party, setParty] = useState('');
+  const [grant, granting] = useMutation(GRANT, 'grantPermission');
+  const [revoke, revoking] = useMutation(REVOKE, 'revokePermission');
+  const [said, setSaid] = useState('');
+  useEffect(() => {
+    if (data?.node?.permissions) meetParties(data.node.permissions.flatMap((g) => g.parties));
+  }, [data]);
+
+  if (!data) return loading ? <Loading what="the permissions" /> : <Failed error={error} retry={reload} />;
+  const node = data.node;
+  if (!node) return <Empty>There is no such resource, or you may not view it.</Empty>;
+  const kind = node.__typename;
+  const back = kind === 'Subproject' ? `#/subproject/${node.id}` : kind === 'WorkflowItem' ? `#/item/${node.id}` : '#/';
+  const mayGrant = node.allowedIntents.some((i) => i.endsWith('.intent.grantPermission'));
+  const mayRevoke = node.allowedIntents.some((i) => i.endsWith('.intent.revokePermission'));
+  const intents = intentsOf(kind);
+
+  async function submit(e) {
+    e.preventDefault();
+    if (await grant({ input: { resourceId: node.id, intent, partyId: party } })) {
+      setSaid(`Granted ${intent}.`);
+      reload();
+    }
+  }
+
+  return (
+    <section className="permissions-page">
+      <p className="crumbs">
+        <a href={back}>{node.displayName}</a> › Permissions
+      </p>
+      <h1>Permissions of {node.displayName}</h1>
+      <Failed error={error} retry={reload} />
+      {node.permissions === null ? (
+        <Empty>You may not list the permissions of {node.displayName}.</Empty>
+      ) : (
+        <div className="scroll-x">
+          <table className="grants" data-testid="grants">
+            <thead>
+              <tr>
+                <th scope="col">Intent</th>
+                <th scope="col">Who</th>
+              </tr>
+            </thead>
+            <tbody>
+              {node.permissions.map((g) => (
+                <tr key={g.intent} data-intent={g.intent}>
+                  <th scope="row">
+                    <code>{g.intent}</code>
+                  </th>
+                  <td>
+                    <ul className="parties">
+                      {g.parties.map((p) => (
+                        <li key={p.id} data-party={p.id}>
+                          {partyName(p)}
+                          {mayRevoke && (
+                            <button type="button" className="link" aria-label={`Revoke ${g.intent} from ${partyName(p)}`}
+                              onClick={async () => {
+                                if (await revoke({ input: { resourceId: node.id, intent: g.intent, partyId: p.id } })) {
+                                  setSaid(`Revoked ${g.intent} from ${partyName(p)}.`);
+                                  reload();
+                                }
+                              }}>
+                              Revoke
+                            </button>
+                          )}
+                        </li>
+                      ))}
+                    </ul>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <FieldErrors errors={revoking.errors} field={null} />
+      {mayGrant && (
+        <form className="form grant" onSubmit={submit} aria-label="Grant a permission">
+          <h2>Grant</h2>
+          <label htmlFor="grant-intent">Intent</label>
+          <select id="grant-intent" name="intent" value={intent} onChange={(e) => setIntent(e.target.value)} required>
+              <option value="">Choose…</option>
+              {intents.map((i) => (
+                <option key={i} value={i}>
+                  {i}
+                </option>
+              ))}
+          </select>
+          <label htmlFor="grant-party">To</label>
+          <select id="grant-party" name="party" value={party} onChange={(e) => setParty(e.target.value)} required>
+            <option value="">Choose…</option>
+            <PartyOptions people={people} />
+          </select>
+          <FieldErrors errors={granting.errors} field={null} />
+          <div className="buttons">
+            <button type="submit" className="primary" disabled={granting.busy}>
+              Grant
+            </button>
+          </div>
+        </form>
+      )}
+      <p className="visually-hidden" role="status">
+        {said}
+      </p>
+    </section>
+  );
+}
