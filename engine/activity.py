@@ -130,19 +130,17 @@ async def record(
 
 def queued(session: AsyncSession) -> int:
     """How many entries this transaction has queued: a mark for ``forget``."""
-    return len(session.info.get(NEW_ACTIVITIES, ()))
+    return len(unit_of_work(session).entries)
 
 
 def forget(session: AsyncSession, mark: int) -> None:
     """Drop the entries queued after ``mark``: a savepoint rolled back the writes they log
     (engine/migration.py). With none left, nothing is written at commit, and the next entry
     queued registers the writer again, once."""
-    pending = session.info.get(NEW_ACTIVITIES, [])
-    del pending[mark:]
-    if not pending:
-        hooks = session.info.get(BEFORE_COMMIT, [])
-        if _write_pending in hooks:
-            hooks.remove(_write_pending)
+    work = unit_of_work(session)
+    del work.entries[mark:]
+    if not work.entries and _write_pending in work.before_commit:
+        work.before_commit.remove(_write_pending)
 
 
 # Any constant works: it only has to be the same for every writer of the log.

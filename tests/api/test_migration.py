@@ -14,7 +14,15 @@ from server.settings import Settings
 from tests.fixtures.builders import build_tree
 from tests.fixtures.conditions import wait_until
 from tests.fixtures.documents import CREATE_ITEM, CREATE_PROJECT, CREATE_SUBPROJECT, DEFINE, EXECUTE, GRANT, MY_TASKS
-from tests.fixtures.versions import MIGRATE_CASES, MIGRATED_CASE, PERMIT_V1, RETIRE_WORKFLOW, permit_v2
+from tests.fixtures.specs import store_as_before
+from tests.fixtures.versions import (
+    DEFINE_WITH_DIAGNOSTICS,
+    MIGRATE_CASES,
+    MIGRATED_CASE,
+    PERMIT_V1,
+    RETIRE_WORKFLOW,
+    permit_v2,
+)
 
 
 async def define(gql, admin, spec):
@@ -94,6 +102,24 @@ async def test_defining_a_version_moves_nothing_and_new_items_stay_on_the_subpro
     assert fresh["createSubproject"]["subproject"]["workflow"] == {"shortName": "permit", "version": 2}
 
 
+async def test_defining_a_version_that_strands_running_cases_warns_with_their_count(gql, make_user):
+    admin, _, _, _ = await permits(gql, make_user, submitted=2)  # v2 defined with two cases in review
+    v3 = permit_v2()
+    v3["states"]["limbo"] = {}
+    v3["actions"]["park"] = {"allowed_roles": ["clerk"], "enabled_states": ["checking"], "new_state": "limbo"}
+    v3["actions"]["unpark"] = {"allowed_roles": ["clerk"], "enabled_states": ["limbo"], "new_state": "checking"}
+    defined = (await gql(DEFINE_WITH_DIAGNOSTICS, {"spec": v3}, token=admin))["defineWorkflow"]
+    assert defined["userErrors"] == [] and defined["workflow"] == {"version": 3}
+    (warning,) = [d for d in defined["diagnostics"] if d["code"] == "STRANDS_CASES"]
+    assert warning["severity"] == "WARNING" and warning["path"] == ["states"]
+    assert warning["message"] == (
+        "2 running case(s) of earlier versions are in 'review', which version 3 lacks or cannot finish from."
+    )
+    again = (await gql(DEFINE_WITH_DIAGNOSTICS, {"spec": PERMIT_V1}, token=admin))["defineWorkflow"]
+    assert again["workflow"] == {"version": 4}  # back to review: nothing stranded
+    assert [d for d in again["diagnostics"] if d["code"] == "STRANDS_CASES"] == []
+
+
 async def test_a_dry_run_reports_each_landing_state_and_changes_nothing(gql, make_user):
     admin, rita, sub, items = await permits(gql, make_user)
     before = [await case_of(gql, admin, item) for item in items]
@@ -145,7 +171,7 @@ async def test_a_real_run_moves_each_case_logs_it_and_the_task_index_and_subproj
     assert (again["migrated"], again["refused"], again["results"]) == (0, 0, [])  # nothing left on version 1
 
 
-async def test_each_refusal_reason_is_given_per_case_and_the_others_move(gql, make_user):
+async def test_each_refusal_reason_is_given_per_case_and_the_others_move(gql, db, make_user):
     admin, _, sub, (draft, first, second) = await permits(gql, make_user)
     # No map: `review` is not in version 2.
     dry = await migrate(gql, admin, subprojectId=sub, dryRun=True)
@@ -161,11 +187,13 @@ async def test_each_refusal_reason_is_given_per_case_and_the_others_move(gql, ma
         ]
     ] * 2
     assert [r["toState"] for r in refused] == [None, None]
-    # A landing state from which version 3 can never finish; a role it lacks.
+    # A landing state from which version 3 can never finish (stored as a server did before the
+    # checks at definition, which now refuse it); a role version 4 lacks.
     v3 = copy.deepcopy(PERMIT_V1)
     v3["states"]["stuck"] = {}
     v3["actions"]["poke"] = {"allowed_roles": ["clerk"], "enabled_states": ["stuck"]}
-    await define(gql, admin, v3)
+    async with db.transaction() as s:
+        assert (await store_as_before(s, v3)).version == 3
     stuck = await migrate(
         gql,
         admin,

@@ -138,8 +138,12 @@ async def test_defining_a_version_counts_the_running_cases_it_would_strand(db, m
     assert (stranded.cases, stranded.states) == (3, ("review",))  # not the other workflow's case
     assert (same.cases, same.states) == (0, ())
     warning = versions.strands_cases_warning(stranded, 2)
-    assert warning is not None and warning["code"] == "STRANDS_CASES" and warning["severity"] == "WARNING"
-    assert warning["message"].startswith("3 running case(s) occupy 'review'")
+    assert warning is not None and (warning.code, warning.severity, warning.path) == (
+        "STRANDS_CASES",
+        "WARNING",
+        ("states",),
+    )
+    assert warning.message.startswith("3 running case(s) of earlier versions are in 'review'")
     assert versions.strands_cases_warning(same, 2) is None
 
 
