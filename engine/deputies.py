@@ -50,11 +50,11 @@ def _active(at: datetime) -> ColumnElement[bool]:
     return and_(Deputyship.starts_at <= at, Deputyship.ends_at > at)
 
 
-def represented(deputy_id: str, at: datetime | None = None) -> Select[tuple[str, str]]:
+def represented(deputy_id: Any, at: Any = None) -> Select[tuple[str, str]]:
     """``(absent_id, party_id)``: every party of every user ``deputy_id`` stands in for at
     ``at`` (default: now): the user and each group they are in. A statement to embed (one range
     of the deputy's index, empty for nearly everyone), never a round trip of its own."""
-    at = at or now()
+    at = now() if at is None else at  # a datetime, or a bound parameter (resolvers/compiled)
     absent = (
         select(Deputyship.user_id)
         .where(Deputyship.deputy_id == deputy_id, Deputyship.ends_at > at, Deputyship.starts_at <= at)
@@ -66,7 +66,7 @@ def represented(deputy_id: str, at: datetime | None = None) -> Select[tuple[str,
     )  # type: ignore[return-value]
 
 
-def represented_parties(deputy_id: str, at: datetime | None = None) -> Select[tuple[str]]:
+def represented_parties(deputy_id: Any, at: Any = None) -> Select[tuple[str]]:
     """The party ids of ``represented``, for ``party_id IN (...)``."""
     parties = represented(deputy_id, at).subquery("represented")
     return select(parties.c.party_id).correlate(None)  # never tied to an enclosing query's tables

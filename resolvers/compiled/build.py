@@ -12,7 +12,9 @@ from typing import Any
 from graphql.execution.values import get_argument_values
 from sqlalchemy import bindparam, func, select
 
+from engine import deputies
 from engine.actors import Actor
+from models import Deputyship
 from resolvers.compiled.sql import JsonSql
 
 __all__ = ["Build", "Page", "SqlViewer"]
@@ -33,13 +35,17 @@ class Page:
 class SqlViewer:
     """The viewer as the visibility rules see it while a statement is built: whether they are an
     admin (which changes the SQL) and their parties as one expanding parameter, so that the
-    statement serves every viewer of that kind (``Build.params`` gives the parties)."""
+    statement serves every viewer of that kind (``Build.params`` gives the parties). Their id
+    and the instant deputyships are judged at are parameters too (engine/role_players.py: an
+    absent user's deputy plays their roles), so a cached statement never freezes the time."""
 
-    __slots__ = ("is_admin", "party_ids")
+    __slots__ = ("at", "is_admin", "party_ids", "user_id")
 
     def __init__(self, is_admin: bool) -> None:
         self.is_admin = is_admin
         self.party_ids = bindparam("viewer_parties", expanding=True)
+        self.user_id = bindparam("viewer_user")
+        self.at = bindparam("viewer_at", type_=Deputyship.__table__.c.starts_at.type)
 
 
 class Build:
@@ -65,7 +71,11 @@ class Build:
 
     def params(self, actor: Actor, variables: Any) -> dict[str, Any]:
         """The parameters of one execution (a GraphQLError: an argument the resolvers refuse)."""
-        values: dict[str, Any] = {} if actor.is_admin else {"viewer_parties": sorted(actor.party_ids)}
+        values: dict[str, Any] = (
+            {}
+            if actor.is_admin
+            else {"viewer_parties": sorted(actor.party_ids), "viewer_user": actor.user_id, "viewer_at": deputies.now()}
+        )
         by_field: dict[int, dict[str, Any]] = {}
         for key, (field, name, transform) in self._arguments.items():
             args = by_field.get(id(field))

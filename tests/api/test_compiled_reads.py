@@ -87,7 +87,7 @@ async def test_a_compiled_read_costs_one_statement_per_root_field(gql, db, actor
 
 # -- generated selections over the compiled part of the schema ---------------------------------
 
-REORDER = """mutation($s: ID!, $o: [ID!]!) { reorderWorkflowItems(input: {subprojectId: $s, ordering: $o}) {
+REORDER_CODES = """mutation($s: ID!, $o: [ID!]!) { reorderWorkflowItems(input: {subprojectId: $s, ordering: $o}) {
   userErrors { code } } }"""
 ADD_PLAYER = """mutation($i: ID!, $p: ID!) { reassignRole(input: {workflowItemId: $i, role: "assignee",
   partyIds: [$p], mode: ADD}) { userErrors { code } } }"""
@@ -234,7 +234,7 @@ async def _ordered_scene(gql, db, actors):  # noqa: F811
         token=owner,
     )
     i2 = next(e["cursor"] for e in items["node"]["workflowItems"]["edges"] if e["cursor"] not in (scene.item, i3))
-    assert (await gql(REORDER, {"s": scene.subproject, "o": [i2, scene.item]}, token=owner))["reorderWorkflowItems"][
+    assert (await gql(REORDER_CODES, {"s": scene.subproject, "o": [i2, scene.item]}, token=owner))["reorderWorkflowItems"][
         "userErrors"
     ] == []
     added = await gql(ADD_PLAYER, {"i": scene.item, "p": scene.group}, token=owner)
