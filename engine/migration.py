@@ -26,7 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine import activity, permissions, versions
 from engine.actors import Actor
-from engine.context import CaseContext, state_row
+from engine.context import CaseContext
 from engine.errors import DomainError, ErrorCode
 from engine.migration_plan import CaseMigration, Loaded, Planner, load
 from engine.permissions import GLOBAL
@@ -344,7 +344,7 @@ async def _move(
     from_version = plan.numbers[case.workflow_id]
     for scope, (state, to) in result.moves.items():
         if to != state:
-            state_row(ctx, scope).state = ctx.states[scope] = to
+            loaded.state_rows[case.id, scope].state = ctx.states[scope] = to
     case.workflow_id = plan.target.id
     case.version += 1
     gone = sorted({ea.action for ea in enabled if ea.action not in spec.actions})
