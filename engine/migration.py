@@ -391,7 +391,13 @@ async def _move(
         },
         at=now,
     )
-    await run_automatic(ctx, now)
+    if case.status == "ACTIVE":
+        await run_automatic(ctx, now)
+    else:  # suspended: nothing fires now; what would have is due, and fires once it is resumed
+        for instance in started:
+            if instance.status == "ENABLED" and instance.trigger == "auto":
+                instance.fire_at = now
+                timer_written(session, now)
 
 
 async def _move_subproject(
