@@ -30,6 +30,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("workflow", schema=None) as batch_op:
-        batch_op.drop_column("retired_by")
-        batch_op.drop_column("retired_at")
+    # ALTER TABLE ... DROP COLUMN on both databases (SQLite since 3.35): a batch would copy the
+    # table, and the cases and subprojects that refer to it make SQLite refuse to drop it.
+    op.drop_column("workflow", "retired_by")
+    op.drop_column("workflow", "retired_at")
