@@ -26,12 +26,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine import activity, permissions, versions
 from engine.actors import Actor
-from engine.context import CaseContext
+from engine.cases.context import CaseContext
+from engine.cases.scopes import SCOPE_TRIGGER
+from engine.cases.transitions import after_enable, recompute, run_automatic, timer_written
 from engine.errors import DomainError, ErrorCode
 from engine.migration_plan import CaseMigration, Loaded, Planner, load
 from engine.permissions import GLOBAL
-from engine.scopes import SCOPE_TRIGGER
-from engine.transitions import after_enable, recompute, run_automatic, timer_written
 from engine.workflows import spec_by_id
 from models import (
     Case,

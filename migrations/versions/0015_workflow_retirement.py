@@ -30,7 +30,8 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    # ALTER TABLE ... DROP COLUMN on both databases (SQLite since 3.35): a batch would copy the
-    # table, and the cases and subprojects that refer to it make SQLite refuse to drop it.
+    # ALTER TABLE DROP COLUMN on both databases (SQLite since 3.35): a batch copy of ``workflow``
+    # would drop the table that cases and subprojects reference, which SQLite's foreign keys refuse
+    # once there are any (tests/engine/test_history.py downgrades a database with cases).
     op.drop_column("workflow", "retired_by")
     op.drop_column("workflow", "retired_at")

@@ -8,7 +8,7 @@ from sqlalchemy import select
 
 import engine
 from engine import migration, versions
-from engine.context import load_case
+from engine.cases.context import load_case
 from engine.history import verify_history
 from engine.workflows import parse_spec
 from models import Activity, EnabledAction
