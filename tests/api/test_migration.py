@@ -16,7 +16,7 @@ from tests.fixtures.conditions import wait_until
 from tests.fixtures.documents import CREATE_ITEM, CREATE_PROJECT, CREATE_SUBPROJECT, DEFINE, EXECUTE, GRANT, MY_TASKS
 from tests.fixtures.specs import store_as_before
 from tests.fixtures.versions import (
-    DEFINE_WITH_DIAGNOSTICS,
+    DEFINE_VERSION_WITH_WARNINGS,
     MIGRATE_CASES,
     MIGRATED_CASE,
     PERMIT_V1,
@@ -69,7 +69,7 @@ async def permits(gql, make_user, *, submitted=2, drafts=1):
         if n >= drafts:
             await submit(gql, admin, item["id"])
         items.append(item["id"])
-    v2 = (await gql(DEFINE_WITH_DIAGNOSTICS, {"spec": permit_v2()}, token=admin))["defineWorkflow"]
+    v2 = (await gql(DEFINE_VERSION_WITH_WARNINGS, {"spec": permit_v2()}, token=admin))["defineWorkflow"]
     stranded = [d["message"] for d in v2["diagnostics"] if d["code"] == "STRANDS_CASES"]
     warned = f"{submitted} running case(s) of earlier versions are in 'review', which version 2 lacks"
     assert v2["workflow"] == {"version": 2} and stranded == ([f"{warned} or cannot finish from."] if submitted else [])
@@ -111,14 +111,14 @@ async def test_defining_a_version_that_strands_running_cases_warns_with_their_co
     v3["states"]["limbo"] = {}
     v3["actions"]["park"] = {"allowed_roles": ["clerk"], "enabled_states": ["checking"], "new_state": "limbo"}
     v3["actions"]["unpark"] = {"allowed_roles": ["clerk"], "enabled_states": ["limbo"], "new_state": "checking"}
-    defined = (await gql(DEFINE_WITH_DIAGNOSTICS, {"spec": v3}, token=admin))["defineWorkflow"]
+    defined = (await gql(DEFINE_VERSION_WITH_WARNINGS, {"spec": v3}, token=admin))["defineWorkflow"]
     assert defined["userErrors"] == [] and defined["workflow"] == {"version": 3}
     (warning,) = [d for d in defined["diagnostics"] if d["code"] == "STRANDS_CASES"]
     assert warning["severity"] == "WARNING" and warning["path"] == ["states"]
     assert warning["message"] == (
         "2 running case(s) of earlier versions are in 'review', which version 3 lacks or cannot finish from."
     )
-    again = (await gql(DEFINE_WITH_DIAGNOSTICS, {"spec": PERMIT_V1}, token=admin))["defineWorkflow"]
+    again = (await gql(DEFINE_VERSION_WITH_WARNINGS, {"spec": PERMIT_V1}, token=admin))["defineWorkflow"]
     assert again["workflow"] == {"version": 4}  # back to review: nothing stranded
     assert [d for d in again["diagnostics"] if d["code"] == "STRANDS_CASES"] == []
 
