@@ -15,6 +15,7 @@ import orjson
 from cross_web import HTTPException
 from graphql import GraphQLError
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import ClientDisconnect, Request
@@ -38,11 +39,13 @@ from server.actor_cache import ActorCache
 from server.background import Background
 from server.documents import DocumentService, download_endpoint
 from server.job_runner import configure_jobs
+from server.mail import configure_mail
 from server.media_types import GRAPHQL_RESPONSE, negotiate, request_error_status, without_data
 from server.operations import health, metrics_endpoint, ready_endpoint
 from server.request_limits import BodyLimit, error_response
 from server.settings import Settings
 from server.shutdown import stop_within
+from server.unsubscribe import unsubscribe_endpoint
 from server.web import WebAssets
 
 log = logging.getLogger("caseway.server")
@@ -251,6 +254,8 @@ class CasewayGraphQL(GraphQL):
             response = await super().run(request, *args, **kwargs)
         except HTTPException as refusal:
             response = error_response(refusal.status_code, refusal.reason)
+        except StarletteHTTPException as refusal:  # the form parser's: a multipart body it cannot read
+            response = error_response(refusal.status_code, _unreadable_form(refusal))
         finally:  # a multipart request's spooled files (uploads): closed, so their temporary files go now
             await request.close()
         seconds = time.perf_counter() - started
@@ -334,6 +339,18 @@ class CasewayGraphQL(GraphQL):
         return response
 
 
+def _unreadable_form(refusal: StarletteHTTPException) -> str:
+    """One sentence for a multipart body Starlette refused ("Invalid multipart data."), from
+    python-multipart's reason where it has one."""
+    cause: BaseException | None = refusal
+    while cause is not None and type(cause).__name__ != "MultipartParseError":
+        cause = cause.__cause__ or cause.__context__
+    if cause is not None and "header size" in str(cause):
+        return "The multipart body could not be read: a part's header, its file name included, is at most 4,224 bytes."
+    reason = f" ({cause})" if cause is not None else ""
+    return f"The multipart body could not be read: it is not valid multipart/form-data{reason}."
+
+
 def tune_garbage_collector() -> None:
     """A nested read allocates tens of thousands of short-lived containers; at the default
     threshold (700) the collector ran dozens of times per request, each full pass walking
@@ -353,6 +370,7 @@ def create_app(
     web = WebAssets(settings.web_dir)
     documents = documents or DocumentService(settings)
     configure_jobs(settings)
+    configure_mail(settings, db)
     graphql = CasewayGraphQL(db, settings, actor_cache, web, documents)
     background = graphql.background = Background(
         db, settings, actor_cache=actor_cache, documents=documents, recheck=graphql.recheck_live_connections
@@ -380,6 +398,7 @@ def create_app(
             Route("/metrics", metrics_endpoint),
             Route("/graphql", graphql, methods=["GET", "POST"]),
             Route("/documents/{id}", download_endpoint(db, documents, actor_cache), methods=["GET"]),
+            Route("/unsubscribe", unsubscribe_endpoint(db), methods=["GET", "POST"]),
             WebSocketRoute("/graphql", graphql),
             *web.routes(),
         ],

@@ -165,7 +165,7 @@ class EventHub:
                 if any(s.wants_notifications_for for s in self._subscribers):
                     for note in await session.scalars(
                         select(Notification)
-                        .where(Notification.activity_id.in_([e.id for e in entries]))
+                        .where(Notification.activity_id.in_([e.id for e in entries]), Notification.in_app)
                         .order_by(Notification.id)
                     ):
                         notes.setdefault(note.activity_id, []).append(note)
