@@ -156,7 +156,7 @@ class WorkflowSpec:
     side_effects: tuple[str, ...]
     normalized: dict[str, Any] = field(repr=False)
     jobs: tuple[tuple[str, dict[str, Any]], ...] = ()  # declared on the workflow: made by every action
-    has_children: bool = False  # any parent action: flat workflows skip engine.children altogether
+    has_children: bool = False  # any parent action: flat workflows skip engine.cases.children altogether
 
     @property
     def has_automatic(self) -> bool:

@@ -10,6 +10,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import aliased
 from strawberry.dataloader import DataLoader, DefaultCache
 
+from engine import deputies
 from engine.assignment import pick_lists
 from engine.permissions import intents_for
 from models import (
@@ -189,6 +190,7 @@ class Loaders:
         "deputyship_by_id": "_deputyships",
         "deputyships_by_user": "_deputyships_by_user",
         "deputyships_by_deputy": "_deputyships_by_deputy",
+        "standing_in_by_user": "_standing_in",
     }
     party_by_id: DataLoader[str, Any]
     project_by_id: DataLoader[str, Any]
@@ -219,6 +221,7 @@ class Loaders:
     deputyship_by_id: DataLoader[str, Any]
     deputyships_by_user: DataLoader[str, list[Any]]
     deputyships_by_deputy: DataLoader[str, list[Any]]
+    standing_in_by_user: DataLoader[str, list[Any]]
 
     def __init__(
         self, ctx: "Context", *, cache: bool = True, known: Mapping[str, Mapping[Any, Any]] | None = None
@@ -535,6 +538,11 @@ class Loaders:
 
     async def _deputyships_by_deputy(self, ids: list[str]) -> list[list[Any]]:
         return await deputy_reads.open_by_user(self._ctx, "deputy_id", ids, self._in)
+
+    async def _standing_in(self, ids: list[str]) -> list[list[Any]]:
+        """The absent users each user stands in for now (engine/deputies.py), as actors: asked
+        for the viewer alone, once per request."""
+        return [await deputies.standing_in(self._ctx.session, user_id=i) for i in ids]
 
     async def _members(self, ids: list[str]) -> list[list[User]]:
         rows = (

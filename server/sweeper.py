@@ -21,6 +21,7 @@ from models import Database, as_utc
 from resolvers.delivery import run_digests
 from server import metrics
 from server.hub import EventHub
+from server.shutdown import until_set
 from server.timer_runs import run_due_timers
 
 log = logging.getLogger("caseway.sweeper")
@@ -106,5 +107,4 @@ class Sweeper:
             wait = self.poll_interval - (time.monotonic() - last_sweep)
             if self._deadline is not None:
                 wait = min(wait, (self._deadline - now).total_seconds())
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), max(wait, 0.0))
+            await until_set(self._wake, max(wait, 0.0))

@@ -43,7 +43,7 @@ from sqlalchemy.orm import aliased
 
 from engine import activity, notifications, permissions
 from engine.actors import SYSTEM, Actor
-from engine.context import load_case
+from engine.cases.context import load_case
 from engine.errors import DomainError, ErrorCode, not_found
 from engine.jobs.kinds import JobError, JobKind, Permanent, Reconciled, Transient, job_kinds, policy_for
 from engine.jobs.outbox import jobs_were_written

@@ -15,7 +15,7 @@ from alembic import op
 import models.types
 
 revision: str = "0017"
-down_revision: str | None = "0018"
+down_revision: str | None = "0016"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

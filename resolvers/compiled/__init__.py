@@ -82,14 +82,14 @@ def plan_cache_size() -> int:
 def _plan(executor: Any, parent_type: GraphQLObjectType, details: Any, args: dict[str, Any]) -> "RootPlan | None":
     node = details[0].node
     name = node.name.value
-    definition = parent_type.fields[name]
+    definition = parent_type.fields.get(name)  # None for __schema and __type: never compiled
     kind = None
     if name == "node":
         kind = kind_of(args["id"])
         if kind is None or root_row(kind) is None:
             return None
         type_ = executor.schema.get_type(kind)
-    elif name == "projects":
+    elif name == "projects" and definition is not None:
         type_ = definition.type.of_type  # ProjectConnection!
     else:
         return None
@@ -128,7 +128,11 @@ def compiled_root(executor: Any, parent_type: GraphQLObjectType, details: Any, a
         actor = ctx.viewer
         statement, b = root.statement(not ctx.db.is_sqlite, actor.is_admin, executor.variable_values)
         params = b.params(actor, executor.variable_values)
-    except (GraphQLError, LookupError):  # a refused argument or no viewer: the resolvers say so
+    except LookupError:  # an argument the planner does not compile (a filter): never with this shape
+        if key is not None:
+            _plans[key] = None
+        return None
+    except GraphQLError:  # a refused argument or no viewer: the resolvers say so
         return None
     return _run(ctx, statement, params, key)
 
