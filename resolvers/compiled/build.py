@@ -140,6 +140,8 @@ class Build:
                     else:  # endCursor
                         info.append((part.response, self.json.last_text(rows.c.c, [rows.c.rn], shown)))
                 pairs.append((field.response, self.json.object(info)))
+        if not any(field.name in ("edges", "pageInfo") for field in plan.fields):
+            return select(self.json.object(pairs))  # no aggregate over the page: one row, none read
         return select(self.json.object(pairs)).select_from(rows)
 
     def edge(self, plan: Any, source: Any) -> Any:

@@ -278,6 +278,20 @@ def _players(b: Build, source: Any, field: Any) -> Any:
     return b.json.nested(select(b.json.array(inner.c.j, [inner.c.o0])).scalar_subquery())
 
 
+def _assignee(b: Build, source: Any, field: Any) -> Any:
+    """The user or group the resource is assigned to (null when none, or gone)."""
+    by_kind = field.sub
+    as_user = select(b.object(by_kind["User"], _USER)).where(_USER.c.id == source.c.assignee_id)
+    as_group = select(b.object(by_kind["Group"], _GROUP)).where(_GROUP.c.id == source.c.assignee_id)
+    found = func.coalesce(
+        as_user.correlate_except(_USER).scalar_subquery(), as_group.correlate_except(_GROUP).scalar_subquery()
+    )
+    return b.json.nested(found)
+
+
+ASSIGNEE = Form(PARTIES, _assignee, "party")
+
+
 def root_row(kind: str) -> tuple[Any, Callable[[Any], Any]] | None:
     """``node(id:)`` of a kind the planner compiles: its table and visibility rule."""
     return _ROOTS.get(kind)
@@ -289,7 +303,12 @@ _ROOTS: dict[str, tuple[Any, Callable[[Any], Any]]] = {
     "WorkflowItem": (_ITEM, visibility.item_visible),
 }
 
-_RESOURCE = {"id": column("id"), "displayName": column("display_name"), "description": column("description")}
+_RESOURCE = {
+    "id": column("id"),
+    "displayName": column("display_name"),
+    "description": column("description"),
+    "assignee": ASSIGNEE,
+}
 
 FORMS: dict[str, dict[str, Form]] = {
     "Project": {**_RESOURCE, "status": column("status"), "subprojects": Form(CONNECTION, _subprojects, "subproject")},

@@ -10,12 +10,10 @@ from typing import Any
 import pytest
 
 from tests.fixtures.builders import build_tree
-from tests.fixtures.documents import CREATE_ITEM, CREATE_PROJECT, DEFINE, EXECUTE, HISTORY, LOGIN, REORDER
+from tests.fixtures.documents import CREATE_ITEM, CREATE_PROJECT, DEFINE, EXECUTE, HISTORY, LOGIN, MARK_READ, REORDER
 
 PROJECTS_PAGE = """query($first: Int, $after: String, $filter: ProjectFilter) {
   projects(first: $first, after: $after, filter: $filter) { totalCount edges { node { displayName } } } }"""
-MARK_READ = """mutation($ids: [ID!]) { markNotificationsRead(input: {ids: $ids}) {
-  unreadCount userErrors { code message field } } }"""
 REASSIGN_PARTIES = """mutation($item: ID!, $ids: [ID!]!) { reassignRole(input: {workflowItemId: $item,
   role: "assignee", partyIds: $ids}) { userErrors { code message field } } }"""
 LOG_COUNT = """query($id: ID!) { node(id: $id) { ... on WorkflowItem { case { version log { totalCount } } } } }"""

@@ -7,6 +7,9 @@ import pytest
 from tests.fixtures.builders import bug_item, build_tree
 from tests.fixtures.documents import CASE, DEFINE, EXECUTE, MY_TASKS, REASSIGN
 
+# Every query here is also answered without compiled reads, the same (tests/fixtures/api.py).
+pytestmark = pytest.mark.usefixtures("differential_reads")
+
 
 async def test_execute_dry_run_and_case_fields(gql, make_user):
     _, sam = await make_user("sam")

@@ -1,8 +1,21 @@
 """Paging a parent's children by cursor: a subproject's items in display order (the ordering,
 then creation), a project's subprojects in creation order."""
 
+import pytest
+
 from tests.fixtures.builders import build_tree
 from tests.fixtures.documents import CLOSE_SUBPROJECT, CREATE_ITEM, CREATE_SUBPROJECT, GRANT, REORDER
+
+# The statements pinned here are the resolvers' (resolvers/child_pages.py, resolvers/queries.py):
+# this module's server resolves every field, and its twin compiles what it can; each query is
+# answered by both, the same (tests/fixtures/api.py).
+pytestmark = pytest.mark.usefixtures("differential_reads")
+
+
+@pytest.fixture
+def compiled_reads() -> bool:
+    return False
+
 
 ITEM_PAGE = """query($s: ID!, $first: Int, $after: String, $filter: ProjectFilter) { node(id: $s) { ... on Subproject {
   workflowItems(first: $first, after: $after, filter: $filter) { totalCount edges { cursor node { id displayName } }

@@ -16,10 +16,12 @@ from hypothesis import strategies as st
 from bench.queries import R1, R2, R4
 from server.app import create_app
 from server.settings import Settings
-from tests.api.test_authorization_matrix import actors, build_scene  # noqa: F401 - a fixture
+from tests.api import test_authorization_matrix as matrix
 from tests.fixtures.api import GraphQLClient
 from tests.fixtures.authorization import ACTORS
-from tests.fixtures.documents import CREATE_ITEM, NESTED
+from tests.fixtures.documents import CREATE_ITEM, NESTED, REORDER
+
+actors = matrix.actors  # the matrix's users (a fixture), one per actor
 
 
 @pytest.fixture
@@ -53,8 +55,8 @@ def _auth(token):
     return {"Authorization": f"Bearer {token}"} if token else {}
 
 
-async def test_bench_reads_answer_the_same_for_every_viewer(gql, db, actors, same):  # noqa: F811
-    scene = await build_scene(gql, db, actors)
+async def test_bench_reads_answer_the_same_for_every_viewer(gql, db, actors, same):
+    scene = await matrix.build_scene(gql, db, actors)
     for actor in ACTORS:
         token = scene.tokens[actor]
         body = await same(R1, {"id": scene.project}, token)
@@ -70,14 +72,19 @@ TWO_ROOTS = """query Two($s: ID!) {
   projects(first: 5) { edges { node { id displayName } } pageInfo { hasNextPage endCursor } } }"""
 
 
-async def test_a_compiled_read_costs_one_statement_per_root_field(gql, db, actors, same, count_statements):  # noqa: F811
-    scene = await build_scene(gql, db, actors)
+async def test_a_compiled_read_costs_one_statement_per_root_field(
+    gql, db, actors, same, count_statements, resolvers_only
+):
+    scene = await matrix.build_scene(gql, db, actors)
     token = scene.tokens["viewer"]
     await same(TWO_ROOTS, {"s": scene.subproject}, token)  # the viewer's token is remembered from now on
     with count_statements() as compiled:
         body = await gql.raw(TWO_ROOTS, {"s": scene.subproject}, token=token)
     assert [e["node"]["displayName"] for e in body["data"]["node"]["workflowItems"]["edges"]] == ["I", "I2"]
     assert compiled.count == 2, compiled.statements
+    with count_statements() as resolved:  # CASEWAY_COMPILED_READS=false: a statement per relation
+        assert (await resolvers_only.raw(TWO_ROOTS, {"s": scene.subproject}, token=token)) == body
+    assert resolved.count > compiled.count, resolved.statements
     if db.is_sqlite:
         return  # R1 is deeper than SQLite's parser takes: resolved there (see below)
     with count_statements() as r1:
@@ -87,8 +94,6 @@ async def test_a_compiled_read_costs_one_statement_per_root_field(gql, db, actor
 
 # -- generated selections over the compiled part of the schema ---------------------------------
 
-REORDER_CODES = """mutation($s: ID!, $o: [ID!]!) { reorderWorkflowItems(input: {subprojectId: $s, ordering: $o}) {
-  userErrors { code } } }"""
 ADD_PLAYER = """mutation($i: ID!, $p: ID!) { reassignRole(input: {workflowItemId: $i, role: "assignee",
   partyIds: [$p], mode: ADD}) { userErrors { code } } }"""
 
@@ -151,6 +156,7 @@ def _item(draw):
         "amount",
         "itemCurrency: currency",
         "__typename",
+        "assignee { __typename ... on User { login } ... on Group { name } }",
     ]
     return _pick(draw, [*scalars, f"case {{ {case} }}"])
 
@@ -168,7 +174,8 @@ def _subproject(draw):
 @st.composite
 def _project(draw):
     subprojects = "subprojects" + _connection(draw, _first(draw), draw(_subproject()))
-    return _pick(draw, ["id", "displayName", "description", "status", "__typename", subprojects])
+    assignee = "assignee { ... on User { id displayName } }"
+    return _pick(draw, ["id", "displayName", "description", "status", "__typename", assignee, subprojects])
 
 
 @st.composite
@@ -192,7 +199,7 @@ def reads(draw):
 @pytest.mark.slow
 @settings(derandomize=True, database=None, deadline=None, max_examples=60, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
-async def test_generated_reads_answer_the_same_for_every_viewer(gql, db, actors, same, data):  # noqa: F811
+async def test_generated_reads_answer_the_same_for_every_viewer(gql, db, actors, same, data):
     scene = _SCENES.get(tuple(sorted(actors.values())))
     if scene is None:
         scene = _SCENES[tuple(sorted(actors.values()))] = await _ordered_scene(gql, db, actors)
@@ -221,10 +228,10 @@ async def test_generated_reads_answer_the_same_for_every_viewer(gql, db, actors,
 _SCENES: dict[tuple[str, ...], Any] = {}
 
 
-async def _ordered_scene(gql, db, actors):  # noqa: F811
+async def _ordered_scene(gql, db, actors):
     """The matrix's scene, with a third item, an ordering that lists I2 then I (the third
     follows unlisted) and a group playing a role beside the player."""
-    scene = await build_scene(gql, db, actors)
+    scene = await matrix.build_scene(gql, db, actors)
     owner = scene.tokens["owner"]
     created = await gql(CREATE_ITEM, {"input": {"subprojectId": scene.subproject, "displayName": "I3"}}, token=owner)
     i3 = created["createWorkflowItem"]["workflowItem"]["id"]
@@ -234,10 +241,41 @@ async def _ordered_scene(gql, db, actors):  # noqa: F811
         token=owner,
     )
     i2 = next(e["cursor"] for e in items["node"]["workflowItems"]["edges"] if e["cursor"] not in (scene.item, i3))
-    assert (await gql(REORDER_CODES, {"s": scene.subproject, "o": [i2, scene.item]}, token=owner))["reorderWorkflowItems"][
-        "userErrors"
-    ] == []
+    reordered = await gql(REORDER, {"s": scene.subproject, "ordering": [i2, scene.item]}, token=owner)
+    assert reordered["reorderWorkflowItems"]["userErrors"] == []
     added = await gql(ADD_PLAYER, {"i": scene.item, "p": scene.group}, token=owner)
     assert added["reassignRole"]["userErrors"] == []
     scene.extra.update(i2=i2, i3=i3)
     return scene
+
+
+PAGE_OF_ITEMS = """query Page($s: ID!, $after: String) { node(id: $s) { ... on Subproject {
+  workflowItems(first: 1, after: $after) { pageInfo { hasNextPage endCursor } edges { node { displayName } } } } } }"""
+COUNTED_PAGE_OF_ITEMS = """query CountedPage($s: ID!, $after: String) { node(id: $s) { ... on Subproject {
+  workflowItems(first: 1, after: $after) { totalCount pageInfo { hasNextPage endCursor }
+    edges { node { displayName } } } } } }"""
+
+
+async def test_a_compiled_page_counts_only_when_its_total_is_selected(gql, db, actors, same, count_statements):
+    """R4's page of a 20,000-item subproject: the page is read by index, first + 1 rows past the
+    cursor (LIMIT), and the visible items are counted, a scan of all of them, only for
+    totalCount."""
+    scene = await matrix.build_scene(gql, db, actors)
+    token = scene.tokens["player"]  # sees the items through their role, not through a grant
+    first = await same(PAGE_OF_ITEMS, {"s": scene.subproject}, token)
+    assert first["data"]["node"] is None  # the player may not see the subproject itself
+    token = scene.tokens["viewer"]
+    for after in (None, scene.item):
+        variables = {"s": scene.subproject, "after": after}
+        body = await same(PAGE_OF_ITEMS, variables, token)  # the viewer's token is remembered from now on
+        total = await same(COUNTED_PAGE_OF_ITEMS, variables, token)
+        assert len(body["data"]["node"]["workflowItems"]["edges"]) == 1
+        assert total["data"]["node"]["workflowItems"]["totalCount"] == 2
+        with count_statements() as page:
+            await gql.raw(PAGE_OF_ITEMS, variables, token=token)
+        with count_statements() as counted:
+            await gql.raw(COUNTED_PAGE_OF_ITEMS, variables, token=token)
+        (compiled_page,), (compiled_count,) = page.statements, counted.statements
+        # hasNextPage counts the page's rows (first + 1 at most); totalCount is the one count more
+        assert "LIMIT" in compiled_page.upper()
+        assert compiled_count.upper().count("COUNT(") == compiled_page.upper().count("COUNT(") + 1

@@ -7,6 +7,9 @@ import pytest
 from tests.fixtures.builders import build_tree
 from tests.fixtures.documents import CREATE_ITEM, CREATE_PROJECT, ITEMS, REORDER
 
+# Every query here is also answered without compiled reads, the same (tests/fixtures/api.py).
+pytestmark = pytest.mark.usefixtures("differential_reads")
+
 FILTERED = """query($f: ProjectFilter) { projects(filter: $f) { totalCount edges { node { displayName } } } }"""
 
 

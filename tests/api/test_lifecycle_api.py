@@ -3,6 +3,8 @@ the new log kinds in history filters, and who may."""
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from tests.fixtures.builders import bug_item, inbox, mutate
 from tests.fixtures.documents import (
     CANCEL,
@@ -14,6 +16,8 @@ from tests.fixtures.documents import (
     SUSPEND,
 )
 
+# Every query here is also answered without compiled reads, the same (tests/fixtures/api.py).
+pytestmark = pytest.mark.usefixtures("differential_reads")
 ITEM = """query($id: ID!, $kind: String) { node(id: $id) { ... on WorkflowItem { status
   case { status suspendedUntil version }
   history(filter: {kind: $kind}) { totalCount edges { node { kind comment data actor { login } } } } } } }"""

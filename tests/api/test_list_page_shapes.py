@@ -10,6 +10,17 @@ from engine.activity import record
 from models import Project
 from tests.fixtures.documents import CREATE_PROJECT
 
+# The statements pinned here are the resolvers' (resolvers/child_pages.py, resolvers/queries.py):
+# this module's server resolves every field, and its twin compiles what it can; each query is
+# answered by both, the same (tests/fixtures/api.py).
+pytestmark = pytest.mark.usefixtures("differential_reads")
+
+
+@pytest.fixture
+def compiled_reads() -> bool:
+    return False
+
+
 ONE = """query($id: ID!, $first: Int, $after: String, $filter: HistoryFilter) { node(id: $id) { ... on Project {
   history(first: $first, after: $after, filter: $filter) {
     edges { cursor node { seq kind comment actor { login } } } pageInfo { hasNextPage endCursor } } } } }"""

@@ -1,5 +1,7 @@
 """The issue-2 walk-through over HTTP: users, groups, the tree, permissions, ordering, closing, history."""
 
+import pytest
+
 from tests.fixtures.builders import build_tree
 from tests.fixtures.documents import (
     ADD_MEMBER,
@@ -19,6 +21,9 @@ from tests.fixtures.documents import (
     TREE,
     UPDATE_PROJECT,
 )
+
+# Every query here is also answered without compiled reads, the same (tests/fixtures/api.py).
+pytestmark = pytest.mark.usefixtures("differential_reads")
 
 
 async def test_walk_through(gql, make_user):

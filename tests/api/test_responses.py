@@ -2,7 +2,7 @@
 
 from datetime import UTC, datetime, timedelta
 
-from resolvers import queries
+from resolvers import compiled, queries
 from tests.fixtures.documents import CREATE_PROJECT
 
 READ_DATA = """query($id: ID!) { node(id: $id) { ... on Project { additionalData tags } } }"""
@@ -20,8 +20,9 @@ async def test_json_fields_round_trip_even_beyond_64_bit_integers(gql, make_user
 
 
 async def test_an_unexpected_failure_is_masked_and_changes_nothing_else(gql, make_user, monkeypatch, caplog) -> None:
-    """A bug inside a resolver reaches the client as "Unexpected error." at its path, never
-    as the exception's text or a traceback; client errors keep their message and code."""
+    """A bug inside a resolver (or the read planner that answers for it) reaches the client as
+    "Unexpected error." at its path, never as the exception's text or a traceback; client
+    errors keep their message and code."""
     _, token = await make_user("alice")
     created = await gql(CREATE_PROJECT, {"input": {"displayName": "P"}}, token=token)
     project_id = created["createProject"]["project"]["id"]
@@ -30,6 +31,7 @@ async def test_an_unexpected_failure_is_masked_and_changes_nothing_else(gql, mak
         raise RuntimeError("connection string postgresql://secret@db")
 
     monkeypatch.setattr(queries, "node", broken)
+    monkeypatch.setattr(compiled, "_run", broken)
     body = await gql.raw("query($id: ID!) { viewer { login } node(id: $id) { id } }", {"id": project_id}, token=token)
     assert body["data"] == {"viewer": {"login": "alice"}, "node": None}
     assert [(e["message"], e["path"]) for e in body["errors"]] == [("Unexpected error.", ["node"])]

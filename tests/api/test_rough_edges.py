@@ -3,10 +3,8 @@ lists the right ones, a role is never left with no one, `data` is key/value data
 notification that does not exist is NOT_FOUND; each refusal one sentence, changing nothing."""
 
 from tests.fixtures.builders import build_tree
-from tests.fixtures.documents import CASE, EXECUTE, GRANT, REASSIGN
+from tests.fixtures.documents import CASE, EXECUTE, GRANT, MARK_READ, REASSIGN
 
-MARK_SOME_READ = """mutation($ids: [ID!]) { markNotificationsRead(input: {ids: $ids}) {
-  unreadCount userErrors { code message field } } }"""
 NOTIFICATION_IDS = """{ notifications(first: 20) { unreadCount edges { node { id readAt } } } }"""
 
 
@@ -89,8 +87,8 @@ async def test_marking_a_notification_that_does_not_exist_is_not_found(gql, make
     _, _, (others,) = await build_tree(gql, owner, items=1, workflow="bug")
     await gql(REASSIGN, {"input": {"workflowItemId": others, "role": "assignee", "partyIds": [dev_id]}}, token=owner)
 
-    unknown = await gql(MARK_SOME_READ, {"ids": [mine[0], "ntf_01JDZZZZZZZZZZZZZZZZZZZZZZ"]}, token=dev)
-    someone_elses = await gql(MARK_SOME_READ, {"ids": [mine[0]]}, token=owner)
+    unknown = await gql(MARK_READ, {"ids": [mine[0], "ntf_01JDZZZZZZZZZZZZZZZZZZZZZZ"]}, token=dev)
+    someone_elses = await gql(MARK_READ, {"ids": [mine[0]]}, token=owner)
 
     assert unknown["markNotificationsRead"] == {
         "unreadCount": None,
@@ -105,5 +103,5 @@ async def test_marking_a_notification_that_does_not_exist_is_not_found(gql, make
     assert someone_elses["markNotificationsRead"]["userErrors"][0]["code"] == "NOT_FOUND"
     after = (await gql(NOTIFICATION_IDS, token=dev))["notifications"]
     assert after["unreadCount"] == len(mine) + 1  # nothing was marked
-    marked = (await gql(MARK_SOME_READ, {"ids": mine}, token=dev))["markNotificationsRead"]
+    marked = (await gql(MARK_READ, {"ids": mine}, token=dev))["markNotificationsRead"]
     assert marked == {"unreadCount": 1, "userErrors": []}

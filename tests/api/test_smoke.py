@@ -1,4 +1,9 @@
+import pytest
+
 VIEWER_AND_PROJECTS = "{ viewer { login } projects { totalCount } }"
+
+# Every query here is also answered without compiled reads, the same (tests/fixtures/api.py).
+pytestmark = pytest.mark.usefixtures("differential_reads")
 
 
 async def test_viewer(gql, make_user):

@@ -12,6 +12,9 @@ from tests.fixtures.builders import build_tree
 from tests.fixtures.documents import CREATE_ITEM, EXECUTE, GRANT, NODE_ID, REASSIGN, REORDER, REVOKE, SUBSCRIBE
 from tests.fixtures.live import WsClient
 
+# Every query here is also answered without compiled reads, the same (tests/fixtures/api.py).
+pytestmark = pytest.mark.usefixtures("differential_reads")
+
 SECRET = "the budget is 42"
 
 READ_PATHS = """query($item: ID!, $act: ID!) {

@@ -36,7 +36,7 @@ async def test_migration_0014_adds_and_drops_the_document_columns(fresh_url):
 
     await asyncio.to_thread(upgrade, fresh_url)
     assert new <= await columns()
-    await asyncio.to_thread(command.downgrade, alembic_config(fresh_url), "-1")
+    await asyncio.to_thread(command.downgrade, alembic_config(fresh_url), "0013")
     assert await columns() == {"id", "workflow_item_id", "file_name", "sha256", "link"}
     await asyncio.to_thread(upgrade, fresh_url)
     assert new <= await columns()
