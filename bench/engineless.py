@@ -1,7 +1,7 @@
 """W1e, the ceiling of any engine on Caseway's stack: W1's request through the whole Caseway
 server (HTTP, authentication, request context, the mutation's transaction and payload) with an
-engine that costs nothing, because ``engine.execute`` is replaced by W2's hand-written
-statements on the session's own driver connection.
+engine that costs nothing, because ``engine.cases.execute`` (which ``engine.execute_action``
+calls) is replaced by W2's hand-written statements on the session's own driver connection.
 
 W0 (bench/floor.py) is the floor of the libraries; W1e adds what Caseway does around every
 mutation. W1 / W2 can never exceed W1e / W2 here, so W1e tells how much of W1's gap an engine
@@ -15,8 +15,8 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.applications import Starlette
 
-import engine
 from bench import raw_sql
+from engine import cases
 from engine.actors import Actor
 from engine.cases import ExecutionResult
 from models import Database
@@ -47,7 +47,7 @@ async def execute(
 
 
 def create(settings: Settings | None = None, *, db: Database | None = None) -> Starlette:
-    """Caseway's app in a process whose ``engine.execute`` is the one above (the mutation looks
-    it up at request time); for a process of its own: the patch is not undone."""
-    engine.execute = execute
+    """Caseway's app in a process whose ``engine.cases.execute`` is the one above (the mutation's
+    engine call looks it up at request time); for a process of its own: the patch is not undone."""
+    cases.execute = execute
     return create_app(settings, db=db)

@@ -61,6 +61,8 @@ USERS = """query($after: String) { users(first: 20, after: $after) {
   pageInfo { endCursor hasNextPage } edges { cursor node { id login displayName } } } }"""
 JOBS = """query($after: String) { jobs(first: 20, after: $after) {
   pageInfo { endCursor hasNextPage } edges { cursor node { id kind state } } } }"""
+SEARCH_NODES = """query($after: String, $q: String!) { search(query: $q, first: 20, after: $after) {
+  pageInfo { endCursor hasNextPage } edges { cursor node { id ... on WorkflowItem { displayName } } } } }"""
 MY_TASKS = """query($after: String) { myTasks(first: 20, after: $after) {
   pageInfo { endCursor hasNextPage } edges { cursor node { id action { shortName } } } } }"""
 
@@ -199,6 +201,10 @@ async def pages_of(dsn: str) -> tuple[list[Page], dict[str, str]]:
             ),
             Page("notifications, unreadCount alone", UNREAD, {}, None),
             Page("users", USERS, {}, 'SELECT id FROM "user" ORDER BY id'),
+            # Search: a word every item holds (ranking bounded by resolvers.search.MAX_RANKED),
+            # and words few rows hold. First pages only: the middle's cursor is a rank.
+            Page("search 'item'", SEARCH_NODES, {"q": "item"}, None),
+            Page(f"search {SEARCH!r}", SEARCH_NODES, {"q": SEARCH}, None),
             Page("jobs", JOBS, {}, "SELECT id FROM job ORDER BY id"),
             Page(
                 "myTasks, bench-dev (every item's task)",

@@ -1,4 +1,4 @@
-"""``executeAction`` as one engine call: the action (engine/cases.py), the documents attached
+"""``executeAction`` as one engine call: the action (engine/cases/execution.py), the documents attached
 with it, a dry run's preview, and its outcome recorded in the transaction's unit of work.
 
 Why here and not in the resolver: a resolver that called the engine three times, loaded the

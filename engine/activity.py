@@ -195,6 +195,8 @@ async def _write_pending(session: AsyncSession) -> None:
     last seq with the first head. Several entries are inserted in one statement."""
     await session.flush()  # the transaction's other writes, before any lock is held
     entries = unit_of_work(session).entries
+    if not entries:  # all queued in savepoints that rolled back (engine/migration.py)
+        return
     connection = await session.connection()
     heads, seqs = await _heads_and_seqs(connection, entries, postgres=session.bind.dialect.name == "postgresql")
     rows = []

@@ -10,7 +10,7 @@ from sqlalchemy.orm import aliased
 
 from engine import activity, notifications, permissions, task_index
 from engine.actors import Actor
-from engine.context import CaseContext, case_not_found, load_case
+from engine.cases.context import CaseContext, case_not_found, load_case
 from engine.errors import DomainError, ErrorCode
 from engine.registry import assignee_callbacks, register_assignee
 from engine.resources import check_party

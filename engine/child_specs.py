@@ -32,7 +32,7 @@ _CONDITION_KEYS = {"state", "at_least", "more_than", "all"}
 @dataclass(frozen=True, slots=True)
 class Condition:
     """One ``complete_when`` entry: the parent fires with ``output`` once enough child
-    instances are in ``state`` (see ``engine.quorum``). ``quota`` is a count (``whole``) or a
+    instances are in ``state`` (see ``engine.cases.quorum``). ``quota`` is a count (``whole``) or a
     fraction of all instances; ``strict`` is ``more_than``; ``every`` is ``all: true``."""
 
     output: str

@@ -1,7 +1,7 @@
 """Enable conditions (docs/workflows.md, "Enable conditions"): named callbacks an action
 lists in ``enable_conditions``, asked when the action is about to be enabled, after its states
 and its gates (``depends_on``) allow it. A refusal records the instance as REFUSED; it is asked
-again at the case's next change (engine.transitions.recompute), not when the data it looked at
+again at the case's next change (engine.cases.transitions.recompute), not when the data it looked at
 changes.
 
 A condition receives an ``EnableCheck`` and returns whether the action may be enabled. It runs
@@ -12,7 +12,7 @@ Plugins add conditions through the entry point group ``caseway.enable_conditions
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
-from engine.context import CaseContext
+from engine.cases.context import CaseContext
 from engine.registry import register_enable_condition
 from engine.specs import ActionSpec
 

@@ -28,7 +28,7 @@ from sqlalchemy import ColumnElement, Select, and_, delete, or_, select, true, u
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine import validation
-from engine.actors import Actor
+from engine.actors import SYSTEM_ID, Actor
 from engine.clock import SYSTEM_CLOCK, Clock
 from engine.errors import DomainError, ErrorCode, not_found
 from models import Deputyship, GroupMember, Notification, User, as_utc, kind_of, new_id
@@ -46,20 +46,17 @@ def now() -> datetime:
     return clock.now()
 
 
-def _active(at: datetime) -> ColumnElement[bool]:
+def _active(at: Any) -> ColumnElement[bool]:
     return and_(Deputyship.starts_at <= at, Deputyship.ends_at > at)
 
 
 def represented(deputy_id: Any, at: Any = None) -> Select[tuple[str, str]]:
     """``(absent_id, party_id)``: every party of every user ``deputy_id`` stands in for at
     ``at`` (default: now): the user and each group they are in. A statement to embed (one range
-    of the deputy's index, empty for nearly everyone), never a round trip of its own."""
-    at = now() if at is None else at  # a datetime, or a bound parameter (resolvers/compiled)
-    absent = (
-        select(Deputyship.user_id)
-        .where(Deputyship.deputy_id == deputy_id, Deputyship.ends_at > at, Deputyship.starts_at <= at)
-        .subquery("absent")
-    )
+    of the deputy's index, empty for nearly everyone), never a round trip of its own. Either may
+    be a bound parameter (a compiled read's, made once for every viewer)."""
+    at = now() if at is None else at
+    absent = select(Deputyship.user_id).where(Deputyship.deputy_id == deputy_id, _active(at)).subquery("absent")
     return union_all(
         select(absent.c.user_id.label("absent_id"), absent.c.user_id.label("party_id")),
         select(absent.c.user_id, GroupMember.group_id).join(GroupMember, GroupMember.user_id == absent.c.user_id),
@@ -72,17 +69,17 @@ def represented_parties(deputy_id: Any, at: Any = None) -> Select[tuple[str]]:
     return select(parties.c.party_id).correlate(None)  # never tied to an enclosing query's tables
 
 
-async def standing_in(session: AsyncSession, *, actor: Actor) -> list[Actor]:
-    """The absent users ``actor`` stands in for now, each as an actor holding the absent user's
+async def standing_in(session: Any, *, user_id: str) -> list[Actor]:
+    """The absent users ``user_id`` stands in for now, each as an actor holding the absent user's
     parties and nothing else (never admin: an admin's absence lends no admin rights)."""
-    if actor.user_id == "system":
+    if user_id == SYSTEM_ID:
         return []
-    rows = await session.execute(represented(actor.user_id))
+    rows = await session.execute(represented(user_id))
     parties: dict[str, set[str]] = defaultdict(set)
     for absent_id, party_id in rows:
         parties[absent_id].add(party_id)
     return [
-        Actor(user_id=user_id, login=user_id, party_ids=frozenset(found)) for user_id, found in sorted(parties.items())
+        Actor(user_id=absent, login=absent, party_ids=frozenset(found)) for absent, found in sorted(parties.items())
     ]
 
 
@@ -104,6 +101,26 @@ async def deputies_of(session: AsyncSession, user_ids: Collection[str]) -> dict[
     result: dict[str, list[str]] = defaultdict(list)
     for user_id, deputy_id in rows:
         result[user_id].append(deputy_id)
+    return dict(result)
+
+
+async def deputies_of_parties(session: AsyncSession, parties: Collection[str]) -> dict[str, set[str]]:
+    """The deputies standing in now for each of ``parties``: for a user, theirs; for a group,
+    those of its members (what ``represented`` lends, asked the other way round, for the live
+    streams' audiences)."""
+    if not parties:
+        return {}
+    at = now()
+    wanted = sorted(parties)
+    direct = select(Deputyship.user_id, Deputyship.deputy_id).where(Deputyship.user_id.in_(wanted), _active(at))
+    by_group = (
+        select(GroupMember.group_id, Deputyship.deputy_id)
+        .join(Deputyship, Deputyship.user_id == GroupMember.user_id)
+        .where(GroupMember.group_id.in_(wanted), _active(at))
+    )
+    result: dict[str, set[str]] = defaultdict(set)
+    for party, deputy_id in await session.execute(union_all(direct, by_group)):
+        result[party].add(deputy_id)
     return dict(result)
 
 
@@ -235,6 +252,7 @@ __all__ = [
     "MAX_PERIOD",
     "clock",
     "deputies_of",
+    "deputies_of_parties",
     "notify_deputies",
     "now",
     "open_at",

@@ -6,7 +6,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from engine import activity, cases, permissions, validation, versions
+from engine import activity, cases, permissions, reminder_rows, validation, versions
 from engine.actors import Actor
 from engine.errors import DomainError, ErrorCode
 from engine.resources import UNSET, _require_open, apply_update, assignee_or_creator, check_party, lock
@@ -115,6 +115,8 @@ async def create_workflow_item(
     case = await cases.start_case(
         session, actor=actor, item=item, workflow_id=subproject.workflow_id, assignments=assignments
     )
+    if item.due_date is not None:  # its assignees are told at due and when overdue (engine/reminders.py)
+        await reminder_rows.schedule_due(session, case_id=case.id, item_id=item.id, due=item.due_date)
     return item, case
 
 
@@ -168,7 +170,12 @@ async def update_workflow_item(
         subproject = await session.get(Subproject, item.subproject_id)
         assert subproject is not None
         changes.update(_budget_fields(default_currency=subproject.currency, **merged))
-    return await apply_update(session, actor=actor, resource=item, kind="workflow_item_updated", changes=changes)
+    before = item.due_date
+    updated = await apply_update(session, actor=actor, resource=item, kind="workflow_item_updated", changes=changes)
+    if updated.due_date != before:  # a new due date: new reminders (engine/reminders.py)
+        case_id = await session.scalar(select(Case.id).where(Case.object_id == item.id))
+        await reminder_rows.schedule_due(session, case_id=case_id, item_id=item.id, due=updated.due_date)
+    return updated
 
 
 async def assign_workflow_item(session: AsyncSession, *, actor: Actor, id: str, assignee_id: str) -> WorkflowItem:

@@ -35,9 +35,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from engine import activity, notifications, permissions, validation
 from engine.activity import LogEntry
 from engine.actors import SYSTEM, Actor
-from engine.context import CaseContext, case_not_found, load_case
+from engine.cases.context import CaseContext, case_not_found, load_case
+from engine.cases.transitions import assigned_parties, set_status_for_state, timer_written
 from engine.errors import DomainError, ErrorCode
-from engine.transitions import assigned_parties, set_status_for_state, timer_written
 from models import Case, as_utc, utcnow
 
 MAX_SUSPENSION = timedelta(days=365)

@@ -25,12 +25,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine import activity, permissions, versions
 from engine.actors import Actor
-from engine.context import CaseContext, state_row
+from engine.cases.context import CaseContext, state_row
+from engine.cases.scopes import SCOPE_TRIGGER
+from engine.cases.transitions import after_enable, recompute, run_automatic, timer_written
 from engine.errors import DomainError, ErrorCode
 from engine.migration_plan import CaseMigration, Loaded, Planner, load
 from engine.permissions import GLOBAL
-from engine.scopes import SCOPE_TRIGGER
-from engine.transitions import after_enable, recompute, run_automatic, timer_written
 from engine.workflows import spec_by_id
 from models import (
     Case,
@@ -39,6 +39,7 @@ from models import (
     Subproject,
     Workflow,
     WorkflowItem,
+    unit_of_work,
     utcnow,
 )
 
@@ -262,7 +263,7 @@ async def _apply(
     """Move one case as planned, in a savepoint: a refusal on the way (an automatic action that
     loops, a dynamic parent over too many parties) undoes this case alone, and its queued log
     entries with it. 1 if it moved."""
-    queued = session.info.setdefault(activity.NEW_ACTIVITIES, [])
+    queued = unit_of_work(session).entries
     mark = len(queued)
     try:
         async with session.begin_nested():

@@ -8,8 +8,8 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine import versions
+from engine.cases.scopes import SCOPE_TRIGGER
 from engine.errors import DomainError, ErrorCode
-from engine.scopes import SCOPE_TRIGGER
 from engine.specs import WorkflowSpec
 from engine.workflows import spec_by_id
 from models import Case, CaseRoleParty, CaseState, EnabledAction, Subproject, Workflow, WorkflowItem

@@ -15,10 +15,10 @@ from collections.abc import Iterable
 from sqlalchemy import ColumnElement, and_, delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from engine import deputies, validation
+from engine import delivery, deputies, validation
 from engine.activity import LogEntry
 from engine.actors import Actor
-from engine.context import OPT_IN_LEVELS, CaseContext, subscribers_query
+from engine.cases.context import OPT_IN_LEVELS, CaseContext, subscribers_query
 from engine.errors import DomainError, ErrorCode
 from engine.visibility import HISTORY_INTENTS, notification_readable
 from models import (
@@ -45,7 +45,7 @@ async def users_of(session: AsyncSession, parties: Iterable[str]) -> set[str]:
     return users
 
 
-# Built once: every change that is not to a locked case asks it (engine.context reads it
+# Built once: every change that is not to a locked case asks it (engine.cases.context reads it
 # with the case otherwise).
 _SUBSCRIBERS = subscribers_query()
 
@@ -83,19 +83,29 @@ async def notify(
     if outsiders:
         may_read |= await _may_read_history(session, ctx, outsiders)
     notified: set[str] = {entry.actor_id or ""}
+    written: list[Notification] = []
     heard: dict[str, str] = {}
     for level, users in levels:
         if already and level != "ASSIGNED":
             users = users - already
         for user_id in sorted((users & may_read) - notified):
-            session.add(
+            written.append(
                 Notification(
                     id=new_id("ntf"), recipient_id=user_id, activity_id=entry.id, level=level, created_at=entry.at
                 )
             )
             notified.add(user_id)
             heard[user_id] = level
-    notified |= await deputies.notify_deputies(session, entry, heard, notified)
+    session.add_all(written)
+    deputized = await deputies.notify_deputies(session, entry, heard, notified)
+    notified |= deputized
+    if deputized:  # the deputies' copies, still pending: they reach them as they chose, too
+        written += [
+            row
+            for row in session.new
+            if isinstance(row, Notification) and row.activity_id == entry.id and row.recipient_id in deputized
+        ]
+    delivery.notified(session, written)  # in-app or not, email: settled before the commit
     # Not flushed here: the rows go with the operation's other writes, by its next read or at
     # commit (a timer's firing sends its instance, state and case changes in one flush).
     return notified | (already or set())
@@ -173,7 +183,11 @@ async def mark_read(session: AsyncSession, *, actor: Actor, ids: list[str] | Non
 def readable_notifications(actor: Actor, *, unread_only: bool = False) -> ColumnElement[bool]:
     """The actor's notifications whose activity they may read now: what every list and count
     of notifications shows (an unreadable one is left out, as if it had never been written)."""
-    condition = and_(Notification.recipient_id == actor.user_id, notification_readable(actor, Notification.activity_id))
+    condition = and_(
+        Notification.recipient_id == actor.user_id,
+        Notification.in_app,  # a level its recipient chose email alone for is not listed in-app
+        notification_readable(actor, Notification.activity_id),
+    )
     return and_(condition, Notification.read_at.is_(None)) if unread_only else condition
 
 

@@ -19,7 +19,7 @@ SideEffect = Callable[[Any], Awaitable[None]]
 # Given the engine.side_effects.Execution about to happen, the output the action takes (one of
 # its declared outputs), or None to keep the one the caller chose.
 OnFire = Callable[[Any], Awaitable[str | None]]
-# Given an engine.transitions.EnableCheck, whether the action may be enabled now.
+# Given an engine.cases.transitions.EnableCheck, whether the action may be enabled now.
 EnableCondition = Callable[[Any], Awaitable[bool]]
 
 _assignees: dict[str, AssigneeCallback] = {}

@@ -1,6 +1,7 @@
 """Projects and subprojects: create, update, assign, close and their budgets and grants."""
 
 from dataclasses import dataclass
+from datetime import date
 from typing import Any, TypeVar
 
 from sqlalchemy import delete, func, select
@@ -268,7 +269,8 @@ async def apply_update(
             kind=kind,
             actor_id=actor.user_id,
             about=resource,
-            data={_camel(k): v for k, v in changed.items()},
+            # a date (dueDate, billingDate) as ISO text: the entry's data is JSON
+            data={_camel(k): v.isoformat() if isinstance(v, date) else v for k, v in changed.items()},
         )
     return resource
 

@@ -4,7 +4,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.actors import Actor
-from engine.context import CaseContext
+from engine.cases.context import CaseContext
 from engine.errors import DomainError, ErrorCode
 from engine.registry import register_side_effect
 from engine.specs import ActionSpec

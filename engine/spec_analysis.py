@@ -169,7 +169,7 @@ def _quota(wanted: dict[str, object]) -> str:
 
 def _empty_fan_out(graph: SpecGraph, action: ActionSpec, path: tuple[str, ...]) -> list[Diagnostic]:
     """A dynamic parent over a role that may have nobody makes no child and never fires by
-    itself (engine.quorum): an error when nothing else leads its scope on to a terminal state."""
+    itself (engine.cases.quorum): an error when nothing else leads its scope on to a terminal state."""
     spec = graph.spec
     empty = [(role, m) for role, m in action.for_each if m != "per_role" and not _always_filled(spec.roles[role], m)]
     scope = action.parent

@@ -23,7 +23,7 @@ MAX_DESCRIPTION = 2000
 MAX_NAMES = 200  # names in one list (allowed_roles, enabled_states, static_parties, ...)
 MAX_TIMEOUT = 365 * 24 * 3600  # timeout_seconds: at most a year
 MAX_COUNT = 1000  # depends_on min and max
-MAX_INSTANCES = 1000  # instances (or child workflows) one dynamic parent may create (engine.children)
+MAX_INSTANCES = 1000  # instances (or child workflows) one dynamic parent may create (engine.cases.children)
 MAX_ERRORS = 50  # problems reported for one spec; the rest are not looked for
 
 

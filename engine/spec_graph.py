@@ -10,7 +10,7 @@ have players. What it does not assume is what the engine never does:
   states, or nowhere (it stays);
 - an ``init`` action is never enabled and never counted as completed (gating counts enabled
   instances, and it has none): it only names where its scope starts;
-- a parent fires only when its children let it (``engine.quorum``): a child workflow that can
+- a parent fires only when its children let it (``engine.cases.quorum``): a child workflow that can
   reach a terminal state (or the state a ``complete_when`` condition counts, when the condition
   can hold with the children that can exist), children that can each complete, or its own timer;
 - a gate ``{action: {min >= 1}}`` on an action that never runs never opens.

@@ -11,6 +11,8 @@ from typing import Any
 
 from engine.child_specs import CHILD_KEYS, PARENT_TRIGGERS, Condition, check_not_parent, parent_fields
 from engine.permissions import WORKFLOW_ITEM_INTENTS
+from engine.reminder_specs import KEYS as REMINDER_KEYS
+from engine.reminder_specs import Escalation, Reminders, reminder_fields
 from engine.spec_checker import (
     MAX_ACTIONS,
     MAX_CHILD_DEPTH,
@@ -48,6 +50,7 @@ _ACTION_KEYS = {
     "enable_conditions",
     "children",
     "states",
+    *REMINDER_KEYS,
 }
 _TOP_KEYS = {"short_name", "pretty_name", "description", "roles", "states", "actions", "side_effects"}
 _OPTIONAL_COLLECTIONS = {
@@ -129,6 +132,8 @@ class ActionSpec:
     for_each: tuple[tuple[str, str], ...] = ()  # (role, per_role|per_member|per_user): DYNAMIC
     complete_when: tuple[Condition, ...] = ()  # in the spec's order: the first that holds fires
     has_scope: bool = False  # the parent's children run in child FSM scopes with their own states
+    reminders: Reminders | None = None  # remind the assignees while it waits (engine/reminders.py)
+    escalate: Escalation | None = None  # tell a role once it has waited that long
 
     def is_enabled_in(self, state: str) -> bool:
         return self.always_enabled or state in self.enabled_states or state in self.assigned_states
@@ -151,7 +156,7 @@ class WorkflowSpec:
     side_effects: tuple[str, ...]
     normalized: dict[str, Any] = field(repr=False)
     jobs: tuple[tuple[str, dict[str, Any]], ...] = ()  # declared on the workflow: made by every action
-    has_children: bool = False  # any parent action: flat workflows skip engine.children altogether
+    has_children: bool = False  # any parent action: flat workflows skip engine.cases.children altogether
 
     @property
     def has_automatic(self) -> bool:
@@ -438,6 +443,7 @@ def _action(
         resolutions=resolutions,
         enable_conditions=conditions,
         parent=parent,
+        **reminder_fields(c, path, name, body, trigger, set(roles)),
     )
 
 

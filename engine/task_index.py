@@ -35,7 +35,7 @@ from sqlalchemy import bindparam, event, text
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
-from engine.context import EXECUTABLE_STATUSES
+from engine.cases.context import EXECUTABLE_STATUSES
 from models import Case, CaseRoleParty, EnabledAction, unit_of_work
 
 _CHUNK = 1000  # cases per statement: bind parameters stay far below both databases' limits

@@ -16,9 +16,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine import activity
 from engine.actors import SYSTEM, Actor
-from engine.context import load_case, load_facts
+from engine.cases.context import load_case, load_facts
+from engine.cases.transitions import fire_as_system, run_automatic, timer_written, written_timer
 from engine.errors import DomainError, ErrorCode
-from engine.transitions import fire_as_system, run_automatic, timer_written, written_timer
 from models import Case, EnabledAction, Subproject, WorkflowItem
 
 # A timer whose firing failed is tried again this much later, so it does not hold up the others.

@@ -7,7 +7,8 @@ batch of entries).
 
 - A **project** or **subproject**: a grant of its ``.view`` intent.
 - A **workflow item** (and its case): a grant of ``workflowItem.view``, or a role in its case
-  (one's own, or an absent player's one stands in for: engine/deputies.py, in ``plays_role``).
+  (one's own, or an absent player's one stands in for: engine/deputies.py, in
+  engine/role_players.py's ``plays_role``).
 - An **activity entry** (its comment and data): a grant of ``.viewHistory`` on any resource the
   entry is about (its project, subproject or workflow item), or a role in the case of its
   workflow item. ``workflowItem.view`` alone shows the item, not its log. A role in the case
@@ -33,6 +34,7 @@ from sqlalchemy import ColumnElement, and_, exists, or_, select, true
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.actors import Actor
+from engine.deputies import deputies_of_parties
 from engine.permissions import visible_filter
 from engine.role_players import plays_role
 from models import Activity, Case, CaseRoleParty, Permission, Project, Subproject, WorkflowItem
@@ -140,8 +142,9 @@ class Audience:
 
 
 async def audiences(session: AsyncSession, entries: Sequence[Activity]) -> dict[str, Audience]:
-    """``entry_readable`` for a batch of entries and every subscriber at once: two queries per
-    batch (viewHistory holders, case players), whatever the number of subscribers."""
+    """``entry_readable`` for a batch of entries and every subscriber at once: three queries per
+    batch (viewHistory holders, case players, the players' deputies now), whatever the number of
+    subscribers."""
     resources = {getattr(e, column) for e in entries for column in HISTORY_INTENTS if getattr(e, column)}
     item_ids = {e.workflow_item_id for e in entries if e.workflow_item_id}
     holders: dict[tuple[str, str], set[str]] = defaultdict(set)
@@ -165,6 +168,10 @@ async def audiences(session: AsyncSession, entries: Sequence[Activity]) -> dict[
             .where(Case.object_id.in_(item_ids))
         ):
             players[item_id].add(party)
+        # The deputies standing in for a player now read what the player reads (engine/deputies.py).
+        lent = await deputies_of_parties(session, {p for found in players.values() for p in found})
+        for found in players.values():
+            found |= {deputy for party in list(found) for deputy in lent.get(party, ())}
     result = {}
     for entry in entries:
         if entry.kind in PERMISSION_KINDS:

@@ -16,6 +16,7 @@ from engine.errors import DomainError, ErrorCode
 from engine.jobs.outbox import check_job
 from engine.registry import assignee_callbacks, enable_conditions, on_fire_callbacks, side_effects
 from engine.spec_analysis import analyze
+from engine.spec_checker import MAX_ERRORS
 from engine.specs import WorkflowSpec
 from models import Group, User, Workflow, new_id
 
@@ -69,14 +70,14 @@ class Defined:
 
 
 def check_spec(raw: Any) -> tuple[WorkflowSpec | None, list[Diagnostic]]:
-    """Every finding about a new definition that needs no database: the key-by-key checks,
-    then (for a spec that passed them) the whole-spec analysis. The spec is None when refused
+    """Every finding about a new definition that needs no database (at most MAX_ERRORS): the
+    key-by-key checks, then (for a spec that passed them) the whole-spec analysis. The spec is None when refused
     key by key. ``caseway check-workflow`` runs this offline."""
     try:
         parsed = parse_spec(raw)
     except InvalidSpec as refused:
         return None, refused.diagnostics
-    return parsed, analyze(parsed)
+    return parsed, analyze(parsed)[:MAX_ERRORS]
 
 
 async def validate_workflow(session: AsyncSession, *, actor: Actor | None, spec: Any) -> list[Diagnostic]:
@@ -85,7 +86,7 @@ async def validate_workflow(session: AsyncSession, *, actor: Actor | None, spec:
         await permissions.require_global(session, actor=actor, intent="global.defineWorkflow")
     parsed, found = check_spec(spec)
     if parsed is not None:
-        found = [*await _missing_parties(session, parsed), *found]
+        found = [*await _missing_parties(session, parsed), *found][:MAX_ERRORS]
     return found
 
 
@@ -97,7 +98,7 @@ async def define(session: AsyncSession, *, actor: Actor | None, spec: Any) -> De
         await permissions.require_global(session, actor=actor, intent="global.defineWorkflow")
     parsed, found = check_spec(spec)
     if parsed is not None:
-        found = [*await _missing_parties(session, parsed), *found]
+        found = [*await _missing_parties(session, parsed), *found][:MAX_ERRORS]
     if parsed is None or errors_of(found):
         raise InvalidSpec(found)
     latest = await session.scalar(select(func.max(Workflow.version)).where(Workflow.short_name == parsed.short_name))

@@ -2,6 +2,7 @@
 
 from models.activity import Activity, HistoryCheckpoint
 from models.db import Database, normalize_url
+from models.delivery import DigestSchedule, NotificationDelivery, Reminder
 from models.deputy import Deputyship
 from models.identity import ApiToken, Group, GroupMember, LoginAttempt, User
 from models.ids import kind_of, new_id
@@ -28,6 +29,7 @@ __all__ = [
     "CaseState",
     "Database",
     "Deputyship",
+    "DigestSchedule",
     "Document",
     "EnabledAction",
     "Group",
@@ -37,10 +39,12 @@ __all__ = [
     "Job",
     "LoginAttempt",
     "Notification",
+    "NotificationDelivery",
     "NotificationSubscription",
     "Permission",
     "Project",
     "ProjectedBudget",
+    "Reminder",
     "Subproject",
     "TaskAssignment",
     "UnitOfWork",

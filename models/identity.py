@@ -19,6 +19,11 @@ class User(SQLModel, table=True):
     is_admin: bool = False
     disabled: bool = False
     created_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
+    # Where and when email reaches the user (engine/delivery.py): an address, an IANA time zone
+    # and the hour of that zone at which a daily digest goes out.
+    email: str | None = None
+    time_zone: str = Field(default="UTC", sa_column_kwargs={"server_default": "UTC"})
+    digest_hour: int = Field(default=8, sa_column_kwargs={"server_default": "8"})
 
 
 class Group(SQLModel, table=True):

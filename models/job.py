@@ -43,13 +43,18 @@ class Job(SQLModel, table=True):
         ),
         Index("ix_job_case_id", "case_id", "id"),  # Case.jobs, jobs(caseId:)
         Index("ix_job_state_id", "state", "id"),  # jobs(state:)
+        # One job per key: a digest's key names its user and window, so it is made once
+        # however many processes find it due (engine/digests.py; migration 0017).
+        Index("ux_job_idempotency_key", "idempotency_key", unique=True),
     )
 
     id: str = Field(primary_key=True)
     kind: str
-    case_id: str = Field(foreign_key="workflow_case.id")
-    workflow_item_id: str  # the case's item, whose visibility is the job's
-    activity_id: str  # the log entry of the action the job came from
+    # The case, its item (whose visibility is the job's) and the log entry of the action the
+    # job came from; none for a job of no case (an email: engine/mail.py), which admins alone see.
+    case_id: str | None = Field(default=None, foreign_key="workflow_case.id")
+    workflow_item_id: str | None = None
+    activity_id: str | None = None
     state: str = "PENDING"
     step: str = ""
     attempts: int = 0

@@ -2,7 +2,7 @@
 
 from datetime import datetime
 
-from sqlalchemy import Column, Index, UniqueConstraint
+from sqlalchemy import Column, Index, UniqueConstraint, true
 from sqlmodel import Field, SQLModel
 
 from models.types import UTCDateTime, utcnow
@@ -22,6 +22,9 @@ class Notification(SQLModel, table=True):
     level: str  # ASSIGNED | ROLE | CASE | WORKFLOW: why this user heard of it
     created_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
     read_at: datetime | None = Field(default=None, sa_column=Column(UTCDateTime))
+    # False when the recipient chose email alone for its level (engine/delivery.py): the row is
+    # kept for their digests, and left out of every in-app list, count and stream.
+    in_app: bool = Field(default=True, sa_column_kwargs={"server_default": true()})
 
 
 class NotificationSubscription(SQLModel, table=True):

@@ -94,9 +94,14 @@ def my_actions(ctx: Context, case: Case) -> Any:
             (loaders.enabled_by_case, case.id),
             (loaders.roles_by_case, case.id),
             (loaders.intents_by_resource, case.object_id),
+            (loaders.standing_in_by_user, viewer.user_id),
         ],
-        lambda workflow, enabled, roles, held: [
-            ea for ea in _user_only(enabled) if may_perform(spec_of(workflow), roles, ea, viewer, held)
+        lambda workflow, enabled, roles, held, absent: [
+            ea
+            for ea in _user_only(enabled)
+            if may_perform(spec_of(workflow), roles, ea, viewer, held)
+            # as a deputy: the absent user's assignments and roles (engine.cases.execute's rule)
+            or any(may_perform(spec_of(workflow), roles, ea, a, ()) for a in absent)
         ],
     )
 

@@ -10,6 +10,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import aliased
 from strawberry.dataloader import DataLoader, DefaultCache
 
+from engine import deputies
 from engine.assignment import pick_lists
 from engine.permissions import intents_for
 from models import (
@@ -21,6 +22,7 @@ from models import (
     EnabledAction,
     Group,
     GroupMember,
+    NotificationDelivery,
     Permission,
     Project,
     ProjectedBudget,
@@ -184,9 +186,11 @@ class Loaders:
         "activity_by_id": "_activities",
         "job_by_id": "_jobs",
         "jobs_by_case": "_jobs_by_case",
+        "delivery_by_user": "_deliveries",
         "deputyship_by_id": "_deputyships",
         "deputyships_by_user": "_deputyships_by_user",
         "deputyships_by_deputy": "_deputyships_by_deputy",
+        "standing_in_by_user": "_standing_in",
     }
     party_by_id: DataLoader[str, Any]
     project_by_id: DataLoader[str, Any]
@@ -213,9 +217,11 @@ class Loaders:
     activity_by_id: DataLoader[str, Any]
     job_by_id: DataLoader[str, Any]
     jobs_by_case: DataLoader[str, list[Any]]
+    delivery_by_user: DataLoader[str, list[Any]]
     deputyship_by_id: DataLoader[str, Any]
     deputyships_by_user: DataLoader[str, list[Any]]
     deputyships_by_deputy: DataLoader[str, list[Any]]
+    standing_in_by_user: DataLoader[str, list[Any]]
 
     def __init__(
         self, ctx: "Context", *, cache: bool = True, known: Mapping[str, Mapping[Any, Any]] | None = None
@@ -514,6 +520,16 @@ class Loaders:
 
         return await jobs_by_case(self._ctx, ids, self._in)
 
+    async def _deliveries(self, ids: list[str]) -> list[list[Any]]:
+        """Each user's delivery choices by level (engine/delivery.py): what they chose, in one query."""
+        rows = await self._rows(
+            select(NotificationDelivery.__table__).where(self._in(NotificationDelivery.user_id, ids))
+        )
+        grouped: dict[str, list[Any]] = defaultdict(list)
+        for row in rows:
+            grouped[row.user_id].append(row)
+        return [grouped.get(i, []) for i in ids]
+
     async def _deputyships(self, ids: list[str]) -> list[Any]:
         return await deputy_reads.by_id(self._ctx, ids, self._in)
 
@@ -522,6 +538,11 @@ class Loaders:
 
     async def _deputyships_by_deputy(self, ids: list[str]) -> list[list[Any]]:
         return await deputy_reads.open_by_user(self._ctx, "deputy_id", ids, self._in)
+
+    async def _standing_in(self, ids: list[str]) -> list[list[Any]]:
+        """The absent users each user stands in for now (engine/deputies.py), as actors: asked
+        for the viewer alone, once per request."""
+        return [await deputies.standing_in(self._ctx.session, user_id=i) for i in ids]
 
     async def _members(self, ids: list[str]) -> list[list[User]]:
         rows = (

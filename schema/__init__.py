@@ -6,10 +6,11 @@ from strawberry.schema.config import StrawberryConfig
 
 from engine import migration
 from resolvers import cases as case_reads
-from resolvers import queries
+from resolvers import due_dates, queries
 from resolvers.lookahead import selects
 from schema import (
     case_mutations,
+    delivery,
     deputy,
     document,
     history,
@@ -25,7 +26,7 @@ from schema import (
 from schema import search as searching
 from schema.activity import Activity
 from schema.base import SCALAR_MAP, AppInfo, Connection, Node, connection
-from schema.case import Case, EnabledAction
+from schema.case import Case, EnabledAction, TaskOrder
 from schema.execution import CasewayExecutor
 from schema.identity import Group, User
 from schema.input_guard import InputGuard
@@ -69,12 +70,17 @@ class Query:
         description="Enabled actions assigned to you (directly or through a role), oldest first; only those of cases "
         "where an action can run now (ACTIVE or COMPLETED, not SUSPENDED or CANCELED). A page costs the same "
         "however many tasks you or anyone has; totalCount, when selected, counts your tasks, so it costs in "
-        "proportion to how many you have."
+        "proportion to how many you have. orderBy: DUE_DATE puts the soonest due first (overdue ones first of "
+        "all: see EnabledAction.overdue), those without a due date last; that order sorts all of your tasks."
     )
     async def my_tasks(
-        self, info: AppInfo, first: int | None = None, after: str | None = None
+        self, info: AppInfo, first: int | None = None, after: str | None = None, order_by: TaskOrder | None = None
     ) -> Connection[EnabledAction]:
         counted = selects(info, "totalCount")
+        if order_by == TaskOrder.DUE_DATE:  # every task of yours sorted: costs as your list is long
+            return connection(
+                await due_dates.my_tasks_by_due_date(info.context, first=first, after=after, counted=counted)
+            )
         return connection(await case_reads.my_tasks(info.context, first=first, after=after, counted=counted))
 
     users = searching.users_field
@@ -164,6 +170,15 @@ class Mutation:
     mark_notifications_read = strawberry.mutation(resolver=notification.mark_notifications_read)
     subscribe_to_notifications = strawberry.mutation(resolver=notification.subscribe_to_notifications)
     unsubscribe_from_notifications = strawberry.mutation(resolver=notification.unsubscribe_from_notifications)
+    set_notification_delivery = strawberry.mutation(
+        resolver=delivery.set_notification_delivery,
+        description="Choose how notifications reach you: per level IN_APP and/or EMAIL, immediately or as hourly or "
+        "daily digests; your email address, time zone and digest hour.",
+    )
+    run_digests = strawberry.mutation(
+        resolver=delivery.run_digests,
+        description="Admin: close the digest windows due at `now` (default: now) and queue their emails.",
+    )
     add_document = strawberry.mutation(
         resolver=document.add_document,
         description="Attach a file to a workflow item (needs workflowItem.update): a multipart request "

@@ -1,6 +1,6 @@
 """Cases, enabled actions and roles as clients read them."""
 
-from datetime import datetime
+from datetime import date, datetime
 from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -9,7 +9,7 @@ import strawberry
 from engine.assignment import PICK_LIST_LENGTH
 from engine.specs import RoleSpec
 from resolvers import cases as case_reads
-from resolvers import resources
+from resolvers import due_dates, resources
 from resolvers.jobs import CASE_JOBS
 from resolvers.loaders import PickListKey, one
 from resolvers.lookahead import selects
@@ -35,6 +35,15 @@ class CaseStatus(Enum):
     COMPLETED = "COMPLETED"
     CANCELED = "CANCELED"
     SUSPENDED = "SUSPENDED"
+
+
+@strawberry.enum(
+    description="The order of myTasks: ENABLED, oldest first (the default); DUE_DATE, soonest due first, "
+    "those without a due date last."
+)
+class TaskOrder(Enum):
+    ENABLED = "ENABLED"
+    DUE_DATE = "DUE_DATE"
 
 
 @strawberry.type(description="One enabled instance of an action (DYNAMIC children make several of one action).")
@@ -76,6 +85,16 @@ class EnabledAction:
     @context_only
     async def case_(self, info: AppInfo) -> Annotated["Case", strawberry.lazy("schema.case")]:
         return await info.context.loaders.case_by_id.load(self.case_id)  # type: ignore[attr-defined]
+
+    @strawberry.field(description="The due date of its workflow item, if it has one.")
+    @context_only
+    def due_date(self, info: AppInfo) -> date | None:
+        return due_dates.due_date(info.context, self)  # type: ignore[no-any-return]
+
+    @strawberry.field(description="Still waiting after its item's due date has passed (the date's end, UTC).")
+    @context_only
+    def overdue(self, info: AppInfo) -> bool:
+        return due_dates.overdue(info.context, self)  # type: ignore[no-any-return]
 
 
 @strawberry.type(

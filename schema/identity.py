@@ -7,12 +7,14 @@ from graphql import FragmentSpreadNode, GraphQLError, InlineFragmentNode, Operat
 from graphql.validation import ValidationRule
 
 from engine import identity
+from resolvers import delivery as delivery_reads
 from resolvers import login as logins
 from resolvers.mutations import run
 from schema.base import AppInfo, Node, UserError, by_id_prefix
 from schema.execution import context_only
 
 if TYPE_CHECKING:
+    from schema.delivery import NotificationDelivery
     from schema.deputy import Deputyship
 
 
@@ -25,6 +27,27 @@ class User(Node):
     disabled: bool = strawberry.field(description="A disabled user cannot log in, and none of their tokens works.")
 
     is_type_of = by_id_prefix("User")
+
+    # How notifications reach the user (schema/delivery.py): theirs and admins' to read, else null.
+    @strawberry.field(description="Where email reaches them; null unless you are they or an admin.")
+    def email(self, info: AppInfo) -> str | None:
+        return self.email if delivery_reads.may_read(info.context, self.id) else None  # type: ignore[attr-defined]
+
+    @strawberry.field(description="Their IANA time zone (digests follow it); null unless you are they or an admin.")
+    def time_zone(self, info: AppInfo) -> str | None:
+        return self.time_zone if delivery_reads.may_read(info.context, self.id) else None  # type: ignore[attr-defined]
+
+    @strawberry.field(
+        description="The hour of their time zone a DAILY digest goes out; null unless you are they or an admin."
+    )
+    def digest_hour(self, info: AppInfo) -> int | None:
+        return self.digest_hour if delivery_reads.may_read(info.context, self.id) else None  # type: ignore[attr-defined]
+
+    @strawberry.field(description="How each notification level reaches them; null unless you are they or an admin.")
+    async def notification_delivery(
+        self, info: AppInfo
+    ) -> list[Annotated["NotificationDelivery", strawberry.lazy("schema.delivery")]] | None:
+        return await delivery_reads.choices(info.context, self)  # type: ignore[return-value]
 
     @strawberry.field(
         description="This user's current and coming deputyships (those who stand in for them), soonest first: "

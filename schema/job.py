@@ -86,12 +86,14 @@ class Job(Node):
     @strawberry.field(name="case")
     @context_only
     async def case_(self, info: AppInfo) -> Annotated["Case", strawberry.lazy("schema.case")] | None:
-        return await info.context.loaders.case_by_id.load(self.case_id)  # type: ignore[attr-defined]
+        case_id = self.case_id  # type: ignore[attr-defined]
+        return None if case_id is None else await info.context.loaders.case_by_id.load(case_id)
 
     @strawberry.field(description="The log entry of the action that made the job, if you may read it.")
     @context_only
     async def activity(self, info: AppInfo) -> Activity | None:
-        return await info.context.loaders.activity_by_id.load(self.activity_id)  # type: ignore[attr-defined]
+        activity_id = self.activity_id  # type: ignore[attr-defined]
+        return None if activity_id is None else await info.context.loaders.activity_by_id.load(activity_id)
 
 
 async def jobs_query(

@@ -15,12 +15,12 @@ once rather than at the next periodic re-check.
 """
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Callable
 
 from engine.actors import Actor
 from models import utcnow
+from server.shutdown import until_set
 
 
 class ActorCache:
@@ -60,6 +60,5 @@ class ActorCache:
 
     async def changed(self, *, within: float) -> None:
         """Return at the next clear (or one since the last return), or after ``within`` seconds."""
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._changed.wait(), within)
+        await until_set(self._changed, within)
         self._changed.clear()

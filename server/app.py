@@ -38,11 +38,13 @@ from server.actor_cache import ActorCache
 from server.background import Background
 from server.documents import DocumentService, download_endpoint
 from server.job_runner import configure_jobs
+from server.mail import configure_mail
 from server.media_types import GRAPHQL_RESPONSE, negotiate, request_error_status, without_data
 from server.operations import health, metrics_endpoint, ready_endpoint
 from server.request_limits import BodyLimit, error_response
 from server.settings import Settings
 from server.shutdown import stop_within
+from server.unsubscribe import unsubscribe_endpoint
 from server.web import WebAssets
 
 log = logging.getLogger("caseway.server")
@@ -353,6 +355,7 @@ def create_app(
     web = WebAssets(settings.web_dir)
     documents = documents or DocumentService(settings)
     configure_jobs(settings)
+    configure_mail(settings, db)
     graphql = CasewayGraphQL(db, settings, actor_cache, web, documents)
     background = graphql.background = Background(
         db, settings, actor_cache=actor_cache, documents=documents, recheck=graphql.recheck_live_connections
@@ -380,6 +383,7 @@ def create_app(
             Route("/metrics", metrics_endpoint),
             Route("/graphql", graphql, methods=["GET", "POST"]),
             Route("/documents/{id}", download_endpoint(db, documents, actor_cache), methods=["GET"]),
+            Route("/unsubscribe", unsubscribe_endpoint(db), methods=["GET", "POST"]),
             WebSocketRoute("/graphql", graphql),
             *web.routes(),
         ],

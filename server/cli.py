@@ -144,8 +144,11 @@ async def _define_workflow(settings: Settings, path: Path) -> None:
     db = await _migrated_db(settings)
     try:
         async with db.transaction() as s:
-            workflow = await workflows.define_workflow(s, actor=None, spec=spec)
+            defined = await workflows.define(s, actor=None, spec=spec)
+        workflow = defined.workflow
         print(f"Defined workflow {workflow.short_name} version {workflow.version} ({workflow.id}).")
+        for warning in defined.diagnostics:  # as check-workflow prints them
+            print(f"{path}: {warning.where}: {warning.code} {warning.message}", file=sys.stderr)
     except DomainError as error:
         raise CliError(f"{path} is not a valid workflow spec: {domain_sentence(error)}") from None
     finally:
@@ -289,9 +292,11 @@ async def _run_jobs(settings: Settings, *, once: bool) -> None:
     """A worker without HTTP: the job runner alone, until stopped (``--once``: until nothing is due)."""
     from server.background import publishing
     from server.job_runner import JobRunner
+    from server.mail import configure_mail
     from server.shutdown import stop_within
 
     db = await _migrated_db(settings)
+    configure_mail(settings, db)  # emails are composed from the database when they are sent
     try:
         async with publishing(db) as hub:  # outcomes' log entries reach the servers' hubs
             runner = JobRunner(db, hub, poll_interval=settings.job_poll_interval, concurrency=settings.job_concurrency)
@@ -514,9 +519,11 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         return
     settings = _settings()
     from server.job_runner import configure_jobs
+    from server.mail import configure_mail
 
     try:
         configure_jobs(settings)  # webhook endpoints and retry policies: refused before anything runs
+        configure_mail(settings, None)  # the SMTP URL and its link key, likewise (run-jobs adds the database)
     except ValueError as error:
         raise CliError(str(error)) from None
     if args.command == "serve":

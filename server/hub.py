@@ -29,6 +29,7 @@ from engine.events import Event, Subscriber, audiences
 from models import Activity, Database, Notification
 from resolvers.live import read_shared
 from server import metrics
+from server.shutdown import until_set
 
 log = logging.getLogger("caseway.hub")
 CHANNEL = "caseway_activity"
@@ -124,8 +125,7 @@ class EventHub:
 
     async def _follow(self) -> None:
         while True:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.poll_interval)
+            await until_set(self._wake, self.poll_interval)
             self._wake.clear()
             try:
                 await self.catch_up()
@@ -165,7 +165,7 @@ class EventHub:
                 if any(s.wants_notifications_for for s in self._subscribers):
                     for note in await session.scalars(
                         select(Notification)
-                        .where(Notification.activity_id.in_([e.id for e in entries]))
+                        .where(Notification.activity_id.in_([e.id for e in entries]), Notification.in_app)
                         .order_by(Notification.id)
                     ):
                         notes.setdefault(note.activity_id, []).append(note)

@@ -29,6 +29,7 @@ from models import Database
 from server.hub import EventHub
 from server.job_runs import Completions, claim_due, next_due, run_claimed
 from server.settings import Settings
+from server.shutdown import until_set
 
 log = logging.getLogger("caseway.job_runner")
 
@@ -183,8 +184,7 @@ class JobRunner:
             deadline = self.clock.now() if self._wake.is_set() else deadline
 
     async def _sleep(self, seconds: float) -> None:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._wake.wait(), seconds)
+        await until_set(self._wake, seconds)
 
 
 def configure_jobs(settings: Settings) -> None:

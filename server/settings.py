@@ -78,6 +78,13 @@ class Settings(BaseSettings):
     job_concurrency: int = 32  # jobs one process runs at once
     job_poll_interval: float = 5.0  # seconds between safety-net looks for due jobs
 
+    # --- Email (engine/mail.py, engine/delivery.py; docs/api.md "Email and digests") ---
+    # The SMTP server notifications are emailed through: smtp://[user:password@]host:port (STARTTLS
+    # when offered) or smtps://...; empty: no email. Needs secret_key (it signs unsubscribe links).
+    smtp_url: str = ""
+    mail_from: str = "Caseway <caseway@localhost>"  # the From of every email
+    public_url: str = ""  # where people reach this server, for links in emails; default http://host:port
+
     # --- Documents (engine/documents; docs/api.md "Documents") ---
     # Where document bytes are stored (content-addressed); default: caseway-documents/ next to
     # the SQLite database file, or in the working directory for PostgreSQL.

@@ -67,3 +67,19 @@ async def cancel_and_wait(task: "asyncio.Task[Any]") -> None:
     task.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await task
+
+
+async def until_set(event: asyncio.Event, seconds: float) -> None:
+    """Sleep until ``event`` is set or ``seconds`` have passed, whichever comes first: how every
+    background loop waits for its wake-up, so that its cancellation is never lost. On Python
+    3.11, ``asyncio.wait_for`` returns normally when its event is set in the same turn as the
+    cancellation arrives (the loop then goes round again and never ends: the live connections'
+    re-check did, on PostgreSQL, whose hub sets the actor cache's event as it starts), and
+    ``asyncio.timeout`` can leave a cancellation pending that ends the loop at its next await."""
+    if event.is_set():
+        return
+    waiter = asyncio.ensure_future(event.wait())
+    try:
+        await asyncio.wait({waiter}, timeout=seconds)
+    finally:
+        waiter.cancel()

@@ -15,11 +15,13 @@ import logging
 import time
 from datetime import datetime, timedelta
 
-from engine import lifecycle, timers
+from engine import digests, lifecycle, reminders, timers
 from engine.clock import SYSTEM_CLOCK, Clock
 from models import Database, as_utc
+from resolvers.delivery import run_digests
 from server import metrics
 from server.hub import EventHub
+from server.shutdown import until_set
 from server.timer_runs import run_due_timers
 
 log = logging.getLogger("caseway.sweeper")
@@ -70,8 +72,10 @@ class Sweeper:
             metrics.timer_fired(as_utc(datetime.fromisoformat(entry.data["timer"]["fireAt"])), as_utc(entry.at))
         if run.more:
             return self.clock.now()  # the batch was full: go on at once
+        await run_digests(self.db, clock=self.clock.now, limit=BATCH)  # close the digest windows that ended
         async with self.db.read_session() as session:
             ends = [await timers.next_fire_at(session), await lifecycle.next_suspension_end(session)]
+            ends += [await reminders.next_due(session), await digests.next_due(session)]
         next_at = min((at for at in ends if at is not None), default=None)
         if next_at is not None and next_at <= self.clock.now():
             if run.fired:  # it fell due while this pass fired others: go on at once (bench T1)
@@ -103,5 +107,4 @@ class Sweeper:
             wait = self.poll_interval - (time.monotonic() - last_sweep)
             if self._deadline is not None:
                 wait = min(wait, (self._deadline - now).total_seconds())
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), max(wait, 0.0))
+            await until_set(self._wake, max(wait, 0.0))

@@ -11,6 +11,7 @@ from engine import lifecycle, timers
 from engine.activity import LogEntry
 from engine.errors import DomainError
 from models import Database, unit_of_work
+from server.reminder_runs import run_due_reminders
 
 log = logging.getLogger("caseway.timers")
 
@@ -48,6 +49,8 @@ async def run_due_timers(
     if ends is not None and ends <= clock():
         await _resume_due_suspensions(db, now=clock(), limit=limit, run=run)
         any_due = True  # a resumed case's overdue timers are due now
+    reminded, run.more = await run_due_reminders(db, clock=clock, limit=limit)  # engine/reminders.py
+    run.fired += reminded
     if not any_due:
         return run
     for _ in range(limit):
@@ -68,7 +71,7 @@ async def run_due_timers(
             continue
         run.fired += firing.entries
     async with db.read_session() as session:
-        run.more = await timers.is_due(session, now=clock())
+        run.more = await timers.is_due(session, now=clock()) or run.more
     return run
 
 

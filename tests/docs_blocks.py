@@ -3,7 +3,8 @@
 A block is its info string's language (```` ```sh ````, ```` ```graphql ````, ```` ```yaml ````)
 and its text, with the HTML comment on the line before it, if any: ``<!-- not run: REASON -->``
 keeps a block from being run (it would serve forever or install), ``<!-- spec: NAME -->`` names
-an example workflow spec, ``<!-- refused: NAME CODE PATH -->`` an example spec that is refused.
+an example workflow spec, ``<!-- refused: NAME CODE PATH -->`` an example spec that is refused,
+``<!-- warned: NAME CODE PATH -->`` one defined with a warning.
 """
 
 import re

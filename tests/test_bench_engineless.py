@@ -8,8 +8,8 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-import engine
 from bench import engineless
+from engine import cases
 from models import Activity
 from server.settings import Settings
 from tests.fixtures.bench import case_state, w1_request
@@ -19,7 +19,7 @@ from tests.fixtures.database import BACKEND
 @pytest.mark.skipif(BACKEND != "postgres", reason="W1e runs W2's PostgreSQL transaction")
 async def test_the_ceiling_answers_w1s_request_through_caseways_server(db, monkeypatch):
     w1 = await w1_request(db)
-    monkeypatch.setattr(engine, "execute", engine.execute)  # put back after the test
+    monkeypatch.setattr(cases, "execute", cases.execute)  # put back after the test
     app = engineless.create(Settings(database_url=db.url), db=db)
     version, entries, comments = await case_state(db, w1.item_id)
 
@@ -46,7 +46,7 @@ async def test_concurrent_requests_on_one_case_run_one_after_another(db, monkeyp
     each complete the one enabled comment instance and enable the next. When the statements ran
     outside it, two completed the same instance (two left enabled), or one found none."""
     w1 = await w1_request(db)
-    monkeypatch.setattr(engine, "execute", engine.execute)
+    monkeypatch.setattr(cases, "execute", cases.execute)
     app = engineless.create(Settings(database_url=db.url), db=db)
     version, entries, comments = await case_state(db, w1.item_id)
     headers = {"Authorization": f"Bearer {w1.data['token']}"}

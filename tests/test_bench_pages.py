@@ -46,6 +46,8 @@ async def test_r5_reads_every_list_page_on_a_tiny_seed(db):
         ("notifications", "middle"): 1,
         ("notifications, unreadCount alone", "first"): 0,
         ("users", "first"): 3,
+        ("search 'item'", "first"): 20,  # each of the 48 items
+        ("search 'project 1'", "first"): 1,
         ("users", "middle"): 1,
         ("jobs", "first"): 4,
         ("jobs", "middle"): 1,

@@ -1,7 +1,9 @@
 """docs/workflows.md's example specs are defined through `defineWorkflow`, so the reference can't
 drift from what the spec checker accepts: each ``<!-- spec: NAME -->`` block is defined and
-named NAME, each ``<!-- refused: NAME CODE PATH -->`` block is refused with that code at that key,
-and each ``copy of PATH`` block is that built-in file, word for word."""
+named NAME, each ``<!-- refused: NAME CODE PATH -->``
+block is refused with that code at that key (a check's code: INVALID_SPEC at that key in
+userErrors, and the finding in diagnostics), each ``<!-- warned: NAME CODE PATH -->`` block is
+defined with that warning, and each ``copy of PATH`` block is that built-in file, word for word."""
 
 import json
 from pathlib import Path
@@ -26,7 +28,8 @@ SETTINGS: dict[str, dict[str, Any]] = {
     "invoice": {"webhooks": {"billing": {"url": "http://127.0.0.1:9/hook", "secret": "docs-example"}}},
 }
 DEFINE_SHORT = """mutation($spec: JSON!) { defineWorkflow(input: {spec: $spec}) {
-  workflow { shortName version } userErrors { code message field } } }"""
+  workflow { shortName version } diagnostics { code path } userErrors { code message field } } }"""
+MARKERS = ("spec:", "refused:", "warned:")
 
 
 def _examples() -> list[Block]:
@@ -43,8 +46,8 @@ def _spec(block: Block) -> Any:
 
 def test_every_example_is_named_and_pending_ones_exist():
     examples = _examples()
-    assert all(b.marker.startswith(("spec:", "refused:")) for b in examples), [
-        b.where for b in examples if not b.marker.startswith(("spec:", "refused:"))
+    assert all(b.marker.startswith(MARKERS) for b in examples), [
+        b.where for b in examples if not b.marker.startswith(MARKERS)
     ]
     names = [_name(b) for b in examples]
     assert len(names) == len(set(names))
@@ -75,10 +78,13 @@ async def test_example_is_defined_as_documented(block: Block, db: Database):
     body = response.json()
     assert not body.get("errors"), body
     payload = body["data"]["defineWorkflow"]
-    if block.marker.startswith("refused:"):
+    findings = [(d["code"], ["spec", *d["path"]]) for d in payload["diagnostics"]]
+    if block.marker.startswith(("refused:", "warned:")):
         _, code, path = block.marker.split(":", 1)[1].split()
+        assert (code, path.split(".")) in findings, payload
+    if block.marker.startswith("refused:"):
         assert payload["workflow"] is None
-        assert {"code": code, "field": path.split(".")} in [
+        assert {"code": "INVALID_SPEC", "field": path.split(".")} in [
             {"code": e["code"], "field": e["field"]} for e in payload["userErrors"]
         ], payload
     else:

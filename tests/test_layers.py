@@ -158,7 +158,7 @@ def _engine_imports(name: str, path: Path, modules: dict[str, Path]) -> list[tup
 def test_engine_imports_run_one_way():
     """No import inside a function in engine/ (the way a circle is dodged), and no circle among
     the engine's modules: the parent <-> child recursion is a function handed down
-    (engine/children.py), the built-in callbacks register when the engine package is imported
+    (engine/cases/children.py), the built-in callbacks register when the engine package is imported
     (engine/registry.py), shared rules live below both of their users."""
     modules = _engine_modules()
     graph: dict[str, set[str]] = {}

@@ -66,7 +66,7 @@ class JobCall:
     step: str
     attempt: int
     idempotency_key: str
-    case_id: str
+    case_id: str | None  # None: a job of no case (an email)
     entry: Mapping[str, Any]
     http: httpx.AsyncClient
     checkpoint: Callable[[str, dict[str, Any]], Awaitable[None]] = field(repr=False)

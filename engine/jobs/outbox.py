@@ -20,8 +20,8 @@ from models import Case, Job, WorkflowItem, new_id, unit_of_work
 
 
 class CaseContext(Protocol):
-    """What ``enqueue`` reads of an engine.context.CaseContext; not imported from there, since
-    engine.context needs the workflows, which check jobs with this module."""
+    """What ``enqueue`` reads of an engine.cases.context.CaseContext; not imported from there, since
+    engine.cases.context needs the workflows, which check jobs with this module."""
 
     session: AsyncSession
     case: Case

@@ -43,7 +43,7 @@ from sqlalchemy.orm import aliased
 
 from engine import activity, notifications, permissions
 from engine.actors import SYSTEM, Actor
-from engine.context import load_case
+from engine.cases.context import load_case
 from engine.errors import DomainError, ErrorCode, not_found
 from engine.jobs.kinds import JobError, JobKind, Permanent, Reconciled, Transient, job_kinds, policy_for
 from engine.jobs.outbox import jobs_were_written
@@ -79,7 +79,9 @@ _EARLIER_WAITING = exists().where(
     _waiting_entry.id == _waiting.activity_id,
     tuple_(_waiting_entry.seq, _waiting.id) < tuple_(_entry.seq, Job.id),
 )
-_CLAIMABLE = (Job.state.in_(UNFINISHED), _entry.id == Job.activity_id, ~_KEY_BUSY, ~_EARLIER_WAITING)
+_CLAIMABLE = (Job.state.in_(UNFINISHED), ~_KEY_BUSY, ~_EARLIER_WAITING)
+# A job's log entry, outer-joined: a job of no case (an email) came from none.
+_WITH_ENTRY = (_entry, _entry.id == Job.activity_id)
 
 
 def move(job: Job, to: str, *, now: datetime) -> None:
@@ -105,9 +107,9 @@ class Claim:
 
     id: str
     kind: str
-    case_id: str
-    workflow_item_id: str
-    activity_id: str
+    case_id: str | None
+    workflow_item_id: str | None
+    activity_id: str | None
     input: dict[str, Any]
     progress: dict[str, Any]
     step: str
@@ -136,6 +138,7 @@ async def claim_due(session: AsyncSession, *, now: datetime, limit: int) -> list
     One statement: the log entries the jobs came from are read with them."""
     query = (
         select(Job, _entry)
+        .outerjoin(*_WITH_ENTRY)
         .where(*_CLAIMABLE, Job.next_attempt_at <= now)
         .order_by(Job.next_attempt_at)
         .limit(limit)
@@ -167,7 +170,7 @@ async def claim_due(session: AsyncSession, *, now: datetime, limit: int) -> list
                 token=job.claims,
                 idempotency_key=job.idempotency_key,
                 reconcile=reconcile,
-                entry=entry_json(entry),
+                entry=entry_json(entry) if entry is not None else {},
             )
         )
     return claims
@@ -319,7 +322,10 @@ async def _fenced(session: AsyncSession, claim: Claim) -> Job | None:
 async def _log(
     session: AsyncSession, job: Job, kind: str, now: datetime, *, comment: str, actor_id: str | None = None
 ) -> None:
-    """A log entry about the job's item, seen by subscribers and notified like any other."""
+    """A log entry about the job's item, seen by subscribers and notified like any other. A job
+    of no case (an email) has no history to write to: its record says it all."""
+    if job.case_id is None:
+        return
     ctx = await load_case(session, case_id=job.case_id)
     data: dict[str, Any] = {"job": {"id": job.id, "kind": job.kind, "state": job.state, "attempts": job.attempts}}
     if job.error and job.state != COMPLETED:
@@ -343,8 +349,10 @@ async def _lever(session: AsyncSession, *, actor: Actor, job_id: str) -> Job:
     """A job a person pulls a lever on: visible to them (else NOT_FOUND), and theirs to change
     (``workflowItem.update`` on its item, or admin)."""
     job = await session.get(Job, job_id, with_for_update=True) if job_id.startswith("job_") else None
-    if job is None:
+    if job is None or (job.workflow_item_id is None and not actor.is_admin):  # a job of no case: admins'
         raise not_found("job", job_id)
+    if job.workflow_item_id is None:
+        return job
     try:
         await permissions.require(
             session, actor=actor, resource_id=job.workflow_item_id, intent="workflowItem.update", what="job"
@@ -397,7 +405,9 @@ async def resume(session: AsyncSession, *, actor: Actor, job_id: str, now: datet
 async def next_due(session: AsyncSession) -> datetime | None:
     """When the next claimable job falls due (or a lease ends), possibly already past; jobs
     waiting behind another one of their key do not count (its end wakes the runner)."""
-    return await session.scalar(select(func.min(Job.next_attempt_at)).where(*_CLAIMABLE))
+    return await session.scalar(
+        select(func.min(Job.next_attempt_at)).select_from(Job).outerjoin(*_WITH_ENTRY).where(*_CLAIMABLE)
+    )
 
 
 __all__ = [

@@ -1,4 +1,4 @@
-"""Idempotent executeAction (engine/cases.py): the same request replays whatever the key order
+"""Idempotent executeAction (engine/cases/execution.py): the same request replays whatever the key order
 of its data, and a different one under the same key is refused with a code, a sentence and the
 field. Written for mutants that survived `make mutants` (bench/MUTANTS.md)."""
 

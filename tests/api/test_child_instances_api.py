@@ -103,7 +103,7 @@ async def test_a_parent_and_its_scope_rows_are_not_executed_by_hand(gql, make_us
 async def test_a_dynamic_parent_that_would_create_too_many_instances_is_refused_and_changes_nothing(
     gql, make_user, monkeypatch
 ):
-    from engine import children
+    from engine.cases import children
     from tests.fixtures.builders import build_tree
     from tests.fixtures.documents import CREATE_ITEM
 

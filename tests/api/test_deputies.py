@@ -20,7 +20,9 @@ from tests.fixtures.documents import (
     NODE_ID,
     SET_DEPUTY,
     SET_DISABLED,
+    SUBSCRIBE,
 )
+from tests.fixtures.live import WsClient
 
 T0 = datetime(2031, 3, 2, 9, 0, tzinfo=UTC)
 HOUR = timedelta(hours=1)
@@ -32,6 +34,9 @@ DEPUTIES_OF = f"""query($id: ID!) {{ node(id: $id) {{ ... on User {{ login
   deputies {{ {DEPUTYSHIP_FIELDS} }} deputyFor {{ {DEPUTYSHIP_FIELDS} }} }} }} }}"""
 ITEM_LOG = """query($id: ID!) { node(id: $id) { ... on WorkflowItem { case { log(first: 50) { edges { node {
   kind action comment actor { login } onBehalfOf { ... on User { login } } } } } } } } }"""
+MY_ACTIONS_ON = (
+    """query($id: ID!) { node(id: $id) { ... on WorkflowItem { case { myActions { action { shortName } } } } } }"""
+)
 HEARD = """{ notifications { edges { node { level activity { workflowItem { displayName } } } } } }"""
 EXECUTE_AS_DEPUTY = """mutation($input: ExecuteActionInput!) { executeAction(input: $input) {
   case { state { shortName } } activity { action actor { login } onBehalfOf { ... on User { login } } }
@@ -69,6 +74,11 @@ async def resolve(gql, token, item_id, comment):
     return (await gql(EXECUTE_AS_DEPUTY, {"input": act}, token=token))["executeAction"]
 
 
+async def my_actions(gql, token, item_id):
+    found = (await gql(MY_ACTIONS_ON, {"id": item_id}, token=token))["node"]
+    return sorted(a["action"]["shortName"] for a in found["case"]["myActions"])
+
+
 async def visible(gql, token, node_id) -> bool:
     return (await gql(NODE_ID, {"id": node_id}, token=token))["node"] is not None
 
@@ -101,6 +111,7 @@ async def test_a_deputy_acts_for_the_absent_user_exactly_from_from_until_until(g
     assert await tasks(gql, alice) == [("resolve", "Crash", None)]
     assert await tasks(gql, carol) == []
     assert await visible(gql, bob, item["id"]) and not await visible(gql, carol, item["id"])
+    assert await my_actions(gql, bob, item["id"]) == ["comment", "edit", "resolve"]  # as alice's are
     done = await resolve(gql, bob, item["id"], "fixed it for alice")
     assert done["userErrors"] == []
     assert done["case"]["state"]["shortName"] == "resolved"
@@ -126,6 +137,7 @@ async def test_a_deputy_acts_for_the_absent_user_exactly_from_from_until_until(g
     second_id = second["createWorkflowItem"]["workflowItem"]["id"]
     clock.set(T0 + 2 * HOUR - timedelta(microseconds=1))
     assert await tasks(gql, bob) == [("resolve", "Leak", {"login": "alice"})]
+    assert await my_actions(gql, bob, second_id) == ["comment", "edit", "resolve"]
     clock.set(T0 + 2 * HOUR)
     assert await tasks(gql, bob) == []
     assert not await visible(gql, bob, second_id) and not await visible(gql, bob, item["id"])
@@ -170,12 +182,18 @@ async def test_a_task_of_a_group_the_absent_user_is_in_reaches_the_deputy(gql, m
     bob_id, bob = await make_user("bob")
     group = (await gql(CREATE_GROUP, {"name": "fixers"}, token=root))["createGroup"]["group"]["id"]
     assert (await gql(ADD_MEMBER, {"g": group, "u": alice_id}, token=root))["addGroupMember"]["userErrors"] == []
-    item = await bug_item(gql, owner, group)
+    crash = await bug_item(gql, owner, group)
+    leak = await bug_item(gql, owner, group)
     # An admin names another user's deputy with userId.
     made = await name_deputy(gql, root, bob_id, until=T0 + HOUR, user_id=alice_id)
     assert made["userErrors"] == [] and made["deputyship"]["createdBy"]["login"] == "root"
-    assert await tasks(gql, bob) == [("resolve", "Crash", {"login": "alice"})]
-    assert (await resolve(gql, bob, item["id"], "for the group"))["activity"]["onBehalfOf"] == {"login": "alice"}
+    assert await tasks(gql, bob) == [("resolve", "Crash", {"login": "alice"})] * 2
+    assert (await resolve(gql, bob, crash["id"], "for the group"))["activity"]["onBehalfOf"] == {"login": "alice"}
+    # Once bob is in the group too, the task is his own: listed once, on nobody's behalf.
+    assert (await gql(ADD_MEMBER, {"g": group, "u": bob_id}, token=root))["addGroupMember"]["userErrors"] == []
+    assert await tasks(gql, bob) == [("resolve", "Crash", None)]
+    assert (await gql(TASKS, token=bob))["myTasks"]["totalCount"] == 1
+    assert (await resolve(gql, bob, leak["id"], "as a member"))["activity"]["onBehalfOf"] is None
 
 
 async def test_the_absent_users_notifications_reach_the_deputy_while_active(gql, make_user, clock):
@@ -308,6 +326,7 @@ async def test_a_deputys_task_list_costs_the_same_statements_however_many_tasks(
         counts[total] = counter.count
         assert {t[2]["login"] for t in found} == {"alice"} and len(found) == total
     assert counts[1] == counts[5], counts
+    assert (await gql(TASKS, token=bob))["myTasks"]["totalCount"] == 5
     with count_statements() as counter:
         await gql(DEPUTIES_OF, {"id": alice_id}, token=root)
     listed = counter.count
@@ -325,3 +344,42 @@ async def test_an_execute_payload_and_the_executes_of_a_plain_user_say_no_one_wa
     done = (await gql(EXECUTE, {"input": act}, token=alice))["executeAction"]
     assert done["userErrors"] == [] and done["activity"]["actor"]["login"] == "alice"
     assert (await resolve(gql, alice, item["id"], "myself"))["activity"]["onBehalfOf"] is None
+
+
+LIVE_ITEM = (
+    """subscription($item: ID!, $after: String) { activity(workflowItemId: $item, after: $after) { comment } }"""
+)
+LIVE_HEARD = """subscription { notifications { level activity { comment } } }"""
+LAST_SEQ = """query($id: ID!) { node(id: $id) { ... on WorkflowItem { case { log(first: 100) {
+  edges { node { seq } } } } } } }"""
+
+
+async def test_the_live_streams_reach_a_deputy_as_the_reads_do(live_server, make_user):
+    """A server of its own (real time): the deputy, standing in from now on, hears of the absent
+    user's case live, and gets the copy of the absent user's notification, as queries show them."""
+    gql = live_server.gql
+    _, owner = await make_user("owner")
+    alice_id, alice = await make_user("alice")
+    bob_id, bob = await make_user("bob")
+    item = (await bug_item(gql, owner, alice_id))["id"]
+    subscribed = await gql(SUBSCRIBE, {"level": "CASE", "target": item}, token=alice)
+    assert subscribed["subscribeToNotifications"]["userErrors"] == []
+    until = (datetime.now(UTC) + HOUR).isoformat()
+    assert (await gql(SET_DEPUTY, {"input": {"deputyId": bob_id, "until": until}}, token=alice))["setDeputy"][
+        "userErrors"
+    ] == []
+    last = (await gql(LAST_SEQ, {"id": item}, token=bob))["node"]["case"]["log"]["edges"][-1]["node"]["seq"]
+    client = await WsClient.connect(live_server.ws, bob)
+    try:
+        await client.subscribe(LIVE_ITEM, {"item": item, "after": str(last)})
+        await client.subscribe(LIVE_HEARD)
+        await gql(EXECUTE, {"input": {"workflowItemId": item, "action": "comment", "comment": "news"}}, token=owner)
+        received = await client.receive(2)
+    finally:
+        await client.close()
+    assert sorted(map(str, received)) == sorted(
+        map(
+            str,
+            [{"activity": {"comment": "news"}}, {"notifications": {"level": "CASE", "activity": {"comment": "news"}}}],
+        )
+    )

@@ -6,6 +6,7 @@ groups(search:)."""
 import pytest
 from sqlalchemy import text
 
+from resolvers import search as searching
 from resolvers.search import TSVECTOR
 from tests.fixtures.builders import sql
 from tests.fixtures.documents import (
@@ -209,3 +210,15 @@ async def test_postgresql_answers_a_search_from_its_gin_indexes(db):
                 text(f"EXPLAIN SELECT id FROM {table} WHERE {vector} @@ to_tsquery('simple', 'x:*')")
             )
             assert f"ix_search_{table}" in "\n".join(row[0] for row in plan)
+
+
+async def test_a_query_that_matches_very_many_rows_ranks_a_bounded_number_of_each_kind(gql, make_user, monkeypatch):
+    _, owner = await make_user("owner")
+    _, sub = await tree(gql, owner, "Dam", "Dam walls")
+    for n in range(5):
+        await item(gql, owner, sub, f"Dam gate {n}")
+    monkeypatch.setattr(searching, "MAX_RANKED", 3)
+    found = (await gql(SEARCH, {"q": "dam", "first": 100}, token=owner))["search"]
+    kinds = sorted(e["node"]["__typename"] for e in found["edges"])
+    assert kinds == ["Project", "Subproject", "WorkflowItem", "WorkflowItem", "WorkflowItem"]
+    assert found["totalCount"] == 5

@@ -7,6 +7,7 @@ test had open (named failed-<test>-<n>.png).
 """
 
 import asyncio
+import contextlib
 import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -178,10 +179,8 @@ async def open_page(browser: Any, request: pytest.FixtureRequest) -> AsyncIterat
     report = getattr(request.node, "report_call", None)
     if report is not None and report.failed:
         for n, page in enumerate(pages):
-            try:
+            with contextlib.suppress(Exception):  # a page that died cannot be shot; the failure says why
                 await page.screenshot(f"failed-{request.node.name}-{n}")
-            except Exception:  # noqa: BLE001 - a page that died cannot be shot; the failure says why
-                pass
     for context in contexts:
         await context.close()
 

@@ -10,6 +10,9 @@ from bench.server import Serve
 from tests.fixtures.browser import demo_ids
 
 BAD_SPEC = """short_name: dock_check
+roles:
+  inspector:
+    callbacks: [creation_user]
 states:
   open: {}
   shut: {terminal: true}
@@ -18,6 +21,8 @@ actions:
     trigger: init
     new_state: open
   close:
+    assigned_role: inspector
+    assigned_states: [open]
     new_state: nowhere
 """
 
@@ -44,6 +49,7 @@ async def test_an_admin_makes_a_user_a_group_and_a_workflow(servers: tuple[Serve
     await admin.axe("users")
 
     await page.get_by_role("link", name="Groups").click()
+    await expect(page.get_by_test_id("group").filter(has_text="Reviewers")).to_contain_text("Carol Controller")
     form = page.get_by_role("form", name="New group")
     await form.get_by_label("Group name").fill("surveyors")
     await form.get_by_label("Display name").fill("Surveyors")
@@ -53,19 +59,26 @@ async def test_an_admin_makes_a_user_a_group_and_a_workflow(servers: tuple[Serve
     await group.get_by_role("button", name="Add").click()
     await expect(group.get_by_role("button", name="Remove Erin Engineer from Surveyors")).to_be_visible()
     await admin.axe("groups")
+    await page.get_by_label("Find a group").fill("survey")
+    await expect(page.get_by_test_id("group")).to_have_count(1)
+    await expect(page.get_by_test_id("group")).to_contain_text("Erin Engineer")  # read back from the server
 
     await page.get_by_role("link", name="Workflows").click()
     form = page.get_by_role("form", name="Define a workflow")
     await form.get_by_label("Spec", exact=True).fill(BAD_SPEC)
-    await form.get_by_role("button", name="Define").click()
-    finding = form.get_by_test_id("findings").locator("[data-code=INVALID_SPEC]")
-    await expect(finding).to_contain_text("nowhere")
-    await expect(finding).to_contain_text("line 10: new_state: nowhere")  # in place: the spec's line
+    await form.get_by_role("button", name="Check").click()  # validateWorkflow: defines nothing
+    finding = form.get_by_test_id("findings").locator("[data-severity=ERROR]").filter(has_text="nowhere")
+    await expect(finding).to_contain_text("line 15: new_state: nowhere")  # in place: the spec's line
     await admin.axe("workflow findings")
+    await form.get_by_role("button", name="Define").click()  # refused: the same finding
+    await expect(finding).to_contain_text("line 15: new_state: nowhere")
+    await expect(form.get_by_test_id("defined")).to_have_text("")
     await form.get_by_label("Spec", exact=True).fill(GOOD_SPEC)
+    await form.get_by_role("button", name="Check").click()
+    await expect(form.get_by_test_id("defined")).to_have_text("No errors: it can be defined.")
     await form.get_by_role("button", name="Define").click()
     await expect(form.get_by_test_id("defined")).to_have_text("Defined dock_check v1.")
-    await expect(form.get_by_test_id("findings")).to_have_count(0)
+    await expect(form.locator("[data-severity=ERROR]")).to_have_count(0)
     await page.reload()  # the list is read afresh
     await page.get_by_role("button", name="Show dock_check v1").click()
     detail = page.get_by_test_id("workflow-detail")

@@ -71,6 +71,8 @@ async def test_graphiql_shows_why_a_subscription_was_refused(servers, open_page)
     await expect(result).to_contain_text("The server closed the subscription (4403)")
     await expect(result).to_contain_text("token")
     # Finished, not spinning: the button offers to run again rather than to stop.
-    await expect(page.page.locator(".graphiql-execute-button")).to_have_attribute("aria-label", re.compile("^Execute query"))
+    await expect(page.page.locator(".graphiql-execute-button")).to_have_attribute(
+        "aria-label", re.compile("^Execute query")
+    )
     await page.screenshot("graphiql-subscription-refused")
     assert page.foreign_requests() == []

@@ -167,6 +167,14 @@ async def test_a_team_takes_an_item_from_a_new_project_to_approved(servers: tupl
     await carol.page.get_by_test_id("card").get_by_role("link", name="Bollards").click()
     await expect(carol.page.get_by_test_id("case-state")).to_have_text("In review")
     await carol.axe("item")
+    # carol adds bob as a second reviewer (the reviewer may reassign the role).
+    reviewer = carol.page.locator('tr[data-role="reviewer"]')
+    await reviewer.get_by_label("How to change Reviewer").select_option("ADD")
+    await reviewer.get_by_label("Reassign Reviewer").select_option(label="Bob Builder")
+    await reviewer.get_by_role("button", name="Reassign").click()
+    await expect(reviewer.locator(".assignees")).to_have_text(
+        re.compile("^(Carol Controller, Bob Builder|Bob Builder, Carol Controller)$")
+    )
     await carol.page.get_by_role("button", name="Approve", exact=True).click()
     dialog = carol.page.get_by_test_id("action-dialog")
     await dialog.get_by_label("Resolution").select_option(label="As submitted")
@@ -181,11 +189,29 @@ async def test_a_team_takes_an_item_from_a_new_project_to_approved(servers: tupl
         "Alice Analyst became Submitter on Bollards",
         "Alice Analyst submitted Bollards",
         "Carol Controller started review on Bollards",
+        "Bob Builder became Reviewer on Bollards (by Carol Controller)",
         "Carol Controller approved Bollards",
     ):
         await expect(history.filter(has_text=sentence)).to_have_count(1)
     await expect(history.last.locator("time")).to_have_text("just now")
     await expect(card_names(page, "approved")).to_have_text(["Bollards"])  # alice's board, live
+
+    # alice renames Fenders, then closes it for good.
+    await page.get_by_test_id("card").get_by_role("link", name="Fenders").click()
+    await page.get_by_role("button", name="Edit", exact=True).click()
+    form = page.get_by_role("form", name="Edit item")
+    await form.get_by_label("Name").fill("Rubber fenders")
+    await form.get_by_role("button", name="Save").click()
+    await expect(page.get_by_role("heading", name="Rubber fenders", level=1)).to_be_visible()
+    await page.get_by_role("button", name="Close item…").click()
+    form = page.get_by_role("form", name="Close item")
+    await form.get_by_label("Why").fill("Not needed after all")
+    await form.get_by_role("button", name="Close it for good").click()
+    await expect(page.get_by_test_id("case-status")).to_have_text("CANCELED")
+    history = page.get_by_test_id("history-entry")
+    await expect(history.filter(has_text="Alice Analyst edited Rubber fenders")).to_have_count(1)
+    await expect(history.filter(has_text="Alice Analyst canceled Rubber fenders")).to_have_count(1)
+    await expect(page.get_by_role("button", name="Edit", exact=True)).to_have_count(0)  # closed: no edits
     await carol.screenshot(f"work-item-{width}")
     await alice.screenshot(f"work-board-{width}")
     for who in (alice, carol):
@@ -218,3 +244,20 @@ async def test_my_tasks_come_by_due_date_with_the_overdue_marked(servers: tuple[
     await expect(tasks.get_by_role("link")).to_have_text(["Dormer", "Eaves", "Chimney"])
     await expect(tasks.filter(has_text="Overdue")).to_have_text([re.compile("Dormer")])
     await carol.axe("my tasks")
+
+
+async def test_search_finds_an_item_by_a_word_of_its_name(servers: tuple[Serve, Serve], open_page):
+    first, _ = servers
+    bob = await open_page(first, width=390)
+    await bob.sign_in("bob")
+    await bob.page.get_by_label("Search projects and items").fill("scaff")
+    await bob.page.keyboard.press("Enter")
+    results = bob.page.get_by_test_id("result")
+    await expect(results).to_have_count(1)
+    await expect(results).to_contain_text("Scaffolding")
+    await bob.axe("search")
+    await results.get_by_role("link", name="Scaffolding").click()
+    await expect(bob.page.get_by_role("heading", name="Scaffolding", level=1)).to_be_visible()
+    await bob.page.get_by_label("Search projects and items").fill("nothing-like-this")
+    await bob.page.keyboard.press("Enter")
+    await expect(bob.page.get_by_text("Nothing you may see matches")).to_be_visible()

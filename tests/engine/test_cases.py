@@ -4,7 +4,7 @@ import pytest
 from sqlalchemy import func, select
 
 import engine
-from engine.context import load_case
+from engine.cases.context import load_case
 from engine.errors import DomainError, DomainErrors
 from models import Activity, Case
 from tests.fixtures.builders import bug_case, enabled, run, state_of

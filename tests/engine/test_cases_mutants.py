@@ -1,4 +1,4 @@
-"""engine.get_user_actions counts privileges held on the case's item (engine/cases.py): dave
+"""engine.get_user_actions counts privileges held on the case's item (engine/cases/execution.py): dave
 plays no role but holds workflowItem.update, so he may annotate; eve, with view only, may not.
 Written for mutants that survived `make mutants` (bench/MUTANTS.md)."""
 

@@ -1,4 +1,4 @@
-"""engine/children.py through the engine API: enabling a parent starts its children (a
+"""engine/cases/children.py through the engine API: enabling a parent starts its children (a
 ``parallel`` parent all of them at once, each ``workflow`` child its own FSM in its initial
 state); a child's completion settles its parent, which fires once, as the system, when its
 condition holds (by default: every member done), its entry saying why; a per_role dynamic

@@ -6,7 +6,7 @@ from sqlalchemy import select
 
 import engine
 from engine import identity, permissions, registry, workflows
-from engine.context import load_case
+from engine.cases.context import load_case
 from engine.errors import DomainError
 from models import Activity
 from tests.fixtures.builders import bug_case, make_admin_actor, run, state_of

@@ -8,7 +8,7 @@ from sqlalchemy import select
 
 import engine
 from engine import migration, versions
-from engine.context import load_case
+from engine.cases.context import load_case
 from engine.workflows import parse_spec
 from models import EnabledAction
 from tests.fixtures.versions import HOUR, PERMIT_V1, permit_v2

@@ -1,9 +1,9 @@
-"""complete_when conditions and the default "all done" (engine.quorum), including the
+"""complete_when conditions and the default "all done" (engine.cases.quorum), including the
 open question as decided here: a CANCELED child counts as not done."""
 
 import pytest
 
-from engine.quorum import Member, decide
+from engine.cases.quorum import Member, decide
 from engine.workflows import parse_spec
 
 

@@ -1,4 +1,4 @@
-"""engine/scopes.py through the engine API: a dynamic parent with ``states`` owns one scope row
+"""engine/cases/scopes.py through the engine API: a dynamic parent with ``states`` owns one scope row
 per party (trigger ``scope``, assigned to that party), each with its own FSM state (a
 ``case_state`` row) and its own child instances; when the parent fires or is disabled, what
 runs below it is closed: a scope row whose FSM reached a terminal state COMPLETED, everything

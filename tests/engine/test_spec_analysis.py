@@ -13,7 +13,7 @@ from engine import workflows
 from engine.diagnostics import Severity
 from engine.errors import DomainError
 from engine.spec_analysis import analyze
-from engine.spec_checker import MAX_STATES
+from engine.spec_checker import MAX_ERRORS, MAX_STATES
 from tests.fixtures.specs import store_as_before
 
 # A small valid workflow each case below breaks in one way.
@@ -325,3 +325,11 @@ async def test_a_workflow_stored_before_the_checks_still_loads_and_runs(db, make
     assert await enabled(db, case.id) == ["submit"]
     await run(db, owner, case.id, "submit")
     assert await enabled(db, case.id) == ["pay"]
+
+
+def test_findings_are_bounded_like_the_key_by_key_ones():
+    """A spec of 200 states, 199 of them unreachable, gets the first 50 findings, not 199."""
+    spec = {"short_name": "islands", "states": {f"s{i}": {"terminal": i == 0} for i in range(MAX_STATES)}}
+    _, found = workflows.check_spec(spec)
+    assert len(found) == MAX_ERRORS
+    assert found[0].path == ("states", "s1") and found[-1].path == ("states", f"s{MAX_ERRORS}")

@@ -9,8 +9,8 @@ from sqlalchemy import select, update
 import engine
 from engine import timers
 from engine.actors import SYSTEM_ID
+from engine.cases.context import load_case
 from engine.clock import SettableClock
-from engine.context import load_case
 from models import Activity, Case, EnabledAction
 from server.timer_runs import run_due_timers
 from tests.fixtures.engine import new_subproject

@@ -1,4 +1,4 @@
-"""engine/transitions.py through the engine API: how a case moves when an instance fires. The
+"""engine/cases/transitions.py through the engine API: how a case moves when an instance fires. The
 output chosen (by the caller or an on_fire callback) picks the new state; resolution codes;
 gating with depends_on min/max; enable conditions (REFUSED, asked again at the next change, in
 the root scope and inside a child scope); recompute keeping, cancelling and enabling instances;

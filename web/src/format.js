@@ -74,7 +74,9 @@ function intentWords(intent) {
 /** An activity entry as a sentence. `context` says which item/subproject/project the page shows,
  * for entries that do not carry it. */
 export function describe(entry, context = {}) {
-  const who = entry.actor ? entry.actor.displayName : 'The system';
+  // A deputy's deed: "Bob Builder (for Alice Analyst) approved Tiles".
+  const deputy = entry.onBehalfOf ? ` (for ${partyName(entry.onBehalfOf)})` : '';
+  const who = entry.actor ? `${entry.actor.displayName}${deputy}` : 'The system';
   const item = entry.workflowItem || context.workflowItem;
   const thing = item?.displayName || entry.subproject?.displayName || entry.project?.displayName || 'it';
   const data = entry.data || {};
@@ -133,6 +135,10 @@ export function describe(entry, context = {}) {
       return `${who} resumed ${thing}`;
     case 'case_canceled':
       return `${who} canceled ${thing}`;
+    case 'case_migrated':
+      return `${who} moved ${thing} from version ${data.fromVersion} to ${data.toVersion} of its workflow`;
+    case 'subproject_workflow_changed':
+      return `${who} moved ${thing} to version ${data.toVersion} of ${data.workflow}`;
     case 'timer_failed':
       return `A timer of ${thing} failed`;
     default:

@@ -18,6 +18,7 @@ import { Login } from './views/Login.jsx';
 import { NotificationBadge } from './views/Notifications.jsx';
 import { Permissions } from './views/Permissions.jsx';
 import { Projects } from './views/Projects.jsx';
+import { Search, SearchBox } from './views/Search.jsx';
 import { Tasks } from './views/Tasks.jsx';
 
 const STATUS_TEXT = {
@@ -33,11 +34,12 @@ function Page({ route, viewer }) {
   if (view === 'item' && id) return <Item id={id} />;
   if (view === 'permissions' && id) return <Permissions id={id} />;
   if (view === 'tasks') return <Tasks />;
+  if (view === 'search' && id) return <Search query={decodeURIComponent(id)} />;
   if (view === 'admin' && viewer.admin) return <Admin tab={id} />;
   return <Projects viewer={viewer} />;
 }
 
-const TITLES = { subproject: 'Board', item: 'Item', permissions: 'Permissions', tasks: 'My tasks', admin: 'Administration' };
+const TITLES = { search: 'Search', subproject: 'Board', item: 'Item', permissions: 'Permissions', tasks: 'My tasks', admin: 'Administration' };
 
 function Shell({ viewer, signOut }) {
   const route = useRoute();
@@ -72,6 +74,7 @@ function Shell({ viewer, signOut }) {
             </a>
           )}
         </nav>
+        <SearchBox />
         <div className="header-end">
           <span className={`live live-${status}`} data-testid="live-status" role="status">
             {STATUS_TEXT[status]}

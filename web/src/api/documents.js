@@ -16,6 +16,7 @@ export const CARD = `fragment Card on WorkflowItem {
 export const ACTIVITY = `fragment Activity on Activity {
   id seq at kind action comment data
   actor { id login displayName }
+  onBehalfOf { ...Party }
   project { id displayName }
   subproject { id displayName }
   workflowItem { ...Card }
@@ -32,6 +33,7 @@ const NOTE = `fragment Note on Notification {
   id level createdAt readAt
   activity {
     id kind action data actor { id login displayName }
+    onBehalfOf { ... on User { id displayName } ... on Group { id displayName } }
     project { id displayName } subproject { id displayName }
     workflowItem { id displayName case { id workflow { id } } }
   }
@@ -66,7 +68,7 @@ export const PROJECTS = `query Projects($filter: ProjectFilter) {
   }
 }`;
 
-export const BOARD = `query Board($id: ID!, $after: String, $filter: ProjectFilter) {
+export const BOARD = `query Board($id: ID!, $first: Int!, $after: String, $filter: ProjectFilter) {
   node(id: $id) {
     ... on Subproject {
       id displayName description currency status allowedIntents workflowMode tags
@@ -78,7 +80,7 @@ export const BOARD = `query Board($id: ID!, $after: String, $filter: ProjectFilt
         roles { shortName prettyName }
         actions { shortName prettyName newState outputs { name newState } }
       }
-      workflowItems(first: 100, after: $after, filter: $filter) {
+      workflowItems(first: $first, after: $after, filter: $filter) {
         totalCount
         pageInfo { hasNextPage endCursor }
         edges { node { ...Card } }
@@ -98,6 +100,7 @@ export const REORDER = `mutation Reorder($subprojectId: ID!, $ordering: [ID!]!) 
 
 const HISTORY_ENTRY = `fragment HistoryEntry on Activity {
   id seq at kind action comment data actor { id login displayName }
+  onBehalfOf { ... on User { id displayName } ... on Group { id displayName } }
 }`;
 
 export const ITEM = `query Item($id: ID!) {
@@ -157,6 +160,7 @@ export const TASKS = `query Tasks {
     totalCount
     edges { node {
       id fireAt enabledAt
+      onBehalfOf { ... on User { id displayName } ... on Group { id displayName } }
       action { shortName prettyName }
       case { id state { prettyName } workflowItem { id displayName dueDate subproject { id displayName } } }
     } }
@@ -202,6 +206,7 @@ export const REMOVE_DOCUMENT = `mutation RemoveDocument($input: RemoveDocumentIn
 ${DOCUMENT}`;
 
 const ERRORS = 'userErrors { code message field }';
+const DIAGNOSTIC = 'diagnostics { code severity path message hint }';
 
 export const CREATE_PROJECT = `mutation CreateProject($input: CreateProjectInput!) {
   createProject(input: $input) { project { id displayName } ${ERRORS} }
@@ -261,7 +266,7 @@ export const WORKFLOW = `query WorkflowDetail($id: ID!) {
 }`;
 
 export const DEFINE_WORKFLOW = `mutation DefineWorkflow($input: DefineWorkflowInput!) {
-  defineWorkflow(input: $input) { workflow { id shortName version } ${ERRORS} }
+  defineWorkflow(input: $input) { workflow { id shortName version } ${DIAGNOSTIC} ${ERRORS} }
 }`;
 
 export const USERS = `query Users($after: String) {
@@ -331,4 +336,32 @@ export const CARD_ACTIONS = `query CardActions($id: ID!) {
       }
     }
   }
+}`;
+
+export const GROUPS = `query Groups($after: String, $search: String) {
+  groups(first: 100, after: $after, search: $search) {
+    pageInfo { hasNextPage endCursor }
+    edges { node { __typename id name displayName members { id login displayName } } }
+  }
+}`;
+
+export const SEARCH = `query Search($query: String!, $after: String) {
+  search(query: $query, first: 20, after: $after) {
+    pageInfo { hasNextPage endCursor }
+    edges { node {
+      __typename id
+      ... on Project { displayName description status }
+      ... on Subproject { displayName description status project { id displayName } }
+      ... on WorkflowItem {
+        displayName description status dueDate
+        subproject { id displayName }
+        case { id state { prettyName } }
+      }
+    } }
+  }
+}`;
+
+
+export const VALIDATE_WORKFLOW = `query ValidateWorkflow($spec: JSON!) {
+  validateWorkflow(spec: $spec) { ${DIAGNOSTIC} ${ERRORS} }
 }`;

@@ -1,11 +1,10 @@
-// The people and groups to pick from (assignees, role players, grants): every user (at most
-// MAX_PAGES pages of 100), read once a session, plus the groups the page has met (the API lists
-// no groups yet: a grant, a role or an admin's new group makes one known). Reloaded on demand
-// after an admin creates someone.
+// The people and groups to pick from (assignees, role players, grants): every user and every
+// group (at most MAX_PAGES pages of 100 each), read once a session, plus any group the page met
+// otherwise. Reloaded on demand after an admin creates someone.
 import { useEffect, useState } from 'react';
 
 import { gql } from './client.js';
-import { USERS } from './documents.js';
+import { GROUPS, USERS } from './documents.js';
 import { rememberParties } from './names.js';
 
 const MAX_PAGES = 5;
@@ -34,8 +33,16 @@ export function loadPeople() {
       if (!found.pageInfo.hasNextPage) break;
       after = found.pageInfo.endCursor;
     }
+    after = null;
+    for (let page = 0; page < MAX_PAGES; page += 1) {
+      const { groups: found } = await gql(GROUPS, { after });
+      for (const { node } of found.edges) groups.set(node.id, node);
+      if (!found.pageInfo.hasNextPage) break;
+      after = found.pageInfo.endCursor;
+    }
     users = all;
     rememberParties(all);
+    rememberParties([...groups.values()]);
     changed();
     return all;
   })().catch((failure) => {

@@ -1,7 +1,7 @@
-// For administrators: users (create, disable/enable), groups (create, members) and workflows
-// (every version with its diagram and spec; a new spec uploaded or pasted, its refusals shown
-// at the spec). The API lists no groups yet: the page lists those it created or opened by id.
-import { useState } from 'react';
+// For administrators: users (create, disable/enable), groups (find, create, members) and
+// workflows (every version with its diagram and spec; a new spec uploaded or pasted, checked
+// (validateWorkflow) or defined, its findings shown with the line of the spec each points at).
+import { useEffect, useState } from 'react';
 
 import { gql } from '../api/client.js';
 import {
@@ -10,9 +10,10 @@ import {
   CREATE_USER,
   DEFINE_WORKFLOW,
   DISABLE_USER,
-  GROUP,
+  GROUPS,
   REMOVE_MEMBER,
   USERS,
+  VALIDATE_WORKFLOW,
   WORKFLOW,
 } from '../api/documents.js';
 import { meetParties, reloadPeople, usePeople } from '../api/people.jsx';
@@ -154,24 +155,20 @@ function GroupCard({ group, people, onChanged }) {
 
 function Groups() {
   const people = usePeople();
-  const [groups, setGroups] = useState(() => people.groups.map((g) => ({ ...g, members: g.members ?? null })));
+  const [search, setSearch] = useState('');
+  const [sent, setSent] = useState('');
+  const [{ loading, error, data }, reload] = useLoad(() => gql(GROUPS, { after: null, search: sent || null }), [sent]);
+  const [changed, setChanged] = useState({}); // id → the group as a mutation last answered
+  const [made, setMade] = useState([]);
   const [values, setValues] = useState({ name: '', displayName: '' });
   const [create, creating] = useMutation(CREATE_GROUP, 'createGroup');
-  const [lookup, setLookup] = useState('');
-  const [lookupError, setLookupError] = useState(null);
-  const known = groups.filter((g) => g.members);
-  const put = (group) => setGroups((list) => [group, ...list.filter((g) => g.id !== group.id)]);
-
-  async function open(id) {
-    setLookupError(null);
-    try {
-      const { node } = await gql(GROUP, { id });
-      if (node?.members) put(node);
-      else setLookupError({ message: 'There is no group with that id.' });
-    } catch (failure) {
-      setLookupError(failure);
-    }
-  }
+  useEffect(() => {
+    const timer = setTimeout(() => setSent(search.trim()), 250);
+    return () => clearTimeout(timer);
+  }, [search]);
+  const listed = data ? data.groups.edges.map((e) => e.node) : [];
+  const groups = [...made.filter((g) => !listed.some((l) => l.id === g.id)), ...listed].map((g) => changed[g.id] ?? g);
+  const put = (group) => setChanged((c) => ({ ...c, [group.id]: group }));
 
   return (
     <section aria-labelledby="groups-title">
@@ -181,7 +178,7 @@ function Groups() {
           e.preventDefault();
           const payload = await create({ input: { name: values.name, displayName: values.displayName || null } });
           if (payload) {
-            put(payload.group);
+            setMade((list) => [payload.group, ...list]);
             meetParties([{ ...payload.group, __typename: 'Group' }]);
             setValues({ name: '', displayName: '' });
           }
@@ -199,27 +196,21 @@ function Groups() {
           </button>
         </div>
       </form>
-      <p className="hint">Groups met on this page (created here, holding a grant or a role) are listed below.</p>
-      <div className="inline">
-        {groups.filter((g) => !g.members).map((g) => (
-          <button key={g.id} type="button" onClick={() => open(g.id)}>
-            Open {g.displayName}
-          </button>
-        ))}
-        <form className="inline" aria-label="Open a group by id" onSubmit={(e) => {
-          e.preventDefault();
-          if (lookup.trim()) open(lookup.trim());
-        }}>
-          <input aria-label="Group id" value={lookup} placeholder="grp_…" onChange={(e) => setLookup(e.target.value)} />
-          <button type="submit">Open</button>
-        </form>
-      </div>
-      <Failed error={lookupError} />
+      <form className="filters" role="search" aria-label="Find groups" onSubmit={(e) => e.preventDefault()}>
+        <label>
+          Find a group
+          <input type="search" maxLength={200} value={search} onChange={(e) => setSearch(e.target.value)} />
+        </label>
+      </form>
+      {loading && !data && <Loading what="groups" />}
+      <Failed error={error} retry={reload} />
+      {data && groups.length === 0 && <Empty>{sent ? 'No group matches.' : 'There are no groups yet.'}</Empty>}
       <ul className="groups">
-        {known.map((g) => (
+        {groups.map((g) => (
           <GroupCard key={g.id} group={g} people={people} onChanged={put} />
         ))}
       </ul>
+      {data?.groups.pageInfo.hasNextPage && <p className="hint">The first 100 groups are shown: narrow them down.</p>}
     </section>
   );
 }
@@ -257,18 +248,22 @@ export function lineOf(text, path) {
   return at;
 }
 
-/** A spec's refusals, each with the line of the spec it points at. */
-function Findings({ errors, text }) {
-  if (!errors.length) return null;
+/** The findings of a spec (validateWorkflow's or defineWorkflow's diagnostics; a refusal
+ * without one, as a userError), errors first, each with the line of the spec it points at. */
+function Findings({ findings, text }) {
+  if (!findings.length) return null;
   const lines = text.split('\n');
+  const ordered = [...findings].sort((a, b) => (a.severity === b.severity ? 0 : a.severity === 'ERROR' ? -1 : 1));
   return (
     <div role="alert">
       <ul className="findings" data-testid="findings">
-        {errors.map((e) => {
-          const at = e.field ? lineOf(text, e.field) : -1;
+        {ordered.map((f) => {
+          const at = f.path.length ? lineOf(text, f.path) : -1;
           return (
-            <li key={e.code + e.message + (e.field || []).join('.')} data-code={e.code}>
-              {e.message}
+            <li key={f.code + f.message + f.path.join('.')} data-code={f.code} data-severity={f.severity}
+              className={f.severity === 'WARNING' ? 'warning' : undefined}>
+              <strong>{f.severity === 'WARNING' ? 'Warning' : 'Error'}:</strong> {f.message}
+              {f.hint && <> {f.hint}</>}
               {at >= 0 && (
                 <small>
                   {' '}
@@ -283,29 +278,54 @@ function Findings({ errors, text }) {
   );
 }
 
+/** A payload's findings: its diagnostics, else its userErrors as errors at their field. */
+function findingsOf(payload) {
+  if (payload.diagnostics?.length) return payload.diagnostics;
+  return (payload.userErrors || []).map((e) => ({
+    code: e.code,
+    severity: 'ERROR',
+    path: (e.field || []).filter((k, i) => !(i === 0 && (k === 'spec' || k === 'input'))),
+    message: e.message,
+    hint: null,
+  }));
+}
+
 function Workflows() {
   const workflows = useWorkflows();
   const [shown, setShown] = useState(null);
   const [text, setText] = useState('');
-  const [localErrors, setLocalErrors] = useState([]);
-  const [define, defining] = useMutation(DEFINE_WORKFLOW, 'defineWorkflow');
-  const [defined, setDefined] = useState(null);
+  const [findings, setFindings] = useState([]);
+  const [busy, setBusy] = useState(false);
+  const [outcome, setOutcome] = useState(null);
 
-  async function submit(e) {
-    e.preventDefault();
-    setDefined(null);
+  async function send(define) {
+    setOutcome(null);
     let spec;
     try {
       // YAML, as the spec files are written (JSON is YAML too); the parser loads only here.
       const { parse } = await import('yaml');
       spec = parse(text, { maxAliasCount: 100 });
     } catch (failure) {
-      setLocalErrors([{ code: 'INVALID_YAML', field: ['spec'], message: `The spec cannot be read: ${failure.message}` }]);
+      setFindings([{ code: 'INVALID_YAML', severity: 'ERROR', path: [], message: `The spec cannot be read: ${failure.message}` }]);
       return;
     }
-    setLocalErrors([]);
-    const payload = await define({ input: { spec } });
-    if (payload) setDefined(payload.workflow);
+    setBusy(true);
+    try {
+      if (define) {
+        const { defineWorkflow: payload } = await gql(DEFINE_WORKFLOW, { input: { spec } });
+        setFindings(payload.workflow ? payload.diagnostics : findingsOf(payload));
+        if (payload.workflow) setOutcome(`Defined ${payload.workflow.shortName} v${payload.workflow.version}.`);
+      } else {
+        const { validateWorkflow: payload } = await gql(VALIDATE_WORKFLOW, { spec });
+        const found = findingsOf(payload);
+        setFindings(found);
+        if (!found.some((f) => f.severity === 'ERROR')) setOutcome('No errors: it can be defined.');
+      }
+    } catch (failure) {
+      setFindings([{ code: failure.codes?.[0] || 'FAILED', severity: 'ERROR', path: [], message: failure.message }]);
+    } finally {
+      setBusy(false);
+    }
   }
 
   return (
@@ -344,7 +364,10 @@ function Workflows() {
         </table>
       </div>
       {shown && <WorkflowDetail id={shown} />}
-      <form className="form" onSubmit={submit} aria-label="Define a workflow">
+      <form className="form" onSubmit={(e) => {
+        e.preventDefault();
+        send(true);
+      }} aria-label="Define a workflow">
         <h3>Define a workflow (a new one, or a new version of one)</h3>
         <Field label="Spec file (YAML or JSON)" name="specFile">
           <input type="file" name="specFile" accept=".yaml,.yml,.json"
@@ -356,14 +379,15 @@ function Workflows() {
         <Field label="Spec" name="spec" hint="YAML or JSON: roles, states and actions, each keyed by short name (docs/workflows.md)">
           <textarea name="spec" rows={12} className="code" value={text} onChange={(e) => setText(e.target.value)} required />
         </Field>
-        <Findings errors={[...localErrors, ...defining.errors]} text={text} />
-        {defined && (
-          <p role="status" data-testid="defined">
-            Defined {defined.shortName} v{defined.version}.
-          </p>
-        )}
+        <Findings findings={findings} text={text} />
+        <p role="status" data-testid="defined">
+          {outcome}
+        </p>
         <div className="buttons">
-          <button type="submit" className="primary" disabled={defining.busy}>
+          <button type="button" disabled={busy} onClick={() => send(false)}>
+            Check
+          </button>
+          <button type="submit" className="primary" disabled={busy}>
             Define
           </button>
         </div>

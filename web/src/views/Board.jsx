@@ -17,18 +17,24 @@ import { Dialog, Empty, Failed, FieldErrors, Loading, useMutation } from '../ui.
 import { ActionDialog } from './ActionDialog.jsx';
 import { ItemForm, SubprojectForm } from './Forms.jsx';
 
-async function loadBoard(id, filter) {
+// The first page is small so that the first cards paint soon; the rest come 100 at a time.
+const FIRST_PAGE = 40;
+const PAGE = 100;
+
+/** Every item of the board; `onPage` sees the board so far after each page but the last. */
+async function loadBoard(id, filter, onPage) {
   let after = null;
   let subproject = null;
   const items = [];
-  // A page is at most 100 items; the board shows them all, a few pages at most (the ordering
-  // itself is bounded by the server).
+  // The board shows all its items, a few pages at most (the ordering itself is bounded by the
+  // server); at most 20 pages are read.
   for (let page = 0; page < 20; page += 1) {
-    const { node } = await gql(BOARD, { id, after, filter });
+    const { node } = await gql(BOARD, { id, after, filter, first: page === 0 ? FIRST_PAGE : PAGE });
     if (!node?.workflowItems) return null; // no such node, hidden, or not a subproject
     subproject = node;
     items.push(...node.workflowItems.edges.map((e) => e.node));
     if (!node.workflowItems.pageInfo.hasNextPage) break;
+    onPage({ subproject, items: [...items], partial: true });
     after = node.workflowItems.pageInfo.endCursor;
   }
   return { subproject, items };
@@ -203,7 +209,10 @@ const NO_FILTER = { search: '', tag: '', status: '', assignee: '', overdue: fals
 export function Board({ id }) {
   const [filter, setFilter] = useState(NO_FILTER);
   const [serverFilter, setServerFilter] = useState(null);
-  const [{ loading, error, data }, reload] = useLoad(() => loadBoard(id, serverFilter), [id, serverFilter]);
+  const [partial, setPartial] = useState(null);
+  const [{ loading, error, data: loaded }, reload] = useLoad(() => loadBoard(id, serverFilter, setPartial), [id, serverFilter]);
+  // Until every page is in, the pages so far (of this board and filter).
+  const data = loaded ?? (partial?.subproject.id === id ? partial : null);
   const [items, setItems] = useState([]);
   const [dragged, setDragged] = useState(null);
   const [reorderErrors, setReorderErrors] = useState([]);
@@ -230,6 +239,7 @@ export function Board({ id }) {
     return () => clearTimeout(timer);
   }, [filter.search, filter.tag, filter.status]);
 
+  useEffect(() => setPartial(null), [id, serverFilter]);
   useEffect(() => {
     if (data) {
       setItems(data.items);
@@ -268,7 +278,8 @@ export function Board({ id }) {
   const { subproject } = data;
   const intents = subproject.allowedIntents;
   const filtered = Boolean(serverFilter) || filter.assignee || filter.overdue;
-  const canReorder = intents.includes('subproject.reorderWorkflowItems') && !filtered;
+  // A reorder sends the whole order: only once every item is in, and none filtered out.
+  const canReorder = intents.includes('subproject.reorderWorkflowItems') && !filtered && !data.partial;
   const canMove = subproject.status === 'OPEN';
   const open = subproject.status === 'OPEN';
 
@@ -343,7 +354,8 @@ export function Board({ id }) {
       </p>
       <h1>{subproject.displayName}</h1>
       <p>
-        {subproject.workflow.prettyName} v{subproject.workflow.version} · {shown.length} of {items.length} items ·{' '}
+        {subproject.workflow.prettyName} v{subproject.workflow.version} · {shown.length} of{' '}
+        {data.partial ? `${items.length} so far of ${subproject.workflowItems.totalCount}` : items.length} items ·{' '}
         {subproject.currency}
         {subproject.status !== 'OPEN' && ' · closed'}
       </p>

@@ -46,7 +46,8 @@ export function Tasks() {
           const isLate = overdue(item?.dueDate);
           return (
             <li key={task.id} data-testid="task" className={isLate ? 'late' : undefined}>
-              <strong>{task.action.prettyName}</strong> on{' '}
+              <strong>{task.action.prettyName}</strong>
+              {task.onBehalfOf && <> for {task.onBehalfOf.displayName}</>} on{' '}
               {item ? <a href={`#/item/${item.id}`}>{item.displayName}</a> : 'a case'}{' '}
               <small>
                 {task.case.state.prettyName}

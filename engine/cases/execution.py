@@ -17,13 +17,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from engine import activity, assignment, deputies, notifications, permissions, validation
 from engine.activity import LogEntry
 from engine.actors import Actor
-from engine.child_specs import PARENT_TRIGGERS
-from engine.context import EXECUTABLE_STATUSES, CaseContext, case_not_found, load_case, new_case_context
-from engine.errors import DomainError, ErrorCode
-from engine.jobs import outbox
-from engine.spec_checker import MAX_NAME
-from engine.specs import ActionSpec, WorkflowSpec
-from engine.transitions import (
+from engine.cases.context import EXECUTABLE_STATUSES, CaseContext, case_not_found, load_case, new_case_context
+from engine.cases.transitions import (
     after_enable,
     assigned_parties,
     fire,
@@ -31,6 +26,11 @@ from engine.transitions import (
     run_automatic,
     set_status_for_state,
 )
+from engine.child_specs import PARENT_TRIGGERS
+from engine.errors import DomainError, ErrorCode
+from engine.jobs import outbox
+from engine.spec_checker import MAX_NAME
+from engine.specs import ActionSpec, WorkflowSpec
 from models import (
     Activity,
     Case,
@@ -237,7 +237,7 @@ async def execute(
         held = await permissions.held_intents(session, actor=actor, resource_id=ctx.item.id)
     absent: list[Actor] | None = None  # whom the actor stands in for here: asked only when their own rights fall short
     if not plays_a_role and "workflowItem.view" not in held:
-        absent = deputies.plays_for(await deputies.standing_in(session, actor=actor), ctx.roles)
+        absent = deputies.plays_for(await deputies.standing_in(session, user_id=actor.user_id), ctx.roles)
         if not absent:
             raise case_not_found(case_id=case_id, workflow_item_id=workflow_item_id)
     if ctx.case.status not in EXECUTABLE_STATUSES:
@@ -257,7 +257,7 @@ async def execute(
     on_behalf_of = None
     if not may_perform(ctx.spec, ctx.roles, instance, actor, held):
         if absent is None:
-            absent = deputies.plays_for(await deputies.standing_in(session, actor=actor), ctx.roles)
+            absent = deputies.plays_for(await deputies.standing_in(session, user_id=actor.user_id), ctx.roles)
         # As a deputy: what the absent user may do by assignment or role (their grants stay theirs).
         on_behalf_of = next((a.user_id for a in absent if may_perform(ctx.spec, ctx.roles, instance, a, ())), None)
         if on_behalf_of is None:

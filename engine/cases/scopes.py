@@ -14,7 +14,7 @@ from datetime import datetime
 
 from sqlalchemy import bindparam, select
 
-from engine.context import CaseContext
+from engine.cases.context import CaseContext
 from models import CaseState, EnabledAction
 
 SCOPE_TRIGGER = "scope"  # the trigger of a dynamic parent's per-party scope rows
@@ -64,7 +64,7 @@ _MEMBER_ROWS = select(EnabledAction.id, EnabledAction.status).where(
 async def count_children(ctx: CaseContext, parent: EnabledAction) -> dict[str, int]:
     """What a firing parent's log entry says of its children (docs/workflows.md, ``children``):
     its child workflows, or for a parent without states its child instances, each counted once,
-    as the parent's condition counts them (engine.quorum): completed when its scope reached a
+    as the parent's condition counts them (engine.cases.quorum): completed when its scope reached a
     terminal state (or the instance completed), canceled otherwise (still running, closed by the
     firing, or canceled earlier). Called before the firing closes them; the actions inside a child
     workflow are not children of the parent and are not counted."""

@@ -9,6 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import make_transient_to_detached
 from sqlalchemy.orm.util import identity_key
 
+from engine import reminder_rows
 from engine.errors import DomainError, not_found
 from engine.specs import ActionSpec, WorkflowSpec
 from engine.workflows import spec_by_id
@@ -244,6 +245,8 @@ def new_instance(
     )
     if fire_at is not None:  # the sweepers are told once the transaction commits
         unit_of_work(ctx.session).timer_written(fire_at)
+    if trigger is None and (action.reminders or action.escalate):  # told while it waits (engine/reminders.py)
+        reminder_rows.schedule_instance(ctx.session, instance, action, now)
     ctx.session.add(instance)
     if ctx.enabled is not None:
         ctx.enabled.append(instance)

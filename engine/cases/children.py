@@ -6,7 +6,7 @@ children, disabling it closes them, and a child's completion may fire its parent
   an automatic action, another parent firing) starts its children, recursively (specs nest at
   most four levels).
 - ``settle`` is called by ``transitions.fire`` after an instance completed: when it belongs to a
-  child scope, the owning parent's condition (``engine.quorum``) is evaluated in the same
+  child scope, the owning parent's condition (``engine.cases.quorum``) is evaluated in the same
   transaction, under the case lock every change takes, and when it holds the parent fires, once,
   as the system actor, through the same ``fire`` (whose log entry names the condition and the
   counts, and which closes the parent's still running children).
@@ -23,10 +23,11 @@ from typing import Any
 
 from sqlalchemy import bindparam, select
 
-from engine import assignment, notifications, quorum, scopes
+from engine import assignment, notifications
 from engine.activity import LogEntry
 from engine.actors import SYSTEM
-from engine.context import CaseContext, new_instance
+from engine.cases import quorum, scopes
+from engine.cases.context import CaseContext, new_instance
 from engine.errors import DomainError, ErrorCode
 from engine.spec_checker import MAX_INSTANCES
 from engine.specs import ActionSpec

@@ -9,10 +9,11 @@ from typing import Any
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from engine import activity, assignment, children, notifications, ordering, scopes
+from engine import activity, assignment, notifications, ordering
 from engine.actors import SYSTEM, Actor
+from engine.cases import children, scopes
+from engine.cases.context import CaseContext, new_instance, state_row
 from engine.conditions import EnableCheck
-from engine.context import CaseContext, new_instance, state_row
 from engine.errors import DomainError, ErrorCode
 from engine.jobs import outbox
 from engine.registry import enable_conditions, on_fire_callbacks, side_effects
@@ -48,7 +49,7 @@ async def fire(
     """Complete one instance: change its scope's state, log it, run side effects, re-enable.
     ``output`` is the caller's choice among the action's outputs (an ``on_fire`` callback may
     choose instead); ``resolution`` a code the caller has checked against its resolutions.
-    A parent firing (engine.children) passes the ``decision`` its entry names and who heard of
+    A parent firing (engine.cases.children) passes the ``decision`` its entry names and who heard of
     the child's completion (``notified``), and closes its still running children. The children
     of a parallel or dynamic parent without states live in a scope without state: completing
     one changes no state."""
@@ -173,7 +174,7 @@ _ENABLED_IN_SCOPE = select(EnabledAction).where(
 async def recompute(ctx: CaseContext, scope: str, now: datetime) -> Recomputed:
     """Bring the scope's enabled instances in line with its state: cancel what is no longer
     enabled, keep what still is (its timer keeps running), enable what newly is; the children
-    of parents enabled or canceled here are started or closed with them (engine.children)."""
+    of parents enabled or canceled here are started or closed with them (engine.cases.children)."""
     owner = None if scope == "" else await ctx.session.get(EnabledAction, scope)
     parent = None if owner is None else owner.action
     state = ctx.states[scope]

@@ -1,0 +1,79 @@
+"""Digest windows (engine/digests.py): they end at the hours of the user's time zone, daylight
+saving time included; a late run closes one window for the time it missed; and processes that
+close windows at once make one digest per user and window between them."""
+
+import asyncio
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from sqlalchemy import select
+
+from engine import delivery, digests, mail
+from engine.clock import SYSTEM_CLOCK
+from models import DigestSchedule, Job, Notification, new_id
+from resolvers.delivery import run_digests
+
+
+def utc(*parts: int) -> datetime:
+    return datetime(*parts, tzinfo=UTC)
+
+
+def test_windows_end_at_the_hours_of_the_users_zone():
+    # Kolkata is UTC+5:30: its hours end at half past UTC hours.
+    assert digests.next_boundary(utc(2026, 1, 5, 10, 10), frequency="HOURLY", zone="Asia/Kolkata", hour=8) == utc(
+        2026, 1, 5, 10, 30
+    )
+    # 08:00 in Berlin is 07:00 UTC in winter and 06:00 UTC once the clocks go forward (29 March 2026).
+    daily = [utc(2026, 3, 27, 8)]
+    for _ in range(3):
+        daily.append(digests.next_boundary(daily[-1], frequency="DAILY", zone="Europe/Berlin", hour=8))
+    assert daily[1:] == [utc(2026, 3, 28, 7), utc(2026, 3, 29, 6), utc(2026, 3, 30, 6)]
+    # An hour the spring-forward gap swallows (02:00 on 29 March) still comes once that day.
+    gap = digests.next_boundary(utc(2026, 3, 28, 12), frequency="DAILY", zone="Europe/Berlin", hour=2)
+    assert utc(2026, 3, 29, 0) <= gap < utc(2026, 3, 30, 0)
+
+
+def test_a_late_run_closes_one_window_up_to_the_last_hour_reached():
+    due = utc(2026, 1, 1, 9)
+    now = utc(2026, 1, 4, 17, 45)
+    assert digests.latest_boundary(now, due_at=due, frequency="HOURLY", zone="UTC", hour=8) == utc(2026, 1, 4, 17)
+    assert digests.latest_boundary(now, due_at=due, frequency="DAILY", zone="UTC", hour=9) == utc(2026, 1, 4, 9)
+    assert digests.latest_boundary(due, due_at=due, frequency="HOURLY", zone="UTC", hour=8) == due
+
+
+@pytest.mark.postgres
+async def test_processes_closing_windows_at_once_make_one_digest_per_user_and_window(db, make_actor):
+    """Four runs at once on PostgreSQL (each its own connections; SKIP LOCKED shares the rows out)
+    over six users' due windows: six digests, one each. On SQLite the runs are serialized."""
+    mail.configure(mail.make_config(smtp_url="smtp://127.0.0.1:9", sender="c@t", public_url="http://t", secret_key="k"))
+    try:
+        users = [await make_actor(f"reader{i}") for i in range(6)]
+        start = SYSTEM_CLOCK.now()
+        async with db.transaction() as s:
+            for user in users:
+                await delivery.set_delivery(
+                    s,
+                    actor=user,
+                    email=f"{user.login}@example.org",
+                    levels=[delivery.LevelDelivery("ASSIGNED", ("EMAIL",), "HOURLY")],
+                    now=start,
+                )
+                s.add(
+                    Notification(
+                        id=new_id("ntf"),
+                        recipient_id=user.user_id,
+                        activity_id="act_X",
+                        level="ASSIGNED",
+                        created_at=start + timedelta(seconds=1),
+                    )
+                )
+        later = start + timedelta(hours=2)
+        runs = await asyncio.gather(*[run_digests(db, now=later, limit=100) for _ in range(4)])
+        assert sum(run.jobs for run in runs) == 6
+        async with db.read_session() as s:
+            keys = (await s.scalars(select(Job.idempotency_key).where(Job.kind == "email"))).all()
+            rows = (await s.scalars(select(DigestSchedule))).all()
+        assert sorted(key.split(":")[1] for key in keys) == sorted(u.user_id for u in users)
+        assert all(row.due_at > later for row in rows)
+    finally:
+        mail.configure(None)
