@@ -140,7 +140,8 @@ async def reassign(
     mode: str = "REPLACE",
 ) -> CaseRow:
     """Change who plays a role. Needs workflowItem.assign, or playing a role the spec lets
-    reassign this one (``assignable_by``)."""
+    reassign this one (``assignable_by``). A role that has players is never left with none
+    (INVALID_INPUT): an action assigned to it would wait for no one."""
     if mode not in REASSIGN_MODES:
         raise DomainError(ErrorCode.INVALID_INPUT, "mode is REPLACE, ADD or REMOVE.", ["mode"])
     ctx = await load_case(session, case_id=case_id, workflow_item_id=workflow_item_id, lock=True)
@@ -165,6 +166,12 @@ async def reassign(
         after = [p for p in before if p not in party_ids]
     if sorted(after) == before:
         return ctx.case
+    if before and not after:  # its assigned actions would wait for no one
+        raise DomainError(
+            ErrorCode.INVALID_INPUT,
+            f"The role {role!r} cannot be left with no one: replace its players with the parties who take over.",
+            ["partyIds"],
+        )
     await set_role_parties(ctx, role, after)
     ctx.case.version += 1
     entry = await activity.record(

@@ -19,7 +19,7 @@ from engine import delivery, deputies, validation
 from engine.activity import LogEntry
 from engine.actors import Actor
 from engine.cases.context import OPT_IN_LEVELS, CaseContext, subscribers_query
-from engine.errors import DomainError, ErrorCode
+from engine.errors import DomainError, ErrorCode, not_found
 from engine.visibility import HISTORY_INTENTS, notification_readable
 from models import (
     GroupMember,
@@ -168,11 +168,20 @@ def _check_subscription(level: str, target_id: str | None) -> str:
 
 async def mark_read(session: AsyncSession, *, actor: Actor, ids: list[str] | None, all: bool = False) -> int:
     """Mark the actor's notifications read; returns how many are still unread (of those the
-    actor may read, as ``unread_count``)."""
+    actor may read, as ``unread_count``). An id that is not one of the actor's readable
+    notifications is NOT_FOUND (as if it did not exist), and nothing is marked."""
     if not all and not ids:
         raise DomainError(ErrorCode.INVALID_INPUT, "Give ids, or all: true.", ["ids"])
     if ids:
         validation.bounded_list(ids, "ids", max_items=validation.MAX_NOTIFICATION_IDS)
+        found = set(
+            await session.scalars(
+                select(Notification.id).where(readable_notifications(actor), Notification.id.in_(ids))
+            )
+        )
+        missing = next((i for i in ids if i not in found), None)
+        if missing is not None:
+            raise not_found("notification", str(missing)[:100], "ids")
     condition = and_(Notification.recipient_id == actor.user_id, Notification.read_at.is_(None))
     if not all:
         condition = and_(condition, Notification.id.in_(ids or []))

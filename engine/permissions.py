@@ -336,5 +336,10 @@ async def _check_change(
             field="resourceId",
         )
     if intent not in intents_for(resource_id):
-        raise DomainError(ErrorCode.INVALID_INPUT, f"{intent!r} is not an intent of this resource.", ["intent"])
+        valid = intents_for(resource_id)
+        raise DomainError(
+            ErrorCode.INVALID_INPUT,
+            f"{intent[:100]!r} is not an intent of this resource, whose intents are {', '.join(valid)}.",
+            ["intent"],
+        )
     return resource

@@ -30,7 +30,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine import activity, notifications
 from engine.actors import SYSTEM
-from engine.context import CaseContext, load_facts
+from engine.cases.context import CaseContext, load_facts
 from engine.reminder_rows import DUE, ESCALATE, OVERDUE, REMIND, due_start
 from models import Case, EnabledAction, Reminder, Subproject, WorkflowItem
 

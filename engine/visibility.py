@@ -32,6 +32,7 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, and_, exists, or_, select, true
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
 
 from engine.actors import Actor
 from engine.deputies import deputies_of_parties
@@ -68,6 +69,33 @@ def item_visible(actor: Actor) -> ColumnElement[bool]:
     if actor.is_admin:
         return true()
     return or_(visible_filter(WorkflowItem.id, "workflowItem.view", actor), plays_role(actor, WorkflowItem.id))
+
+
+def item_log_readable(actor: Actor) -> ColumnElement[bool]:
+    """Workflow items whose log the actor may read, by the rule of ``entry_readable``: viewHistory
+    on the item, its subproject or its project, or a role in its case. What the log tells (a
+    job's input, progress and key, made by an entry of it) is not for workflowItem.view alone."""
+    if actor.is_admin:
+        return true()
+
+    def held(resource: Any, intent: str) -> ColumnElement[bool]:
+        return exists().where(
+            Permission.resource_id == resource, Permission.intent == intent, Permission.party_id.in_(actor.party_ids)
+        )
+
+    parent = aliased(Subproject, name="log_parent")
+    by_project = exists().where(
+        parent.id == WorkflowItem.subproject_id,
+        Permission.resource_id == parent.project_id,
+        Permission.intent == HISTORY_INTENTS["project_id"],
+        Permission.party_id.in_(actor.party_ids),
+    )
+    return or_(
+        held(WorkflowItem.id, HISTORY_INTENTS["workflow_item_id"]),
+        held(WorkflowItem.subproject_id, HISTORY_INTENTS["subproject_id"]),
+        by_project,
+        plays_role(actor, WorkflowItem.id),
+    )
 
 
 def entry_readable(actor: Actor) -> ColumnElement[bool]:

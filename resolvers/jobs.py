@@ -1,8 +1,10 @@
 """Reading jobs and pulling their levers (``retryJob``, ``resumeJob``) for GraphQL and the CLI.
 
-A job is seen by whoever may view its workflow item (engine/visibility.py), admins all; one
-that is hidden reads as missing. Its error's ``detail`` (an unexpected exception's message) is
-for admins only.
+A job is seen by whoever may read its workflow item's log (viewHistory on the item, its
+subproject or project, or a role in its case: engine/visibility.py), admins all: it was made by
+an entry of that log, and its input, progress and idempotency key tell what the log tells.
+workflowItem.view alone shows the item, not its jobs; a hidden job reads as missing. Its error's
+``detail`` (an unexpected exception's message) is for admins only.
 """
 
 from collections.abc import Sequence
@@ -24,11 +26,13 @@ CASE_JOBS = 100  # jobs Case.jobs lists, newest first
 
 
 def visible_jobs(actor: Actor) -> Any:
-    """``select(Job columns)`` limited to the jobs whose item the actor may view."""
+    """``select(Job columns)`` limited to the jobs whose item's log the actor may read."""
     query = select(Job.__table__)
     if actor.is_admin:
         return query
-    return query.join(WorkflowItem, WorkflowItem.id == Job.workflow_item_id).where(visibility.item_visible(actor))
+    return query.join(WorkflowItem, WorkflowItem.id == Job.workflow_item_id).where(
+        visibility.item_visible(actor), visibility.item_log_readable(actor)
+    )
 
 
 async def jobs_page(
@@ -64,10 +68,11 @@ async def jobs_by_id(ctx: Context, ids: Sequence[str], in_: Any) -> list[Any]:
 
 
 async def jobs_by_case(ctx: Context, case_ids: Sequence[str], in_: Any) -> list[list[Any]]:
-    """The loader ``jobs_by_case``: each case's newest ``CASE_JOBS`` jobs, one query for all
-    cases (the cases were read through their visibility rule, which is their jobs' too)."""
-    rank = func.row_number().over(partition_by=Job.case_id, order_by=Job.id.desc()).label("rank")
-    ranked = select(Job.__table__, rank).where(in_(Job.case_id, case_ids)).subquery()
+    """The loader ``jobs_by_case``: each case's newest ``CASE_JOBS`` jobs that the viewer may
+    see, one query for all cases (a case is visible with its item; its jobs need its log)."""
+    visible = visible_jobs(ctx.viewer).where(in_(Job.case_id, case_ids)).subquery()
+    rank = func.row_number().over(partition_by=visible.c.case_id, order_by=visible.c.id.desc()).label("rank")
+    ranked = select(visible, rank).subquery()
     query = select(*[c for c in ranked.c if c.name != "rank"]).where(ranked.c.rank <= CASE_JOBS)
     grouped: dict[str, list[Any]] = {}
     for row in sorted(rows_of(await ctx.session.execute(query)), key=lambda r: r.id, reverse=True):

@@ -8,6 +8,7 @@ from sqlalchemy import ColumnElement, String, cast, func
 from engine.visibility import (
     entry_readable,
     grant_entries_readable,
+    item_log_readable,
     item_visible,
     notification_readable,
     project_visible,
@@ -18,6 +19,7 @@ __all__ = [
     "entry_readable",
     "grant_entries_readable",
     "has_tag",
+    "item_log_readable",
     "item_visible",
     "name_contains",
     "notification_readable",

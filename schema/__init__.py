@@ -88,8 +88,8 @@ class Query:
     search = searching.search_field
     jobs = strawberry.field(
         resolver=job.jobs_query,
-        description="Jobs (side effects run after their action commits) of the items you may view, oldest first; "
-        "admins see all. Filter by state and by case.",
+        description="Jobs (side effects run after their action commits) of the items whose log you may read "
+        "(viewHistory, or a role in the case), oldest first; admins see all. Filter by state and by case.",
     )
     notifications = strawberry.field(
         resolver=notification.notifications_query, description="Your notifications, newest first."

@@ -214,8 +214,8 @@ class Case(Node):
         return case_reads.roles(info.context, self, _case_role)  # type: ignore[arg-type]
 
     @strawberry.field(
-        description=f"The case's jobs (side effects that leave the database), newest first, at most {CASE_JOBS}; "
-        "jobs(caseId:) pages through all of them."
+        description=f"The case's jobs (side effects that leave the database), newest first, at most {CASE_JOBS}, "
+        "if you may read its log (viewHistory, or a role in the case); jobs(caseId:) pages through all of them."
     )
     @context_only
     async def jobs(self, info: AppInfo) -> list[Annotated["Job", strawberry.lazy("schema.job")]]:

@@ -15,6 +15,7 @@ import orjson
 from cross_web import HTTPException
 from graphql import GraphQLError
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import ClientDisconnect, Request
@@ -253,6 +254,8 @@ class CasewayGraphQL(GraphQL):
             response = await super().run(request, *args, **kwargs)
         except HTTPException as refusal:
             response = error_response(refusal.status_code, refusal.reason)
+        except StarletteHTTPException as refusal:  # the form parser's: a multipart body it cannot read
+            response = error_response(refusal.status_code, _unreadable_form(refusal))
         finally:  # a multipart request's spooled files (uploads): closed, so their temporary files go now
             await request.close()
         seconds = time.perf_counter() - started
@@ -334,6 +337,18 @@ class CasewayGraphQL(GraphQL):
         if sub_response.media_type == GRAPHQL_RESPONSE:
             response.headers["content-type"] = f"{GRAPHQL_RESPONSE}; charset=utf-8"
         return response
+
+
+def _unreadable_form(refusal: StarletteHTTPException) -> str:
+    """One sentence for a multipart body Starlette refused ("Invalid multipart data."), from
+    python-multipart's reason where it has one."""
+    cause: BaseException | None = refusal
+    while cause is not None and type(cause).__name__ != "MultipartParseError":
+        cause = cause.__cause__ or cause.__context__
+    if cause is not None and "header size" in str(cause):
+        return "The multipart body could not be read: a part's header, its file name included, is at most 4,224 bytes."
+    reason = f" ({cause})" if cause is not None else ""
+    return f"The multipart body could not be read: it is not valid multipart/form-data{reason}."
 
 
 def tune_garbage_collector() -> None:

@@ -9,7 +9,9 @@ is there and migrated first, so that none of them creates an empty SQLite file b
 import argparse
 import asyncio
 import getpass
+import json
 import os
+import re
 import secrets
 import shutil
 import sys
@@ -346,6 +348,17 @@ def _when(text: str) -> datetime:
     return as_utc(when)
 
 
+def _port(text: str) -> int:
+    """A TCP port, 1 to 65535: uvicorn would otherwise say it serves on 99999 and listen elsewhere."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (1 to 65535)") from None
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"port {port} does not exist: a port is 1 to 65535")
+    return port
+
+
 def _refuse_unsafe(settings: Settings) -> None:
     """Several worker processes on SQLite race each other's writes (one action executed twice
     was seen): each process serializes its own writers only."""
@@ -371,7 +384,7 @@ def _parser() -> argparse.ArgumentParser:
 
     serve = command("serve", "apply migrations and serve /graphql (and /health, /ready, /metrics)")
     serve.add_argument("--host", help="address to listen on (default: CASEWAY_HOST or 127.0.0.1)")
-    serve.add_argument("--port", type=int, help="port to listen on (default: CASEWAY_PORT or 8000)")
+    serve.add_argument("--port", type=_port, help="port to listen on (default: CASEWAY_PORT or 8000)")
     serve.add_argument("--workers", type=int, help="worker processes, PostgreSQL only (default: CASEWAY_WORKERS or 1)")
     serve.add_argument(
         "--demo",
@@ -435,15 +448,29 @@ def _parser() -> argparse.ArgumentParser:
 
 def _settings() -> Settings:
     from pydantic import ValidationError
+    from pydantic_settings import SettingsError
 
     try:
         return Settings()
+    except SettingsError as error:  # a JSON setting that is not JSON
+        found = re.search(r'field "(\w+)"', str(error))
+        name = f"CASEWAY_{found.group(1).upper()}" if found else "A CASEWAY_ setting"
+        cause = error.__cause__
+        why = (
+            f": {cause.msg} (line {cause.lineno}, column {cause.colno})"
+            if isinstance(cause, json.JSONDecodeError)
+            else ""
+        )
+        raise CliError(f"{name} is not valid JSON{why}.") from None
     except ValidationError as error:
         first = error.errors()[0]
+        message = first["msg"].removeprefix("Value error, ")
         if not first["loc"]:  # a rule of several settings: its message names them
-            raise CliError(f"{first['msg'].removeprefix('Value error, ')}.") from None
+            raise CliError(f"{message}.") from None
         name = "CASEWAY_" + "_".join(str(part) for part in first["loc"]).upper()
-        raise CliError(f"{name}: {first['msg']} (got {first.get('input')!r}).") from None
+        if name == "CASEWAY_DATABASE_URL":  # not echoed: it may hold a password
+            raise CliError(f"{name} {message}.") from None
+        raise CliError(f"{name}: {message} (got {first.get('input')!r}).") from None
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -508,6 +535,10 @@ def _uvicorn(settings: Settings) -> None:
         # A WebSocket message is bounded as a request body is (uvicorn's default: 16 MiB);
         # a larger one closes the connection with 1009.
         ws_max_size=settings.max_body_bytes,
+        # uvicorn believes X-Forwarded-For from 127.0.0.1 by default: any local process could then
+        # pick the address the login throttle counts. Only the proxies named are believed.
+        proxy_headers=bool(settings.forwarded_allow_ips),
+        forwarded_allow_ips=settings.forwarded_allow_ips or None,
     )
 
 

@@ -66,6 +66,9 @@ def sentence(error: BaseException, database_url: str) -> str | None:
             isinstance(cause, OSError) and name in ("OSError", "ConnectionError")
         ):
             return f"cannot reach {where(database_url)}: {cause.strerror or cause}. Is the server running?"
+        if name == "DatabaseError" and "file is not a database" in str(cause):
+            path = make_url(database_url).database
+            return f"{path} is not a SQLite database: the file holds something else. Check CASEWAY_DATABASE_URL."
         if name == "OperationalError" and "unable to open database file" in str(cause):
             return f"cannot open {where(database_url)}: does its directory exist, and may this user write there?"
     return None

@@ -10,7 +10,10 @@ header, for ``LINK_SECONDS``; the user is re-checked (not disabled, still allowe
 
 Answers: 401 without valid credentials (the same for every id); 404, one body, for an unknown
 document, one the viewer may not see, and a removed one (admins still get removed ones); else
-the bytes as an attachment with the recorded type, ``nosniff`` and the SHA-256 as ETag.
+the bytes as an attachment with the recorded type, ``nosniff`` and the SHA-256 as ETag; a type
+a browser would run as a page (HTML, SVG, XML) also gets a sandboxing Content-Security-Policy, in
+case it is opened in place despite the attachment (an uploaded page's scripts never run with the
+server's origin).
 """
 
 import asyncio
@@ -42,6 +45,10 @@ SERVE_LINK_KEY = "CASEWAY_SERVE_LINK_KEY"
 random link key when no ``CASEWAY_SECRET_KEY`` is set."""
 
 log = logging.getLogger("caseway.documents")
+
+# Types a browser renders as an active document; their downloads run nothing, load nothing.
+ACTIVE_TYPES = frozenset({"text/html", "application/xhtml+xml", "image/svg+xml", "text/xml", "application/xml"})
+SANDBOX = "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 LINK_SECONDS = 300  # how long a signed download link works
 
@@ -113,6 +120,8 @@ def download_endpoint(db: Database, documents: DocumentService, actor_cache: Any
             "x-content-type-options": "nosniff",
             "cache-control": "private, no-cache",
         }
+        if document.content_type.split(";")[0].strip().lower() in ACTIVE_TYPES:
+            headers["content-security-policy"] = SANDBOX
         if etag in [t.strip() for t in request.headers.get("if-none-match", "").split(",")]:
             return Response(status_code=304, headers=headers)
         if not await documents.store.exists(document.storage_key or ""):

@@ -3,7 +3,7 @@
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -12,7 +12,11 @@ class Settings(BaseSettings):
 
     database_url: str = "sqlite:///./caseway.db"
     host: str = "127.0.0.1"
-    port: int = 8000
+    port: int = Field(default=8000, ge=1, le=65535)
+    # Addresses of reverse proxies whose X-Forwarded-For / X-Forwarded-Proto `caseway serve`
+    # believes (comma-separated, or "*"); empty: none, so no local process can choose the client
+    # address the login throttle counts.
+    forwarded_allow_ips: str = ""
     workers: int = 1
     token_ttl: int = 30 * 24 * 3600  # seconds a login token stays valid
     workflows_dir: Path | None = None  # extra workflow spec files defined at startup
@@ -98,6 +102,29 @@ class Settings(BaseSettings):
     s3_bucket: str = ""  # the bucket's name; needed by the s3 store
     s3_endpoint_url: str = ""  # another S3-compatible service than AWS (MinIO, Ceph, ...): its URL
     s3_prefix: str = ""  # the objects' names begin with this (e.g. "caseway/"), to share a bucket
+
+    @field_validator("database_url")
+    @classmethod
+    def _a_database_caseway_speaks(cls, url: str) -> str:
+        """Refused at start, in one sentence: a URL that does not parse, or names a database
+        other than SQLite and PostgreSQL (whose driver would be missing)."""
+        from sqlalchemy.engine import make_url
+        from sqlalchemy.exc import ArgumentError
+
+        from models import normalize_url
+
+        try:
+            backend = make_url(normalize_url(url)).get_backend_name()
+        except (ArgumentError, ValueError):
+            raise ValueError(
+                "is not a database URL: write sqlite:///path/to/caseway.db or postgresql://user@host:5432/dbname"
+            ) from None
+        if backend not in ("sqlite", "postgresql"):
+            raise ValueError(
+                f"names {backend}, which Caseway does not support: use sqlite:///path/to/caseway.db or "
+                "postgresql://user@host:5432/dbname"
+            )
+        return url
 
     @model_validator(mode="after")
     def _s3_store_is_complete(self) -> "Settings":

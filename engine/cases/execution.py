@@ -203,7 +203,7 @@ async def execute(
     ``output`` picks among the action's outputs (and so its new state), ``resolution`` among its
     resolution codes; each is required when the action declares them, refused when it doesn't."""
     now = now or utcnow()
-    data = data or {}
+    data = validation.json_object(data, "data")  # key/value data: a list or a string is refused
     if comment is not None:
         validation.optional_text(comment, "comment", max_len=validation.MAX_COMMENT)
     if idempotency_key is not None:

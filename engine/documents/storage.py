@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 import filetype
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 
 CHUNK = 256 * 1024  # bytes read or written per step: few thread hops, little memory
 SNIFF_BYTES = 261  # what filetype needs to recognize every type it knows
@@ -219,13 +221,15 @@ def is_temporary(key: str) -> bool:
 
 
 def default_documents_dir(database_url: str) -> Path:
-    """Next to the SQLite database file (the data directory of a default install); the working
-    directory for a server database."""
-    prefix = "sqlite:///"
-    if database_url.startswith(prefix) and ":memory:" not in database_url:
-        db_path = database_url[len(prefix) :].split("?", 1)[0]
-        if db_path:
-            return Path(db_path).parent / "caseway-documents"
+    """Next to the SQLite database file (the data directory of a default install), whichever
+    driver the URL names (``sqlite:///`` or ``sqlite+aiosqlite:///``); the working directory for
+    a server database."""
+    try:
+        url = make_url(database_url)
+    except ArgumentError:
+        return Path("caseway-documents")
+    if url.get_backend_name() == "sqlite" and url.database and url.database != ":memory:":
+        return Path(url.database).parent / "caseway-documents"
     return Path("caseway-documents")
 
 

@@ -99,7 +99,10 @@ class Webhook(JobKind):
             problems.append('webhook needs {"endpoint": "<name>"}, an endpoint the operator configured.')
         elif defining and endpoint not in _endpoints:
             known = ", ".join(sorted(_endpoints)) or "none is configured"
-            problems.append(f"No webhook endpoint {endpoint!r} is configured (CASEWAY_WEBHOOKS: {known}).")
+            problems.append(
+                f"No webhook endpoint {endpoint!r} is configured (CASEWAY_WEBHOOKS: {known}): define the spec where"
+                " the server's CASEWAY_WEBHOOKS is set, as `caseway define-workflow` reads it from its own environment."
+            )
         return problems
 
     def plan(self, args: Mapping[str, Any], *, case_id: str) -> Plan:

@@ -1,7 +1,7 @@
 """history_checkpoint: a signed sequence of checkpoints instead of one row per chain
 
 Revision ID: 0018
-Revises: 0014
+Revises: 0016
 Create Date: 2026-11-26 07:40:00
 
 Each checkpoint now names the one before it (counter and signature) and is kept, so a deleted

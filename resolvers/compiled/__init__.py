@@ -78,14 +78,14 @@ def _shape(value: Any) -> Any:
 def _plan(executor: Any, parent_type: GraphQLObjectType, details: Any, args: dict[str, Any]) -> "RootPlan | None":
     node = details[0].node
     name = node.name.value
-    definition = parent_type.fields[name]
+    definition = parent_type.fields.get(name)  # None for __schema and __type: never compiled
     kind = None
     if name == "node":
         kind = kind_of(args["id"])
         if kind is None or root_row(kind) is None:
             return None
         type_ = executor.schema.get_type(kind)
-    elif name == "projects":
+    elif name == "projects" and definition is not None:
         type_ = definition.type.of_type  # ProjectConnection!
     else:
         return None

@@ -11,6 +11,7 @@ from engine.documents.collect import collect_orphans
 from models import Document, utcnow
 from tests.fixtures.builders import build_tree
 from tests.fixtures.documents import (
+    ADD_DOCUMENT,
     CREATE_ITEM,
     DEFINE,
     EXECUTE_WITH_DOCUMENTS,
@@ -476,3 +477,45 @@ async def test_the_cost_of_a_query_counts_each_item_s_documents_at_their_bound(d
     body = await docs.gql.raw(query, {"id": sub["id"]}, token=owner)
     assert not body.get("errors")
     assert body["extensions"]["cost"]["requested"] == 1 + 10 + 10 * 200  # node, items, their documents
+
+
+async def test_a_page_or_a_drawing_is_downloaded_sandboxed(docs, people, item):
+    """Issue 40, finding 7: an uploaded HTML or SVG opened in place must not run with the
+    server's origin; other types keep their plain answer."""
+    owner = people["owner"][1]
+    page = await docs.add(owner, item, "invoice.html", b"<html><script>fetch('/graphql')</script></html>")
+    drawing = await docs.add(owner, item, "plan.svg", b'<svg xmlns="http://www.w3.org/2000/svg"><script/></svg>')
+    pdf = await docs.add(owner, item, "invoice.pdf", PDF)
+
+    answers = {}
+    for added in (page, drawing, pdf):
+        document = added["document"]
+        response = await docs.download(f"/documents/{document['id']}", token=owner)
+        assert response.status_code == 200
+        answers[document["contentType"]] = response.headers.get("content-security-policy")
+
+    sandbox = "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+    assert answers == {"text/html": sandbox, "image/svg+xml": sandbox, "application/pdf": None}
+
+
+async def test_a_file_name_of_five_thousand_characters_is_a_json_error(docs, people, item):
+    """Issue 40, finding 7: it got a plain-text 400 from the form parser."""
+    response = await docs.multipart(
+        ADD_DOCUMENT,
+        {"input": {"workflowItemId": item, "file": None}},
+        {"input.file": ("n" * 5000 + ".pdf", PDF)},
+        token=people["owner"][1],
+    )
+
+    assert response.status_code == 400
+    assert response.headers["content-type"].startswith("application/json")
+    assert response.json() == {
+        "errors": [
+            {
+                "message": "The multipart body could not be read: a part's header, its file name included, is at "
+                "most 4,224 bytes.",
+                "extensions": {"code": "BAD_REQUEST"},
+            }
+        ]
+    }
+    assert docs.stored_files() == []

@@ -1,5 +1,5 @@
-"""Jobs over GraphQL: the ``jobs`` query, ``Job`` nodes and ``Case.jobs`` (visible to who may
-view the item, admins all), the levers ``retryJob``/``resumeJob``, and job log entries in
+"""Jobs over GraphQL: the ``jobs`` query, ``Job`` nodes and ``Case.jobs`` (visible to who may read
+the item's log, admins all), the levers ``retryJob``/``resumeJob``, and job log entries in
 history and notifications."""
 
 from collections.abc import AsyncIterator
@@ -51,7 +51,7 @@ async def item_of(shop: Shop, case_id: str) -> str:
         return (await s.get(Case, case_id)).object_id
 
 
-async def test_jobs_are_listed_to_who_may_view_their_item_and_to_admins(api, shop: Shop, billing, make_user):
+async def test_jobs_are_listed_to_who_may_read_their_items_log_and_to_admins(api, shop: Shop, billing, make_user):
     billing.script = [400]
     failing, fine = await shop.new_case("A"), await shop.new_case("B")
     await shop.act(failing, "approve")
@@ -202,3 +202,29 @@ async def test_case_jobs_of_a_page_of_items_cost_one_query(api, shop: Shop, coun
         data = await api(SUB_CASE_JOBS, {"id": shop.subproject_id}, token=owner)
     assert [len(e["node"]["case"]["jobs"]) for e in data["node"]["workflowItems"]["edges"]] == [1, 2, 2, 2, 2]
     assert many.count == few.count, many.statements
+
+
+async def test_a_view_only_user_sees_the_item_but_not_its_jobs(api, shop: Shop, billing, make_user):
+    """Issue 40, finding 8: workflowItem.view alone read the jobs' input, progress and
+    idempotency key; a job is shown with the item's log (viewHistory, or a role in the case)."""
+    case_id = await shop.new_case("Watched")
+    await shop.act(case_id, "approve")
+    (job,) = await shop.jobs(case_id)
+    item_id = await item_of(shop, case_id)
+    owner = await token_of(shop.db, shop.owner.user_id)
+    viewer_id, viewer = await make_user("viewer")
+    historian_id, historian = await make_user("historian")
+    await api(GRANT, {"r": item_id, "i": "workflowItem.view", "p": viewer_id}, token=owner)
+    for intent in ("workflowItem.view", "workflowItem.viewHistory"):
+        await api(GRANT, {"r": item_id, "i": intent, "p": historian_id}, token=owner)
+    item_case = """query($id: ID!) { node(id: $id) { ... on WorkflowItem { displayName case { id jobs { id } } } } }"""
+
+    seen = await api(item_case, {"id": item_id}, token=viewer)
+    assert seen["node"] == {"displayName": "Watched", "case": {"id": case_id, "jobs": []}}
+    assert (await api(JOBS, {"caseId": case_id}, token=viewer))["jobs"] == {"totalCount": 0, "edges": []}
+    assert (await api(JOB_STATE, {"id": job.id}, token=viewer))["node"] is None
+
+    read = await api(JOBS, {"caseId": case_id}, token=historian)
+    assert [e["node"]["idempotencyKey"] for e in read["jobs"]["edges"]] == [job.id]
+    assert read["jobs"]["edges"][0]["node"]["input"] == {"endpoint": "billing"}
+    assert (await api(item_case, {"id": item_id}, token=historian))["node"]["case"]["jobs"] == [{"id": job.id}]
