@@ -80,3 +80,36 @@ async def test_a_card_dropped_where_two_actions_lead_offers_both(servers: tuple[
     await expect(dialog.get_by_test_id("preview")).to_contain_text("Paint will be Done (completed)")
     await dialog.get_by_role("button", name="Confirm Skip").click()
     await expect(card_names(alice.page, "done")).to_have_text(["Paint"])
+
+
+async def test_an_action_carries_data_and_documents(servers: tuple[Serve, Serve], open_page):
+    """alice comments on Labour with a JSON object and two files, sent with the action at once."""
+    first, _ = servers
+    ids = demo_ids(first, first.login("alice"))
+    alice = await open_page(first, width=390)
+    await alice.sign_in("alice")
+    await alice.page.goto(f"{first.url}/#/item/{ids['Labour']}")
+    await alice.page.get_by_role("button", name="Comment", exact=True).click()
+    dialog = alice.page.get_by_test_id("action-dialog")
+    await dialog.get_by_role("textbox", name="Comment").fill("Timesheets for week 12")
+    await dialog.get_by_text("Data and documents").click()
+    await dialog.get_by_role("textbox", name="Data").fill('["not", "an object"]')
+    await dialog.get_by_role("button", name="Preview").click()
+    await expect(dialog.locator("[data-code=INVALID_INPUT]")).to_contain_text("JSON object")
+    await dialog.get_by_role("textbox", name="Data").fill('{"week": 12}')
+    await dialog.get_by_label("Documents").set_input_files(
+        [
+            {"name": "week-12-mon.txt", "mimeType": "text/plain", "buffer": b"8 hours"},
+            {"name": "week-12-tue.txt", "mimeType": "text/plain", "buffer": b"7.5 hours"},
+        ]
+    )
+    await dialog.get_by_role("button", name="Preview").click()
+    await expect(dialog.get_by_test_id("preview")).to_contain_text("Labour will be")
+    await alice.axe("action dialog with documents")
+    await dialog.get_by_role("button", name="Confirm Comment").click()
+    await expect(dialog).to_have_count(0)
+    documents = alice.page.get_by_test_id("document")
+    await expect(documents.filter(has_text="week-12-mon.txt")).to_have_count(1)
+    await expect(documents.filter(has_text="week-12-tue.txt")).to_have_count(1)
+    history = alice.page.get_by_test_id("history-entry").filter(has_text="Alice Analyst commented on Labour")
+    await expect(history.filter(has_text="Timesheets for week 12")).to_have_count(1)
