@@ -33,6 +33,7 @@ SEVERITIES: dict[str, Severity] = {
     "CHILD_RECURSION": Severity.ERROR,
     "ROLE_NEVER_FILLED": Severity.WARNING,
     "TIMER_REPEATS": Severity.WARNING,
+    "STRANDS_CASES": Severity.WARNING,  # running cases of earlier versions (engine.versions)
 }
 
 

@@ -18,6 +18,7 @@ run, as they do after any change. One ``case_migrated`` entry per case says what
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from types import SimpleNamespace
 from typing import Any
 
 from sqlalchemy import select, update
@@ -25,7 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine import activity, permissions, versions
 from engine.actors import Actor
-from engine.cases.context import CaseContext, state_row
+from engine.cases.context import CaseContext
 from engine.cases.scopes import SCOPE_TRIGGER
 from engine.cases.transitions import after_enable, recompute, run_automatic, timer_written
 from engine.errors import DomainError, ErrorCode
@@ -39,13 +40,13 @@ from models import (
     Subproject,
     Workflow,
     WorkflowItem,
-    unit_of_work,
     utcnow,
 )
 
 MAX_CASES = 500  # cases per call: one transaction's worth; the cursor resumes
 MAX_MAP = 400  # stateMap entries: every state of two large versions
 TIMER_POLICIES = ("KEEP", "RESTART")
+BATCH_RETRIES = 3  # refusals met while moving a batch before its cases move one savepoint each
 
 
 @dataclass
@@ -123,9 +124,8 @@ async def migrate_cases(
     if not dry_run:
         if session.bind.dialect.name == "sqlite":
             await _open_transaction(session, ids)
-        for result in results:
-            if not result.errors:
-                migrated += await _apply(session, actor, result, loaded, plan, timer_policy, now)
+        accepted = [result for result in results if not result.errors]
+        migrated = await _apply(session, actor, accepted, loaded, plan, timer_policy, now)
         if subproject is not None and subproject.workflow_id != target.id:
             await _move_subproject(session, actor, subproject, plan, now)
     refused = sum(1 for r in results if r.errors)
@@ -254,33 +254,68 @@ async def _open_transaction(session: AsyncSession, ids: list[str]) -> None:
 async def _apply(
     session: AsyncSession,
     actor: Actor,
-    result: CaseMigration,
+    accepted: list[CaseMigration],
     loaded: Loaded,
     plan: Planner,
     timer_policy: str,
     now: datetime,
 ) -> int:
-    """Move one case as planned, in a savepoint: a refusal on the way (an automatic action that
-    loops, a dynamic parent over too many parties) undoes this case alone, and its queued log
-    entries with it. 1 if it moved."""
-    queued = unit_of_work(session).entries
-    mark = len(queued)
+    """Move the accepted cases as planned, all in one savepoint (one flush for the batch, its
+    statements batched across cases). A refusal on the way (an automatic action reaching a state a
+    rule forbids, a dynamic parent over too many parties) rolls the savepoint back, with the
+    queued log entries: that case is refused, the rows are read again, and the others are moved
+    again. After ``BATCH_RETRIES`` such refusals the rest move one savepoint per case. Either
+    way a case moves whole or not at all. Returns how many moved."""
+    pending = list(accepted)
+    for _ in range(BATCH_RETRIES):
+        if not pending:
+            return 0
+        failed = await _in_savepoint(session, actor, pending, loaded, plan, timer_policy, now)
+        if failed is None:
+            return len(pending)
+        pending.remove(failed)
+        loaded.merge(await load(session, [r.case_id for r in pending], lock=False))
+    moved = 0
+    for result in pending:  # one at a time: each refusal undoes one case
+        if await _in_savepoint(session, actor, [result], loaded, plan, timer_policy, now) is None:
+            moved += 1
+        else:
+            loaded.merge(await load(session, [r.case_id for r in pending if not r.errors], lock=False))
+    return moved
+
+
+async def _in_savepoint(
+    session: AsyncSession,
+    actor: Actor,
+    results: list[CaseMigration],
+    loaded: Loaded,
+    plan: Planner,
+    timer_policy: str,
+    now: datetime,
+) -> CaseMigration | None:
+    """Move ``results`` in one savepoint; the case refused on the way (its error recorded, the
+    savepoint rolled back) or None when all moved."""
+    mark = activity.queued(session)
+    current = results[0]
     try:
         async with session.begin_nested():
-            await _move(session, actor, result, loaded, plan, timer_policy, now)
+            for current in results:
+                await _move(session, actor, current, loaded, plan, timer_policy, now)
     except DomainError as error:
-        del queued[mark:]
-        result.errors.append(error)
-        result.to_state = None
-        return 0
-    result.case = _snapshot(loaded.rows[result.case_id][0])
-    return 1
+        activity.forget(session, mark)  # the entries of the rolled-back moves
+        current.errors.append(error)
+        current.to_state = None
+        return current
+    for result in results:
+        result.case = _snapshot(loaded.rows[result.case_id][0])
+    return None
 
 
 def _snapshot(row: Any) -> Any:
-    """A row as it stands, apart from the session: what the caller reads after the transaction,
-    whether it committed or rolled back (a rollback expires the session's rows)."""
-    return type(row)(**{column.name: getattr(row, column.name) for column in type(row).__table__.c})
+    """A row's columns as they stand, apart from the session: what the caller reads after the
+    transaction, whether it committed or rolled back (a rollback expires the session's rows).
+    Plain attributes, as the read path's rows are (an ORM instance cost 0.6 ms to build)."""
+    return SimpleNamespace(**{column.name: getattr(row, column.name) for column in type(row).__table__.c})
 
 
 async def _move(
@@ -309,7 +344,7 @@ async def _move(
     from_version = plan.numbers[case.workflow_id]
     for scope, (state, to) in result.moves.items():
         if to != state:
-            state_row(ctx, scope).state = ctx.states[scope] = to
+            loaded.state_rows[case.id, scope].state = ctx.states[scope] = to
     case.workflow_id = plan.target.id
     case.version += 1
     gone = sorted({ea.action for ea in enabled if ea.action not in spec.actions})
@@ -356,7 +391,13 @@ async def _move(
         },
         at=now,
     )
-    await run_automatic(ctx, now)
+    if case.status == "ACTIVE":
+        await run_automatic(ctx, now)
+    else:  # suspended: nothing fires now; what would have is due, and fires once it is resumed
+        for instance in started:
+            if instance.status == "ENABLED" and instance.trigger == "auto":
+                instance.fire_at = now
+                timer_written(session, now)
 
 
 async def _move_subproject(

@@ -35,8 +35,18 @@ class Loaded:
 
     rows: dict[str, tuple[Case, WorkflowItem, Subproject]]
     states: dict[str, dict[str, str]] = field(default_factory=dict)  # case -> scope -> state
+    state_rows: dict[tuple[str, str], CaseState] = field(default_factory=dict)  # (case, scope) -> its row
     roles: dict[str, dict[str, set[str]]] = field(default_factory=dict)  # case -> role -> parties
     enabled: dict[str, list[EnabledAction]] = field(default_factory=dict)  # case -> ENABLED rows
+
+    def merge(self, fresh: "Loaded") -> None:
+        """Take the rows read again for some of the cases (after a savepoint rolled back)."""
+        self.rows.update(fresh.rows)
+        for case_id in fresh.rows:
+            self.states[case_id] = fresh.states.get(case_id, {})
+            self.state_rows.update({key: row for key, row in fresh.state_rows.items() if key[0] == case_id})
+            self.roles[case_id] = fresh.roles.get(case_id, {})
+            self.enabled[case_id] = fresh.enabled.get(case_id, [])
 
 
 async def load(session: AsyncSession, ids: list[str], *, lock: bool) -> Loaded:
@@ -57,6 +67,7 @@ async def load(session: AsyncSession, ids: list[str], *, lock: bool) -> Loaded:
     found = list(loaded.rows)
     for row in await session.scalars(select(CaseState).where(CaseState.case_id.in_(found))):
         loaded.states.setdefault(row.case_id, {})[row.scope] = row.state
+        loaded.state_rows[row.case_id, row.scope] = row
     roles = select(CaseRoleParty.case_id, CaseRoleParty.role, CaseRoleParty.party_id)
     for case_id, role, party in await session.execute(roles.where(CaseRoleParty.case_id.in_(found))):
         loaded.roles.setdefault(case_id, {}).setdefault(role, set()).add(party)

@@ -16,7 +16,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine import permissions
 from engine.actors import Actor
+from engine.diagnostics import Diagnostic, finding
 from engine.errors import DomainError, ErrorCode
+from engine.spec_graph import SpecGraph
 from engine.specs import WorkflowSpec
 from models import Case, CaseState, EnabledAction, Workflow, utcnow
 
@@ -90,43 +92,43 @@ async def stranded_by(session: AsyncSession, spec: WorkflowSpec) -> Stranding:
     return Stranding(cases=count or 0, states=bad)
 
 
-def strands_cases_warning(stranding: Stranding, version: int) -> dict[str, object] | None:
-    """The STRANDS_CASES diagnostic (a warning: defining goes on) for a stranding, None when
-    nothing is stranded."""
+def strands_cases_warning(stranding: Stranding, version: int) -> Diagnostic | None:
+    """The STRANDS_CASES finding (a warning: the version is defined all the same) for a
+    stranding, None when nothing is stranded."""
     if not stranding.cases:
         return None
     named = ", ".join(repr(state) for state in stranding.states[:10])
-    return {
-        "code": "STRANDS_CASES",
-        "severity": "WARNING",
-        "path": ["states"],
-        "message": f"{stranding.cases} running case(s) occupy {named}, which version {version} drops "
-        "or cannot finish from.",
-        "hint": "Migrate those cases with a stateMap naming where each state goes (migrateCases), or keep the states.",
-    }
+    more = f" and {len(stranding.states) - 10} more" if len(stranding.states) > 10 else ""
+    return finding(
+        "STRANDS_CASES",
+        ("states",),
+        f"{stranding.cases} running case(s) of earlier versions are in {named}{more}, which version {version} "
+        "lacks or cannot finish from.",
+        "Those cases stay on their version; to move them, map each such state to one of this version's "
+        "(migrateCases' stateMap).",
+    )
+
+
+async def strands_cases(session: AsyncSession, spec: WorkflowSpec, version: int) -> list[Diagnostic]:
+    """What defining ``spec`` as ``version`` would strand, as findings (none for a first version,
+    without a statement)."""
+    if version == 1:
+        return []
+    warning = strands_cases_warning(await stranded_by(session, spec), version)
+    return [warning] if warning is not None else []
 
 
 def finishing_states(spec: WorkflowSpec) -> frozenset[str]:
-    """Every state of the spec (top level and child scopes) from which its scope can finish: reach
-    a terminal state, or for a child scope with ``complete_when`` a state a condition counts,
-    following every action enabled in a state (AUTO, TIME and parents included: a parent fires
-    when its children complete). Linear in actions times states: callers compute it once per call."""
-    done: set[str] = {s.short_name for s in spec.states.values() if s.terminal}
-    done |= {c.state for a in spec.actions.values() for c in a.complete_when}
-    edges: dict[str, set[str]] = {}  # target -> sources
-    for action in spec.actions.values():
-        if action.trigger == "init":
-            continue
-        targets = {action.new_state} if action.new_state else set()
-        targets |= {state for _, state in action.outputs}
-        for state in spec.scope_states(action.parent):
-            if action.is_enabled_in(state.short_name):
-                for target in targets:
-                    edges.setdefault(target, set()).add(state.short_name)
-    reached, stack = set(done), list(done)
-    while stack:
-        for source in edges.get(stack.pop(), ()):
-            if source not in reached:
-                reached.add(source)
-                stack.append(source)
-    return frozenset(reached)
+    """Every state (top level and child scopes) from which its scope can still finish, as the
+    definition checks judge it (engine.spec_graph: NO_PATH_TO_TERMINAL): a terminal state of it can
+    be reached, following every action that can fire there, AUTO and TIME ones and parents whose
+    children can complete included. A child workflow that a ``complete_when`` counts finishes as
+    its parent decides: each of its states is taken as finishing. Computed once per call."""
+    graph = SpecGraph.of(spec)
+    finishing: set[str] = set()
+    for scope, states in graph.states.items():
+        if scope is not None and spec.actions[scope].complete_when:
+            finishing.update(states)
+        else:
+            finishing |= graph.leads_to_terminal(scope)
+    return frozenset(finishing)

@@ -9,7 +9,7 @@ import yaml
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from engine import permissions, specs
+from engine import permissions, specs, versions
 from engine.actors import Actor
 from engine.diagnostics import Diagnostic, InvalidSpec, errors_of, finding
 from engine.errors import DomainError, ErrorCode
@@ -102,11 +102,13 @@ async def define(session: AsyncSession, *, actor: Actor | None, spec: Any) -> De
     if parsed is None or errors_of(found):
         raise InvalidSpec(found)
     latest = await session.scalar(select(func.max(Workflow.version)).where(Workflow.short_name == parsed.short_name))
+    version = (latest or 0) + 1
+    found = [*found, *await versions.strands_cases(session, parsed, version)]
     workflow = Workflow(
         id=new_id("wf"),
         short_name=parsed.short_name,
         pretty_name=parsed.pretty_name,
-        version=(latest or 0) + 1,
+        version=version,
         spec=parsed.normalized,
     )
     session.add(workflow)

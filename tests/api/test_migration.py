@@ -14,7 +14,15 @@ from server.settings import Settings
 from tests.fixtures.builders import build_tree
 from tests.fixtures.conditions import wait_until
 from tests.fixtures.documents import CREATE_ITEM, CREATE_PROJECT, CREATE_SUBPROJECT, DEFINE, EXECUTE, GRANT, MY_TASKS
-from tests.fixtures.versions import MIGRATE_CASES, MIGRATED_CASE, PERMIT_V1, RETIRE_WORKFLOW, permit_v2
+from tests.fixtures.specs import store_as_before
+from tests.fixtures.versions import (
+    DEFINE_VERSION_WITH_WARNINGS,
+    MIGRATE_CASES,
+    MIGRATED_CASE,
+    PERMIT_V1,
+    RETIRE_WORKFLOW,
+    permit_v2,
+)
 
 
 async def define(gql, admin, spec):
@@ -61,7 +69,10 @@ async def permits(gql, make_user, *, submitted=2, drafts=1):
         if n >= drafts:
             await submit(gql, admin, item["id"])
         items.append(item["id"])
-    await define(gql, admin, permit_v2())
+    v2 = (await gql(DEFINE_VERSION_WITH_WARNINGS, {"spec": permit_v2()}, token=admin))["defineWorkflow"]
+    stranded = [d["message"] for d in v2["diagnostics"] if d["code"] == "STRANDS_CASES"]
+    warned = f"{submitted} running case(s) of earlier versions are in 'review', which version 2 lacks"
+    assert v2["workflow"] == {"version": 2} and stranded == ([f"{warned} or cannot finish from."] if submitted else [])
     return admin, rita, sub["id"], items
 
 
@@ -92,6 +103,24 @@ async def test_defining_a_version_moves_nothing_and_new_items_stay_on_the_subpro
         token=admin,
     )
     assert fresh["createSubproject"]["subproject"]["workflow"] == {"shortName": "permit", "version": 2}
+
+
+async def test_defining_a_version_that_strands_running_cases_warns_with_their_count(gql, make_user):
+    admin, _, _, _ = await permits(gql, make_user, submitted=2)  # v2 defined with two cases in review
+    v3 = permit_v2()
+    v3["states"]["limbo"] = {}
+    v3["actions"]["park"] = {"allowed_roles": ["clerk"], "enabled_states": ["checking"], "new_state": "limbo"}
+    v3["actions"]["unpark"] = {"allowed_roles": ["clerk"], "enabled_states": ["limbo"], "new_state": "checking"}
+    defined = (await gql(DEFINE_VERSION_WITH_WARNINGS, {"spec": v3}, token=admin))["defineWorkflow"]
+    assert defined["userErrors"] == [] and defined["workflow"] == {"version": 3}
+    (warning,) = [d for d in defined["diagnostics"] if d["code"] == "STRANDS_CASES"]
+    assert warning["severity"] == "WARNING" and warning["path"] == ["states"]
+    assert warning["message"] == (
+        "2 running case(s) of earlier versions are in 'review', which version 3 lacks or cannot finish from."
+    )
+    again = (await gql(DEFINE_VERSION_WITH_WARNINGS, {"spec": PERMIT_V1}, token=admin))["defineWorkflow"]
+    assert again["workflow"] == {"version": 4}  # back to review: nothing stranded
+    assert [d for d in again["diagnostics"] if d["code"] == "STRANDS_CASES"] == []
 
 
 async def test_a_dry_run_reports_each_landing_state_and_changes_nothing(gql, make_user):
@@ -145,7 +174,7 @@ async def test_a_real_run_moves_each_case_logs_it_and_the_task_index_and_subproj
     assert (again["migrated"], again["refused"], again["results"]) == (0, 0, [])  # nothing left on version 1
 
 
-async def test_each_refusal_reason_is_given_per_case_and_the_others_move(gql, make_user):
+async def test_each_refusal_reason_is_given_per_case_and_the_others_move(gql, db, make_user):
     admin, _, sub, (draft, first, second) = await permits(gql, make_user)
     # No map: `review` is not in version 2.
     dry = await migrate(gql, admin, subprojectId=sub, dryRun=True)
@@ -161,11 +190,13 @@ async def test_each_refusal_reason_is_given_per_case_and_the_others_move(gql, ma
         ]
     ] * 2
     assert [r["toState"] for r in refused] == [None, None]
-    # A landing state from which version 3 can never finish; a role it lacks.
+    # A landing state from which version 3 can never finish (stored as a server did before the
+    # checks at definition, which now refuse it); a role version 4 lacks.
     v3 = copy.deepcopy(PERMIT_V1)
     v3["states"]["stuck"] = {}
     v3["actions"]["poke"] = {"allowed_roles": ["clerk"], "enabled_states": ["stuck"]}
-    await define(gql, admin, v3)
+    async with db.transaction() as s:
+        assert (await store_as_before(s, v3)).version == 3
     stuck = await migrate(
         gql,
         admin,
@@ -249,27 +280,34 @@ async def test_batches_go_on_from_the_cursor(gql, make_user):
     assert {state_and_version(await case_of(gql, admin, item)) for item in items} == {("draft", 2)}
 
 
-async def test_a_case_refused_on_the_way_is_left_whole_and_its_neighbours_move(gql, make_user):
+async def test_cases_refused_on_the_way_are_left_whole_and_their_neighbours_move(gql, make_user):
     """In an ORDERED subproject, version 2 closes a checked permit at once (an AUTO action), which
-    the earlier open item forbids: that case stays as it was, the draft before it moves."""
+    the earlier open item forbids: those cases stay as they were, the draft before them moves.
+    (Four refusals: the batch is tried whole three times, then case by case.)"""
     _, admin = await make_user("root", admin=True)
     rita_id, _ = await make_user("rita")
     await define(gql, admin, PERMIT_V1)
     _, sub, _ = await build_tree(gql, admin, items=0, workflow="permit", mode="ORDERED")
     draft = (await new_item(gql, admin, sub["id"], "First", reviewer=[rita_id]))["workflowItem"]["id"]
-    second = (await new_item(gql, admin, sub["id"], "Second", reviewer=[rita_id]))["workflowItem"]["id"]
-    await submit(gql, admin, second)
+    submitted = []
+    for n in range(4):
+        item = (await new_item(gql, admin, sub["id"], f"Later {n}", reviewer=[rita_id]))["workflowItem"]["id"]
+        await submit(gql, admin, item)
+        submitted.append(item)
     v2 = permit_v2()
     v2["actions"]["auto_approve"] = {"trigger": "auto", "enabled_states": ["checking"], "new_state": "approved"}
     await define(gql, admin, v2)
     moved = await migrate(gql, admin, subprojectId=sub["id"], stateMap=[{"from": "review", "to": "checking"}])
-    assert (moved["migrated"], moved["refused"]) == (1, 1)
-    refused = next(r for r in moved["results"] if r["userErrors"])
-    assert refused["userErrors"][0]["code"] == "PREVIOUS_ITEMS_OPEN" and refused["toState"] is None
-    case = await case_of(gql, admin, second)
-    assert state_and_version(case) == ("review", 1) and case["version"] == 1  # submitted only
-    assert [e["node"]["kind"] for e in case["log"]["edges"]].count("case_migrated") == 0
-    assert state_and_version(await case_of(gql, admin, draft)) == ("draft", 2)
+    assert (moved["migrated"], moved["refused"]) == (1, 4)
+    refused = [r for r in moved["results"] if r["userErrors"]]
+    assert {(r["userErrors"][0]["code"], r["toState"]) for r in refused} == {("PREVIOUS_ITEMS_OPEN", None)}
+    for item in submitted:
+        case = await case_of(gql, admin, item)
+        assert state_and_version(case) == ("review", 1) and case["version"] == 1  # submitted only
+        assert [e["node"]["kind"] for e in case["log"]["edges"]].count("case_migrated") == 0
+    case = await case_of(gql, admin, draft)
+    assert state_and_version(case) == ("draft", 2)
+    assert [e["node"]["kind"] for e in case["log"]["edges"]].count("case_migrated") == 1
 
 
 async def test_who_may_migrate_follows_the_subprojects_and_items_rights(gql, make_user):

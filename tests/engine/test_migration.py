@@ -9,8 +9,10 @@ from sqlalchemy import select
 import engine
 from engine import migration, versions
 from engine.cases.context import load_case
+from engine.history import verify_history
 from engine.workflows import parse_spec
-from models import EnabledAction
+from models import Activity, EnabledAction
+from server.timer_runs import run_due_timers
 from tests.fixtures.versions import HOUR, PERMIT_V1, permit_v2
 
 T0 = datetime(2026, 11, 26, 9, 0, tzinfo=UTC)
@@ -137,6 +139,60 @@ async def test_defining_a_version_counts_the_running_cases_it_would_strand(db, m
     assert (stranded.cases, stranded.states) == (3, ("review",))  # not the other workflow's case
     assert (same.cases, same.states) == (0, ())
     warning = versions.strands_cases_warning(stranded, 2)
-    assert warning is not None and warning["code"] == "STRANDS_CASES" and warning["severity"] == "WARNING"
-    assert warning["message"].startswith("3 running case(s) occupy 'review'")
+    assert warning is not None and (warning.code, warning.severity, warning.path) == (
+        "STRANDS_CASES",
+        "WARNING",
+        ("states",),
+    )
+    assert warning.message.startswith("3 running case(s) of earlier versions are in 'review'")
     assert versions.strands_cases_warning(same, 2) is None
+
+
+async def test_a_batch_extends_every_items_hash_chain_intact(db, make_actor):
+    """A batch logs one entry on each of many chains in one transaction (their heads read
+    together on PostgreSQL): every chain verifies afterwards, the subproject's too."""
+    owner = await make_actor("owner", admin=True)
+    sub, _ = await cases_on(db, owner, PERMIT_V1, 4)
+    async with db.transaction() as s:
+        await engine.define_workflow(s, actor=None, spec=permit_v2())
+    async with db.transaction() as s:
+        result = await migration.migrate_cases(s, actor=owner, workflow="permit", to_version=2, subproject_id=sub)
+    assert result.migrated == 4
+    async with db.session() as s:
+        items = list(await s.scalars(select(Activity.chain).where(Activity.kind == "case_migrated")))
+        reports = [await verify_history(s, resource_id=chain, secret_key="k") for chain in [*items, sub]]
+    assert len(items) == 4 and [r.intact for r in reports] == [True] * 5, [r.message for r in reports]
+
+
+async def test_a_suspended_case_moves_but_fires_nothing_until_it_is_resumed(db, make_actor):
+    owner = await make_actor("owner", admin=True)
+    spec = {**PERMIT_V1, "roles": {"clerk": {"callbacks": ["creation_user"]}, "reviewer": {}}}
+    _, (case_id,) = await cases_on(db, owner, spec, 1, then=["submit"])
+    async with db.transaction() as s:
+        await engine.suspend_case(s, actor=owner, case_id=case_id)
+        v2 = permit_v2()
+        v2["actions"]["auto_approve"] = {"trigger": "auto", "enabled_states": ["checking"], "new_state": "approved"}
+        await engine.define_workflow(s, actor=None, spec=v2)
+    moved_at = T0 + timedelta(hours=1)
+    async with db.transaction() as s:
+        result = await migration.migrate_cases(
+            s,
+            actor=owner,
+            workflow="permit",
+            to_version=2,
+            case_ids=[case_id],
+            state_map=[("review", "checking")],
+            now=moved_at,
+        )
+    assert result.migrated == 1
+    async with db.session() as s:
+        ctx = await load_case(s, case_id=case_id)
+    assert (ctx.states[""], ctx.case.status) == ("checking", "SUSPENDED")
+    assert (await timers_of(db, case_id))["auto_approve"] == moved_at  # due: it fires once resumed
+    async with db.transaction() as s:
+        await engine.resume_case(s, actor=owner, case_id=case_id, now=moved_at)
+    fired = await run_due_timers(db, now=moved_at + timedelta(seconds=1), limit=10)
+    assert [entry.action for entry in fired.fired] == ["auto_approve"]
+    async with db.session() as s:
+        ctx = await load_case(s, case_id=case_id)
+    assert (ctx.states[""], ctx.case.status) == ("approved", "COMPLETED")
