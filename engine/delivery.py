@@ -204,7 +204,9 @@ async def _deliver(session: AsyncSession) -> None:
         for start in range(0, len(mine), MAX_PER_MESSAGE):
             part = mine[start : start + MAX_PER_MESSAGE]
             input = {"user": user_id, "notifications": [row.id for row in part]}
-            await mail.enqueue(session, key=f"email:{part[0].id}", input=input, now=part[0].created_at)
+            # due at once: a notification stamped later (a timer run for a time to come) is news now
+            due = min(part[0].created_at, utcnow())
+            await mail.enqueue(session, key=f"email:{part[0].id}", input=input, now=due)
 
 
 # --- The job kind that sends -------------------------------------------------------------

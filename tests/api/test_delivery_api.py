@@ -14,7 +14,7 @@ from models import DigestSchedule, Job
 from server.job_runner import JobRunner
 from server.settings import Settings
 from tests.fixtures.builders import build_tree
-from tests.fixtures.documents import CREATE_ITEM, INBOX, REASSIGN, SET_DEPUTY
+from tests.fixtures.documents import CREATE_ITEM, DEFINE, INBOX, REASSIGN, RUN_DUE, SET_DEPUTY
 from tests.fixtures.jobs import serving, until_answer
 from tests.fixtures.smtp import Mailbox, mail_settings
 
@@ -324,3 +324,48 @@ async def test_a_deputy_standing_in_is_emailed_the_copies_as_they_chose(db, mail
         assert (await gql(INBOX, {}, token=dev))["notifications"]["totalCount"] == 1
         assert (await gql(INBOX, {}, token=ada))["notifications"]["totalCount"] == 0
         assert mailbox.to("dev@example.org") == []
+
+
+NAG = {
+    "short_name": "nag",
+    "roles": {"approver": {}},
+    "states": {"waiting": {}, "done": {"terminal": True}},
+    "actions": {
+        "start": {"trigger": "init", "new_state": "waiting"},
+        "approve": {
+            "assigned_role": "approver",
+            "assigned_states": ["waiting"],
+            "new_state": "done",
+            "reminders": {"every": 3600, "max": 2},
+        },
+    },
+}
+
+
+async def test_a_reminder_reaches_its_assignee_as_they_chose(db, mailbox, make_user):
+    _, root = await make_user("root", admin=True)
+    dev_id, dev = await make_user("dev")
+    async with serving(db, settings_for(db, mailbox)) as (_, gql):
+        assert (await gql(DEFINE, {"spec": NAG}, token=root))["defineWorkflow"]["userErrors"] == []
+        chosen = await choose(gql, dev, email="dev@example.org", levels=[{"level": "ASSIGNED", "channels": ["EMAIL"]}])
+        assert chosen["userErrors"] == []
+        _, sub, _ = await build_tree(gql, root, items=0, workflow="nag")
+        made = await gql(
+            CREATE_ITEM,
+            {
+                "input": {
+                    "subprojectId": sub["id"],
+                    "displayName": "Expense claim",
+                    "assignments": [{"role": "approver", "partyIds": [dev_id]}],
+                }
+            },
+            token=root,
+        )
+        assert made["createWorkflowItem"]["userErrors"] == []
+        await mailbox.wait_for(lambda box: len(box.to("dev@example.org")) == 1, within=15)  # assigned
+        later = (SYSTEM_CLOCK.now() + timedelta(hours=1, minutes=1)).isoformat()
+        fired = (await gql(RUN_DUE, {"input": {"now": later}}, token=root))["runDueTimers"]
+        assert [e["data"]["reminder"] for e in fired["fired"]] == [1]
+        # Stamped an hour ahead, and still emailed now: news is news when it is made.
+        await mailbox.wait_for(lambda box: len(box.to("dev@example.org")) == 2, within=15)
+        assert "reminder 1 of 2: approve is waiting" in mailbox.to("dev@example.org")[1].get_content()
