@@ -223,7 +223,7 @@ async def test_my_tasks_come_by_due_date_with_the_overdue_marked(servers: tuple[
     first, _ = servers
     alice = first.login("alice")
     ids = demo_ids(first, alice)
-    names = {"Chimney": "2031-06-01", "Dormer": "2020-01-15", "Eaves": "2030-02-01"}
+    names = {"Flashing": "2031-06-01", "Dormer": "2020-01-15", "Eaves": "2030-02-01"}
     for name, due in names.items():
         made = first.gql(CREATE_DUE, {"s": ids["Roof"], "name": name, "due": due, "carol": ids["carol"]}, token=alice)
         item = made["createWorkflowItem"]
@@ -233,9 +233,9 @@ async def test_my_tasks_come_by_due_date_with_the_overdue_marked(servers: tuple[
     carol = await open_page(first, width=390)
     await carol.sign_in("carol")
     await carol.page.get_by_role("link", name="My tasks").click()
-    tasks = carol.page.get_by_test_id("task").filter(has_text=re.compile("Chimney|Dormer|Eaves"))
+    tasks = carol.page.get_by_test_id("task").filter(has_text=re.compile("Flashing|Dormer|Eaves"))
     await expect(tasks).to_have_count(3)
-    await expect(tasks.get_by_role("link")).to_have_text(["Dormer", "Eaves", "Chimney"])
+    await expect(tasks.get_by_role("link")).to_have_text(["Dormer", "Eaves", "Flashing"])
     await expect(tasks.filter(has_text="Overdue")).to_have_text([re.compile("Dormer")])
     await carol.axe("my tasks")
 
