@@ -2,28 +2,46 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+RUNTIME_STAMP := $(VENV)/.runtime-stamp
 STAMP := $(VENV)/.installed-stamp
 PG_URL ?= $(or $(CASEWAY_TEST_POSTGRES_URL),postgresql://postgres@127.0.0.1:5432/postgres)
 
-# The exact versions every install uses (pip-tools, with hashes): requirements-test.txt for
-# development and CI (the `test` and `s3` extras included), requirements.txt for a deployment.
+# The exact versions every install uses (pip-tools, with hashes): requirements.txt is what the
+# server needs (`make serve`, a deployment), requirements-test.txt that and the tools of
+# development and CI (the `test` and `s3` extras: `make test` and the rest).
+RUNTIME_LOCK := requirements.txt
 LOCK := requirements-test.txt
 PIP_TOOLS := pip-tools==7.6.2
 COMPILE = $(BIN)/pip-compile --quiet --generate-hashes --strip-extras --allow-unsafe \
 	--no-emit-index-url --no-emit-find-links $(if $(UPGRADE),--upgrade)
 
-.PHONY: install lock web serve test test-fast test-sqlite test-postgres coverage mutants schema clean bench
+.PHONY: install install-runtime lock web serve test test-fast test-sqlite test-postgres coverage mutants schema clean bench
+
+# Serving needs the runtime lock alone; the development lock below includes it, so a checkout
+# that ran `make test` serves without installing anything more.
+$(RUNTIME_STAMP): pyproject.toml $(RUNTIME_LOCK)
+	@echo "Installing what the server needs ($(RUNTIME_LOCK), about 40 packages) into $(VENV):"
+	@echo "one to three minutes on a fresh clone, nothing once done."
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --progress-bar off --require-hashes -r $(RUNTIME_LOCK)
+	@echo "Installing caseway itself, editable (a few seconds):"
+	$(BIN)/pip install --quiet --no-deps -e .
+	@$(BIN)/pip check >/dev/null || { $(BIN)/pip check; \
+		echo "pyproject.toml needs packages $(RUNTIME_LOCK) does not pin: run 'make lock'"; exit 1; }
+	touch $(RUNTIME_STAMP)
 
 $(STAMP): pyproject.toml $(LOCK)
-	@echo "Installing the locked dependencies ($(LOCK)) into $(VENV):"
-	@echo "one to three minutes on a fresh clone (about 40 packages), nothing once done."
+	@echo "Installing the development dependencies ($(LOCK), about 80 packages: the server's, the test"
+	@echo "tools and boto3 with moto) into $(VENV): five minutes or so on a fresh clone, nothing once done."
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --progress-bar off --require-hashes -r $(LOCK)
 	@echo "Installing caseway itself, editable (a few seconds):"
 	$(BIN)/pip install --quiet --no-deps -e .
 	@$(BIN)/pip check >/dev/null || { $(BIN)/pip check; \
 		echo "pyproject.toml needs packages $(LOCK) does not pin: run 'make lock'"; exit 1; }
-	touch $(STAMP)
+	touch $(STAMP) $(RUNTIME_STAMP)
+
+install-runtime: $(RUNTIME_STAMP)
 
 install: $(STAMP)
 
@@ -50,7 +68,7 @@ web:
 	@if command -v npm >/dev/null 2>&1; then $(MAKE) --no-print-directory $(WEB_BUILT); \
 	else echo "Node.js is not installed, so the dashboard (/) and GraphiQL are not built; the API still serves at /graphql."; fi
 
-serve: install web
+serve: install-runtime web
 	$(BIN)/caseway serve --demo
 
 # On CI (CI=true) the same suites run under coverage: its report is in CI's output and a figure

@@ -1,6 +1,6 @@
 """The rows of engine/reminders.py, written where what they are about is: a reminder and an
 escalation row when an instance of an action that asks for them is enabled
-(``engine.context.new_instance``), a due and an overdue row when an item gets a due date
+(``engine.cases.context.new_instance``), a due and an overdue row when an item gets a due date
 (``engine.items``). Kept apart from the firing so that those low modules need nothing above them.
 """
 

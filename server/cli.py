@@ -539,6 +539,9 @@ def _uvicorn(settings: Settings) -> None:
         # pick the address the login throttle counts. Only the proxies named are believed.
         proxy_headers=bool(settings.forwarded_allow_ips),
         forwarded_allow_ips=settings.forwarded_allow_ips or None,
+        # A worker that does not answer its supervisor's ping in time is killed and reported as
+        # "died" with no traceback (server/asgi.py); 5 s was seen to pass while one started.
+        timeout_worker_healthcheck=30,
     )
 
 

@@ -25,7 +25,7 @@ from resolvers.compiled.forms import projects_page, root_row
 from resolvers.compiled.plan import Field, NotCompiled, ObjectPlan, plan_connection, plan_object
 from resolvers.compiled.sql import JsonSql
 
-__all__ = ["RootPlan", "TooDeep", "compiled_root", "plan_cache_size"]
+__all__ = ["RootPlan", "TooDeep", "compiled_root"]
 
 
 class TooDeep(Exception):
@@ -73,10 +73,6 @@ def _shape(value: Any) -> Any:
     if isinstance(value, str):
         return ("id", kind_of(value))
     return type(value).__name__
-
-
-def plan_cache_size() -> int:
-    return len(_plans)
 
 
 def _plan(executor: Any, parent_type: GraphQLObjectType, details: Any, args: dict[str, Any]) -> "RootPlan | None":

@@ -14,7 +14,7 @@ from models import DigestSchedule, Job
 from server.job_runner import JobRunner
 from server.settings import Settings
 from tests.fixtures.builders import build_tree
-from tests.fixtures.documents import CREATE_ITEM, INBOX, REASSIGN
+from tests.fixtures.documents import CREATE_ITEM, INBOX, REASSIGN, SET_DEPUTY
 from tests.fixtures.jobs import serving, until_answer
 from tests.fixtures.smtp import Mailbox, mail_settings
 
@@ -297,3 +297,30 @@ async def test_the_sweeper_closes_a_window_that_ended_and_the_runner_sends_it(db
         (digest,) = mailbox.to("dev@example.org")
         assert digest["Subject"] == "Caseway daily digest: 1 notification"
         assert "Order paint" in digest.get_content()
+
+
+async def test_a_deputy_standing_in_is_emailed_the_copies_as_they_chose(db, mailbox, make_user):
+    _, sam = await make_user("sam")
+    dev_id, dev = await make_user("dev")
+    ada_id, ada = await make_user("ada")
+    async with serving(db, settings_for(db, mailbox)) as (_, gql):
+        named = await gql(
+            SET_DEPUTY,
+            {"input": {"deputyId": ada_id, "until": (SYSTEM_CLOCK.now() + timedelta(days=1)).isoformat()}},
+            token=dev,
+        )
+        assert named["setDeputy"]["userErrors"] == []
+        chosen = await choose(gql, ada, email="ada@example.org", levels=[{"level": "ASSIGNED", "channels": ["EMAIL"]}])
+        assert chosen["userErrors"] == []
+        _, sub, _ = await build_tree(gql, sam, items=0)
+        await gql(
+            CREATE_ITEM,
+            {"input": {"subprojectId": sub["id"], "displayName": "Sign the lease", "assigneeId": dev_id}},
+            token=sam,
+        )
+        await mailbox.wait_for(lambda box: len(box.to("ada@example.org")) == 1, within=15)
+        assert "[ASSIGNED] Sign the lease" in mailbox.to("ada@example.org")[0].get_content()
+        # dev chose nothing: in-app, as ever; ada chose email alone: nothing in her list.
+        assert (await gql(INBOX, {}, token=dev))["notifications"]["totalCount"] == 1
+        assert (await gql(INBOX, {}, token=ada))["notifications"]["totalCount"] == 0
+        assert mailbox.to("dev@example.org") == []

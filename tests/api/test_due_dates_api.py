@@ -83,3 +83,27 @@ async def test_a_new_due_date_is_logged_and_tells_the_assignee_on_the_day(gql, m
     assert early["runDueTimers"]["fired"] == []
     fired = (await gql(RUN_DUE, {"input": {"now": on_the_day.isoformat()}}, token=root))["runDueTimers"]
     assert [(e["actor"], e["data"]) for e in fired["fired"]] == [(None, {"dueDate": due.isoformat()})]
+
+
+USERS_DELIVERY = """{ users(first: 50) { edges { node { login notificationDelivery { level channels } } } } }"""
+
+
+async def test_reading_everyones_choices_costs_the_same_for_2_and_12_users(gql, make_user, count_statements):
+    """An admin's list of users with their delivery choices: one batched read of the choices,
+    however many users (a loader), and the default choice for those who made none."""
+    _, root = await make_user("root", admin=True)
+    await make_user("u1")
+    await gql(USERS_DELIVERY, token=root)  # the token is looked up once, then remembered
+    with count_statements() as few:
+        answer = await gql(USERS_DELIVERY, token=root)
+    assert len(answer["users"]["edges"]) == 2
+    for i in range(2, 12):
+        await make_user(f"u{i}")
+    with count_statements() as many:
+        answer = await gql(USERS_DELIVERY, token=root)
+    assert len(answer["users"]["edges"]) == 12
+    assert all(
+        e["node"]["notificationDelivery"][0] == {"level": "ASSIGNED", "channels": ["IN_APP"]}
+        for e in answer["users"]["edges"]
+    )
+    assert many.count == few.count, many.statements

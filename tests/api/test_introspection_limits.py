@@ -88,7 +88,7 @@ async def test_an_introspection_beside_other_fields_is_answered_for_its_viewer(g
     """Only an operation of introspection fields alone is served from the cache."""
     _, alice = await make_user("alice")
     _, bob = await make_user("bob")
-    query = "{ __type(name: \"Query\") { name } viewer { login } }"
+    query = '{ __type(name: "Query") { name } viewer { login } }'
 
     assert (await gql(query, token=alice))["viewer"]["login"] == "alice"
     assert (await gql(query, token=bob))["viewer"]["login"] == "bob"

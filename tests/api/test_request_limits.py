@@ -434,7 +434,5 @@ async def test_a_body_that_is_not_utf_8_is_told_so(app_client):
 
     assert response.status_code == 400
     assert response.json() == {
-        "errors": [
-            {"message": "The body is not UTF-8 text, as JSON must be.", "extensions": {"code": "BAD_REQUEST"}}
-        ]
+        "errors": [{"message": "The body is not UTF-8 text, as JSON must be.", "extensions": {"code": "BAD_REQUEST"}}]
     }

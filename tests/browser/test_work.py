@@ -6,6 +6,7 @@ moves the card on with the keyboard alone and approves it. Each view passes axe-
 serious or critical violation) and does not scroll sideways."""
 
 import re
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -139,6 +140,8 @@ async def test_a_team_takes_an_item_from_a_new_project_to_approved(servers: tupl
     note = carol.page.get_by_test_id("notification").first
     await expect(note).to_contain_text("Alice Analyst submitted Bollards")
     assert await note.evaluate("n => n.scrollWidth <= n.clientWidth"), "the notification is clipped"
+    box = await note.bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= width, f"the notification is off screen: {box}"
     await carol.axe("notifications")
     await carol.page.keyboard.press("Escape")
     await expect(carol.page.get_by_test_id("notification")).to_have_count(0)
@@ -248,16 +251,82 @@ async def test_my_tasks_come_by_due_date_with_the_overdue_marked(servers: tuple[
 
 async def test_search_finds_an_item_by_a_word_of_its_name(servers: tuple[Serve, Serve], open_page):
     first, _ = servers
-    bob = await open_page(first, width=390)
-    await bob.sign_in("bob")
-    await bob.page.get_by_label("Search projects and items").fill("scaff")
-    await bob.page.keyboard.press("Enter")
-    results = bob.page.get_by_test_id("result")
+    alice = await open_page(first, width=390)
+    await alice.sign_in("alice")
+    await alice.page.get_by_label("Search projects and items").fill("scaff")
+    await alice.page.keyboard.press("Enter")
+    results = alice.page.get_by_test_id("result")
     await expect(results).to_have_count(1)
     await expect(results).to_contain_text("Scaffolding")
-    await bob.axe("search")
+    await alice.axe("search")
     await results.get_by_role("link", name="Scaffolding").click()
-    await expect(bob.page.get_by_role("heading", name="Scaffolding", level=1)).to_be_visible()
-    await bob.page.get_by_label("Search projects and items").fill("nothing-like-this")
-    await bob.page.keyboard.press("Enter")
-    await expect(bob.page.get_by_text("Nothing you may see matches")).to_be_visible()
+    await expect(alice.page.get_by_role("heading", name="Scaffolding", level=1)).to_be_visible()
+    await alice.page.get_by_label("Search projects and items").fill("nothing-like-this")
+    await alice.page.keyboard.press("Enter")
+    await expect(alice.page.get_by_text("Nothing you may see matches")).to_be_visible()
+
+
+NAME_A_DEPUTY = """mutation($deputy: ID!, $until: DateTime!) { setDeputy(input: {deputyId: $deputy, until: $until}) {
+  deputyship { id } userErrors { code message } } }"""
+END_DEPUTYSHIP = """mutation($id: ID!) { removeDeputy(input: {id: $id}) { userErrors { code message } } }"""
+CREATE_PLAIN = """mutation($s: ID!, $name: String!) {
+  createWorkflowItem(input: {subprojectId: $s, displayName: $name}) { workflowItem { id } userErrors { code } } }"""
+
+
+async def test_a_deputy_acts_for_the_absent_and_the_history_says_so(servers: tuple[Serve, Serve], open_page):
+    """alice names bob her deputy; bob finds her task in his, runs it, and the entry names both."""
+    first, _ = servers
+    alice = first.login("alice")
+    ids = demo_ids(first, alice)
+    made = first.gql(CREATE_PLAIN, {"s": ids["Roof"], "name": "Skylight"}, token=alice)["createWorkflowItem"]
+    assert made["userErrors"] == []
+    until = (datetime.now(UTC) + timedelta(days=30)).isoformat()
+    named = first.gql(NAME_A_DEPUTY, {"deputy": ids["bob"], "until": until}, token=alice)["setDeputy"]
+    assert named["userErrors"] == []
+    try:
+        bob = await open_page(first, width=390)
+        await bob.sign_in("bob")
+        await bob.page.get_by_role("link", name="My tasks").click()
+        task = bob.page.get_by_test_id("task").filter(has_text="Skylight")
+        await expect(task).to_contain_text("Submit for Alice Analyst on Skylight")
+        await task.get_by_role("button", name="Submit Skylight").click()  # run from the list
+        dialog = bob.page.get_by_test_id("action-dialog")
+        await dialog.get_by_role("button", name="Preview").click()
+        await expect(dialog.get_by_test_id("preview")).to_contain_text("Skylight will be Submitted")
+        await dialog.get_by_role("button", name="Confirm Submit").click()
+        await expect(task).to_have_count(0)  # done: no longer waiting
+        await bob.page.goto(f"{first.url}/#/item/{made['workflowItem']['id']}")
+        await expect(bob.page.get_by_test_id("case-state")).to_have_text("Submitted")
+        history = bob.page.get_by_test_id("history-entry")
+        await expect(history.filter(has_text="Bob Builder (for Alice Analyst) submitted Skylight")).to_have_count(1)
+    finally:  # the other tests' bob acts for himself
+        ended = first.gql(END_DEPUTYSHIP, {"id": named["deputyship"]["id"]}, token=alice)["removeDeputy"]
+        assert ended["userErrors"] == []
+
+
+async def test_the_board_filters_by_name_and_by_overdue(servers: tuple[Serve, Serve], open_page):
+    """The name filter is the server's (ProjectFilter.search); overdue is judged on the page."""
+    first, _ = servers
+    token = first.login("alice")
+    ids = demo_ids(first, token)
+    made = first.gql(
+        CREATE_DUE, {"s": ids["Roof"], "name": "Downpipe", "due": "2020-05-01", "carol": ids["carol"]}, token=token
+    )
+    assert made["createWorkflowItem"]["userErrors"] == []
+    alice = await open_page(first)
+    await alice.sign_in("alice")
+    await alice.page.goto(f"{first.url}/#/subproject/{ids['Roof']}")
+    cards = alice.page.get_by_test_id("card")
+    await expect(cards.filter(has_text="Tiles")).to_have_count(1)
+    everything = await cards.count()
+    assert everything >= 3
+    filters = alice.page.get_by_role("search", name="Filter the board")
+    await filters.get_by_label("Name").fill("til")
+    await expect(cards.locator("> a")).to_have_text(["Tiles"])
+    await alice.axe("filtered board")
+    await filters.get_by_label("Name").fill("")
+    await expect(cards).to_have_count(everything)
+    await filters.get_by_label("Overdue only").check()
+    await expect(cards.filter(has_text="Downpipe")).to_have_count(1)
+    await expect(cards.filter(has_text="Tiles")).to_have_count(0)  # Tiles has no due date
+    await expect(cards.filter(has=alice.page.locator(".overdue"))).to_have_count(await cards.count())

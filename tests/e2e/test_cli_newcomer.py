@@ -5,6 +5,7 @@ documents kept beside a SQLite database whichever driver its URL names."""
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -15,6 +16,7 @@ import pytest
 
 from bench.server import free_port
 from tests.e2e.test_cli_errors import ROOT, one_line_failure
+from tests.fixtures.database import BACKEND
 
 
 def caseway(*args: str, cwd: Path = ROOT, **env: str) -> subprocess.CompletedProcess[str]:
@@ -180,3 +182,62 @@ def test_x_forwarded_for_is_believed_only_from_the_proxies_named(tmp_path, proxi
     finally:
         process.kill()
         process.wait(10)
+
+
+def _workers_of(parent: int) -> list[int]:
+    """uvicorn's worker processes: the children that multiprocessing spawned (not its tracker)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except (OSError, IndexError, ValueError):
+            continue
+        if ppid == parent and "multiprocessing" in command and "resource_tracker" not in command:
+            found.append(int(entry.name))
+    return sorted(found)
+
+
+def _until(condition, what: str, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.1)
+
+
+@pytest.mark.skipif(BACKEND != "postgres", reason="several workers need PostgreSQL")
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="finds the workers in /proc")
+def test_a_worker_that_dies_says_why_and_is_replaced(db, tmp_path):
+    """Finding 9: one of two workers was reported "died" with no traceback."""
+    port = free_port()
+    log = tmp_path / "serve.log"
+    with log.open("wb") as stderr:
+        parent = subprocess.Popen(
+            [sys.executable, "-m", "server.cli", "serve", "--port", str(port), "--workers", "2"],
+            env={**os.environ, "CASEWAY_DATABASE_URL": db.url},
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            cwd=ROOT,
+        )
+    try:
+        _until(
+            lambda: len(_workers_of(parent.pid)) == 2 and "Application startup complete" in log.read_text(), "2 workers"
+        )
+        victim = _workers_of(parent.pid)[0]
+        os.kill(victim, signal.SIGABRT)
+
+        _until(lambda: f"Child process [{victim}] died" in log.read_text(), "the supervisor to notice")
+        text = log.read_text()
+        assert "Fatal Python error: Aborted" in text and "Current thread" in text, text[-2000:]
+        _until(lambda: len(_workers_of(parent.pid)) == 2, "a new worker")
+        assert victim not in _workers_of(parent.pid)
+        _until(lambda: httpx.get(f"http://127.0.0.1:{port}/health", timeout=5).status_code == 200, "/health")
+    finally:
+        parent.terminate()
+        try:
+            parent.wait(30)
+        except subprocess.TimeoutExpired:
+            parent.kill()
+            parent.wait(10)

@@ -161,8 +161,15 @@ export const TASKS = `query Tasks {
     edges { node {
       id fireAt enabledAt
       onBehalfOf { ... on User { id displayName } ... on Group { id displayName } }
-      action { shortName prettyName }
-      case { id state { prettyName } workflowItem { id displayName dueDate subproject { id displayName } } }
+      action {
+        shortName prettyName newState attachDocuments
+        outputs { name newState } resolutions { code prettyName }
+      }
+      case {
+        id version state { prettyName }
+        workflow { id states { shortName prettyName } }
+        workflowItem { id displayName dueDate allowedIntents subproject { id displayName } }
+      }
     } }
   }
 }`;
@@ -283,10 +290,6 @@ export const CREATE_USER = `mutation CreateUser($input: CreateUserInput!) {
 
 export const DISABLE_USER = `mutation DisableUser($input: DisableUserInput!) {
   disableUser(input: $input) { user { id disabled } ${ERRORS} }
-}`;
-
-export const GROUP = `query GroupDetail($id: ID!) {
-  node(id: $id) { ... on Group { id name displayName members { id login displayName } } }
 }`;
 
 export const CREATE_GROUP = `mutation CreateGroup($input: CreateGroupInput!) {

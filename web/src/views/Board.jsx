@@ -8,13 +8,14 @@
 import { memo, useCallback, useEffect, useRef, useState } from 'react';
 
 import { gql } from '../api/client.js';
-import { BOARD, CARD_ACTIONS, CLOSE_SUBPROJECT, REORDER } from '../api/documents.js';
+import { BOARD, CLOSE_SUBPROJECT, REORDER } from '../api/documents.js';
 import { onActivity } from '../api/live.js';
 import { meetParties } from '../api/people.jsx';
 import { money, overdue, partyName } from '../format.js';
 import { useDebounced, useLoad } from '../hooks.js';
 import { Dialog, Empty, Failed, FieldErrors, Loading, useMutation } from '../ui.jsx';
 import { ActionDialog } from './ActionDialog.jsx';
+import { Filters, MoveDialog } from './BoardMove.jsx';
 import { ItemForm, SubprojectForm } from './Forms.jsx';
 
 // The first page is small so that the first cards paint soon; the rest come 100 at a time.
@@ -92,118 +93,6 @@ const Card = memo(function Card({ item, draggable, onDragStart, onDrop, onMove }
   );
 });
 
-/** The viewer's actions on `item` that lead to each state: [{state, enabled, output}]. */
-function routes(node) {
-  const out = [];
-  for (const enabled of node.case.myActions) {
-    const { action } = enabled;
-    if (action.outputs.length) {
-      for (const o of action.outputs) out.push({ state: o.newState, enabled, output: o.name });
-    } else if (action.newState) {
-      out.push({ state: action.newState, enabled, output: '' });
-    }
-  }
-  return out;
-}
-
-/** Where a card can go: the actions leading to `target` (or to any state when target is null),
- * and, from the keyboard, earlier or later in its column. */
-function MoveDialog({ item, target, states, canReorder, onReorder, onChoose, onClose }) {
-  const [found, setFound] = useState(null);
-  const [error, setError] = useState(null);
-  useEffect(() => {
-    gql(CARD_ACTIONS, { id: item.id }).then(
-      ({ node }) => setFound(node ? { node, routes: routes(node) } : { node: null, routes: [] }),
-      setError,
-    );
-  }, [item.id]);
-  useEffect(() => {
-    // Exactly one action leads to the column the card was dropped on: straight to its preview.
-    if (found && target) {
-      const here = found.routes.filter((r) => r.state === target);
-      if (here.length === 1) onChoose(found.node, here[0]);
-    }
-  }, [found, target, onChoose]);
-  const choices = found ? found.routes.filter((r) => !target || r.state === target) : [];
-  const name = (s) => states.find((x) => x.shortName === s)?.prettyName ?? s;
-  return (
-    <Dialog title={target ? `Move ${item.displayName} to ${name(target)}` : `Move ${item.displayName}`} onClose={onClose}
-      testid="move-dialog">
-      <Failed error={error} />
-      {!found && !error && <Loading what="what you may do" />}
-      {found && choices.length === 0 && (
-        <p className="state empty">
-          {target
-            ? `None of your actions takes ${item.displayName} from ${item.case.state.prettyName} to ${name(target)}.`
-            : `Nothing of yours moves ${item.displayName} to another column now.`}
-        </p>
-      )}
-      {choices.length > 0 && (
-        <ul className="menu" aria-label="Actions">
-          {choices.map((r) => (
-            <li key={r.enabled.id + r.output}>
-              <button type="button" onClick={() => onChoose(found.node, r)}>
-                {r.enabled.action.prettyName}
-                {r.output && ` (${r.output})`} → {name(r.state)}
-              </button>
-            </li>
-          ))}
-        </ul>
-      )}
-      {!target && canReorder && (
-        <div className="buttons">
-          <button type="button" onClick={() => onReorder(item, -1)}>
-            Earlier in the column
-          </button>
-          <button type="button" onClick={() => onReorder(item, 1)}>
-            Later in the column
-          </button>
-        </div>
-      )}
-    </Dialog>
-  );
-}
-
-function Filters({ filter, setFilter, people, subproject }) {
-  return (
-    <form className="filters" role="search" aria-label="Filter the board" onSubmit={(e) => e.preventDefault()}>
-      <label>
-        Name
-        <input type="search" name="search" value={filter.search} maxLength={200} placeholder="Contains…"
-          onChange={(e) => setFilter({ ...filter, search: e.target.value })} />
-      </label>
-      <label>
-        Tag
-        <input name="tag" value={filter.tag} maxLength={64} onChange={(e) => setFilter({ ...filter, tag: e.target.value })} />
-      </label>
-      <label>
-        Status
-        <select name="status" value={filter.status} onChange={(e) => setFilter({ ...filter, status: e.target.value })}>
-          <option value="">Any</option>
-          <option value="OPEN">Open</option>
-          <option value="CLOSED">Closed</option>
-        </select>
-      </label>
-      <label>
-        Assignee
-        <select name="assignee" value={filter.assignee} onChange={(e) => setFilter({ ...filter, assignee: e.target.value })}>
-          <option value="">Anyone</option>
-          {people.map((p) => (
-            <option key={p.id} value={p.id}>
-              {partyName(p)}
-            </option>
-          ))}
-        </select>
-      </label>
-      <label className="check">
-        <input type="checkbox" checked={filter.overdue} onChange={(e) => setFilter({ ...filter, overdue: e.target.checked })} />
-        Overdue only
-      </label>
-      <span className="visually-hidden" aria-live="polite">{subproject}</span>
-    </form>
-  );
-}
-
 const NO_FILTER = { search: '', tag: '', status: '', assignee: '', overdue: false };
 
 export function Board({ id }) {
@@ -239,10 +128,19 @@ export function Board({ id }) {
     return () => clearTimeout(timer);
   }, [filter.search, filter.tag, filter.status]);
 
+  // The newest state of each item the live stream told of: a reload that was read before an
+  // event committed must not put the card back where it was (the event is not sent again).
+  const liveRef = useRef(new Map());
   useEffect(() => setPartial(null), [id, serverFilter]);
   useEffect(() => {
     if (data) {
-      setItems(data.items);
+      const live = liveRef.current;
+      setItems(
+        data.items.map((it) => {
+          const newer = live.get(it.id);
+          return newer && newer.case.version > it.case.version ? { ...it, ...newer } : it;
+        }),
+      );
       meetParties(data.items.map((it) => it.assignee));
     }
   }, [data]);
@@ -254,12 +152,14 @@ export function Board({ id }) {
         const mine = entry.subproject?.id === id || item?.subproject?.id === id;
         if (!mine) return;
         if (item) {
+          const seen = liveRef.current.get(item.id);
+          if (!seen || seen.case.version <= item.case.version) liveRef.current.set(item.id, item);
           let known = false;
           setItems((current) =>
             current.map((it) => {
               if (it.id !== item.id) return it;
               known = true;
-              return { ...it, ...item };
+              return it.case.version > item.case.version ? it : { ...it, ...item }; // entries may come late
             }),
           );
           if (!known) reloadSoon(); // a new item: its place in the order comes from the server

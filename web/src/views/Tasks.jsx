@@ -1,7 +1,7 @@
 // My tasks: the enabled actions assigned to the viewer across all cases, soonest due first
 // (those without a due date after, oldest first), overdue ones marked. The API pages myTasks
 // oldest first; the page sorts the first MAX_TASKS of them.
-import { useEffect } from 'react';
+import { useEffect, useState } from 'react';
 
 import { gql } from '../api/client.js';
 import { TASKS } from '../api/documents.js';
@@ -9,6 +9,7 @@ import { onActivity } from '../api/live.js';
 import { ago, overdue, when } from '../format.js';
 import { useDebounced, useLoad } from '../hooks.js';
 import { Empty, Failed, Loading } from '../ui.jsx';
+import { ActionDialog } from './ActionDialog.jsx';
 
 const MAX_TASKS = 100;
 
@@ -19,6 +20,34 @@ function byDue(a, b) {
   if (da && !db) return -1;
   if (!da && db) return 1;
   return a.enabledAt < b.enabledAt ? -1 : 1;
+}
+
+/** Runs a task from the list: the action's dialog, its preview, then the real run. */
+function TaskButton({ task, onDone }) {
+  const [open, setOpen] = useState(false);
+  const item = task.case.workflowItem;
+  if (!item) return null;
+  const states = Object.fromEntries(task.case.workflow.states.map((s) => [s.shortName, s.prettyName]));
+  return (
+    <>
+      <button type="button" onClick={() => setOpen(true)} aria-label={`${task.action.prettyName} ${item.displayName}`}>
+        {task.action.prettyName}…
+      </button>
+      {open && (
+        <ActionDialog
+          item={item}
+          caseVersion={task.case.version}
+          enabled={task}
+          states={states}
+          onClose={() => setOpen(false)}
+          onDone={() => {
+            setOpen(false);
+            onDone();
+          }}
+        />
+      )}
+    </>
+  );
 }
 
 export function Tasks() {
@@ -58,7 +87,7 @@ export function Tasks() {
                   {ago(task.enabledAt)}
                 </time>
               </small>
-              {isLate && <strong className="overdue"> Overdue</strong>}
+              {isLate && <strong className="overdue"> Overdue</strong>} <TaskButton task={task} onDone={reload} />
             </li>
           );
         })}
