@@ -7,32 +7,15 @@ serious or critical violation) and does not scroll sideways."""
 
 import re
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import pytest
 from playwright.async_api import expect
 
 from bench.server import Serve
-from tests.fixtures.browser import demo_ids, execute
+from tests.fixtures.browser import CREATE_DUE, CREATE_PLAIN, card_names, column, demo_ids, drag, execute
 
 CREATE_FENDERS = """mutation($s: ID!) { createWorkflowItem(input: {subprojectId: $s, displayName: "Fenders"}) {
   workflowItem { id } userErrors { code } } }"""
-
-
-def column(page: Any, state: str) -> Any:
-    return page.locator(f'[data-testid=column][data-state="{state}"]')
-
-
-def card_names(page: Any, state: str) -> Any:
-    return column(page, state).locator("[data-testid=card] > a")
-
-
-async def drag(page: Any, source: Any, target: Any) -> None:
-    """An HTML5 drag as a mouse does it (Playwright's drag_to), the target scrolled into view
-    inside the board first: at 390 px the columns are side by side in a scrolling strip."""
-    await target.scroll_into_view_if_needed()
-    await source.scroll_into_view_if_needed()
-    await source.drag_to(target)
 
 
 @pytest.mark.parametrize("width", [390, 1400])
@@ -61,6 +44,12 @@ async def test_a_team_takes_an_item_from_a_new_project_to_approved(servers: tupl
     await alice.axe("new project dialog")
     await form.get_by_role("button", name="Create project").click()
     await expect(form).to_have_count(0)
+    await page.get_by_role("button", name=f"Edit {project_name}").click()
+    form = page.get_by_role("form", name="Edit project")
+    await form.get_by_label("Description").fill("New bollards and fenders for the east quay")
+    await form.get_by_role("button", name="Save").click()
+    project = page.get_by_test_id("project").filter(has_text=project_name)
+    await expect(project).to_contain_text("New bollards and fenders for the east quay")
     await page.get_by_role("button", name=f"New subproject in {project_name}").click()
     form = page.get_by_role("form", name="New subproject")
     await form.get_by_label("Name").fill("Quay")
@@ -215,16 +204,18 @@ async def test_a_team_takes_an_item_from_a_new_project_to_approved(servers: tupl
     await expect(history.filter(has_text="Alice Analyst edited Rubber fenders")).to_have_count(1)
     await expect(history.filter(has_text="Alice Analyst canceled Rubber fenders")).to_have_count(1)
     await expect(page.get_by_role("button", name="Edit", exact=True)).to_have_count(0)  # closed: no edits
+
+    # alice closes the subproject: no new items from then on.
+    await page.get_by_role("link", name="Quay").click()
+    await page.get_by_role("button", name="Close subproject…").click()
+    await page.get_by_role("dialog", name="Close Quay").get_by_role("button", name="Close it").click()
+    await expect(page.get_by_text("Approval v1 · ")).to_contain_text("closed")
+    await expect(page.get_by_role("button", name="New item")).to_have_count(0)
     await carol.screenshot(f"work-item-{width}")
     await alice.screenshot(f"work-board-{width}")
     for who in (alice, carol):
         assert who.foreign_requests() == []
         assert who.policy_violations() == []
-
-
-CREATE_DUE = """mutation($s: ID!, $name: String!, $due: Date!, $carol: ID!) { createWorkflowItem(input: {
-  subprojectId: $s, displayName: $name, dueDate: $due, assignments: [{role: "reviewer", partyIds: [$carol]}]}) {
-  workflowItem { id } userErrors { code } } }"""
 
 
 async def test_my_tasks_come_by_due_date_with_the_overdue_marked(servers: tuple[Serve, Serve], open_page):
@@ -269,8 +260,6 @@ async def test_search_finds_an_item_by_a_word_of_its_name(servers: tuple[Serve, 
 NAME_A_DEPUTY = """mutation($deputy: ID!, $until: DateTime!) { setDeputy(input: {deputyId: $deputy, until: $until}) {
   deputyship { id } userErrors { code message } } }"""
 END_DEPUTYSHIP = """mutation($id: ID!) { removeDeputy(input: {id: $id}) { userErrors { code message } } }"""
-CREATE_PLAIN = """mutation($s: ID!, $name: String!) {
-  createWorkflowItem(input: {subprojectId: $s, displayName: $name}) { workflowItem { id } userErrors { code } } }"""
 
 
 async def test_a_deputy_acts_for_the_absent_and_the_history_says_so(servers: tuple[Serve, Serve], open_page):
@@ -302,31 +291,3 @@ async def test_a_deputy_acts_for_the_absent_and_the_history_says_so(servers: tup
     finally:  # the other tests' bob acts for himself
         ended = first.gql(END_DEPUTYSHIP, {"id": named["deputyship"]["id"]}, token=alice)["removeDeputy"]
         assert ended["userErrors"] == []
-
-
-async def test_the_board_filters_by_name_and_by_overdue(servers: tuple[Serve, Serve], open_page):
-    """The name filter is the server's (ProjectFilter.search); overdue is judged on the page."""
-    first, _ = servers
-    token = first.login("alice")
-    ids = demo_ids(first, token)
-    made = first.gql(
-        CREATE_DUE, {"s": ids["Roof"], "name": "Downpipe", "due": "2020-05-01", "carol": ids["carol"]}, token=token
-    )
-    assert made["createWorkflowItem"]["userErrors"] == []
-    alice = await open_page(first)
-    await alice.sign_in("alice")
-    await alice.page.goto(f"{first.url}/#/subproject/{ids['Roof']}")
-    cards = alice.page.get_by_test_id("card")
-    await expect(cards.filter(has_text="Tiles")).to_have_count(1)
-    everything = await cards.count()
-    assert everything >= 3
-    filters = alice.page.get_by_role("search", name="Filter the board")
-    await filters.get_by_label("Name").fill("til")
-    await expect(cards.locator("> a")).to_have_text(["Tiles"])
-    await alice.axe("filtered board")
-    await filters.get_by_label("Name").fill("")
-    await expect(cards).to_have_count(everything)
-    await filters.get_by_label("Overdue only").check()
-    await expect(cards.filter(has_text="Downpipe")).to_have_count(1)
-    await expect(cards.filter(has_text="Tiles")).to_have_count(0)  # Tiles has no due date
-    await expect(cards.filter(has=alice.page.locator(".overdue"))).to_have_count(await cards.count())
