@@ -216,6 +216,10 @@ async def scenario(cases: int) -> tuple[Run, Run, list[str], float]:
         await drop_postgres(name)
 
 
+def _bound(run: Run) -> str:
+    return f"{run.cases / run.cpu:,.0f}" if run.cpu else "-"
+
+
 def section(dry: Run, real: Run, problems: list[str], load: float) -> list[str]:
     when = datetime.now(UTC).strftime("%Y-%m-%d")
     rows = [
@@ -239,7 +243,9 @@ def section(dry: Run, real: Run, problems: list[str], load: float) -> list[str]:
         "rolled back), then the real run. Checked after it: every case on version 2 in `checking`, one "
         "`case_migrated` entry each, the reviewer's `approve` tasks in the task index. Budget (the project's "
         f"goal): ≥ {BUDGET:,.0f} cases/s for either. Load average {load:.1f} on {os.cpu_count()} cores when it "
-        "started.",
+        "started (the machine is shared: the rate is what this run got of it). The CPU this process spent per "
+        "case (the engine, SQLAlchemy, the driver; PostgreSQL's not counted) bounds what it could reach with "
+        f"the cores to itself: {_bound(dry)} cases/s for the dry run, {_bound(real)} for the real run.",
         "",
         *rows,
         "",

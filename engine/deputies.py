@@ -15,8 +15,11 @@ active the deputy:
 The absent user keeps all of it too. One level only: what a deputy may do for the absent user
 comes from the absent user's own parties, never from whom the absent user stands in for.
 
-Nothing runs when a period starts or ends: each question is asked with the time it is asked at
-(``clock``, which tests replace), so a deputyship starts and ends exactly at its instants.
+A disabled absent user or a disabled deputy lends nothing, whatever the period says.
+
+Nothing runs when a period starts or ends (nor when a user is disabled): each question is asked
+with the time it is asked at (``clock``, which tests replace), so a deputyship starts and ends
+exactly at its instants.
 """
 
 from collections import defaultdict
@@ -26,6 +29,7 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, Select, and_, delete, or_, select, true, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
 
 from engine import validation
 from engine.actors import SYSTEM_ID, Actor
@@ -46,8 +50,21 @@ def now() -> datetime:
     return clock.now()
 
 
+# Its own alias, correlated to the deputyship alone: a query embedding ``represented`` that
+# reads users itself (a user list) must not swallow this one's FROM.
+_PERSON = aliased(User, name="deputyship_person")
+
+
 def _active(at: Any) -> ColumnElement[bool]:
-    return and_(Deputyship.starts_at <= at, Deputyship.ends_at > at)
+    """Lending at ``at``: within the period, and neither user disabled (a disabled absent user
+    has nothing left to lend, a disabled deputy may not act for anyone), asked at each read like
+    the period, so enabling the user again lends again. Two primary-key probes per deputyship."""
+    disabled = (
+        select(_PERSON.id)
+        .where(_PERSON.id.in_([Deputyship.user_id, Deputyship.deputy_id]), _PERSON.disabled.is_(True))
+        .correlate(Deputyship)
+    )
+    return and_(Deputyship.starts_at <= at, Deputyship.ends_at > at, ~disabled.exists())
 
 
 def represented(deputy_id: Any, at: Any = None) -> Select[tuple[str, str]]:

@@ -18,7 +18,8 @@ _User = Annotated["User", strawberry.lazy("schema.identity")]  # noqa: F821 - re
 @strawberry.type(
     description="While active (from <= now < until) the deputy sees the absent user's tasks in myTasks and may "
     "perform them, reads the items, cases and logs of the cases where the absent user plays a role, and gets a copy "
-    "of the absent user's notifications. Seen by its absent user, its deputy and admins."
+    "of the absent user's notifications; while either user is disabled, nothing. Seen by its absent user, its deputy "
+    "and admins."
 )
 class Deputyship(Node):
     comment: str
@@ -34,7 +35,9 @@ class Deputyship(Node):
     def until(self) -> datetime:
         return self.ends_at  # type: ignore[attr-defined,no-any-return]
 
-    @strawberry.field(description="Whether it is in force now.")
+    @strawberry.field(
+        description="Whether now is within its period (while either user is disabled it lends nothing even then)."
+    )
     def active(self) -> bool:
         return bool(self.starts_at <= deputies.now() < self.ends_at)  # type: ignore[attr-defined]
 

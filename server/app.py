@@ -32,7 +32,7 @@ from engine import identity
 from models import Database
 from resolvers.context import Context
 from resolvers.errors import AUTH_MESSAGES
-from schema import schema
+from schema import introspection, schema
 from server import metrics
 from server.access_log import request_logged
 from server.actor_cache import ActorCache
@@ -379,6 +379,7 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         tune_garbage_collector()
+        introspection.warm(schema._schema)  # the first GraphiQL to open does not wait for it
         await background.start()
         try:
             yield

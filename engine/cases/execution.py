@@ -6,7 +6,7 @@ case row first, so concurrent executions on one case are serialized and re-check
 
 import hashlib
 import json
-from collections.abc import Collection, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -236,9 +236,15 @@ async def execute(
     if not plays_a_role or _needs_privileges(ctx, action):
         held = await permissions.held_intents(session, actor=actor, resource_id=ctx.item.id)
     absent: list[Actor] | None = None  # whom the actor stands in for here: asked only when their own rights fall short
+
+    async def stands_in_for() -> list[Actor]:
+        nonlocal absent
+        if absent is None:
+            absent = deputies.plays_for(await deputies.standing_in(session, user_id=actor.user_id), ctx.roles)
+        return absent
+
     if not plays_a_role and "workflowItem.view" not in held:
-        absent = deputies.plays_for(await deputies.standing_in(session, user_id=actor.user_id), ctx.roles)
-        if not absent:
+        if not await stands_in_for():
             raise case_not_found(case_id=case_id, workflow_item_id=workflow_item_id)
     if ctx.case.status not in EXECUTABLE_STATUSES:
         raise DomainError(ErrorCode.CASE_NOT_ACTIVE, f"The case is {ctx.case.status.lower()}; no action can run.")
@@ -251,15 +257,15 @@ async def execute(
     spec_action = ctx.spec.actions.get(action)
     if spec_action is None or spec_action.trigger != "user":
         raise _runs_by_itself(ctx, spec_action) or _not_enabled(ctx.spec, action)
-    instance = _find_instance(ctx, action, enabled_action_id, actor, held)
+    instance = await _find_instance(ctx, action, enabled_action_id, actor, held, stands_in_for)
     if instance is None:
         raise _not_enabled(ctx.spec, action)
     on_behalf_of = None
     if not may_perform(ctx.spec, ctx.roles, instance, actor, held):
-        if absent is None:
-            absent = deputies.plays_for(await deputies.standing_in(session, user_id=actor.user_id), ctx.roles)
         # As a deputy: what the absent user may do by assignment or role (their grants stay theirs).
-        on_behalf_of = next((a.user_id for a in absent if may_perform(ctx.spec, ctx.roles, instance, a, ())), None)
+        on_behalf_of = next(
+            (a.user_id for a in await stands_in_for() if may_perform(ctx.spec, ctx.roles, instance, a, ())), None
+        )
         if on_behalf_of is None:
             raise DomainError(
                 ErrorCode.NOT_ALLOWED, f"You may not {spec_action.pretty_name.lower()} this case.", ["action"]
@@ -352,14 +358,22 @@ def _needs_privileges(ctx: CaseContext, action: str) -> bool:
     return spec_action is not None and bool(spec_action.privileges)
 
 
-def _find_instance(
-    ctx: CaseContext, action: str, enabled_action_id: str | None, actor: Actor, held: Collection[str]
+async def _find_instance(
+    ctx: CaseContext,
+    action: str,
+    enabled_action_id: str | None,
+    actor: Actor,
+    held: Collection[str],
+    stands_in_for: Callable[[], Awaitable[list[Actor]]],
 ) -> EnabledAction | None:
     """The instance of ``action`` to execute, among the ENABLED ones load_case read: the one
     named by ``enabled_action_id``; else the only one; else, when the action is enabled several
     times (child scopes, DYNAMIC instances), the caller's own instance if they are assigned to
-    exactly one. Otherwise the caller must name one: AMBIGUOUS_ACTION lists the instances they
-    may execute (none of them: NOT_ALLOWED, as for a single instance)."""
+    exactly one; else, when they are assigned to none, the one assigned to an absent user they
+    stand in for (``stands_in_for``, asked only then), as ``myTasks`` lists their own tasks first
+    and then those on behalf. Otherwise the caller must name one: AMBIGUOUS_ACTION lists the
+    instances they may execute, themselves or on behalf (none of them: NOT_ALLOWED, as for a
+    single instance)."""
     found = [
         ea
         for ea in ctx.enabled or ()
@@ -370,7 +384,20 @@ def _find_instance(
     own = [ea for ea in found if ea.assignee_party_id is not None and ea.assignee_party_id in actor.party_ids]
     if len(own) == 1:
         return own[0]
-    allowed = [ea.id for ea in found if may_perform(ctx.spec, ctx.roles, ea, actor, held)]
+    absent = [] if own else await stands_in_for()
+    lent = [
+        ea
+        for ea in found
+        if ea.assignee_party_id is not None and any(ea.assignee_party_id in a.party_ids for a in absent)
+    ]
+    if len(lent) == 1:
+        return lent[0]
+    allowed = [
+        ea.id
+        for ea in found
+        if may_perform(ctx.spec, ctx.roles, ea, actor, held)
+        or any(may_perform(ctx.spec, ctx.roles, ea, a, ()) for a in absent)
+    ]
     if not allowed:
         return found[0]  # refused by the permission check that follows
     listed = ", ".join(allowed[:MAX_NAMED_ACTIONS]) + (

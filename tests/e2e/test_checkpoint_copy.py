@@ -6,6 +6,7 @@ import asyncio
 import os
 
 import pytest
+from sqlalchemy import text
 
 import engine
 from tests.fixtures.builders import caseway, seqs_of, sql, two_items
@@ -36,13 +37,8 @@ async def reopen_and_comment(db, tree, case_key="case"):
 
 async def newest_checkpoint(db, chain):
     async with db.engine.connect() as conn:
-        row = await conn.exec_driver_sql(
-            "SELECT counter, seq FROM history_checkpoint WHERE chain = ? ORDER BY counter DESC LIMIT 1"
-            if db.url.startswith("sqlite")
-            else "SELECT counter, seq FROM history_checkpoint WHERE chain = %s ORDER BY counter DESC LIMIT 1",
-            (chain,),
-        )
-        return row.one()
+        query = "SELECT counter, seq FROM history_checkpoint WHERE chain = :c ORDER BY counter DESC LIMIT 1"
+        return (await conn.execute(text(query), {"c": chain})).one()
 
 
 async def test_newest_entries_deleted_with_their_checkpoint_are_found_by_the_copy(db, tree, tmp_path):

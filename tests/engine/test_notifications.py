@@ -151,8 +151,14 @@ async def test_marking_read_touches_only_the_readers_own_notifications(db, news)
                 Notification.recipient_id == rev2.user_id, Notification.activity_id == first.activity.id
             )
         )
+    with pytest.raises(DomainError) as refused:  # someone else's id is as good as none, and marks nothing
+        async with db.transaction() as s:
+            await notifications.mark_read(s, actor=rev, ids=[mine[first.activity.id], theirs])
+    assert (refused.value.code, refused.value.field) == ("NOT_FOUND", ["ids"])
+    async with db.session() as s:
+        assert await notifications.unread_count(s, actor=rev) == 2
     async with db.transaction() as s:
-        left = await notifications.mark_read(s, actor=rev, ids=[mine[first.activity.id], theirs])
+        left = await notifications.mark_read(s, actor=rev, ids=[mine[first.activity.id]])
     assert left == 1  # rev's second is still unread
     async with db.session() as s:
         assert await notifications.unread_count(s, actor=rev2) == 1  # rev's call did not read rev2's
