@@ -3,7 +3,7 @@
 A user who chose HOURLY or DAILY email for some level has a ``digest_schedule`` row per
 frequency: the window it is filling (from ``window_start``) and when that window closes
 (``due_at``: the top of an hour, or the user's ``digest_hour``, in the user's time zone). Once
-it is due, ``make_due`` closes the window at the latest boundary reached (so a server that was
+it is due and ``SETTLE`` has passed, ``make_due`` closes the window at the latest boundary reached (so a server that was
 down sends one digest for the time it missed, not one per hour), writes the digest's job, and
 opens the next window, in one transaction. The job's key is ``digest:<user>:<frequency>:<window
 end>``, unique among jobs: a window is sent once, whichever process (or how many at once)
@@ -34,6 +34,13 @@ DIGEST_FREQUENCIES = ("HOURLY", "DAILY")
 MAX_LISTED = 50  # notifications one message lists; the rest are counted
 MAX_COUNTED = 1000  # where that count stops ("1000 more")
 MAX_RUN = 1000  # digests one runDigests call may make
+SETTLE = timedelta(seconds=10)
+"""How long after its boundary a window is closed. A notification is stamped when its
+transaction starts (the log entry's time) and becomes visible when it commits: closing a window
+the moment it ends would miss one stamped just before the boundary and committed just after,
+and the next window, which starts at the boundary, would not list it either. A write lasts at
+most the operation timeout (10 s by default), so a window closed this much later holds all of
+its notifications."""
 
 
 def next_boundary(after: datetime, *, frequency: str, zone: str, hour: int) -> datetime:
@@ -112,7 +119,8 @@ async def make_due(session: AsyncSession, *, now: datetime, limit: int) -> Made:
     """Close up to ``limit`` windows due at ``now`` (locked: several processes each take other
     rows), each with its digest's job if it holds a notification of its levels."""
     made = Made()
-    rows = (await session.execute(_DUE.where(DigestSchedule.due_at <= now).limit(limit))).all()
+    settled = now - SETTLE
+    rows = (await session.execute(_DUE.where(DigestSchedule.due_at <= settled).limit(limit))).all()
     for row, user in rows:
         levels = sorted(
             await session.scalars(
@@ -132,7 +140,7 @@ async def make_due(session: AsyncSession, *, now: datetime, limit: int) -> Made:
             made.empty += 1
             continue
         end = latest_boundary(
-            now, due_at=row.due_at, frequency=row.frequency, zone=user.time_zone, hour=user.digest_hour
+            settled, due_at=row.due_at, frequency=row.frequency, zone=user.time_zone, hour=user.digest_hour
         )
         window = (Notification.recipient_id == user.id, Notification.level.in_(levels))
         window += (Notification.created_at >= row.window_start, Notification.created_at < end)
@@ -154,8 +162,9 @@ async def make_due(session: AsyncSession, *, now: datetime, limit: int) -> Made:
 
 
 async def next_due(session: AsyncSession) -> datetime | None:
-    """When the next window closes (possibly already past)."""
-    return await session.scalar(select(func.min(DigestSchedule.due_at)))
+    """When the next window may be closed (possibly already past): its end, settled."""
+    due = await session.scalar(select(func.min(DigestSchedule.due_at)))
+    return None if due is None else due + SETTLE
 
 
 # --- Composing a message, when it is sent ------------------------------------------------

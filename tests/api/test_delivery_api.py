@@ -10,6 +10,7 @@ import httpx
 from sqlalchemy import select, update
 
 from engine.clock import SYSTEM_CLOCK, SettableClock
+from engine.digests import SETTLE
 from models import DigestSchedule, Job
 from server.job_runner import JobRunner
 from server.settings import Settings
@@ -138,7 +139,8 @@ async def test_an_immediate_email_reaches_the_smtp_server_and_its_link_unsubscri
         )
         # EMAIL alone: nothing in dev's in-app list, one message in the mailbox.
         assert (await gql(INBOX, {}, token=dev))["notifications"]["totalCount"] == 0
-        await mailbox.wait_for(lambda box: len(box.to("dev@example.org")) == 1, within=15)
+        # closed once settled (engine/digests.py, SETTLE), then sent
+        await mailbox.wait_for(lambda box: len(box.to("dev@example.org")) == 1, within=15 + SETTLE.total_seconds())
         (message,) = mailbox.to("dev@example.org")
         assert message["From"] == "Caseway <cw@test>"
         assert message["Subject"] == "Caseway notification: 1 notification"
@@ -293,7 +295,8 @@ async def test_the_sweeper_closes_a_window_that_ended_and_the_runner_sends_it(db
         assert mailbox.messages == []  # a daily digest: nothing before its hour
         async with db.transaction() as s:  # as if the hour had come
             await s.execute(update(DigestSchedule).values(due_at=SYSTEM_CLOCK.now()))
-        await mailbox.wait_for(lambda box: len(box.to("dev@example.org")) == 1, within=15)
+        # closed once settled (engine/digests.py, SETTLE), then sent
+        await mailbox.wait_for(lambda box: len(box.to("dev@example.org")) == 1, within=15 + SETTLE.total_seconds())
         (digest,) = mailbox.to("dev@example.org")
         assert digest["Subject"] == "Caseway daily digest: 1 notification"
         assert "Order paint" in digest.get_content()
@@ -362,7 +365,10 @@ async def test_a_reminder_reaches_its_assignee_as_they_chose(db, mailbox, make_u
             token=root,
         )
         assert made["createWorkflowItem"]["userErrors"] == []
-        await mailbox.wait_for(lambda box: len(box.to("dev@example.org")) == 1, within=15)  # assigned
+        # closed once settled (engine/digests.py, SETTLE), then sent
+        await mailbox.wait_for(
+            lambda box: len(box.to("dev@example.org")) == 1, within=15 + SETTLE.total_seconds()
+        )  # assigned
         later = (SYSTEM_CLOCK.now() + timedelta(hours=1, minutes=1)).isoformat()
         fired = (await gql(RUN_DUE, {"input": {"now": later}}, token=root))["runDueTimers"]
         assert [e["data"]["reminder"] for e in fired["fired"]] == [1]

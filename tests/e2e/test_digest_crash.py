@@ -11,7 +11,7 @@ from sqlalchemy import func, select, update
 
 import engine
 from bench.server import Server, drop_postgres, fresh_postgres
-from engine import delivery, identity, mail
+from engine import delivery, digests, identity, mail
 from models import Activity, Database, DigestSchedule, Job, Notification, new_id, utcnow
 from server.migrate import upgrade
 from tests.fixtures.database import BACKEND, create_test_user
@@ -60,7 +60,7 @@ async def seed(url: str, box: Mailbox) -> None:
                         created_at=start + timedelta(minutes=1),
                     )
                 )
-            await s.execute(update(DigestSchedule).values(due_at=utcnow() - timedelta(seconds=1)))
+            await s.execute(update(DigestSchedule).values(due_at=utcnow() - digests.SETTLE - timedelta(seconds=1)))
     finally:
         await db.dispose()
 

@@ -77,3 +77,41 @@ async def test_processes_closing_windows_at_once_make_one_digest_per_user_and_wi
         assert all(row.due_at > later for row in rows)
     finally:
         mail.configure(None)
+
+
+async def test_a_window_is_closed_once_settled_so_a_late_commit_stamped_before_its_end_is_listed(db, make_actor):
+    """A notification stamped just before its window's end whose transaction commits just after
+    it must be in that window's digest: the window is closed SETTLE after its end, not at it
+    (closed at once, the late commit would fall between this window and the next)."""
+    mail.configure(mail.make_config(smtp_url="smtp://127.0.0.1:9", sender="c@t", public_url="http://t", secret_key="k"))
+    try:
+        user = await make_actor("late")
+        async with db.transaction() as s:
+            await delivery.set_delivery(
+                s,
+                actor=user,
+                email="late@example.org",
+                levels=[delivery.LevelDelivery("ASSIGNED", ("EMAIL",), "HOURLY")],
+                now=SYSTEM_CLOCK.now(),
+            )
+        async with db.read_session() as s:
+            end = await s.scalar(select(DigestSchedule.due_at))
+        just_after = await run_digests(db, now=end + timedelta(seconds=1), limit=100)
+        assert (just_after.jobs, just_after.empty) == (0, 0)  # not settled: left open
+        async with db.transaction() as s:  # the late commit, stamped before the end
+            s.add(
+                Notification(
+                    id=new_id("ntf"),
+                    recipient_id=user.user_id,
+                    activity_id="act_X",
+                    level="ASSIGNED",
+                    created_at=end - timedelta(seconds=1),
+                )
+            )
+        settled = await run_digests(db, now=end + digests.SETTLE, limit=100)
+        assert (settled.jobs, settled.empty) == (1, 0)
+        async with db.read_session() as s:
+            (key,) = (await s.scalars(select(Job.idempotency_key).where(Job.kind == "email"))).all()
+        assert key == f"digest:{user.user_id}:HOURLY:{end.isoformat()}"
+    finally:
+        mail.configure(None)
