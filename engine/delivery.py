@@ -79,6 +79,8 @@ def _check(
         problems.append(invalid("digestHour is an hour of the day, 0 to 23.", "digestHour"))
     seen: set[str] = set()
     address = user.email if email is UNSET else email
+    if levels is not None and len(levels) > len(LEVELS):  # bounded before any is looked at
+        return [invalid(f"levels holds at most {len(LEVELS)} choices, one per level.", "levels")]
     for i, choice in enumerate(levels or []):
         path = ["levels", str(i)]
         if choice.level not in LEVELS:

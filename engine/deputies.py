@@ -27,7 +27,7 @@ from collections.abc import Collection, Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, and_, delete, or_, select, true, union_all
+from sqlalchemy import ColumnElement, Select, and_, delete, func, or_, select, true, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
@@ -43,6 +43,7 @@ each call, as ``resolvers.login.clock``)."""
 
 MAX_PERIOD = timedelta(days=366)  # a deputyship longer than a year is a role, not an absence
 MAX_OPEN = 20  # deputyships of one absent user not yet ended: ``User.deputies`` lists them all
+MAX_STANDING_IN = 50  # deputyships one deputy holds not yet ended: ``User.deputyFor`` lists them all
 MAX_COMMENT = validation.MAX_TEXT
 
 
@@ -218,8 +219,11 @@ async def set_deputy(
     deputy = await _user(session, deputy_id, "deputyId")
     if deputy.disabled:
         raise validation.invalid("A disabled user cannot be a deputy.", "deputyId")
-    # The absent user's row locked: two concurrent namings count each other (SQLite: one writer).
-    await session.execute(select(User.id).where(User.id == absent.id).with_for_update())
+    # Both users' rows locked, in id order: two concurrent namings of the same absent user or the
+    # same deputy count each other, and never wait for each other in a circle (SQLite: one writer).
+    await session.execute(
+        select(User.id).where(User.id.in_([absent.id, deputy.id])).order_by(User.id).with_for_update()
+    )
     current = (
         await session.execute(
             select(Deputyship.deputy_id, Deputyship.starts_at, Deputyship.ends_at).where(
@@ -237,6 +241,15 @@ async def set_deputy(
         raise DomainError(
             ErrorCode.TOO_MANY_DEPUTIES,
             f"A user has at most {MAX_OPEN} current and coming deputyships; remove one first.",
+        )
+    standing_in = await session.scalar(
+        select(func.count()).select_from(Deputyship).where(Deputyship.deputy_id == deputy.id, open_at(at))
+    )
+    if (standing_in or 0) >= MAX_STANDING_IN:
+        raise DomainError(
+            ErrorCode.TOO_MANY_DEPUTIES,
+            f"A user stands in for others in at most {MAX_STANDING_IN} current and coming deputyships.",
+            ["deputyId"],
         )
     deputyship = Deputyship(
         id=new_id("dep"),
@@ -267,6 +280,7 @@ async def remove_deputy(session: AsyncSession, *, actor: Actor, id: str) -> str:
 __all__ = [
     "MAX_OPEN",
     "MAX_PERIOD",
+    "MAX_STANDING_IN",
     "clock",
     "deputies_of",
     "deputies_of_parties",

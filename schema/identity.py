@@ -7,11 +7,13 @@ from graphql import FragmentSpreadNode, GraphQLError, InlineFragmentNode, Operat
 from graphql.validation import ValidationRule
 
 from engine import identity
+from engine.deputies import MAX_OPEN, MAX_STANDING_IN
 from resolvers import delivery as delivery_reads
 from resolvers import login as logins
 from resolvers.mutations import run
 from schema.base import AppInfo, Node, UserError, by_id_prefix
 from schema.execution import context_only
+from schema.limits import MAX_ITEMS
 
 if TYPE_CHECKING:
     from schema.delivery import NotificationDelivery
@@ -51,14 +53,16 @@ class User(Node):
 
     @strawberry.field(
         description="This user's current and coming deputyships (those who stand in for them), soonest first: "
-        "shown to this user, their deputies and admins; empty for anyone else."
+        "shown to this user, their deputies and admins; empty for anyone else.",
+        metadata={MAX_ITEMS: MAX_OPEN},
     )
     async def deputies(self, info: AppInfo) -> list[Annotated["Deputyship", strawberry.lazy("schema.deputy")]]:
         return await info.context.loaders.deputyships_by_user.load(self.id)
 
     @strawberry.field(
         description="The current and coming deputyships in which this user stands in for someone, soonest first: "
-        "shown to this user, the absent users and admins."
+        "shown to this user, the absent users and admins.",
+        metadata={MAX_ITEMS: MAX_STANDING_IN},
     )
     async def deputy_for(self, info: AppInfo) -> list[Annotated["Deputyship", strawberry.lazy("schema.deputy")]]:
         return await info.context.loaders.deputyships_by_deputy.load(self.id)

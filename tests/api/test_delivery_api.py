@@ -101,6 +101,11 @@ async def test_choices_are_set_checked_and_read_by_their_owner_and_admins(db, ma
         assert "Mars/Olympus_Mons" in next(e["message"] for e in refused["userErrors"] if e["field"] == ["timeZone"])
         assert (await gql(DELIVERY_OF, {"id": ada_id}, token=ada))["node"] == expected
 
+        # More choices than there are levels: refused whole, before any is looked at.
+        many = await choose(gql, ada, levels=[{"level": "ROLE", "channels": ["IN_APP"]}] * 5000)
+        assert [(e["code"], e["field"]) for e in many["userErrors"]] == [("INVALID_INPUT", ["levels"])]
+        assert (await gql(DELIVERY_OF, {"id": ada_id}, token=ada))["node"] == expected
+
         # Email needs an address; only an admin chooses for someone else.
         no_address = await choose(gql, bob, levels=[{"level": "ROLE", "channels": ["EMAIL"]}])
         assert [(e["code"], e["field"]) for e in no_address["userErrors"]] == [

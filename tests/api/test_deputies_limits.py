@@ -4,7 +4,9 @@ disabled absent user or deputy lends nothing, decided when read and executed lik
 
 import pytest
 
+from engine import deputies
 from tests.api.test_deputies import (
+    DEPUTIES_OF,
     EXECUTE_AS_DEPUTY,
     HEARD,
     HOUR,
@@ -168,3 +170,19 @@ async def test_a_disabled_deputy_gets_nothing_and_acts_for_nobody(gql, make_user
     assert sorted(i for _, i, _ in await tasks(gql, bob)) == ["Crash", "Hang", "Leak"]
     done = await resolve(gql, bob, item["id"], "for alice, bob enabled again")
     assert done["userErrors"] == [] and done["activity"]["onBehalfOf"] == {"login": "alice"}
+
+
+async def test_one_deputy_stands_in_for_a_bounded_number_of_users(gql, make_user, monkeypatch):
+    """User.deputyFor lists every open deputyship of its user, so a deputy holds at most
+    MAX_STANDING_IN of them (here lowered to 2): the next absent user naming them is refused
+    and nothing is written."""
+    monkeypatch.setattr(deputies, "MAX_STANDING_IN", 2)
+    bob_id, bob = await make_user("bob")
+    absent = [await make_user(f"absent{i}") for i in range(3)]
+    for _, token in absent[:2]:
+        assert (await name_deputy(gql, token, bob_id, until=T0 + HOUR))["userErrors"] == []
+    over = await name_deputy(gql, absent[2][1], bob_id, until=T0 + HOUR)
+    assert over["deputyship"] is None
+    assert [(e["code"], e["field"]) for e in over["userErrors"]] == [("TOO_MANY_DEPUTIES", ["deputyId"])]
+    standing_in = (await gql(DEPUTIES_OF, {"id": bob_id}, token=bob))["node"]["deputyFor"]
+    assert sorted(d["user"]["login"] for d in standing_in) == ["absent0", "absent1"]
