@@ -21,7 +21,6 @@ A row whose instance is no longer enabled, or whose due date changed, is dropped
 due. These verbs work in the caller's transaction and never commit.
 """
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -31,8 +30,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from engine import activity, notifications
 from engine.actors import SYSTEM
 from engine.cases.context import CaseContext, load_facts
+from engine.cases.transitions import assigned_parties
 from engine.reminder_rows import DUE, ESCALATE, OVERDUE, REMIND, due_start
-from models import Case, EnabledAction, Reminder, Subproject, WorkflowItem
+from models import Case, Reminder, Subproject, WorkflowItem
 
 # A suspended case's reminders wait for its resumption; a closed case's are claimed to be dropped.
 _DUE = (Reminder.fire_at <= bindparam("now")) & (Case.status != "SUSPENDED")
@@ -70,16 +70,6 @@ async def next_due(session: AsyncSession) -> datetime | None:
     return await session.scalar(_NEXT)
 
 
-def _assignees(ctx: CaseContext, instances: Iterable[EnabledAction]) -> set[str]:
-    parties: set[str] = set()
-    for instance in instances:
-        if instance.assignee_party_id:
-            parties.add(instance.assignee_party_id)
-        elif instance.assigned_role:
-            parties |= ctx.roles.get(instance.assigned_role, set())
-    return parties
-
-
 async def fire_claimed(session: AsyncSession, claimed: Claimed, *, now: datetime) -> Claimed:
     """Tell the people a claimed reminder is for, and schedule its next one (or drop it)."""
     row = claimed.reminder
@@ -104,7 +94,7 @@ async def fire_claimed(session: AsyncSession, claimed: Claimed, *, now: datetime
             "enabledAt": instance.enabled_at.isoformat(),
         }
         entry = await _record(ctx, "action_reminded", instance.action, data, now)
-        await notifications.notify(ctx, entry, assigned_parties=_assignees(ctx, [instance]))
+        await notifications.notify(ctx, entry, assigned_parties=assigned_parties(ctx, [instance]))
         claimed.entries.append(entry)
         if row.sent < action.reminders.max:
             row.fire_at = now + timedelta(seconds=action.reminders.every)
@@ -131,7 +121,7 @@ async def _fire_due(ctx: CaseContext, row: Reminder, now: datetime, claimed: Cla
         kind = "workflow_item_due" if row.kind == DUE else "workflow_item_overdue"
         entry = await _record(ctx, kind, None, {"dueDate": item.due_date.isoformat()}, now)  # type: ignore[union-attr]
         waiting = [ea for ea in ctx.enabled or () if ea.trigger == "user"]
-        parties = _assignees(ctx, waiting) | ({item.assignee_id} if item.assignee_id else set())
+        parties = assigned_parties(ctx, waiting) | ({item.assignee_id} if item.assignee_id else set())
         await notifications.notify(ctx, entry, assigned_parties=parties)
         claimed.entries.append(entry)
     await ctx.session.delete(row)
