@@ -37,7 +37,10 @@ _CURSOR = re.compile(r"(-?[0-9][0-9.e+-]{0,30})~([a-z]{1,8}_[0-9A-Z]{1,40})")
 
 # The indexed expression of migration 0016, written exactly as there: PostgreSQL uses an index
 # only for the very expression it was built on.
-TSVECTOR = "to_tsvector('simple', {table}.display_name || ' ' || {table}.description)"
+# PostgreSQL's parser keeps an email, a host, a path or a URL whole ("ada@example.org") where
+# SQLite's unicode61 splits them into words: the separators are made spaces first, so both
+# databases match the same words ("example" finds the address on both).
+TSVECTOR = "to_tsvector('simple', translate({table}.display_name || ' ' || {table}.description, '@/.:', '    '))"
 _KINDS: tuple[tuple[Any, Any], ...] = (
     (Project, visibility.project_visible),
     (Subproject, visibility.subproject_visible),

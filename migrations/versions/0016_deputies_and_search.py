@@ -33,7 +33,8 @@ SEARCHED = ("project", "subproject", "workflow_item")
 # resolvers/search.py's TSVECTOR, frozen here: a query uses the index only with exactly this text
 # (tests/api/test_search.py checks the plan).
 POSTGRES_INDEX = (
-    "CREATE INDEX ix_search_{table} ON {table} USING gin (to_tsvector('simple', display_name || ' ' || description))"
+    "CREATE INDEX ix_search_{table} ON {table} "
+    "USING gin (to_tsvector('simple', translate(display_name || ' ' || description, '@/.:', '    ')))"
 )
 
 

@@ -101,6 +101,12 @@ async def test_words_match_as_prefixes_all_of_them_case_aside_best_first(gql, ma
     assert await names(gql, owner, "2031") == ["Invoice 2031-07"]
     assert await names(gql, owner, "straße") == ["Grüße"]
     assert await names(gql, owner, "invoice ladders") == []
+    # An address, a path and a URL are words on both databases (PostgreSQL's parser alone would
+    # keep each whole, and only its first word would be found).
+    await item(gql, owner, sub, "Mail ada@example.org", "see /srv/plans or http://drawings.example.org/roof")
+    assert await names(gql, owner, "example") == ["Mail ada@example.org"]
+    assert await names(gql, owner, "plans drawings") == ["Mail ada@example.org"]
+    assert await names(gql, owner, "org srv") == ["Mail ada@example.org"]
 
 
 async def test_the_index_follows_creation_updates_and_deletion(gql, make_user, db):
