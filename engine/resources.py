@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from engine import activity, permissions, validation
+from engine import activity, permissions, validation, versions
 from engine.actors import Actor
 from engine.errors import DomainError, ErrorCode, not_found
 from engine.workflows import latest_workflow
@@ -155,10 +155,13 @@ async def create_subproject(
     validator_id: str | None = None,
     workflow_mode: str = "UNORDERED",
     workflow: str | None = None,
+    workflow_version: int | None = None,
     tags: list[str] | None = None,
     projected_budgets: list[BudgetInput] | None = None,
     additional_data: dict[str, Any] | None = None,
 ) -> Subproject:
+    """A subproject whose items run ``workflow`` (default ``simple``) at ``workflow_version``, or
+    by default the latest version not retired (docs/workflows.md, "Versions")."""
     project = await lock(session, Project, project_id, what="project", field="projectId")
     await permissions.require(
         session,
@@ -171,7 +174,13 @@ async def create_subproject(
     _require_open(project, "project")
     if workflow_mode not in ("ORDERED", "UNORDERED"):
         raise validation.invalid("workflowMode is ORDERED or UNORDERED.", "workflowMode")
-    wf = await latest_workflow(session, short_name=workflow or "simple")
+    if workflow_version is None:
+        wf = await latest_workflow(session, short_name=workflow or "simple")
+    else:
+        wf = await versions.find_version(
+            session, short_name=workflow or "simple", version=workflow_version, field="workflowVersion"
+        )
+        versions.require_not_retired(wf, field="workflowVersion", what="a new subproject")
     subproject = Subproject(
         id=new_id("sub"),
         project_id=project.id,

@@ -76,6 +76,10 @@ class CreateSubprojectInput:
     validator_id: strawberry.ID | None = None
     workflow_mode: WorkflowMode = WorkflowMode.UNORDERED
     workflow: str | None = strawberry.field(default=None, description="A workflow short name; default `simple`.")
+    workflow_version: int | None = strawberry.field(
+        default=None,
+        description="The version of `workflow` its new items take; default: the latest version not retired.",
+    )
     tags: list[str] | None = None
     projected_budgets: list[ProjectedBudgetInput] | None = None
     additional_data: JSON | None = None
@@ -166,6 +170,7 @@ async def create_subproject(info: AppInfo, input: CreateSubprojectInput) -> Subp
             validator_id=input.validator_id,
             workflow_mode=input.workflow_mode.value,
             workflow=input.workflow,
+            workflow_version=input.workflow_version,
             tags=input.tags,
             projected_budgets=budgets(input.projected_budgets),
             additional_data=input.additional_data,

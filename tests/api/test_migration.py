@@ -409,3 +409,45 @@ async def test_a_live_subscriber_hears_the_case_migrated(db, make_actor):
     assert not result.errors and result.data["activity"]["kind"] == "case_migrated"
     assert result.data["activity"]["actor"] == {"login": "owner"}
     assert (result.data["activity"]["data"]["fromVersion"], result.data["activity"]["data"]["toVersion"]) == (1, 2)
+
+
+async def test_a_new_subproject_may_name_the_version_its_items_take(gql, make_user):
+    """createSubproject's workflowVersion: an older version than the latest, its items on it; an
+    unknown or retired version refused on that field and nothing created."""
+    admin, _, _, _ = await permits(gql, make_user, submitted=0)
+    project = (await gql(CREATE_PROJECT, {"input": {"displayName": "Versions"}}, token=admin))["createProject"]
+
+    async def subproject(version):
+        made = await gql(
+            CREATE_SUBPROJECT,
+            {
+                "input": {
+                    "projectId": project["project"]["id"],
+                    "displayName": f"On {version}",
+                    "currency": "EUR",
+                    "workflow": "permit",
+                    "workflowVersion": version,
+                }
+            },
+            token=admin,
+        )
+        return made["createSubproject"]
+
+    older = await subproject(1)
+    assert older["userErrors"] == [] and older["subproject"]["workflow"] == {"shortName": "permit", "version": 1}
+    item = await new_item(gql, admin, older["subproject"]["id"], "On the older one")
+    assert state_and_version(await case_of(gql, admin, item["workflowItem"]["id"])) == ("draft", 1)
+    newest = await subproject(None)
+    assert newest["subproject"]["workflow"] == {"shortName": "permit", "version": 2}
+    unknown = await subproject(5)
+    assert unknown["subproject"] is None
+    assert [(e["code"], e["field"]) for e in unknown["userErrors"]] == [("NOT_FOUND", ["workflowVersion"])]
+    await gql(RETIRE_WORKFLOW, {"input": {"workflow": "permit", "version": 1}}, token=admin)
+    retired = await subproject(1)
+    assert [(e["code"], e["field"]) for e in retired["userErrors"]] == [("WORKFLOW_RETIRED", ["workflowVersion"])]
+    listed = await gql(
+        "query($id: ID!) { node(id: $id) { ... on Project { subprojects(first: 10) { totalCount } } } }",
+        {"id": project["project"]["id"]},
+        token=admin,
+    )
+    assert listed["node"]["subprojects"]["totalCount"] == 2
