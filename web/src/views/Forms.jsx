@@ -101,7 +101,7 @@ export function ProjectForm({ project, onClose, onSaved }) {
   );
 }
 
-/** The newest version of each workflow, by short name (createSubproject starts the newest). */
+/** Every version of every workflow (a new subproject takes the newest unless told another). */
 export function useWorkflows() {
   const [list, setList] = useState(null);
   useEffect(() => {
@@ -134,6 +134,7 @@ export function SubprojectForm({ projectId, subproject, onClose, onSaved }) {
     tags: (subproject?.tags ?? []).join(', '),
     currency: 'EUR',
     workflow: 'approval',
+    workflowVersion: '',
     workflowMode: 'UNORDERED',
     assigneeId: '',
     validatorId: '',
@@ -150,6 +151,7 @@ export function SubprojectForm({ projectId, subproject, onClose, onSaved }) {
   }
   const versions = (workflows || []).filter((wf) => wf.shortName === values.workflow);
   const chosen = latest.get(values.workflow);
+  const shown = versions.find((wf) => String(wf.version) === values.workflowVersion) ?? chosen;
 
   async function submit(e) {
     e.preventDefault();
@@ -160,7 +162,9 @@ export function SubprojectForm({ projectId, subproject, onClose, onSaved }) {
       input = {
         projectId,
         ...changes(
-          { ...common, currency: values.currency, workflow: values.workflow, workflowMode: values.workflowMode,
+          { ...common, currency: values.currency, workflow: values.workflow,
+            workflowVersion: values.workflowVersion ? Number(values.workflowVersion) : null,
+            workflowMode: values.workflowMode,
             assigneeId: values.assigneeId || null, validatorId: values.validatorId || null },
           null,
         ),
@@ -180,7 +184,8 @@ export function SubprojectForm({ projectId, subproject, onClose, onSaved }) {
               pattern="[A-Z]{3}" hint="Three capital letters, like EUR"
               onChange={(e) => set('currency', e.target.value.toUpperCase())} />
             <Field label="Workflow" name="workflow" errors={errors}>
-              <select name="workflow" value={values.workflow} onChange={(e) => set('workflow', e.target.value)}>
+              <select name="workflow" value={values.workflow}
+                onChange={(e) => setValues((v) => ({ ...v, workflow: e.target.value, workflowVersion: '' }))}>
                 {[...latest.values()].map((wf) => (
                   <option key={wf.shortName} value={wf.shortName}>
                     {wf.prettyName}
@@ -188,20 +193,24 @@ export function SubprojectForm({ projectId, subproject, onClose, onSaved }) {
                 ))}
               </select>
             </Field>
-            <Field label="Version" name="workflowVersion"
-              hint="A new subproject starts on the newest version; older ones keep running their cases.">
-              <select name="workflowVersion" value={chosen?.version ?? ''} disabled={versions.length < 2} onChange={() => {}}>
-                {versions.map((wf) => (
-                  <option key={wf.id} value={wf.version} disabled={wf !== chosen}>
-                    v{wf.version}
-                    {wf === chosen ? ' (newest)' : ''}
-                  </option>
-                ))}
+            <Field label="Version" name="workflowVersion" errors={errors}
+              hint="Its new items take this version; cases already running keep theirs.">
+              <select name="workflowVersion" value={values.workflowVersion} disabled={versions.length < 2}
+                onChange={(e) => set('workflowVersion', e.target.value)}>
+                <option value="">{chosen ? `v${chosen.version} (newest)` : 'Newest'}</option>
+                {versions
+                  .filter((wf) => wf !== chosen)
+                  .sort((a, b) => b.version - a.version)
+                  .map((wf) => (
+                    <option key={wf.id} value={wf.version}>
+                      v{wf.version}
+                    </option>
+                  ))}
               </select>
             </Field>
-            {chosen && (
+            {shown && (
               <p className="hint" data-testid="workflow-states">
-                States: {chosen.states.map((s) => s.prettyName).join(' → ')}
+                States: {shown.states.map((s) => s.prettyName).join(' → ')}
               </p>
             )}
             <Field label="Order" name="workflowMode" errors={errors}>
@@ -225,7 +234,8 @@ export function SubprojectForm({ projectId, subproject, onClose, onSaved }) {
           </>
         )}
         <FieldErrors errors={errors} field={null}
-          shown={['displayName', 'description', 'tags', 'currency', 'workflow', 'workflowMode', 'assigneeId', 'validatorId']} />
+          shown={['displayName', 'description', 'tags', 'currency', 'workflow', 'workflowVersion', 'workflowMode',
+            'assigneeId', 'validatorId']} />
         <Buttons busy={busy} label={editing ? 'Save' : 'Create subproject'} onClose={onClose} />
       </form>
     </Dialog>
