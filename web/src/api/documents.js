@@ -155,11 +155,11 @@ export const REASSIGN = `mutation Reassign($input: ReassignRoleInput!) {
 }`;
 
 export const TASKS = `query Tasks {
-  myTasks(first: 100) {
+  myTasks(first: 100, orderBy: DUE_DATE) {
     pageInfo { hasNextPage }
     totalCount
     edges { node {
-      id fireAt enabledAt
+      id fireAt enabledAt dueDate overdue
       onBehalfOf { ... on User { id displayName } ... on Group { id displayName } }
       action {
         shortName prettyName newState attachDocuments

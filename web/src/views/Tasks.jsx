@@ -1,26 +1,17 @@
 // My tasks: the enabled actions assigned to the viewer across all cases, soonest due first
-// (those without a due date after, oldest first), overdue ones marked. The API pages myTasks
-// oldest first; the page sorts the first MAX_TASKS of them.
+// (those without a due date after), overdue ones marked: myTasks(orderBy: DUE_DATE) and
+// EnabledAction.overdue, so the server's order and judgement, over all of the viewer's tasks.
 import { useEffect, useState } from 'react';
 
 import { gql } from '../api/client.js';
 import { TASKS } from '../api/documents.js';
 import { onActivity } from '../api/live.js';
-import { ago, overdue, when } from '../format.js';
+import { ago, when } from '../format.js';
 import { useDebounced, useLoad } from '../hooks.js';
 import { Empty, Failed, Loading } from '../ui.jsx';
 import { ActionDialog } from './ActionDialog.jsx';
 
 const MAX_TASKS = 100;
-
-function byDue(a, b) {
-  const da = a.case.workflowItem?.dueDate;
-  const db = b.case.workflowItem?.dueDate;
-  if (da && db && da !== db) return da < db ? -1 : 1;
-  if (da && !db) return -1;
-  if (!da && db) return 1;
-  return a.enabledAt < b.enabledAt ? -1 : 1;
-}
 
 /** Runs a task from the list: the action's dialog, its preview, then the real run. */
 function TaskButton({ task, onDone }) {
@@ -55,8 +46,8 @@ export function Tasks() {
   const reloadSoon = useDebounced(reload, 300);
   useEffect(() => onActivity((entry) => entry.workflowItem && reloadSoon()), [reloadSoon]);
   if (!data) return loading ? <Loading what="your tasks" /> : <Failed error={error} retry={reload} />;
-  const tasks = data.myTasks.edges.map((e) => e.node).sort(byDue);
-  const late = tasks.filter((t) => overdue(t.case.workflowItem?.dueDate)).length;
+  const tasks = data.myTasks.edges.map((e) => e.node);
+  const late = tasks.filter((t) => t.overdue).length;
   return (
     <section>
       <h1>
@@ -72,7 +63,7 @@ export function Tasks() {
       <ul className="tasks">
         {tasks.map((task) => {
           const item = task.case.workflowItem;
-          const isLate = overdue(item?.dueDate);
+          const isLate = task.overdue;
           return (
             <li key={task.id} data-testid="task" className={isLate ? 'late' : undefined}>
               <strong>{task.action.prettyName}</strong>
@@ -81,7 +72,7 @@ export function Tasks() {
               <small>
                 {task.case.state.prettyName}
                 {item?.subproject && ` · ${item.subproject.displayName}`}
-                {item?.dueDate && ` · due ${item.dueDate}`}
+                {task.dueDate && ` · due ${task.dueDate}`}
                 {' · waiting since '}
                 <time dateTime={task.enabledAt} title={when(task.enabledAt)}>
                   {ago(task.enabledAt)}
@@ -93,7 +84,7 @@ export function Tasks() {
         })}
       </ul>
       {data.myTasks.pageInfo.hasNextPage && (
-        <p className="hint">The first {MAX_TASKS} of your tasks (the oldest) are shown, sorted by due date.</p>
+        <p className="hint">The first {MAX_TASKS} of your tasks by due date are shown.</p>
       )}
     </section>
   );
