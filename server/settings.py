@@ -5,6 +5,10 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
+
+from models import normalize_url
 
 
 class Settings(BaseSettings):
@@ -108,11 +112,6 @@ class Settings(BaseSettings):
     def _a_database_caseway_speaks(cls, url: str) -> str:
         """Refused at start, in one sentence: a URL that does not parse, or names a database
         other than SQLite and PostgreSQL (whose driver would be missing)."""
-        from sqlalchemy.engine import make_url
-        from sqlalchemy.exc import ArgumentError
-
-        from models import normalize_url
-
         try:
             backend = make_url(normalize_url(url)).get_backend_name()
         except (ArgumentError, ValueError):
