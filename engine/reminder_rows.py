@@ -17,29 +17,21 @@ REMIND, ESCALATE, DUE, OVERDUE = "REMIND", "ESCALATE", "DUE", "OVERDUE"
 
 def schedule_instance(session: AsyncSession, instance: EnabledAction, action: ActionSpec, now: datetime) -> None:
     """The reminder and escalation rows of a newly enabled instance; the sweepers are told."""
+
+    def row(kind: str, seconds: int) -> Reminder:
+        return Reminder(
+            id=f"{kind.lower()}:{instance.id}",
+            kind=kind,
+            case_id=instance.case_id,
+            enabled_action_id=instance.id,
+            fire_at=now + timedelta(seconds=seconds),
+        )
+
     made = []
     if action.reminders is not None:
-        fire_at = now + timedelta(seconds=action.reminders.every)
-        made.append(
-            Reminder(
-                id=f"remind:{instance.id}",
-                kind=REMIND,
-                case_id=instance.case_id,
-                enabled_action_id=instance.id,
-                fire_at=fire_at,
-            )
-        )
+        made.append(row(REMIND, action.reminders.every))
     if action.escalate is not None:
-        fire_at = now + timedelta(seconds=action.escalate.after)
-        made.append(
-            Reminder(
-                id=f"escalate:{instance.id}",
-                kind=ESCALATE,
-                case_id=instance.case_id,
-                enabled_action_id=instance.id,
-                fire_at=fire_at,
-            )
-        )
+        made.append(row(ESCALATE, action.escalate.after))
     session.add_all(made)
     for row in made:
         unit_of_work(session).timer_written(row.fire_at)
