@@ -1,5 +1,5 @@
-// Small hooks shared by the views: the hash route, a query with loading/error states, and
-// live status.
+// Small hooks shared by the views: the hash route, a query with loading/error states, the
+// server's part of a filter, and live status.
 import { useCallback, useEffect, useRef, useState } from 'react';
 
 import { gql } from './api/client.js';
@@ -50,6 +50,25 @@ export function useDebounced(fn, ms) {
       latest.current();
     }, ms);
   }, [ms]);
+}
+
+/** The server's part of a filter (name, tag, status: ProjectFilter), sent once typing pauses;
+ * null when empty, and the same object while it does not change (so loads keyed on it rerun
+ * only when it does). */
+export function useServerFilter(filter, ms = 250) {
+  const [sent, setSent] = useState(null);
+  useEffect(() => {
+    const timer = setTimeout(() => {
+      const f = {};
+      if (filter.search.trim()) f.search = filter.search.trim();
+      if (filter.tag.trim()) f.tag = filter.tag.trim();
+      if (filter.status) f.status = filter.status;
+      const next = Object.keys(f).length ? f : null;
+      setSent((current) => (JSON.stringify(current) === JSON.stringify(next) ? current : next));
+    }, ms);
+    return () => clearTimeout(timer);
+  }, [filter.search, filter.tag, filter.status, ms]);
+  return sent;
 }
 
 export function useLiveStatus() {

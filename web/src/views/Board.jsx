@@ -12,7 +12,7 @@ import { BOARD, CLOSE_SUBPROJECT, REORDER } from '../api/documents.js';
 import { onActivity } from '../api/live.js';
 import { meetParties } from '../api/people.jsx';
 import { money, overdue, partyName } from '../format.js';
-import { useDebounced, useLoad } from '../hooks.js';
+import { useDebounced, useLoad, useServerFilter } from '../hooks.js';
 import { Dialog, Empty, Failed, FieldErrors, Loading, useMutation } from '../ui.jsx';
 import { ActionDialog } from './ActionDialog.jsx';
 import { Filters, MoveDialog } from './BoardMove.jsx';
@@ -97,7 +97,7 @@ const NO_FILTER = { search: '', tag: '', status: '', assignee: '', overdue: fals
 
 export function Board({ id }) {
   const [filter, setFilter] = useState(NO_FILTER);
-  const [serverFilter, setServerFilter] = useState(null);
+  const serverFilter = useServerFilter(filter); // the name, tag and status filters are the server's
   const [partial, setPartial] = useState(null);
   const [{ loading, error, data: loaded }, reload] = useLoad(() => loadBoard(id, serverFilter, setPartial), [id, serverFilter]);
   // Until every page is in, the pages so far (of this board and filter).
@@ -115,18 +115,6 @@ export function Board({ id }) {
   const onMove = useCallback((item) => setMoving({ item, target: null }), []);
   const [close, closing] = useMutation(CLOSE_SUBPROJECT, 'closeSubproject');
 
-  // The name and tag filters are the server's: sent once typing pauses.
-  useEffect(() => {
-    const timer = setTimeout(() => {
-      const f = {};
-      if (filter.search.trim()) f.search = filter.search.trim();
-      if (filter.tag.trim()) f.tag = filter.tag.trim();
-      if (filter.status) f.status = filter.status;
-      const next = Object.keys(f).length ? f : null;
-      setServerFilter((current) => (JSON.stringify(current) === JSON.stringify(next) ? current : next));
-    }, 250);
-    return () => clearTimeout(timer);
-  }, [filter.search, filter.tag, filter.status]);
 
   // The newest state of each item the live stream told of: a reload that was read before an
   // event committed must not put the card back where it was (the event is not sent again).

@@ -1,11 +1,11 @@
 // The projects the viewer may see, each with its subprojects; a name/tag/status filter (the
 // server's ProjectFilter), and, as the server allows, new projects and subprojects, editing,
 // closing and the permissions page.
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 
 import { gql } from '../api/client.js';
 import { CLOSE_PROJECT, PROJECTS } from '../api/documents.js';
-import { useLoad } from '../hooks.js';
+import { useLoad, useServerFilter } from '../hooks.js';
 import { Dialog, Empty, Failed, FieldErrors, Loading, useMutation } from '../ui.jsx';
 import { ProjectForm, SubprojectForm } from './Forms.jsx';
 
@@ -92,20 +92,9 @@ function Project({ project, reload }) {
 
 export function Projects({ viewer }) {
   const [filter, setFilter] = useState({ search: '', tag: '', status: '' });
-  const [sent, setSent] = useState(null);
+  const sent = useServerFilter(filter);
   const [creating, setCreating] = useState(false);
   const [{ loading, error, data }, reload] = useLoad(() => gql(PROJECTS, { filter: sent }), [sent]);
-  useEffect(() => {
-    const timer = setTimeout(() => {
-      const f = {};
-      if (filter.search.trim()) f.search = filter.search.trim();
-      if (filter.tag.trim()) f.tag = filter.tag.trim();
-      if (filter.status) f.status = filter.status;
-      const next = Object.keys(f).length ? f : null;
-      setSent((current) => (JSON.stringify(current) === JSON.stringify(next) ? current : next));
-    }, 250);
-    return () => clearTimeout(timer);
-  }, [filter]);
   const projects = data ? data.projects.edges.map((e) => e.node) : [];
   return (
     <section>
