@@ -204,12 +204,12 @@ def _item_status(b: Build, source: Any, field: Any) -> Any:
 
 
 def _case(b: Build, source: Any, field: Any) -> Any:
-    return b.one(field.sub, _CASE, [_CASE.c.object_id == source.c.id])
+    return b.one(field.sub, _CASE, "object_id", source.c.id)
 
 
 def _state(b: Build, source: Any, field: Any) -> Any:
     """The top-level scope's state ('' sorts first among the case's scopes)."""
-    return b.one(field.sub, _STATE, [_STATE.c.case_id == source.c.id, _STATE.c.scope == ""])
+    return b.one(field.sub, _STATE, "case_id", source.c.id, (_STATE.c.scope == "",))
 
 
 def _enabled_actions(b: Build, source: Any, field: Any) -> Any:
