@@ -36,16 +36,16 @@ class SqlViewer:
     """The viewer as the visibility rules see it while a statement is built: whether they are an
     admin (which changes the SQL) and their parties as one expanding parameter, so that the
     statement serves every viewer of that kind (``Build.params`` gives the parties). Their id
-    and the instant deputyships are judged at are parameters too (engine/role_players.py: an
-    absent user's deputy plays their roles), so a cached statement never freezes the time."""
+    and the instant deputyships are judged at (``deputies_at``, as on ``engine.actors.Actor``)
+    are parameters too, so a cached statement never freezes the time."""
 
-    __slots__ = ("at", "is_admin", "party_ids", "user_id")
+    __slots__ = ("deputies_at", "is_admin", "party_ids", "user_id")
 
     def __init__(self, is_admin: bool) -> None:
         self.is_admin = is_admin
         self.party_ids = bindparam("viewer_parties", expanding=True)
         self.user_id = bindparam("viewer_user")
-        self.at = bindparam("viewer_at", type_=Deputyship.__table__.c.starts_at.type)
+        self.deputies_at = bindparam("viewer_at", type_=Deputyship.__table__.c.starts_at.type)
 
 
 class Build:

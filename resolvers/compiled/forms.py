@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import BigInteger, and_, case, cast, func, literal_column, null, or_, select, true
+from sqlalchemy import BigInteger, Boolean, and_, case, cast, false, func, literal_column, null, or_, select, true
 
 from models import (
     Case,
@@ -240,6 +240,58 @@ def _workflow_roles(b: Build) -> Any:
     return cte.prefix_with("MATERIALIZED") if b.json.postgres else cte
 
 
+def _workflow_states(b: Build) -> Any:
+    """(workflow id, state, pretty name, terminal) of every top-level state of every workflow,
+    read once per statement like ``_workflow_roles``, with the spec parser's defaults
+    (engine/specs.py: the pretty name defaults to the short name, terminal to false)."""
+    spec = _WORKFLOW.c.spec
+    if b.json.postgres:
+        states = func.json_each(spec.op("->")(literal_column("'states'"))).table_valued("key", "value").render_derived()
+        pretty = states.c.value.op("->>")(literal_column("'pretty_name'"))
+        terminal = cast(states.c.value.op("->>")(literal_column("'terminal'")), Boolean)
+    else:
+        states = func.json_each(spec, "$.states").table_valued("key", "value")
+        pretty = func.json_extract(states.c.value, "$.pretty_name")
+        terminal = func.json_extract(states.c.value, "$.terminal") == 1
+    cte = (
+        select(
+            _WORKFLOW.c.id.label("workflow_id"),
+            states.c.key.label("key"),
+            func.coalesce(pretty, states.c.key).label("pretty"),
+            func.coalesce(terminal, false()).label("terminal"),
+        )
+        .select_from(_WORKFLOW.join(states, true()))
+        .cte("workflow_states")
+    )
+    return cte.prefix_with("MATERIALIZED") if b.json.postgres else cte
+
+
+def _state_spec(b: Build, source: Any, column: str) -> Any:
+    """A column of ``_workflow_states`` for the state of a ``case_state`` row (``source``),
+    in its case's workflow."""
+    states = b.shared("workflow_states", lambda: _workflow_states(b))
+    workflow = select(_CASE.c.workflow_id).where(_CASE.c.id == source.c.case_id).correlate_except(_CASE)
+    found = select(states.c[column]).where(
+        states.c.workflow_id == workflow.scalar_subquery(), states.c.key == source.c.state
+    )
+    return found.correlate_except(states).scalar_subquery()
+
+
+def _state_pretty(b: Build, source: Any, field: Any) -> Any:
+    return _state_spec(b, source, "pretty")
+
+
+def _state_terminal(b: Build, source: Any, field: Any) -> Any:
+    return b.json.boolean(_state_spec(b, source, "terminal"))
+
+
+def _created_at(b: Build, source: Any, field: Any) -> Any:
+    return b.json.timestamp(source.c.created_at)
+
+
+CREATED_AT = Form(LEAF, _created_at)
+
+
 def _roles(b: Build, source: Any, field: Any) -> Any:
     """Every role of the case's workflow, in the spec's order, with who plays it."""
     roles = b.shared("workflow_roles", lambda: _workflow_roles(b))
@@ -253,7 +305,12 @@ def _role_key(b: Build, source: Any, field: Any) -> Any:
 def _players(b: Build, source: Any, field: Any) -> Any:
     """The parties playing the role (``source``: a row of the spec's roles) in the case
     around it, by party id; ids of parties that no longer exist are left out."""
-    by_kind = field.sub
+    return _played(b, field.sub, [_PLAYER.c.case_id == _CASE.c.id, _PLAYER.c.role == source.c.key])
+
+
+def _played(b: Build, by_kind: dict[str, Any], where: list[Any]) -> Any:
+    """The JSON list of the parties of the ``case_role_party`` rows that satisfy ``where``, by
+    party id (as ``resolvers.cases.parties`` lists them), those that no longer exist left out."""
     as_user = b.object(by_kind["User"], _USER)
     as_group = b.object(by_kind["Group"], _GROUP)
     inner = (
@@ -266,11 +323,7 @@ def _players(b: Build, source: Any, field: Any) -> Any:
                 _GROUP, _GROUP.c.id == _PLAYER.c.party_id
             )
         )
-        .where(
-            _PLAYER.c.case_id == _CASE.c.id,
-            _PLAYER.c.role == source.c.key,
-            or_(_USER.c.id.is_not(None), _GROUP.c.id.is_not(None)),
-        )
+        .where(*where, or_(_USER.c.id.is_not(None), _GROUP.c.id.is_not(None)))
         .order_by(_PLAYER.c.party_id)
         .correlate_except(_PLAYER, _USER, _GROUP)
         .subquery("players")
@@ -278,15 +331,32 @@ def _players(b: Build, source: Any, field: Any) -> Any:
     return b.json.nested(select(b.json.array(inner.c.j, [inner.c.o0])).scalar_subquery())
 
 
-def _assignee(b: Build, source: Any, field: Any) -> Any:
-    """The user or group the resource is assigned to (null when none, or gone)."""
-    by_kind = field.sub
-    as_user = select(b.object(by_kind["User"], _USER)).where(_USER.c.id == source.c.assignee_id)
-    as_group = select(b.object(by_kind["Group"], _GROUP)).where(_GROUP.c.id == source.c.assignee_id)
-    found = func.coalesce(
+def _action_assignees(b: Build, source: Any, field: Any) -> Any:
+    """An enabled instance's assignees (``resolvers.cases.assignees``): the party it is
+    assigned to (none if that party is gone), else the players of its assigned role in its
+    case, else none."""
+    direct = _party(b, field.sub, source.c.assignee_party_id)
+    players = _played(b, field.sub, [_PLAYER.c.case_id == source.c.case_id, _PLAYER.c.role == source.c.assigned_role])
+    chosen = case(
+        (source.c.assignee_party_id.is_not(None), case((direct.is_(None), b.json.empty()), else_=b.json.one(direct))),
+        (source.c.assigned_role.is_(None), b.json.empty()),
+        else_=players,
+    )
+    return b.json.nested(chosen)
+
+
+def _party(b: Build, by_kind: dict[str, Any], party_id: Any) -> Any:
+    """The JSON of the user or group ``party_id`` names, else null."""
+    as_user = select(b.object(by_kind["User"], _USER)).where(_USER.c.id == party_id)
+    as_group = select(b.object(by_kind["Group"], _GROUP)).where(_GROUP.c.id == party_id)
+    return func.coalesce(
         as_user.correlate_except(_USER).scalar_subquery(), as_group.correlate_except(_GROUP).scalar_subquery()
     )
-    return b.json.nested(found)
+
+
+def _assignee(b: Build, source: Any, field: Any) -> Any:
+    """The user or group the resource is assigned to (null when none, or gone)."""
+    return b.json.nested(_party(b, field.sub, source.c.assignee_id))
 
 
 ASSIGNEE = Form(PARTIES, _assignee, "party")
@@ -308,6 +378,7 @@ _RESOURCE = {
     "displayName": column("display_name"),
     "description": column("description"),
     "assignee": ASSIGNEE,
+    "createdAt": CREATED_AT,
 }
 
 FORMS: dict[str, dict[str, Form]] = {
@@ -333,12 +404,21 @@ FORMS: dict[str, dict[str, Form]] = {
         "id": column("id"),
         "status": column("status"),
         "version": column("version"),
+        "createdAt": CREATED_AT,
         "state": Form(OBJECT, _state, "case_state"),
         "enabledActions": Form(OBJECT, _enabled_actions, "enabled_action"),
         "roles": Form(OBJECT, _roles, "case_role"),
     },
-    "State": {"shortName": column("state")},  # read from the case_state row
-    "EnabledAction": {"id": column("id"), "action": SAME_ROW},
+    "State": {  # read from the case_state row
+        "shortName": column("state"),
+        "prettyName": Form(LEAF, _state_pretty),
+        "terminal": Form(LEAF, _state_terminal),
+    },
+    "EnabledAction": {
+        "id": column("id"),
+        "action": SAME_ROW,
+        "assignees": Form(PARTIES, _action_assignees, "case_role_party"),
+    },
     "Action": {"shortName": column("action")},  # read from the enabled_action row
     "CaseRole": {"role": SAME_ROW, "assignees": Form(PARTIES, _players, "case_role_party")},
     "Role": {"shortName": Form(LEAF, _role_key)},  # read from the spec's roles

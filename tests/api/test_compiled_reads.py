@@ -6,20 +6,23 @@ equal, byte for byte, for every kind of viewer of the authorization matrix.
 """
 
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from sqlalchemy import update
 
 from bench.queries import R1, R2, R4
+from models import WorkflowItem
 from server.app import create_app
 from server.settings import Settings
 from tests.api import test_authorization_matrix as matrix
 from tests.fixtures.api import GraphQLClient
 from tests.fixtures.authorization import ACTORS
-from tests.fixtures.documents import CREATE_ITEM, NESTED, REORDER
+from tests.fixtures.documents import CREATE_ITEM, EXECUTE, NESTED, REORDER
 
 actors = matrix.actors  # the matrix's users (a fixture), one per actor
 
@@ -138,11 +141,13 @@ def _item(draw):
             "status",
             "version",
             "__typename",
-            "state { shortName }",
+            "createdAt",
+            f"state {{ {_pick(draw, ['shortName', 'prettyName', 'terminal', '__typename'])} }}",
             "enabledActions { id action { shortName } }",
+            "enabledActions { assignees { __typename ... on User { login } ... on Group { name } } }",
             "roles { role { shortName __typename } assignees { __typename ... on User { login id } "
             "... on Group { name displayName } } }",
-            "createdAt",  # no SQL form: the root field is resolved
+            "scopes { status }",  # no SQL form: the root field is resolved
         ],
     )
     scalars = [
@@ -153,6 +158,7 @@ def _item(draw):
         "amountType",
         "amount",
         "itemCurrency: currency",
+        "createdAt",
         "__typename",
         "assignee { __typename ... on User { login } ... on Group { name } }",
     ]
@@ -166,14 +172,14 @@ def _subproject(draw):
     if after:
         args = f"({args[1:-1]}, after: $after)" if args else "(after: $after)"
     items = "workflowItems" + _connection(draw, args, draw(_item()))
-    return _pick(draw, ["id", "displayName", "status", "currency", "workflowMode", "__typename", items])
+    return _pick(draw, ["id", "displayName", "status", "currency", "workflowMode", "createdAt", "__typename", items])
 
 
 @st.composite
 def _project(draw):
     subprojects = "subprojects" + _connection(draw, _first(draw), draw(_subproject()))
     assignee = "assignee { ... on User { id displayName } }"
-    return _pick(draw, ["id", "displayName", "description", "status", "__typename", assignee, subprojects])
+    return _pick(draw, ["id", "displayName", "description", "status", "createdAt", "__typename", assignee, subprojects])
 
 
 @st.composite
@@ -277,3 +283,42 @@ async def test_a_compiled_page_counts_only_when_its_total_is_selected(gql, db, a
         # hasNextPage counts the page's rows (first + 1 at most); totalCount is the one count more
         assert "LIMIT" in compiled_page.upper()
         assert compiled_count.upper().count("COUNT(") == compiled_page.upper().count("COUNT(") + 1
+
+
+NEW_FIELDS = """query New($id: ID!) { node(id: $id) { ... on Project { createdAt subprojects { edges { node {
+  createdAt workflowItems { edges { node { createdAt case { createdAt state { shortName prettyName terminal }
+    enabledActions { action { shortName } assignees { __typename ... on User { login } ... on Group { name } } }
+  } } } } } } } } } }"""
+EDGES = """query Edges($id: ID!) { node(id: $id) { ... on WorkflowItem { createdAt case { createdAt
+  state { shortName prettyName terminal } enabledActions { action { shortName }
+    assignees { __typename ... on User { login } ... on Group { name } } } } } } }"""
+
+
+async def test_new_fields_answer_the_same_at_their_edges(gql, db, actors, same, count_statements):
+    """What the generated documents do not reach: a terminal state, and an instant on a whole
+    second (isoformat leaves the fraction out)."""
+    scene = await _ordered_scene(gql, db, actors)
+    owner = scene.tokens["owner"]
+    item = scene.extra["i3"]
+    for action, extra in (("resolve", {"resolution": "fixed"}), ("close", {})):
+        done = await gql(EXECUTE, {"input": {"workflowItemId": item, "action": action, **extra}}, token=owner)
+        assert done["executeAction"]["userErrors"] == [], action
+    async with db.transaction() as s:
+        whole = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+        await s.execute(update(WorkflowItem).where(WorkflowItem.id == item).values(created_at=whole))
+    for actor in ACTORS:
+        tree = await same(NEW_FIELDS, {"id": scene.project}, scene.tokens[actor])
+        body = await same(EDGES, {"id": item}, scene.tokens[actor])
+        if actor == "owner":
+            read = body["data"]["node"]
+            assert read["createdAt"] == "2026-01-02T03:04:05+00:00"
+            assert read["case"]["state"] == {"shortName": "closed", "prettyName": "Closed", "terminal": True}
+            items = tree["data"]["node"]["subprojects"]["edges"][0]["node"]["workflowItems"]["edges"]
+            actions = items[1]["node"]["case"]["enabledActions"]  # I's (second in the ordering)
+            resolve = next(ea["assignees"] for ea in actions if ea["action"]["shortName"] == "resolve")
+            # the player and the group play resolve's assigned role, by party id
+            assert [a["__typename"] for a in resolve] == ["Group", "User"] and resolve[1]["login"] == "player"
+    for document, variables in ((EDGES, {"id": item}), (NEW_FIELDS, {"id": scene.project})):
+        with count_statements() as compiled:
+            await gql.raw(document, variables, token=owner)
+        assert compiled.count == 1, compiled.statements
