@@ -175,26 +175,63 @@ def _cursor_place(b: Build, subproject: Any, after: Any) -> Any:
 
 
 def _found(b: Build, source: Any, mine: list[Any], args: dict[str, Any]) -> Any:
-    """(id, position) of the page's candidates on PostgreSQL: the listed items past the
-    cursor, and the first ``first`` + 1 unlisted ones past it, each read by index."""
+    """(id, position) of the page's candidates on PostgreSQL: the first ``first`` + 1 visible
+    listed items past the cursor, and the first ``first`` + 1 unlisted ones past it.
+
+    The listed ones are found by walking the ordering in its order and looking each id up by
+    primary key (LATERAL) until the page is full: a join of the ordering with the
+    subproject's items let PostgreSQL, which guesses 100 elements for any JSON array, compare
+    every listed id with every visible item (25 s for a 20,000-item ordering, bench R4). The
+    ordering names an item once (engine/ordering.py refuses a repeated id), so no grouping."""
     item = _ITEM
-    listed = _listed(b, source).correlate_except(item).subquery("listed")
-    in_ordering = _listed(b, source).correlate_except(item).subquery("in_ordering")
-    after = args["after"]
-    listed_part = select(item.c.id.label("id"), listed.c.position.label("position")).select_from(
-        listed.join(item, item.c.id == listed.c.id)
+    ordering = source.c.workflow_item_ordering
+    elements = (
+        func.json_array_elements_text(ordering).table_valued("value", with_ordinality="position").render_derived()
     )
+    ordered = select(elements.c.value.label("id"), elements.c.position.label("position"))
+    after = args["after"]
     unlisted_part = select(item.c.id.label("id"), cast(null(), BigInteger).label("position")).where(
-        item.c.id.not_in(select(in_ordering.c.id))
+        item.c.id.not_in(select(_elements(ordering).c.value))
     )
     if args["has_after"]:
         at = _cursor_place(b, source, after)
-        listed_part = listed_part.where(at.is_not(None), listed.c.position > at)
+        ordered = ordered.where(at.is_not(None), elements.c.position > at)
         unlisted_part = unlisted_part.where(or_(at.is_not(None), item.c.id > after))
-    listed_part = listed_part.where(*mine).correlate_except(item, listed)
+    # OFFSET 0 keeps the ordering's ids sorted on their own (a sort of ids, not of items) and
+    # stops PostgreSQL from pushing the lookup below that sort: the lookups then run in order
+    # and stop when the page is full
+    listed = ordered.order_by(elements.c.position).offset(0).subquery("listed")
+
+    def listed_page(name: str) -> Any:
+        # a scalar subquery (the id is the key), which PostgreSQL runs per listed id, where an
+        # EXISTS or a join would be planned by its guesses again
+        hit = select(item.c.id).where(item.c.id == listed.c.id, *mine).limit(1).correlate_except(item)
+        return (
+            select(listed.c.id.label("id"), listed.c.position.label("position"))
+            .where(hit.scalar_subquery().is_not(None))
+            .order_by(listed.c.position)
+            .limit(args["limit"])
+            .correlate_except(listed)
+            .subquery(name)
+        )
+
+    listed_part = listed_page("listed_page")
+    # A full page of listed items leaves no room for the unlisted ones: a one-time test spares
+    # the scan of every item of the subproject that finding none would be.
+    room = select(func.count()).select_from(listed_page("listed_full")).scalar_subquery() < args["limit"]
+    unlisted_part = unlisted_part.where(room)
     unlisted_part = unlisted_part.where(*mine).order_by(item.c.id).limit(args["limit"]).correlate_except(item)
     unlisted = unlisted_part.subquery("unlisted")
-    return listed_part.union_all(select(unlisted.c.id, unlisted.c.position)).subquery("found")
+    return (
+        select(listed_part.c.id, listed_part.c.position)
+        .union_all(select(unlisted.c.id, unlisted.c.position))
+        .subquery("found")
+    )
+
+
+def _elements(ordering: Any) -> Any:
+    """The ids of a subproject's ordering (PostgreSQL), for ``NOT IN``."""
+    return func.json_array_elements_text(ordering).table_valued("value").render_derived()
 
 
 def _item_status(b: Build, source: Any, field: Any) -> Any:
