@@ -63,12 +63,15 @@ class Build:
         # bound parameter key -> (field, argument name, transform of the argument's value)
         self._arguments: dict[str, tuple[Any, str, Callable[[Any], Any]]] = {}
 
-    def arg(self, field: Any, name: str, transform: Callable[[Any], Any] = lambda value: value) -> tuple[Any, Any]:
-        """A bound parameter for ``transform(argument)`` of ``field``, and its value now (it may
-        decide the statement's shape only as far as the variables' shape does: null or not)."""
+    def arg(
+        self, field: Any, name: str, transform: Callable[[Any], Any] = lambda value: value, type_: Any = None
+    ) -> tuple[Any, Any]:
+        """A bound parameter for ``transform(argument)`` of ``field`` (of ``type_``, when the
+        database must know it: ``:p IS NULL``), and its value now (it may decide the statement's
+        shape only as far as the variables' shape does: null or not)."""
         key = f"arg{len(self._arguments)}"
         self._arguments[key] = (field, name, transform)
-        return bindparam(key), transform(self.args(field).get(name))
+        return bindparam(key, type_=type_), transform(self.args(field).get(name))
 
     def params(self, actor: Actor, variables: Any) -> dict[str, Any]:
         """The parameters of one execution (a GraphQLError: an argument the resolvers refuse)."""

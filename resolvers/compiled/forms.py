@@ -16,7 +16,21 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import BigInteger, Boolean, and_, case, cast, false, func, literal_column, null, or_, select, true
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    String,
+    and_,
+    case,
+    cast,
+    false,
+    func,
+    literal_column,
+    null,
+    or_,
+    select,
+    true,
+)
 
 from models import (
     Case,
@@ -32,6 +46,7 @@ from models import (
 )
 from resolvers import visibility
 from resolvers.compiled.build import Build, Page
+from resolvers.filters import ResourceFilterKey
 from resolvers.pagination import check_first, check_id_cursor
 
 __all__ = ["CONNECTION", "FORMS", "LEAF", "OBJECT", "PARTIES", "Form", "projects_page", "root_row"]
@@ -62,22 +77,66 @@ _CASE, _STATE, _ENABLED = Case.__table__, CaseState.__table__, EnabledAction.__t
 _PLAYER, _USER, _GROUP, _WORKFLOW = CaseRoleParty.__table__, User.__table__, Group.__table__, Workflow.__table__
 
 
-def _no_filter(b: Build, field: Any) -> dict[str, Any]:
+def _page_args(b: Build, field: Any, table: Any) -> dict[str, Any]:
     """The page arguments as bound parameters (``first``, ``limit``: first + 1, ``after``),
     checked as the resolvers check them: a GraphQLError here or in ``Build.params`` sends the
     root field to the resolvers, which raise the same one. ``has_after``: whether a cursor is
-    given (null or not is part of the plan's key). A filter is not compiled."""
-    if b.args(field).get("filter") is not None:
-        raise LookupError("filter")
+    given (null or not is part of the plan's key). ``where``: the filter's conditions on
+    ``table``'s rows, each true when its part of the filter is not given, so that one
+    statement serves every filter (a filter variable's shape does not say which parts it has)."""
     first, _ = b.arg(field, "first", check_first)
     limit, _ = b.arg(field, "first", lambda value: check_first(value) + 1)
     after, value = b.arg(field, "after", check_id_cursor)
-    return {"first": first, "limit": limit, "after": after, "has_after": value is not None}
+    return {
+        "first": first,
+        "limit": limit,
+        "after": after,
+        "has_after": value is not None,
+        "where": _filter(b, field, table),
+    }
+
+
+def _filter_key(value: Any) -> ResourceFilterKey:
+    """A ``ProjectFilter`` argument as the resolvers key it (its checks included)."""
+    if value is None:
+        return ResourceFilterKey()
+    if isinstance(value, dict):
+        status = value.get("status")
+        return ResourceFilterKey(getattr(status, "value", status), value.get("tag"), value.get("search"))
+    return value.key()  # type: ignore[no-any-return]
+
+
+def _filter(b: Build, field: Any, table: Any) -> list[Any]:
+    """``resolvers.filters.apply_resource_filter`` with the filter's parts as parameters."""
+    status, _ = b.arg(field, "filter", lambda value: _filter_key(value).status, String())
+    tag, _ = b.arg(
+        field, "filter", lambda value: visibility.tag_pattern(t) if (t := _filter_key(value).tag) else None, String()
+    )
+    search, _ = b.arg(
+        field,
+        "filter",
+        lambda value: visibility.contains_pattern(t) if (t := _filter_key(value).search) else None,
+        String(),
+    )
+    if table is _ITEM:  # an item's status is its case's: OPEN = active or suspended, CLOSED = the rest
+        case_status = select(_CASE.c.status).where(_CASE.c.object_id == table.c.id).correlate_except(_CASE)
+        statuses = case(
+            (status == "OPEN", case_status.where(_CASE.c.status.in_(["ACTIVE", "SUSPENDED"])).exists()),
+            else_=case_status.where(_CASE.c.status.in_(["COMPLETED", "CANCELED"])).exists(),
+        )
+    else:
+        statuses = table.c.status == status
+    return [
+        or_(status.is_(None), statuses),
+        or_(tag.is_(None), visibility.tags_like(table.c.tags, tag)),
+        or_(search.is_(None), visibility.name_like(table.c.display_name, search)),
+    ]
 
 
 def _by_id_page(b: Build, field: Any, table: Any, where: list[Any]) -> Page:
     """Children in id (creation) order past the cursor: projects, a project's subprojects."""
-    args = _no_filter(b, field)
+    args = _page_args(b, field, table)
+    where = [*where, *args["where"]]
     page = (
         select(
             b.edge(field.sub, table).label("j"),
@@ -127,9 +186,10 @@ def _items(b: Build, source: Any, field: Any) -> Any:
     """A subproject's items in display order: the ordering's, in its order, then the others by
     id. Two parts, each read by index: the listed items (as many as the ordering names) and
     the first ``first`` + 1 unlisted ones past the cursor, never every item of the subproject."""
-    args = _no_filter(b, field)
+    args = _page_args(b, field, _ITEM)
     item = _ITEM
-    mine = [item.c.subproject_id == source.c.id, visibility.item_visible(b.actor)]
+    visible = [item.c.subproject_id == source.c.id, visibility.item_visible(b.actor), *args["where"]]
+    mine = list(visible)
     if b.json.postgres:
         found = _found(b, source, mine, args)
         order = [found.c.position.is_(None), found.c.position, found.c.id]
@@ -154,7 +214,7 @@ def _items(b: Build, source: Any, field: Any) -> Any:
             func.row_number().over(order_by=order).label("rn"),
         )
         .select_from(rows)
-        .where(*mine[2 if b.json.postgres else 0 :])
+        .where(*([] if b.json.postgres else mine))  # PostgreSQL: _found has applied them
         .order_by(*order)
         .limit(args["limit"])
         .correlate_except(*own)
@@ -162,8 +222,7 @@ def _items(b: Build, source: Any, field: Any) -> Any:
     )
     total = None
     if b.counted(field.sub):
-        counted = mine[:2]
-        total = select(func.count()).select_from(item).where(*counted).correlate_except(item).scalar_subquery()
+        total = select(func.count()).select_from(item).where(*visible).correlate_except(item).scalar_subquery()
     page_json = b.connection(field.sub, Page(page, args["first"], total)).correlate_except(page)
     return b.json.nested(page_json.scalar_subquery())
 

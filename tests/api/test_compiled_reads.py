@@ -117,8 +117,25 @@ def _alias(draw, field):
     return written
 
 
-def _first(draw):
-    return draw(st.sampled_from(["", "(first: 0)", "(first: 1)", "(first: 2)", "(first: $n)", "(first: 101)"]))
+def _first(draw, after=False):
+    """A connection's arguments: first, sometimes a cursor, sometimes a filter."""
+    first = draw(st.sampled_from(["", "first: 0", "first: 1", "first: 2", "first: $n", "first: 101"]))
+    cursor = draw(st.sampled_from(["", "after: $after"])) if after else ""
+    filter_ = draw(st.sampled_from(["", "", "", *FILTERS]))
+    args = ", ".join(a for a in (first, cursor, filter_) if a)
+    return f"({args})" if args else ""
+
+
+FILTERS = [
+    "filter: {status: OPEN}",
+    "filter: {status: CLOSED}",
+    'filter: {search: "i"}',
+    'filter: {search: "%"}',
+    'filter: {tag: "t"}',
+    'filter: {status: OPEN, search: "2"}',
+    "filter: null",
+    "filter: $f",
+]
 
 
 def _connection(draw, args, node):
@@ -167,11 +184,7 @@ def _item(draw):
 
 @st.composite
 def _subproject(draw):
-    after = draw(st.sampled_from(["", "$after"]))
-    args = _first(draw)
-    if after:
-        args = f"({args[1:-1]}, after: $after)" if args else "(after: $after)"
-    items = "workflowItems" + _connection(draw, args, draw(_item()))
+    items = "workflowItems" + _connection(draw, _first(draw, after=True), draw(_item()))
     return _pick(draw, ["id", "displayName", "status", "currency", "workflowMode", "createdAt", "__typename", items])
 
 
@@ -194,7 +207,7 @@ def reads(draw):
     projects = "projects" + _connection(draw, _first(draw), draw(_project()))
     body = "{ " + _pick(draw, [node, projects]) + " }"
     fragment = f" fragment Item on WorkflowItem {{ {draw(_item())} }}" if "...Item" in body else ""
-    types = {"id": "ID!", "n": "Int", "after": "String", "flag": "Boolean!"}
+    types = {"id": "ID!", "n": "Int", "after": "String", "flag": "Boolean!", "f": "ProjectFilter"}
     used = [f"${name}: {kind}" for name, kind in types.items() if f"${name}" in body + fragment]
     header = f"query Read({', '.join(used)})" if used else "query Read"
     return header + " " + body + fragment
@@ -223,6 +236,10 @@ async def test_generated_reads_answer_the_same_for_every_viewer(gql, db, actors,
             st.sampled_from([None, scene.item, scene.extra["i2"], scene.extra["i3"], "bogus"]), label="after"
         ),
         "flag": data.draw(st.booleans(), label="flag"),
+        "f": data.draw(
+            st.sampled_from([None, {"status": "CLOSED"}, {"search": "I2"}, {"tag": "t"}, {"search": "x" * 201}]),
+            label="f",
+        ),
     }
     actor = data.draw(st.sampled_from(ACTORS), label="actor")
     body = await same(document, {k: v for k, v in variables.items() if f"${k}:" in document}, scene.tokens[actor])
@@ -249,6 +266,9 @@ async def _ordered_scene(gql, db, actors):
     assert reordered["reorderWorkflowItems"]["userErrors"] == []
     added = await gql(ADD_PLAYER, {"i": scene.item, "p": scene.group}, token=owner)
     assert added["reassignRole"]["userErrors"] == []
+    for action, extra in (("resolve", {"resolution": "fixed"}), ("close", {})):  # I3: CLOSED, a terminal state
+        done = await gql(EXECUTE, {"input": {"workflowItemId": i3, "action": action, **extra}}, token=owner)
+        assert done["executeAction"]["userErrors"] == [], action
     scene.extra.update(i2=i2, i3=i3)
     return scene
 
@@ -289,20 +309,19 @@ NEW_FIELDS = """query New($id: ID!) { node(id: $id) { ... on Project { createdAt
   createdAt workflowItems { edges { node { createdAt case { createdAt state { shortName prettyName terminal }
     enabledActions { action { shortName } assignees { __typename ... on User { login } ... on Group { name } } }
   } } } } } } } } } }"""
+FILTERED_ITEMS = """query Filtered($s: ID!, $f: ProjectFilter) { node(id: $s) { ... on Subproject {
+  workflowItems(first: 5, filter: $f) { totalCount edges { node { displayName status } } } } } }"""
 EDGES = """query Edges($id: ID!) { node(id: $id) { ... on WorkflowItem { createdAt case { createdAt
   state { shortName prettyName terminal } enabledActions { action { shortName }
     assignees { __typename ... on User { login } ... on Group { name } } } } } } }"""
 
 
 async def test_new_fields_answer_the_same_at_their_edges(gql, db, actors, same, count_statements):
-    """What the generated documents do not reach: a terminal state, and an instant on a whole
-    second (isoformat leaves the fraction out)."""
+    """What the generated documents do not reach: an instant on a whole second (isoformat leaves
+    the fraction out), and the new fields asserted, not only compared."""
     scene = await _ordered_scene(gql, db, actors)
     owner = scene.tokens["owner"]
-    item = scene.extra["i3"]
-    for action, extra in (("resolve", {"resolution": "fixed"}), ("close", {})):
-        done = await gql(EXECUTE, {"input": {"workflowItemId": item, "action": action, **extra}}, token=owner)
-        assert done["executeAction"]["userErrors"] == [], action
+    item = scene.extra["i3"]  # closed
     async with db.transaction() as s:
         whole = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
         await s.execute(update(WorkflowItem).where(WorkflowItem.id == item).values(created_at=whole))
@@ -318,7 +337,18 @@ async def test_new_fields_answer_the_same_at_their_edges(gql, db, actors, same, 
             resolve = next(ea["assignees"] for ea in actions if ea["action"]["shortName"] == "resolve")
             # the player and the group play resolve's assigned role, by party id
             assert [a["__typename"] for a in resolve] == ["Group", "User"] and resolve[1]["login"] == "player"
-    for document, variables in ((EDGES, {"id": item}), (NEW_FIELDS, {"id": scene.project})):
+    for status, names in (("OPEN", ["I2", "I"]), ("CLOSED", ["I3"])):  # I3 is closed; I2's case is suspended
+        for actor in ACTORS:
+            body = await same(FILTERED_ITEMS, {"s": scene.subproject, "f": {"status": status}}, scene.tokens[actor])
+            if actor == "owner":
+                items = body["data"]["node"]["workflowItems"]
+                assert [e["node"]["displayName"] for e in items["edges"]] == names
+                assert items["totalCount"] == len(names)
+    for document, variables in (
+        (EDGES, {"id": item}),
+        (NEW_FIELDS, {"id": scene.project}),
+        (FILTERED_ITEMS, {"s": scene.subproject, "f": {"status": "CLOSED", "search": "3"}}),
+    ):
         with count_statements() as compiled:
             await gql.raw(document, variables, token=owner)
         assert compiled.count == 1, compiled.statements
