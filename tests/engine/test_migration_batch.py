@@ -182,3 +182,39 @@ async def test_a_batch_the_database_refuses_moves_case_by_case(db, make_actor):
         ({"": "checking"}, 1),
     ]
     assert all(case_version == 2 for _, _, case_version, *_ in pictures[1:])
+
+
+async def test_a_batch_moves_its_plain_cases_set_based_and_the_others_through_the_transitions(db, make_actor):
+    """v2 approves a case in `checking` at once (an AUTO action): the submitted cases must go
+    through the transitions (it fires), the drafts are written set-based, all in one call."""
+    owner = await make_actor("owner", admin=True)
+    v2 = permit_v2() | {"roles": ROLES}
+    v2["actions"]["fast_track"] = {"trigger": "auto", "enabled_states": ["checking"], "new_state": "approved"}
+    async with db.transaction() as s:
+        await engine.define_workflow(s, actor=None, spec=PERMIT_V1 | {"roles": ROLES})
+    sub = await permit_subproject(db, owner, "mixed", drafts=2, in_review=2)
+    async with db.transaction() as s:
+        await engine.define_workflow(s, actor=None, spec=v2)
+    settled = []
+    real_settle = migration_batch.settle
+
+    def spy(*args):
+        move = real_settle(*args)
+        settled.append(move is not None)
+        return move
+
+    with mock.patch.object(migration_batch, "settle", spy):
+        result = await migrate(db, owner, sub, "KEEP")
+    assert (result.migrated, result.refused, sorted(settled)) == (4, 0, [False, False, True, True])
+    async with db.session() as s:
+        fired = set(await s.scalars(select(Activity.action).where(Activity.kind == "action_executed")))
+    assert "fast_track" in fired
+    seen = [
+        (states, status, [kind for kind, _ in log]) for _, _, _, status, states, _, _, log in await picture(db, sub)
+    ]
+    assert seen == [
+        ({"": "draft"}, "ACTIVE", ["case_migrated"]),
+        ({"": "draft"}, "ACTIVE", ["case_migrated"]),
+        ({"": "approved"}, "COMPLETED", ["case_migrated"]),
+        ({"": "approved"}, "COMPLETED", ["case_migrated"]),
+    ]
