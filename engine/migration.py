@@ -24,7 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from engine import migration_access, migration_batch, migration_moves, permissions, versions
 from engine.actors import Actor
 from engine.errors import DomainError, ErrorCode
-from engine.migration_plan import CaseMigration, Planner, load, snapshot
+from engine.migration_plan import CaseMigration, Loaded, Planner, load, snapshot
 from engine.permissions import GLOBAL
 from engine.workflows import spec_by_id
 from models import Workflow, utcnow
@@ -113,19 +113,7 @@ async def migrate_cases(
     if not dry_run:
         if session.bind.dialect.name == "sqlite":
             await migration_moves.open_transaction(session, ids)
-        batch, one_by_one = [], []
-        for result in results:
-            if not result.errors:
-                move = migration_batch.settle(plan, result, loaded, timer_policy, now)
-                if move is None:
-                    one_by_one.append(result)
-                else:
-                    batch.append(move)
-        if await migration_batch.write(session, actor, batch, loaded, plan, now):
-            migrated = len(batch)
-        else:  # the database refused the batch: its cases move one by one, each whole or not at all
-            one_by_one = sorted(one_by_one + [move.result for move in batch], key=lambda r: r.case_id)
-        migrated += await migration_moves.apply(session, actor, one_by_one, plan, timer_policy, now)
+        migrated = await _apply(session, actor, results, loaded, plan, timer_policy, now)
         if subproject is not None and subproject.workflow_id != target.id:
             await migration_moves.move_subproject(session, actor, subproject, plan, now)
     refused = sum(1 for r in results if r.errors)
@@ -137,6 +125,34 @@ async def migrate_cases(
         end_cursor=ids[-1] if ids else after,
         has_more=has_more,
     )
+
+
+async def _apply(
+    session: AsyncSession,
+    actor: Actor,
+    results: list[CaseMigration],
+    loaded: Loaded,
+    plan: Planner,
+    timer_policy: str,
+    now: datetime,
+) -> int:
+    """Move the cases the plan accepted: the plain ones set-based, together; the others (and all
+    of them, should the database refuse the set-based batch) through the transitions. Returns
+    how many moved."""
+    batch, one_by_one = [], []
+    for result in results:
+        if not result.errors:
+            move = migration_batch.settle(plan, result, loaded, timer_policy, now)
+            if move is None:
+                one_by_one.append(result)
+            else:
+                batch.append(move)
+    migrated = 0
+    if await migration_batch.write(session, actor, batch, loaded, plan, now):
+        migrated = len(batch)
+    else:
+        one_by_one = sorted(one_by_one + [move.result for move in batch], key=lambda r: r.case_id)
+    return migrated + await migration_moves.apply(session, actor, one_by_one, plan, timer_policy, now)
 
 
 def _check_request(
