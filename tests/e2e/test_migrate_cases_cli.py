@@ -1,10 +1,11 @@
-"""`caseway migrate-cases` as an operator runs it on a SQLite file: a dry run says where each case
+"""`caseway migrate-cases` as an operator runs it, on a database of the test backend: a dry run says where each case
 would land and changes nothing, the real run goes through every batch (more cases than a batch
 takes), prints each case and the totals, and exits 1 when a case or the request is refused."""
 
 import asyncio
 import os
 
+import pytest
 from sqlalchemy import func, select
 
 import engine
@@ -12,6 +13,7 @@ from engine import identity
 from models import Activity, Case, Database, Subproject, Workflow
 from server.migrate import upgrade
 from tests.fixtures.builders import caseway
+from tests.fixtures.database import own_database
 from tests.fixtures.versions import PERMIT_V1, permit_v2
 
 DRAFTS = 3  # with the two submitted, five cases: three batches of two
@@ -65,8 +67,13 @@ async def on_versions(url):
         await db.dispose()
 
 
-async def test_migrate_cases_dry_run_then_every_batch_then_nothing_left(tmp_path):
-    url = f"sqlite:///{tmp_path / 'cli.db'}"
+@pytest.fixture
+async def url(tmp_path):
+    async with own_database("caseway_cli_cases", tmp_path) as made:
+        yield made
+
+
+async def test_migrate_cases_dry_run_then_every_batch_then_nothing_left(url):
     env = {**os.environ, "CASEWAY_DATABASE_URL": url}
     await asyncio.to_thread(upgrade, url)
     sub, (first, second) = await permits(url)
@@ -97,8 +104,7 @@ async def test_migrate_cases_dry_run_then_every_batch_then_nothing_left(tmp_path
     assert (again.returncode, again.stdout) == (0, "0 cases moved to version 2 of 'permit', 0 refused (1 batches).\n")
 
 
-async def test_cases_by_id_and_refused_requests(tmp_path):
-    url = f"sqlite:///{tmp_path / 'cli.db'}"
+async def test_cases_by_id_and_refused_requests(url):
     env = {**os.environ, "CASEWAY_DATABASE_URL": url}
     await asyncio.to_thread(upgrade, url)
     _, (first, _) = await permits(url)
