@@ -12,9 +12,9 @@ schema/__init__.py), because these happen inside graphql-core's execution:
   the same (same operation, same view of the event; see resolvers/context.py), and each event
   is an execution of its own with no memo carried over (``build_per_event_executor``);
 - the fields the resolvers answer take a shorter road than graphql-core's (``FastFields`` of
-  schema/execution_fields.py, ``Completers`` of schema/execution_completers.py): whether that
-  still pays with the planner in place was measured (issue 36 point 7) and it does, by 1.3x to
-  3x on the reads the planner does not compile; their docstrings say what keeping them costs.
+  schema/execution_fields.py, ``Completers`` of schema/execution_completers.py): with the
+  planner in place it still pays, 1.3x to 3x less CPU on the reads the planner does not compile
+  (``python -m bench.executor``); their docstrings say what keeping them costs.
 
 No field is ever resolved twice, and results and errors are the ones graphql-core produces
 (tests/api/test_execution.py runs both executors side by side).

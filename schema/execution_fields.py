@@ -2,11 +2,12 @@
 
 Why it exists: graphql-core spends most of a big read the resolvers answer on bookkeeping per
 field (a resolve info, the resolver's wrapping, awaitable checks, a chain of ``complete_*``
-calls) for each of the thousands of fields a nested read returns. Measured with and without
-it (in-process CPU per request, PostgreSQL, small bench data; the numbers are in the report of
-issue 36 point 7): R1 with the planner off 17.6 ms against 53.5 ms, a filtered project list
-8.5 against 14.3, ``Project.history`` 5.7 against 8.4, ``myTasks`` 13.7 against 17.3; a
-mutation's payload and reads the planner compiles gain nothing.
+calls) for each of the thousands of fields a nested read returns. ``python -m bench.executor``
+measures it against graphql-core's own ``execute_fields`` (in-process CPU per request, small
+bench data on PostgreSQL, 2026-11-26): R1 with the planner off 17.6 against 53.5 ms, a filtered
+project list 8.5 against 14.3, ``Project.history`` 5.7 against 8.4, ``myTasks`` 13.7 against
+17.3; a mutation's payload and the reads the planner compiles gain nothing. Worth keeping
+while reads fall back to the resolvers; measure again when the planner covers more.
 
 Here: a field's *plan*, made once per selection (``FastFields._plans_for``) and run for every
 row (``FastFields._run_plans``):
