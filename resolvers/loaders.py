@@ -302,7 +302,7 @@ class Loaders:
         postgres = not self._ctx.db.is_sqlite
         for batch in batches.values():
             query = child_pages.query(children, batch, actor=self._ctx.viewer, postgres=postgres, among=self._in)
-            found = child_pages.pages(children, batch, await self._rows(query))
+            found = child_pages.pages(children, batch, await self._rows(query), postgres=postgres)
             prime(by_id, {row.id: row for page in found for row in page.nodes})
             results.update(zip(batch, found, strict=True))
         return [results[key] for key in keys]
