@@ -194,14 +194,14 @@ def _by_walk(keys: Sequence[PageKey], *, postgres: bool) -> bool:
 def _walks(children: Children, keys: Sequence[PageKey], actor: Actor) -> Any:
     """Each parent's page found by walking its ordering (``_walk``), one part per parent in
     one statement, ordered by parent and ``place``."""
-    parts = [_walk(children, key, actor) for key in keys]
+    parts = [_walk(children, key, actor, index) for index, key in enumerate(keys)]
     if len(parts) == 1:
         return parts[0].order_by("place")
     union = parts[0].union_all(*parts[1:]).subquery("walks")
     return select(union).order_by(union.c.ranked_parent, union.c.place)
 
 
-def _walk(children: Children, key: PageKey, actor: Actor) -> Any:
+def _walk(children: Children, key: PageKey, actor: Actor, index: int) -> Any:
     """One parent's page on PostgreSQL: its listed children past the cursor, found by walking
     the ordering in its order and looking each id up by key until ``first`` + 1 are found,
     then (when the listed ones leave room) its first unlisted children by id past the cursor.
@@ -213,7 +213,8 @@ def _walk(children: Children, key: PageKey, actor: Actor) -> Any:
     generic plan, with a guess of a few elements), and for an ordering of 20,000 items that
     plan took 10 s (bench R4). This statement's shape leaves the planner no join to choose:
     the lookups run in the ordering's order and stop when the page is full, and the scan of
-    the unlisted children runs only when the listed ones leave room."""
+    the unlisted children runs only when the listed ones leave room. The ordering is sent once
+    (the ``index``-th array parameter of the statement) and read by both parts."""
     child = children.model.__table__
     parent = child.c[children.parent]
     wanted = key.first + 1
@@ -223,16 +224,16 @@ def _walk(children: Children, key: PageKey, actor: Actor) -> Any:
         query = query.where(parent == key.parent_id, children.visible(actor))
         return apply_resource_filter(query, children.model, key.filter)
 
-    def ids(values: list[str]) -> Any:
-        return bindparam(None, values, type_=postgresql.ARRAY(String))
-
+    ordering = bindparam(f"ordering_{index}", listed, type_=postgresql.ARRAY(String))
     parts = []
     if listed and (key.after is None or at is not None):  # an unlisted cursor is past every listed one
-        ahead = listed if at is None else listed[at + 1 :]
-        elements = func.unnest(ids(ahead)).table_valued("id", with_ordinality="position").render_derived()
-        # OFFSET 0 keeps the ids sorted on their own, before any lookup: the lookups then run
-        # in order and stop when the page is full
-        walk = select(elements.c.id, elements.c.position).order_by(elements.c.position).offset(0).subquery("walk")
+        elements = func.unnest(ordering).table_valued("id", with_ordinality="position").render_derived()
+        walk = select(elements.c.id, elements.c.position)
+        if at is not None:  # positions count from 1
+            walk = walk.where(elements.c.position > at + 1)
+        # OFFSET 0 keeps the ids in order on their own, before any lookup: the lookups then
+        # run in order and stop when the page is full
+        walk = walk.order_by(elements.c.position).offset(0).subquery("walk")
         # a scalar subquery (the id is the key), run per listed id: a join or an EXISTS would
         # be planned by the guessed length of the array again
         hit = mine(select(child.c.id).where(child.c.id == walk.c.id)).limit(1).correlate_except(child)
@@ -245,7 +246,7 @@ def _walk(children: Children, key: PageKey, actor: Actor) -> Any:
         parts.append(listed_page)
     unlisted = mine(select(child.c.id, cast(null(), BigInteger).label("position")))
     if listed:
-        every = func.unnest(ids(listed)).table_valued("id").render_derived()
+        every = func.unnest(ordering).table_valued("id").render_derived()
         unlisted = unlisted.where(child.c.id.not_in(select(every.c.id)))
     if key.after is not None and at is None:
         unlisted = unlisted.where(child.c.id > key.after)
