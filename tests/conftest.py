@@ -10,6 +10,7 @@ pytest_plugins = [
     "tests.fixtures.s3",
     "tests.fixtures.hangs",
     "tests.fixtures.smtp",
+    "tests.fixtures.deputies",
 ]
 
 
