@@ -4,21 +4,43 @@ whose display name or description hold every word of a query, best match first.
 Ranked by the database's full-text index, made by migration 0016 and kept in step with the rows
 whatever writes them: on PostgreSQL a GIN index over each table's ``TSVECTOR`` (PostgreSQL
 updates it with the row), ranked by ``ts_rank``; on SQLite one FTS5 table fed by triggers,
-ranked by ``bm25``. Each word matches as a prefix ("inv" finds "invoice"), case aside, on the
+ranked by ``bm25``. Each word of three letters or more matches as a prefix ("inv" finds
+"invoice"), a shorter one whole ("7" finds "7", not "70"), case aside, on the
 ``simple`` configuration (no stemming, no stop words: the same words match on both databases).
 
+Bounded: of each kind, the newest ``MAX_RANKED`` matches the viewer may see are ranked, and
+``totalCount`` counts those (so at most three times ``MAX_RANKED``). A word most rows hold
+costs a page no more than a rare one; the price is that a very common query ranks recent rows
+only, as mature trackers' searches do. Every page of a search ranks the same set (ids, not the
+order a scan happens to yield), so cursors hold while nothing is written.
+
 A page is one statement (the ranked ids of the visible matches past the cursor, each kind under
-its own visibility rule, ``resolvers/visibility.py``) and then the rows by the loaders, one
-statement per kind on the page: the same for 2 results as for 100. The cursor is the match's
-sort key and id, so the next page starts after it even if other rows were written meanwhile.
+its own visibility rule, ``resolvers/visibility.py``, and their count when asked) and then the
+rows by the loaders, one statement per kind on the page: the same for 2 results as for 100. The
+cursor is the match's sort key and id, so the next page starts after it even if other rows
+were written meanwhile.
 """
 
 import math
 import re
 from typing import Any
 
-from sqlalchemy import Float, Select, and_, cast, column, func, literal_column, or_, select, table, union_all
+from sqlalchemy import (
+    Float,
+    Select,
+    and_,
+    cast,
+    column,
+    func,
+    literal_column,
+    or_,
+    select,
+    table,
+    true,
+    union_all,
+)
 
+from engine.actors import Actor
 from models import Project, Subproject, WorkflowItem, kind_of
 from resolvers import visibility
 from resolvers.context import Context
@@ -26,12 +48,16 @@ from resolvers.pagination import Page, check_first, invalid_argument
 
 MAX_QUERY = 200  # characters of a query: as ProjectFilter.search
 MAX_WORDS = 10  # words of a query: each is one more index lookup
-# Matches ranked per kind: a word that matches half the items ("item") would otherwise have every
-# match ranked and sorted for one page. Beyond it, the first the index yields are ranked. At 1M
-# items on PostgreSQL (in-process, a loaded machine) a page of a word 100,000 items hold took
-# 350 ms at 10,000, 170 ms at 2,000, 110 ms at 500; a rare word's 20-35 ms: what remains is the
-# GIN index's bitmap of every match, which no cap shortens.
-MAX_RANKED = 2_000
+# Matches ranked per kind: the newest MAX_RANKED a viewer may see (by id: ids sort by creation).
+# A word that matches most items ("item") would otherwise have every match checked, ranked and
+# sorted for one page; mature trackers bound a search the same way. At 1M items on PostgreSQL
+# (bench/pages_search.py, EXPLAIN ANALYZE, load average 6-8) a page of a word 94,000 items hold
+# took 22-24 ms with 500, 100-107 ms with 2,000; a word of every item 7-8 ms with 500.
+MAX_RANKED = 500
+# A word shorter than this matches whole ("7" finds "7", not "70"), a longer one as a prefix:
+# the index reads every word a prefix covers, and "4" covers 4, 40-49 and 400-499 (408,000 of
+# the bench's 1M items, 67 ms of GIN reading alone), where the whole word "4" is 5 ms.
+MIN_PREFIX = 3
 _WORD = re.compile(r"[^\W_]+")  # letters and digits of any script: what both tokenizers index
 _CURSOR = re.compile(r"(-?[0-9][0-9.e+-]{0,30})~([a-z]{1,8}_[0-9A-Z]{1,40})")
 
@@ -63,7 +89,11 @@ def words(query: str) -> list[str]:
     return found
 
 
-def _cursor(after: str | None) -> tuple[float, str] | None:
+def _prefix(word: str) -> bool:
+    return len(word) >= MIN_PREFIX
+
+
+def parse_cursor(after: str | None) -> tuple[float, str] | None:
     """An edge's cursor: its sort key and id."""
     if after is None:
         return None
@@ -79,16 +109,19 @@ def _cursor(after: str | None) -> tuple[float, str] | None:
     return key, match.group(2)
 
 
-def _postgres_matches(ctx: Context, found: list[str]) -> list[Select[Any]]:
-    """Per kind, the first ``MAX_RANKED`` visible matches the GIN index yields, then ranked."""
-    query = func.to_tsquery(literal_column("'simple'"), " & ".join(f"{w}:*" for w in found))
+def _postgres_matches(viewer: Actor, found: list[str]) -> list[Select[Any]]:
+    """Per kind, the newest ``MAX_RANKED`` visible matches, then ranked. PostgreSQL takes them
+    from the GIN index when the words are rare, and walks the ids down when they are common (it
+    stops after ``MAX_RANKED``): its statistics of the indexed words choose."""
+    query = func.to_tsquery(literal_column("'simple'"), " & ".join(f"{w}:*" if _prefix(w) else w for w in found))
     selects = []
     for model, visible in _KINDS:
         vector = literal_column(TSVECTOR.format(table=model.__tablename__))
         name = f"found_{model.__tablename__}"
         candidates = (
             select(model.id, model.display_name, model.description)
-            .where(vector.op("@@")(query), visible(ctx.viewer))
+            .where(vector.op("@@")(query), visible(viewer))
+            .order_by(model.id.desc())
             .limit(MAX_RANKED)
             .subquery(name)
         )
@@ -97,12 +130,12 @@ def _postgres_matches(ctx: Context, found: list[str]) -> list[Select[Any]]:
     return selects
 
 
-def _sqlite_matches(ctx: Context, found: list[str]) -> list[Select[Any]]:
+def _sqlite_matches(viewer: Actor, found: list[str]) -> list[Select[Any]]:
     fts = literal_column("search_fts")
     hits = (
         select(_ENTRY.c.resource_id.label("id"), cast(func.bm25(fts), Float).label("key"))
         .select_from(_FTS.join(_ENTRY, _ENTRY.c.rowid == _FTS.c.rowid))
-        .where(fts.op("MATCH")(" ".join(f'"{w}"*' for w in found)))
+        .where(fts.op("MATCH")(" ".join(f'"{w}"*' if _prefix(w) else f'"{w}"' for w in found)))
         .cte("hits")
         .prefix_with("MATERIALIZED")  # bm25 is asked of the FTS query alone, once per match
     )
@@ -111,7 +144,8 @@ def _sqlite_matches(ctx: Context, found: list[str]) -> list[Select[Any]]:
         found_kind = (
             select(hits.c.id, hits.c.key)
             .join(model, model.id == hits.c.id)
-            .where(visible(ctx.viewer))
+            .where(visible(viewer))
+            .order_by(model.id.desc())
             .limit(MAX_RANKED)
             .subquery(f"found_{model.__tablename__}")
         )
@@ -119,25 +153,55 @@ def _sqlite_matches(ctx: Context, found: list[str]) -> list[Select[Any]]:
     return kinds
 
 
-async def search(ctx: Context, *, query: str, first: int | None, after: str | None, counted: bool = True) -> Page[Any]:
-    limit = check_first(first)
-    found = words(query)
-    cursor = _cursor(after)
-    selects = (_sqlite_matches if ctx.db.is_sqlite else _postgres_matches)(ctx, found)
-    matches = union_all(*selects).subquery("matches")
-    page = select(matches.c.id, matches.c.key).order_by(matches.c.key, matches.c.id).limit(limit + 1)
+def page_statement(
+    viewer: Actor,
+    *,
+    sqlite: bool,
+    found: list[str],
+    cursor: tuple[float, str] | None,
+    limit: int,
+    counted: bool = False,
+) -> Select[Any]:
+    """The ranked ids (and sort keys) of one page and the one after it, past ``cursor``, and
+    with ``counted`` the number of matches as ``total`` on every row (one row of NULL ids when
+    the page is empty): one statement, the matches found once for both (bench/pages_search.py
+    explains it at 1M items)."""
+    selects = (_sqlite_matches if sqlite else _postgres_matches)(viewer, found)
+    matches = union_all(*selects).cte("matches").prefix_with("MATERIALIZED")
+    page = select(matches.c.id, matches.c.key)
     if cursor is not None:
         key, last = cursor
         page = page.where(or_(matches.c.key > key, and_(matches.c.key == key, matches.c.id > last)))
-    ranked = (await ctx.session.execute(page)).all()
-    total = None
-    if counted:
-        total = await ctx.session.scalar(select(func.count()).select_from(matches)) or 0
+    page = page.order_by(matches.c.key, matches.c.id).limit(limit + 1)
+    if not counted:
+        return page
+    on_page = page.subquery("on_page")
+    total = select(func.count().label("total")).select_from(matches).subquery("total")
+    return (
+        select(on_page.c.id, on_page.c.key, total.c.total)
+        .select_from(total.outerjoin(on_page, true()))
+        .order_by(on_page.c.key, on_page.c.id)
+    )
+
+
+def cursor_of(row: Any) -> str:
+    return f"{row.key!r}~{row.id}"
+
+
+async def search(ctx: Context, *, query: str, first: int | None, after: str | None, counted: bool = True) -> Page[Any]:
+    limit = check_first(first)
+    found = words(query)
+    cursor = parse_cursor(after)
+    sqlite = ctx.db.is_sqlite
+    statement = page_statement(ctx.viewer, sqlite=sqlite, found=found, cursor=cursor, limit=limit, counted=counted)
+    answer = (await ctx.session.execute(statement)).all()
+    total = answer[0].total if counted else None  # counted: one row at least, its ids NULL on an empty page
+    ranked = [row for row in answer if row.id is not None]
     rows = await _rows(ctx, [row.id for row in ranked[:limit]])
     shown = [row for row in ranked[:limit] if rows.get(row.id) is not None]  # gone since: left out
     return Page(
         nodes=[rows[row.id] for row in shown],
-        cursors=[f"{row.key!r}~{row.id}" for row in shown],
+        cursors=[cursor_of(row) for row in shown],
         has_next_page=len(ranked) > limit,
         total_count=total,
     )

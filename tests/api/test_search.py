@@ -101,6 +101,12 @@ async def test_words_match_as_prefixes_all_of_them_case_aside_best_first(gql, ma
     assert await names(gql, owner, "2031") == ["Invoice 2031-07"]
     assert await names(gql, owner, "straße") == ["Grüße"]
     assert await names(gql, owner, "invoice ladders") == []
+    # A word of one or two letters matches whole: the index would read every word it begins.
+    await item(gql, owner, sub, "Valve 7")
+    await item(gql, owner, sub, "Valve 70")
+    assert await names(gql, owner, "valve 7") == ["Valve 7"]
+    assert await names(gql, owner, "70 valve") == ["Valve 70"]
+    assert sorted(await names(gql, owner, "val")) == ["Valve 7", "Valve 70"]
     # An address, a path and a URL are words on both databases (PostgreSQL's parser alone would
     # keep each whole, and only its first word would be found).
     await item(gql, owner, sub, "Mail ada@example.org", "see /srv/plans or http://drawings.example.org/roof")
@@ -228,3 +234,17 @@ async def test_a_query_that_matches_very_many_rows_ranks_a_bounded_number_of_eac
     kinds = sorted(e["node"]["__typename"] for e in found["edges"])
     assert kinds == ["Project", "Subproject", "WorkflowItem", "WorkflowItem", "WorkflowItem"]
     assert found["totalCount"] == 5
+    # The newest three items, whatever order the database keeps them in: each page ranks the
+    # same set, so the pages' cursors walk it whole.
+    newest = ["Dam gate 2", "Dam gate 3", "Dam gate 4"]
+    items = [e["node"]["displayName"] for e in found["edges"] if e["node"]["__typename"] == "WorkflowItem"]
+    assert sorted(items) == newest
+    walked, after = [], None
+    while True:
+        page = (await gql(SEARCH, {"q": "dam gate", "first": 1, "after": after}, token=owner))["search"]
+        assert page["totalCount"] == 3
+        walked += [e["node"]["displayName"] for e in page["edges"]]
+        if not page["pageInfo"]["hasNextPage"]:
+            break
+        after = page["pageInfo"]["endCursor"]
+    assert sorted(walked) == newest and len(walked) == 3

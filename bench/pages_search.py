@@ -1,0 +1,122 @@
+"""Search at scale (R5's search rows): the statement a `search` page runs, as resolvers/search.py
+builds it for a viewer, under EXPLAIN (ANALYZE, BUFFERS) on a PostgreSQL database seeded with
+`python -m bench.seed --size large` (1M items).
+
+    python -m bench.pages_search --database-url postgresql://…/db [--login bench-dev] [--runs 5]
+
+Per query shape (a rare word, a word of about 100,000 items, a word of every item; a first
+page and the page after it) it prints the median execution time the plan reports, the shared
+buffers it hit and read, and the machine's load average: the number to compare with the 50 ms
+budget is the database's own time, which the loaded machine's Python does not blur.
+"""
+
+import argparse
+import asyncio
+import os
+import statistics
+import types
+
+import asyncpg
+from sqlalchemy.dialects import postgresql
+
+from engine.actors import Actor
+from resolvers import search as searching
+
+# (name, query): the bench data's names are "Project p", "Subproject p.m", "Item p.m.k"
+# (500 x 40 x 50); their words are "item" (every item), numbers, and a word seed_words adds.
+SHAPES = (
+    ("rare word (10 items)", "zebra"),
+    ("four common words (item 7.13.4)", "item 7.13.4"),
+    ("word of ~100k items (tenth)", "tenth"),
+    ("word of every item", "item"),
+)
+
+
+async def seed_words(conn: asyncpg.Connection) -> None:
+    """Give about a tenth of the items the word "tenth" in their description (3 of the 32 last
+    characters of an id: ~94,000 of 1M) and ten items "zebra crossing", once."""
+    if await conn.fetchval("SELECT count(*) FROM workflow_item WHERE description = 'tenth'"):
+        return
+    await conn.execute("UPDATE workflow_item SET description = 'tenth' WHERE right(id, 1) IN ('0', 'A', 'K')")
+    await conn.execute(
+        "UPDATE workflow_item SET description = 'zebra crossing' "
+        "WHERE id IN (SELECT id FROM workflow_item ORDER BY id LIMIT 10 OFFSET 500000)"
+    )
+    await conn.execute("VACUUM ANALYZE workflow_item")
+
+
+def sql(viewer: Actor, query: str, first: int, after: str | None) -> str:
+    statement = searching.page_statement(
+        viewer,
+        sqlite=False,
+        found=searching.words(query),
+        cursor=searching.parse_cursor(after),
+        limit=first,
+        counted=True,
+    )
+    return str(statement.compile(dialect=postgresql.dialect(), compile_kwargs={"literal_binds": True}))
+
+
+async def explain(conn: asyncpg.Connection, statement: str) -> tuple[float, str]:
+    plan = await conn.fetchval(f"EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {statement}")
+    found = plan if isinstance(plan, list) else __import__("json").loads(plan)
+    top = found[0]
+    buffers = top["Plan"].get("Shared Hit Blocks", 0), top["Plan"].get("Shared Read Blocks", 0)
+    return top["Planning Time"] + top["Execution Time"], (
+        f"planning {top['Planning Time']:.1f} ms, buffers hit {buffers[0]} read {buffers[1]}"
+    )
+
+
+async def main_async(url: str, login: str, runs: int, first: int, show: bool) -> None:
+    # As the server connects (models/db.py): without JIT compilation.
+    conn = await asyncpg.connect(url, server_settings={"jit": "off"})
+    try:
+        await seed_words(conn)
+        user = await conn.fetchrow('SELECT id, login, is_admin FROM "user" WHERE login = $1', login)
+        groups = await conn.fetch("SELECT group_id FROM group_member WHERE user_id = $1", user["id"])
+        viewer = Actor(
+            user_id=user["id"],
+            login=user["login"],
+            is_admin=user["is_admin"],
+            party_ids=frozenset([user["id"], *(g["group_id"] for g in groups)]),
+        )
+        print(f"viewer {login}, first {first}, load average {os.getloadavg()}")
+        for name, query in SHAPES:
+            after = None
+            for page in ("first page", "next page"):
+                statement = sql(viewer, query, first, after)
+                times, buffers = [], ""
+                for _ in range(runs):
+                    took, buffers = await explain(conn, statement)
+                    times.append(took)
+                rows = [row for row in await conn.fetch(statement) if row["id"] is not None]
+                took = statistics.median(times)
+                print(f"{name:32} {page:10} planning + execution median {took:6.1f} ms  {buffers}  rows {len(rows)}")
+                if show:
+                    for line in await conn.fetch(f"EXPLAIN (ANALYZE, BUFFERS) {statement}"):
+                        print("   ", line[0])
+                if len(rows) <= first:
+                    break
+                last = rows[first - 1]
+                after = searching.cursor_of(types.SimpleNamespace(**dict(last)))
+        print(f"load average {os.getloadavg()}")
+    finally:
+        await conn.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--database-url", required=True)
+    parser.add_argument("--login", default="bench-dev")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--first", type=int, default=20)
+    parser.add_argument("--show", action="store_true", help="print each plan")
+    parser.add_argument("--ranked", type=int, default=searching.MAX_RANKED, help="matches ranked per kind")
+    args = parser.parse_args()
+    searching.MAX_RANKED = args.ranked
+    url = args.database_url.replace("postgresql+asyncpg://", "postgresql://")
+    asyncio.run(main_async(url, args.login, args.runs, args.first, args.show))
+
+
+if __name__ == "__main__":
+    main()
