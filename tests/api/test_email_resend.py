@@ -21,7 +21,7 @@ from tests.fixtures.documents import CREATE_ITEM
 from tests.fixtures.jobs import serving
 from tests.fixtures.smtp import Mailbox, mail_settings
 
-SET_DELIVERY = """mutation($input: SetNotificationDeliveryInput!) { setNotificationDelivery(input: $input) {
+CHOOSE_EMAIL = """mutation($input: SetNotificationDeliveryInput!) { setNotificationDelivery(input: $input) {
   userErrors { code message field } } }"""
 
 
@@ -39,7 +39,7 @@ async def test_a_runner_dying_after_the_smtp_server_accepted_resends_the_same_me
     settings = Settings(database_url=db.url, run_timers=False, run_jobs=False, **mail_settings(mailbox))
     async with serving(db, settings) as (_, gql):
         levels = [{"level": "ASSIGNED", "channels": ["EMAIL"]}]
-        chosen = await gql(SET_DELIVERY, {"input": {"email": "dev@example.org", "levels": levels}}, token=dev)
+        chosen = await gql(CHOOSE_EMAIL, {"input": {"email": "dev@example.org", "levels": levels}}, token=dev)
         assert chosen["setNotificationDelivery"]["userErrors"] == []
         _, sub, _ = await build_tree(gql, sam, items=0)
         item = {"subprojectId": sub["id"], "displayName": "Paint the hall", "assigneeId": dev_id}
