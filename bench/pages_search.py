@@ -3,6 +3,7 @@ builds it for a viewer, under EXPLAIN (ANALYZE, BUFFERS) on a PostgreSQL databas
 `python -m bench.seed --size large` (1M items).
 
     python -m bench.pages_search --database-url postgresql://…/db [--login bench-dev] [--runs 5]
+    python -m bench.pages_search --database-url postgresql://…/db --in-process 20
 
 Per query shape (a rare word, a word of about 100,000 items, a word of every item; a first
 page and the page after it) it prints the median execution time the plan reports, the shared
@@ -14,13 +15,20 @@ import argparse
 import asyncio
 import os
 import statistics
+import time
 import types
 
 import asyncpg
+import httpx
+from sqlalchemy import select
 from sqlalchemy.dialects import postgresql
 
+from engine import identity
 from engine.actors import Actor
+from models import Database, User
 from resolvers import search as searching
+from server.app import create_app
+from server.settings import Settings
 
 # (name, query): the bench data's names are "Project p", "Subproject p.m", "Item p.m.k"
 # (500 x 40 x 50); their words are "item" (every item), numbers, and a word seed_words adds.
@@ -104,6 +112,48 @@ async def main_async(url: str, login: str, runs: int, first: int, show: bool) ->
         await conn.close()
 
 
+PAGE = """query($q: String!, $after: String) { search(query: $q, first: 20, after: $after) {
+  totalCount pageInfo { endCursor } edges { node { id ... on WorkflowItem { displayName status } } } } }"""
+
+
+async def in_process(url: str, login: str, requests: int) -> None:
+    """Each shape's first and next page through the whole server in this process (HTTP parsing
+    aside): the median wall time and this process's CPU per request, the database included in
+    the first and not in the second."""
+    db = Database(url)
+    async with db.transaction() as s:
+        user = await s.scalar(select(User).where(User.login == login))
+        token = await identity.create_token(s, user_id=user.id, ttl_seconds=3600)
+    app = create_app(Settings(database_url=url), db=db)
+    client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bench")
+    headers = {"Authorization": f"Bearer {token}"}
+
+    async def page(query: str, after: str | None) -> dict:  # type: ignore[type-arg]
+        answer = await client.post(
+            "/graphql", json={"query": PAGE, "variables": {"q": query, "after": after}}, headers=headers
+        )
+        body = answer.json()
+        assert "errors" not in body, body
+        return body["data"]["search"]
+
+    print(f"in process, viewer {login}, load average {os.getloadavg()}")
+    async with client:  # no lifespan: no sweeper or job runner beside the reads (as bench/pages.py)
+        for name, query in SHAPES:
+            first = await page(query, None)
+            for which, after in (("first page", None), ("next page", first["pageInfo"]["endCursor"])):
+                walls, cpu = [], time.process_time()
+                for _ in range(requests):
+                    started = time.perf_counter()
+                    await page(query, after)
+                    walls.append((time.perf_counter() - started) * 1000)
+                cpu = (time.process_time() - cpu) * 1000 / requests
+                print(f"{name:32} {which:10} wall median {statistics.median(walls):6.1f} ms  Python CPU {cpu:5.1f} ms")
+                if not first["pageInfo"]["endCursor"]:
+                    break
+    await db.dispose()
+    print(f"load average {os.getloadavg()}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--database-url", required=True)
@@ -111,9 +161,13 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--first", type=int, default=20)
     parser.add_argument("--show", action="store_true", help="print each plan")
+    parser.add_argument("--in-process", type=int, metavar="N", help="instead: N requests a page through the server")
     parser.add_argument("--ranked", type=int, default=searching.MAX_RANKED, help="matches ranked per kind")
     args = parser.parse_args()
     searching.MAX_RANKED = args.ranked
+    if args.in_process:
+        asyncio.run(in_process(args.database_url, args.login, args.in_process))
+        return
     url = args.database_url.replace("postgresql+asyncpg://", "postgresql://")
     asyncio.run(main_async(url, args.login, args.runs, args.first, args.show))
 
