@@ -8,11 +8,12 @@ ranked by ``bm25``. Each word of three letters or more matches as a prefix ("inv
 "invoice"), a shorter one whole ("7" finds "7", not "70"), case aside, on the
 ``simple`` configuration (no stemming, no stop words: the same words match on both databases).
 
-Bounded: of each kind, the newest ``MAX_RANKED`` matches the viewer may see are ranked, and
-``totalCount`` counts those (so at most three times ``MAX_RANKED``). A word most rows hold
-costs a page no more than a rare one; the price is that a very common query ranks recent rows
-only, as mature trackers' searches do. Every page of a search ranks the same set (ids, not the
-order a scan happens to yield), so cursors hold while nothing is written.
+Bounded: of each kind, the newest ``MAX_RANKED`` matches are examined, those of them the viewer
+may see are ranked, and ``totalCount`` counts those (so at most three times ``MAX_RANKED``). A
+word most rows hold costs a page no more than a rare one, for a viewer who may see every row as
+for one who may see none; the price is that a very common query ranks recent rows only, as
+mature trackers' searches do. Every page of a search ranks the same set (ids, not the order a
+scan happens to yield), so cursors hold while nothing is written.
 
 A page is one statement (the ranked ids of the visible matches past the cursor, each kind under
 its own visibility rule, ``resolvers/visibility.py``, and their count when asked) and then the
@@ -48,11 +49,11 @@ from resolvers.pagination import Page, check_first, invalid_argument
 
 MAX_QUERY = 200  # characters of a query: as ProjectFilter.search
 MAX_WORDS = 10  # words of a query: each is one more index lookup
-# Matches ranked per kind: the newest MAX_RANKED a viewer may see (by id: ids sort by creation).
-# A word that matches most items ("item") would otherwise have every match checked, ranked and
-# sorted for one page; mature trackers bound a search the same way. At 1M items on PostgreSQL
-# (bench/pages_search.py, EXPLAIN ANALYZE, load average 6-8) a page of a word 94,000 items hold
-# took 22-24 ms with 500, 100-107 ms with 2,000; a word of every item 7-8 ms with 500.
+# Matches examined per kind: the newest MAX_RANKED (by id: ids sort by creation), then those the
+# viewer may see are ranked. A word that matches most items ("item") would otherwise have every
+# match checked, ranked and sorted for one page; mature trackers bound a search the same way. At
+# 1M items on PostgreSQL (bench/pages_search.py, EXPLAIN ANALYZE, load average 4-8) a page of a
+# word 94,000 items hold took 22-35 ms with 500 and 100-107 ms with 2,000; of every item 8-10 ms.
 MAX_RANKED = 500
 # A word shorter than this matches whole ("7" finds "7", not "70"), a longer one as a prefix:
 # the index reads every word a prefix covers, and "4" covers 4, 40-49 and 400-499 (408,000 of
