@@ -8,11 +8,12 @@ ranked by ``bm25``. Each word of three letters or more matches as a prefix ("inv
 "invoice"), a shorter one whole ("7" finds "7", not "70"), case aside, on the
 ``simple`` configuration (no stemming, no stop words: the same words match on both databases).
 
-Bounded: of each kind, the newest ``MAX_RANKED`` matches are examined, those of them the viewer
-may see are ranked, and ``totalCount`` counts those (so at most three times ``MAX_RANKED``). A
-word most rows hold costs a page no more than a rare one, for a viewer who may see every row as
-for one who may see none; the price is that a very common query ranks recent rows only, as
-mature trackers' searches do. Every page of a search ranks the same set (ids, not the order a
+Bounded: of each kind, the newest ``MAX_RANKED`` matches and the viewer's own newest rows
+(``_yours``) are examined, those of them the viewer may see are ranked, and ``totalCount``
+counts those. A word most rows hold costs a page no more than a rare one, for a viewer who may
+see every row as for one who may see none; a viewer who may see fewer than ``MAX_RANKED`` rows
+of a kind finds all their matches; the price is that for the others a very common query ranks
+recent rows only, as mature trackers' searches do. Every page of a search ranks the same set (ids, not the order a
 scan happens to yield), so cursors hold while nothing is written.
 
 A page is one statement (the ranked ids of the visible matches past the cursor, each kind under
@@ -42,16 +43,17 @@ from sqlalchemy import (
 )
 
 from engine.actors import Actor
-from models import Project, Subproject, WorkflowItem, kind_of
+from models import Case, CaseRoleParty, Permission, Project, Subproject, WorkflowItem, kind_of
 from resolvers import visibility
 from resolvers.context import Context
 from resolvers.pagination import Page, check_first, invalid_argument
 
 MAX_QUERY = 200  # characters of a query: as ProjectFilter.search
 MAX_WORDS = 10  # words of a query: each is one more index lookup
-# Matches examined per kind: the newest MAX_RANKED (by id: ids sort by creation), then those the
-# viewer may see are ranked. A word that matches most items ("item") would otherwise have every
-# match checked, ranked and sorted for one page; mature trackers bound a search the same way. At
+# Matches examined per kind: the newest MAX_RANKED (by id: ids sort by creation) and the viewer's
+# own newest MAX_RANKED per way in (_yours), then those the viewer may see are ranked. A word
+# that matches most items ("item") would otherwise have every match checked, ranked and sorted
+# for one page; mature trackers bound a search the same way. At
 # 1M items on PostgreSQL (bench/pages_search.py, EXPLAIN ANALYZE, load average 4-8) a page of a
 # word 94,000 items hold took 22-35 ms with 500 and 100-107 ms with 2,000; of every item 8-10 ms.
 MAX_RANKED = 500
@@ -68,10 +70,11 @@ _CURSOR = re.compile(r"(-?[0-9][0-9.e+-]{0,30})~([a-z]{1,8}_[0-9A-Z]{1,40})")
 # SQLite's unicode61 splits them into words: the separators are made spaces first, so both
 # databases match the same words ("example" finds the address on both).
 TSVECTOR = "to_tsvector('simple', translate({table}.display_name || ' ' || {table}.description, '@/.:', '    '))"
-_KINDS: tuple[tuple[Any, Any], ...] = (
-    (Project, visibility.project_visible),
-    (Subproject, visibility.subproject_visible),
-    (WorkflowItem, visibility.item_visible),
+# Each kind, its visibility rule, and the intent whose grants show it (engine/visibility.py).
+_KINDS: tuple[tuple[Any, Any, str], ...] = (
+    (Project, visibility.project_visible, "project.view"),
+    (Subproject, visibility.subproject_visible, "subproject.view"),
+    (WorkflowItem, visibility.item_visible, "workflowItem.view"),
 )
 # SQLite's full-text tables (migration 0016): not models, so described here for the query.
 _FTS = table("search_fts", column("rowid"))
@@ -110,28 +113,51 @@ def parse_cursor(after: str | None) -> tuple[float, str] | None:
     return key, match.group(2)
 
 
+def _yours(viewer: Actor, model: Any, intent: str, newest: Select[Any]) -> Any:
+    """The ids to examine of one kind: the ``newest`` matches, and the viewer's own newest rows
+    by the ways the visibility rule lets them in, for each of their parties (the user, each
+    group): ``MAX_RANKED`` granted ``intent``, and of items ``MAX_RANKED`` whose case they play
+    a role in. So a viewer who may see fewer rows than that finds every match of theirs, however
+    common the words; each list is one index's range read newest first, bounded. Visibility
+    itself stays the rule's: these only choose what to ask it of (a deputy's borrowed roles
+    are asked, not listed here: a common word may miss those)."""
+    sources = [newest]
+    if not viewer.is_admin:  # an admin sees every match: the newest are theirs
+        for party in sorted(viewer.party_ids):
+            sources.append(
+                select(Permission.resource_id.label("id"))
+                .where(Permission.party_id == party, Permission.intent == intent)
+                .order_by(Permission.resource_id.desc())
+                .limit(MAX_RANKED)
+            )
+            if model is WorkflowItem:
+                sources.append(
+                    select(Case.object_id.label("id"))
+                    .join(CaseRoleParty, CaseRoleParty.case_id == Case.id)
+                    .where(CaseRoleParty.party_id == party)
+                    .order_by(CaseRoleParty.case_id.desc())
+                    .limit(MAX_RANKED)
+                )
+    parts = [source.subquery(f"{model.__tablename__}_by_{n}") for n, source in enumerate(sources)]
+    return union_all(*(select(part.c.id) for part in parts))
+
+
 def _postgres_matches(viewer: Actor, found: list[str]) -> list[Select[Any]]:
-    """Per kind, the newest ``MAX_RANKED`` matches, those of them the viewer may see, ranked.
-    PostgreSQL takes them from the GIN index when the words are rare, and walks the ids down when
-    they are common (it stops after ``MAX_RANKED``): its statistics of the indexed words choose.
-    Visibility is asked of those alone: asked while walking, a viewer who may see few rows had
-    the walk go through all the others (9-16 s for a common word over 1M items)."""
+    """Per kind, the matches among the ids ``_yours`` lists, those the viewer may see, ranked.
+    PostgreSQL takes the newest matches from the GIN index when the words are rare, and walks
+    the ids down when they are common (it stops after ``MAX_RANKED``): its statistics of the
+    indexed words choose. Visibility is asked of the ids listed alone: asked while walking, a
+    viewer who may see few rows had the walk go through all the others (9-16 s for a common
+    word over 1M items)."""
     query = func.to_tsquery(literal_column("'simple'"), " & ".join(f"{w}:*" if _prefix(w) else w for w in found))
     selects = []
-    for model, visible in _KINDS:
+    for model, visible, intent in _KINDS:
         vector = literal_column(TSVECTOR.format(table=model.__tablename__))
         name = f"found_{model.__tablename__}"
-        newest = (
-            select(model.id)
-            .where(vector.op("@@")(query))
-            .order_by(model.id.desc())
-            .limit(MAX_RANKED)
-            .subquery(f"newest_{model.__tablename__}")
-        )
+        newest = select(model.id.label("id")).where(vector.op("@@")(query)).order_by(model.id.desc()).limit(MAX_RANKED)
         candidates = (
             select(model.id, model.display_name, model.description)
-            .join(newest, newest.c.id == model.id)
-            .where(visible(viewer))
+            .where(model.id.in_(_yours(viewer, model, intent, newest)), vector.op("@@")(query), visible(viewer))
             .subquery(name)
         )
         key = cast(-func.ts_rank(literal_column(TSVECTOR.format(table=name)), query), Float)  # ascending: best first
@@ -149,15 +175,15 @@ def _sqlite_matches(viewer: Actor, found: list[str]) -> list[Select[Any]]:
         .prefix_with("MATERIALIZED")  # bm25 is asked of the FTS query alone, once per match
     )
     kinds = []
-    for model, visible in _KINDS:
+    for model, visible, intent in _KINDS:
         newest = (
+            select(hits.c.id.label("id")).join(model, model.id == hits.c.id).order_by(model.id.desc()).limit(MAX_RANKED)
+        )
+        kinds.append(
             select(hits.c.id, hits.c.key)
             .join(model, model.id == hits.c.id)
-            .order_by(model.id.desc())
-            .limit(MAX_RANKED)
-            .subquery(f"newest_{model.__tablename__}")
+            .where(hits.c.id.in_(_yours(viewer, model, intent, newest)), visible(viewer))
         )
-        kinds.append(select(newest.c.id, newest.c.key).join(model, model.id == newest.c.id).where(visible(viewer)))
     return kinds
 
 
