@@ -9,7 +9,7 @@ ranked by ``bm25``. Each word of three letters or more matches as a prefix ("inv
 ``simple`` configuration (no stemming, no stop words: the same words match on both databases).
 
 Bounded: of each kind, the newest ``MAX_RANKED`` matches and the viewer's own newest rows
-(``_yours``) are examined, those of them the viewer may see are ranked, and ``totalCount``
+(``_own``) are examined, those of them the viewer may see are ranked, and ``totalCount``
 counts those. A word most rows hold costs a page no more than a rare one, for a viewer who may
 see every row as for one who may see none; a viewer who may see fewer than ``MAX_RANKED`` rows
 of a kind finds all their matches; the price is that for the others a very common query ranks
@@ -51,7 +51,7 @@ from resolvers.pagination import Page, check_first, invalid_argument
 MAX_QUERY = 200  # characters of a query: as ProjectFilter.search
 MAX_WORDS = 10  # words of a query: each is one more index lookup
 # Matches examined per kind: the newest MAX_RANKED (by id: ids sort by creation) and the viewer's
-# own newest MAX_RANKED per way in (_yours), then those the viewer may see are ranked. A word
+# own newest MAX_RANKED per way in (_own), then those the viewer may see are ranked. A word
 # that matches most items ("item") would otherwise have every match checked, ranked and sorted
 # for one page; mature trackers bound a search the same way. At
 # 1M items on PostgreSQL (bench/pages_search.py, EXPLAIN ANALYZE, load average 4-8) a page of a
@@ -113,51 +113,73 @@ def parse_cursor(after: str | None) -> tuple[float, str] | None:
     return key, match.group(2)
 
 
-def _yours(viewer: Actor, model: Any, intent: str, newest: Select[Any]) -> Any:
-    """The ids to examine of one kind: the ``newest`` matches, and the viewer's own newest rows
-    by the ways the visibility rule lets them in, for each of their parties (the user, each
-    group): ``MAX_RANKED`` granted ``intent``, and of items ``MAX_RANKED`` whose case they play
-    a role in. So a viewer who may see fewer rows than that finds every match of theirs, however
-    common the words; each list is one index's range read newest first, bounded. Visibility
-    itself stays the rule's: these only choose what to ask it of (a deputy's borrowed roles
-    are asked, not listed here: a common word may miss those)."""
-    sources = [newest]
-    if not viewer.is_admin:  # an admin sees every match: the newest are theirs
-        for party in sorted(viewer.party_ids):
+def _own(viewer: Actor, model: Any, intent: str) -> list[Select[Any]]:
+    """The viewer's own newest rows of one kind by the ways its visibility rule lets them in,
+    for each of their parties (the user, each group): ``MAX_RANKED`` granted ``intent``, and of
+    items ``MAX_RANKED`` whose case they play a role in. Examined beside the newest matches, so
+    a viewer who may see fewer rows than that finds every match of theirs, however common the
+    words; each list is one index's range read newest first, bounded. Visibility itself stays
+    the rule's: these only choose what to ask it of (a deputy's borrowed roles are asked, not
+    listed here: by a very common word a deputy may miss those)."""
+    if viewer.is_admin:  # an admin sees every match: the newest are theirs
+        return []
+    sources = []
+    for party in sorted(viewer.party_ids):
+        sources.append(
+            select(Permission.resource_id.label("id"))
+            .where(Permission.party_id == party, Permission.intent == intent)
+            .order_by(Permission.resource_id.desc())
+            .limit(MAX_RANKED)
+        )
+        if model is WorkflowItem:
             sources.append(
-                select(Permission.resource_id.label("id"))
-                .where(Permission.party_id == party, Permission.intent == intent)
-                .order_by(Permission.resource_id.desc())
+                select(Case.object_id.label("id"))
+                .join(CaseRoleParty, CaseRoleParty.case_id == Case.id)
+                .where(CaseRoleParty.party_id == party)
+                .order_by(CaseRoleParty.case_id.desc())
                 .limit(MAX_RANKED)
             )
-            if model is WorkflowItem:
-                sources.append(
-                    select(Case.object_id.label("id"))
-                    .join(CaseRoleParty, CaseRoleParty.case_id == Case.id)
-                    .where(CaseRoleParty.party_id == party)
-                    .order_by(CaseRoleParty.case_id.desc())
-                    .limit(MAX_RANKED)
-                )
-    parts = [source.subquery(f"{model.__tablename__}_by_{n}") for n, source in enumerate(sources)]
+    return sources
+
+
+def _ids(name: str, sources: list[Select[Any]]) -> Any:
+    """One column of ids from several bounded selects (each a subquery: SQLite refuses LIMIT in
+    a compound select's parts)."""
+    parts = [source.subquery(f"{name}_{n}") for n, source in enumerate(sources)]
     return union_all(*(select(part.c.id) for part in parts))
 
 
 def _postgres_matches(viewer: Actor, found: list[str]) -> list[Select[Any]]:
-    """Per kind, the matches among the ids ``_yours`` lists, those the viewer may see, ranked.
-    PostgreSQL takes the newest matches from the GIN index when the words are rare, and walks
-    the ids down when they are common (it stops after ``MAX_RANKED``): its statistics of the
-    indexed words choose. Visibility is asked of the ids listed alone: asked while walking, a
-    viewer who may see few rows had the walk go through all the others (9-16 s for a common
-    word over 1M items)."""
+    """Per kind, the newest ``MAX_RANKED`` matches and the matches among the viewer's own rows
+    (``_own``), those of them the viewer may see, ranked. PostgreSQL takes the newest matches
+    from the GIN index when the words are rare, and walks the ids down when they are common (it
+    stops after ``MAX_RANKED``): its statistics of the indexed words choose. The viewer's own
+    rows are read by id and the words asked of each (OFFSET 0 keeps PostgreSQL from asking the
+    GIN index a second time: for four common words that was 26 ms, against ~5 µs a row).
+    Visibility is asked of those matches alone: asked while walking, a viewer who may see few
+    rows had the walk go through all the others (9-16 s for a common word over 1M items)."""
     query = func.to_tsquery(literal_column("'simple'"), " & ".join(f"{w}:*" if _prefix(w) else w for w in found))
     selects = []
     for model, visible, intent in _KINDS:
-        vector = literal_column(TSVECTOR.format(table=model.__tablename__))
-        name = f"found_{model.__tablename__}"
-        newest = select(model.id.label("id")).where(vector.op("@@")(query)).order_by(model.id.desc()).limit(MAX_RANKED)
+        table_name = model.__tablename__
+        vector = literal_column(TSVECTOR.format(table=table_name))
+        matched = [
+            select(model.id.label("id")).where(vector.op("@@")(query)).order_by(model.id.desc()).limit(MAX_RANKED)
+        ]
+        own = _own(viewer, model, intent)
+        if own:
+            listed = (
+                select(model.id, model.display_name, model.description)
+                .where(model.id.in_(_ids(f"own_{table_name}", own)))
+                .offset(0)
+                .subquery(f"listed_{table_name}")
+            )
+            listed_vector = literal_column(TSVECTOR.format(table=listed.name))
+            matched.append(select(listed.c.id.label("id")).where(listed_vector.op("@@")(query)))
+        name = f"found_{table_name}"
         candidates = (
             select(model.id, model.display_name, model.description)
-            .where(model.id.in_(_yours(viewer, model, intent, newest)), vector.op("@@")(query), visible(viewer))
+            .where(model.id.in_(_ids(f"matched_{table_name}", matched)), visible(viewer))
             .subquery(name)
         )
         key = cast(-func.ts_rank(literal_column(TSVECTOR.format(table=name)), query), Float)  # ascending: best first
@@ -179,10 +201,11 @@ def _sqlite_matches(viewer: Actor, found: list[str]) -> list[Select[Any]]:
         newest = (
             select(hits.c.id.label("id")).join(model, model.id == hits.c.id).order_by(model.id.desc()).limit(MAX_RANKED)
         )
+        listed = _ids(f"listed_{model.__tablename__}", [newest, *_own(viewer, model, intent)])
         kinds.append(
             select(hits.c.id, hits.c.key)
             .join(model, model.id == hits.c.id)
-            .where(hits.c.id.in_(_yours(viewer, model, intent, newest)), visible(viewer))
+            .where(hits.c.id.in_(listed), visible(viewer))
         )
     return kinds
 
