@@ -17,12 +17,12 @@ from tests.fixtures.smtp import PUBLIC_URL, SECRET, Mailbox
 
 
 async def seed(url: str, box: Mailbox):  # type: ignore[no-untyped-def]
-    """An admin (who may read every entry) with an hourly email digest that started two hours
-    ago, notified once inside that first window; returns the window's end."""
+    """An admin (who may read every entry) with an hourly email digest that started three hours
+    ago, notified once inside that first window (the window's middle); returns the window's end."""
     mail.configure(mail.make_config(smtp_url=box.url, sender="c@test", public_url=PUBLIC_URL, secret_key=SECRET))
     db = Database(url)
     try:
-        start = utcnow() - timedelta(hours=2)
+        start = utcnow() - timedelta(hours=3)  # a settled empty window follows the first, whatever the minute
         async with db.transaction() as s:
             user = await create_test_user(s, login="reader", admin=True)
             reader = await identity.actor_for(s, user_id=user.id, login=user.login, is_admin=True)
@@ -31,16 +31,15 @@ async def seed(url: str, box: Mailbox):  # type: ignore[no-untyped-def]
             await engine.create_project(s, actor=reader, display_name="Boiler room")
         async with db.transaction() as s:
             entry_id = await s.scalar(select(Activity.id).where(Activity.kind == "project_created"))
+            window = await s.scalar(select(DigestSchedule))
+            # Inside the first window wherever the hour falls (it may end a second after start).
+            inside = window.window_start + (window.due_at - window.window_start) / 2
             s.add(
                 Notification(
-                    id=new_id("ntf"),
-                    recipient_id=user.id,
-                    activity_id=entry_id,
-                    level="WORKFLOW",
-                    created_at=start + timedelta(minutes=1),
+                    id=new_id("ntf"), recipient_id=user.id, activity_id=entry_id, level="WORKFLOW", created_at=inside
                 )
             )
-            return await s.scalar(select(DigestSchedule.due_at))
+            return window.due_at
     finally:
         await db.dispose()
 
