@@ -9,6 +9,7 @@ pytest_plugins = [
     "tests.fixtures.uploads",
     "tests.fixtures.s3",
     "tests.fixtures.hangs",
+    "tests.fixtures.connections",
     "tests.fixtures.smtp",
     "tests.fixtures.deputies",
 ]
