@@ -11,6 +11,7 @@ pytest_plugins = [
     "tests.fixtures.hangs",
     "tests.fixtures.connections",
     "tests.fixtures.smtp",
+    "tests.fixtures.deputies",
 ]
 
 
