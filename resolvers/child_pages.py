@@ -6,7 +6,9 @@ by creation time (ids are time-ordered). For items that is the display order (``
 the subproject's ``workflow_item_ordering``); subprojects have no ordering, so creation order.
 Reading every visible id to order them in Python made each page of a subproject of 100,000
 items cost 100,000 rows; here the database ranks them and returns the page and its count. One
-parent's page, when that parent has no ordering, is read by keyset instead, and counted apart.
+parent's page, when that parent has no ordering, is read by keyset instead, and counted apart;
+on PostgreSQL a parent with an ordering has its page found by walking the ordering (``_walk``),
+whatever plan PostgreSQL keeps for the statement.
 
 A cursor is a child's id; the page starts after the cursor's place in display order, computed
 from the cursor itself, so a cursor whose child has since moved, left a filter or been deleted
