@@ -19,9 +19,11 @@ from datetime import datetime
 from types import SimpleNamespace
 from typing import Any
 
-from sqlalchemy import BigInteger, Text, bindparam, cast, func, insert, literal_column, select, text
+from sqlalchemy import BigInteger, Text, bindparam, func, insert, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from engine import folded_writes
+from engine.folded_writes import Folded
 from models import Activity, kind_of, new_id, unit_of_work, utcnow
 
 
@@ -55,10 +57,17 @@ class LogEntry(SimpleNamespace):
 
 def content_digest(prev_hash: str | None, entry: Any) -> str:
     """SHA-256 over every column of an entry but ``seq`` (and its own hash): the part of the
-    hash that is known before the insert hands out ``seq``."""
+    hash that is known before the insert hands out ``seq``. The JSON list of ``prev_hash`` and
+    the rest (``content_tail``): PostgreSQL builds the same bytes in the insert that reads the head."""
+    payload = "[" + json.dumps(prev_hash) + "," + content_tail(entry)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def content_tail(entry: Any) -> str:
+    """The digest's JSON after its first element (the previous hash): every column of the
+    entry but ``seq``, ``prev_hash`` and ``hash``, ASCII only (json's default), ending with ``]``."""
     payload = json.dumps(
         [
-            prev_hash,
             entry.id,
             entry.kind,
             entry.chain,
@@ -78,12 +87,12 @@ def content_digest(prev_hash: str | None, entry: Any) -> str:
         separators=(",", ":"),
         default=str,
     )
-    return hashlib.sha256(payload.encode()).hexdigest()
+    return payload[1:]
 
 
 def seal(seq: int, digest: str) -> str:
     """The entry's hash: its ``seq`` bound to its content digest. PostgreSQL computes the same
-    thing in the insert (``_INSERT_UNDER_LOG_LOCK``), where ``seq`` is handed out."""
+    thing in the insert of a lone entry (``_ONE_ENTRY_SQL``), where ``seq`` is handed out."""
     return hashlib.sha256(f"{seq}:{digest}".encode()).hexdigest()
 
 
@@ -159,30 +168,78 @@ _HEAD_AND_LAST_SEQ = select(
 _LOCKED_HEAD = select(func.caseway_chain_head(bindparam("chain")))
 _COLUMNS = [column for column in Activity.__table__.c if column.name not in ("seq", "hash")]
 _INSERT = insert(Activity)
-# PostgreSQL: the log lock taken by the insert itself (a function in FROM runs before the row is
-# built), then the next seq, then the hash that binds it to the entry's content digest: the seq is
-# known only under the lock, and computing the hash there costs no round trip. The seq is read
-# twice from one subquery (the column and the hash): PostgreSQL never inlines a subquery whose
-# output calls a volatile function such as nextval, so both read the one value it drew
-# (test_recording_entries_costs_one_head_read_and_one_insert_each verifies such a chain).
-_NEXT_SEQ = (
-    select(literal_column("nextval('activity_seq_seq')", BigInteger).label("seq"))
-    .select_from(func.pg_advisory_xact_lock(_LOG_LOCK_KEY).alias("log_lock"))
-    .subquery("next_seq")
+
+# PostgreSQL, a lone entry: one statement takes the chain's lock and reads its head (the
+# function in FROM), then takes the log lock (its key made to depend on the head, so it runs
+# after), then draws the next seq, and seals the hash from the head, the seq and the rest of the
+# content digest (``content_tail``, built here): what took a round trip for the head and one for
+# the insert. The seq is read twice from one subquery (the column and the hash): PostgreSQL never
+# inlines a subquery whose output calls a volatile function such as nextval, so both read the
+# one value it drew (tests/engine/test_history.py verifies such chains). The transaction's
+# pending row writes ride along as CTEs (engine/folded_writes.py).
+_ONE_ENTRY_COLUMNS = [column for column in _COLUMNS if column.name != "prev_hash"]
+_ONE_ENTRY_SQL = (
+    "INSERT INTO activity (seq, prev_hash, hash, {columns}) "
+    "SELECT next_seq.seq, next_seq.head, encode(sha256(convert_to(CAST(next_seq.seq AS TEXT) || ':' || "
+    "encode(sha256(convert_to('[' || coalesce('\"' || next_seq.head || '\"', 'null') || ',' || :tail, 'UTF8')), "
+    "'hex'), 'UTF8')), 'hex'), {values} "
+    "FROM (SELECT chain_head.head, nextval('activity_seq_seq') AS seq "
+    "FROM caseway_chain_head(:chain) AS chain_head(head) "
+    "CROSS JOIN LATERAL pg_advisory_xact_lock("
+    "CAST(:log_key AS bigint) + 0 * coalesce(length(chain_head.head), 0)) AS log_lock) AS next_seq "
+    "RETURNING seq, prev_hash, hash"
+).format(
+    columns=", ".join(column.name for column in _ONE_ENTRY_COLUMNS),
+    values=", ".join(f":{column.name}" for column in _ONE_ENTRY_COLUMNS),
 )
-_SEALED = func.encode(
-    func.sha256(func.convert_to(cast(_NEXT_SEQ.c.seq, Text) + ":" + bindparam("digest", type_=Text), "UTF8")), "hex"
-)
-_INSERT_UNDER_LOG_LOCK = (
-    insert(Activity)
-    .from_select(
-        ["seq", *[column.name for column in _COLUMNS], "hash"],
-        select(
-            _NEXT_SEQ.c.seq, *[bindparam(column.name, type_=column.type) for column in _COLUMNS], _SEALED
-        ).select_from(_NEXT_SEQ),
-    )
-    .returning(Activity.seq, Activity.hash)
-)
+_ONE_ENTRY_BINDS = [
+    *(bindparam(column.name, type_=column.type) for column in _ONE_ENTRY_COLUMNS),
+    bindparam("tail", type_=Text),
+    bindparam("log_key", type_=BigInteger),
+]
+# The statement per shape of folded writes (() for none), built once each.
+_ONE_ENTRY_INSERTS: dict[Any, Any] = {}
+
+
+def _one_entry_insert(folded: Folded | None) -> Any:
+    shape = () if folded is None else tuple(folded.shape)
+    statement = _ONE_ENTRY_INSERTS.get(shape)
+    if statement is None:
+        sql, binds = _ONE_ENTRY_SQL, _ONE_ENTRY_BINDS
+        if folded is not None:
+            sql = "WITH " + ", ".join(folded.ctes) + " " + sql
+            if folded.updates:
+                counted = " UNION ALL ".join(f"SELECT 1 FROM {name}" for name in folded.updates)
+                sql += f", (SELECT count(*) FROM ({counted}) AS updated) AS updated"
+            binds = [*binds, *folded.binds]
+        statement = _ONE_ENTRY_INSERTS[shape] = text(sql).bindparams(*binds)
+    return statement
+
+
+# PostgreSQL, a few entries (a timer that ends its case: the action's and the case's): their
+# insert, with the transaction's pending row writes as CTEs; the statement per count of entries
+# and shape of writes, built once each. A bigger batch (a migration's) is inserted alone.
+MAX_FOLDED_ENTRIES = 4
+_MANY_INSERTS: dict[Any, Any] = {}
+_ENTRY_COLUMNS = [*_COLUMNS, Activity.__table__.c.seq, Activity.__table__.c.hash]
+
+
+def _many_insert(entries: int, folded: Folded) -> Any:
+    shape = (entries, tuple(folded.shape))
+    statement = _MANY_INSERTS.get(shape)
+    if statement is None:
+        listed = ", ".join(column.name for column in _ENTRY_COLUMNS)
+        rows = ", ".join(
+            "(" + ", ".join(f":e{n}_{column.name}" for column in _ENTRY_COLUMNS) + ")" for n in range(entries)
+        )
+        binds = [bindparam(f"e{n}_{c.name}", type_=c.type) for n in range(entries) for c in _ENTRY_COLUMNS]
+        counted = " UNION ALL ".join(f"SELECT 1 FROM {name}" for name in folded.updates) or "SELECT 1 WHERE false"
+        sql = (
+            f"WITH {', '.join(folded.ctes)} INSERT INTO activity ({listed}) VALUES {rows} "
+            f"RETURNING (SELECT count(*) FROM ({counted}) AS updated)"
+        )
+        statement = _MANY_INSERTS[shape] = text(sql).bindparams(*binds, *folded.binds)
+    return statement
 
 
 # PostgreSQL: several chains' locks and heads in one round trip, in the chains' sorted order: the
@@ -209,38 +266,55 @@ async def _write_pending(session: AsyncSession) -> None:
     The log lock serializes every writer, so it is held for the inserts and the commit alone:
     each chain's head is read before it, under a lock of that chain only (taken in one order,
     chains sorted, so two writers never wait on each other in a cycle). Knowing ``seq`` before
-    hashing costs no statement: PostgreSQL seals the hash of a lone entry in the insert that
-    takes its seq, and draws the seqs of several with the last chain's head; SQLite reads the
-    last seq with the first head. Several entries are inserted in one statement."""
-    await session.flush()  # the transaction's other writes, before any lock is held
+    hashing costs no statement: on PostgreSQL a lone entry's insert reads its chain's head,
+    draws its seq and seals its hash, with the transaction's pending row writes folded in
+    (engine/folded_writes.py); several entries draw their seqs with the last chain's head;
+    SQLite reads the last seq with the first head. Several entries are inserted in one statement."""
     entries = unit_of_work(session).entries
+    postgres = session.bind.dialect.name == "postgresql"
+    alone = postgres and len(entries) == 1
+    folded = None
+    if postgres and 0 < len(entries) <= MAX_FOLDED_ENTRIES:
+        folded = folded_writes.take(session.sync_session, _ONE_ENTRY_INSERTS if alone else _MANY_INSERTS)
+    await session.flush()  # the transaction's other writes (those not folded), before any lock is held
     if not entries:  # all queued in savepoints that rolled back (engine/migration.py)
         return
     connection = await session.connection()
-    heads, seqs = await _heads_and_seqs(connection, entries, postgres=session.bind.dialect.name == "postgresql")
+    if alone:
+        entry = entries[0]
+        values = {column.name: getattr(entry, column.name) for column in _ONE_ENTRY_COLUMNS}
+        params = {**values, "tail": content_tail(entry), "log_key": _LOG_LOCK_KEY}
+        if folded is not None:
+            params.update(folded.params)
+        row = (await connection.execute(_one_entry_insert(folded), params)).one()
+        entry.seq, entry.prev_hash, entry.hash = row[0], row[1], row[2]
+        if folded is not None and folded.updates:
+            folded.check(row[3])
+        return
+    heads, seqs = await _heads_and_seqs(connection, entries, postgres=postgres)
     rows = []
     for entry in entries:
         entry.prev_hash = heads[entry.chain]
         values = {column.name: getattr(entry, column.name) for column in _COLUMNS}
-        digest = content_digest(entry.prev_hash, entry)
-        if seqs is None:  # PostgreSQL, one entry: its insert takes the log lock and its seq
-            inserted = await connection.execute(_INSERT_UNDER_LOG_LOCK, {**values, "digest": digest})
-            entry.seq, entry.hash = inserted.one()
-        else:
-            entry.seq = next(seqs)
-            entry.hash = seal(entry.seq, digest)
-            rows.append({**values, "seq": entry.seq, "hash": entry.hash})
+        entry.seq = next(seqs)
+        entry.hash = seal(entry.seq, content_digest(entry.prev_hash, entry))
+        rows.append({**values, "seq": entry.seq, "hash": entry.hash})
         heads[entry.chain] = entry.hash
-    if rows:
+    if folded is None:
         await connection.execute(_INSERT, rows)
+        return
+    params = {f"e{n}_{name}": value for n, row in enumerate(rows) for name, value in row.items()}
+    row = (await connection.execute(_many_insert(len(rows), folded), {**params, **folded.params})).first()
+    assert row is not None  # one per entry, each with the count
+    if folded.updates:
+        folded.check(row[0])
 
 
 async def _heads_and_seqs(
     connection: Any, entries: list[LogEntry], *, postgres: bool
-) -> tuple[dict[str, str | None], Iterator[int] | None]:
+) -> tuple[dict[str, str | None], Iterator[int]]:
     """Each chain's head, under its lock (chains in sorted order), and the seqs the entries take
-    in order: None on PostgreSQL for a lone entry, whose insert draws its own (so the log lock is
-    not held for a round trip more than the insert's)."""
+    in order (PostgreSQL: drawn with the last chain's head, after the log lock)."""
     heads: dict[str, str | None] = {}
     chains = sorted({entry.chain for entry in entries})
     if not postgres:
@@ -248,9 +322,6 @@ async def _heads_and_seqs(
         for chain in chains[1:]:
             heads[chain] = (await connection.execute(_HEAD, {"chain": chain})).scalar()
         return heads, itertools.count((last or 0) + 1)
-    if len(entries) == 1:
-        heads[chains[0]] = (await connection.execute(_LOCKED_HEAD, {"chain": chains[0]})).scalar()
-        return heads, None
     if len(chains) > 2:  # many chains (a migration's batch): their heads in one round trip
         heads.update({c: h for c, h in await connection.execute(_LOCKED_HEADS, {"chains": chains[:-1]})})
     else:
