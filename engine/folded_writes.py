@@ -21,15 +21,22 @@ from sqlalchemy import Table, bindparam
 from sqlalchemy.orm import Session, make_transient_to_detached
 from sqlalchemy.orm.exc import StaleDataError
 
-from models import Case, CaseState, EnabledAction
+from models import Case, CaseRoleParty, CaseState, EnabledAction, Job, Notification, Reminder
 
-FOLDABLE: dict[type, Table] = {model: model.__table__ for model in (Case, CaseState, EnabledAction)}  # type: ignore[attr-defined]
+# What an executed action, a timer's firing or a case's start writes (jobs, reminders and
+# notifications are the outbox's, the reminders' and the news of the change).
+FOLDABLE: dict[type, Table] = {
+    model: model.__table__  # type: ignore[attr-defined]
+    for model in (Case, CaseState, CaseRoleParty, EnabledAction, Job, Notification, Reminder)
+}
 
-# Shapes of fold seen (which table, insert or update, which columns): each is its own statement,
-# built and compiled once. Bounded: past it, a new shape is flushed by the ORM instead.
+# Shapes of fold seen (which tables, inserts of how many rows or updates of which columns): each
+# is its own statement, built and compiled once. Bounded: past it, a new shape is flushed by
+# the ORM instead; so is a transaction writing more than MAX_ROWS rows (a bulk import).
 MAX_SHAPES = 256
+MAX_ROWS = 32
 
-Write = tuple[str, str, tuple[str, ...]]  # (table, "insert" | "update", columns)
+Write = tuple[str, str, tuple[str, ...]]  # (table, "insert <rows>" | "update", columns)
 
 
 class Folded:
@@ -42,23 +49,34 @@ class Folded:
         self.binds: list[Any] = []
         self.updates: list[str] = []  # the names of the UPDATE CTEs, each counted in RETURNING
 
-    def add(self, table: Table, new: bool, values: dict[str, Any]) -> None:
+    def insert(self, table: Table, rows: list[dict[str, Any]]) -> None:
+        """New rows of one table, every column set: one INSERT of them all."""
         name = f"w{len(self.shape)}"
-        columns = tuple(values)
-        self.shape.append((table.name, "insert" if new else "update", columns))
+        columns = [column.name for column in table.columns]
+        self.shape.append((table.name, f"insert {len(rows)}", tuple(columns)))
+        placeholders = []
+        for n, row in enumerate(rows):
+            for column in columns:
+                self._bind(f"{name}_{n}_{column}", table.c[column], row[column])
+            placeholders.append("(" + ", ".join(f":{name}_{n}_{column}" for column in columns) + ")")
+        listed = ", ".join(columns)
+        self.ctes.append(f"{name} AS (INSERT INTO {table.name} ({listed}) VALUES {', '.join(placeholders)})")
+
+    def update(self, table: Table, values: dict[str, Any]) -> None:
+        """One row's changed columns, by its key (in ``values`` too)."""
+        name = f"w{len(self.shape)}"
+        self.shape.append((table.name, "update", tuple(values)))
         for column, value in values.items():
-            self.params[f"{name}_{column}"] = value
-            self.binds.append(bindparam(f"{name}_{column}", type_=table.c[column].type))
-        if new:
-            listed = ", ".join(columns)
-            placeholders = ", ".join(f":{name}_{column}" for column in columns)
-            self.ctes.append(f"{name} AS (INSERT INTO {table.name} ({listed}) VALUES ({placeholders}))")
-            return
+            self._bind(f"{name}_{column}", table.c[column], value)
         keys = [column.name for column in table.primary_key.columns]
-        assignments = ", ".join(f"{column} = :{name}_{column}" for column in columns if column not in keys)
+        assignments = ", ".join(f"{column} = :{name}_{column}" for column in values if column not in keys)
         where = " AND ".join(f"{column} = :{name}_{column}" for column in keys)
         self.ctes.append(f"{name} AS (UPDATE {table.name} SET {assignments} WHERE {where} RETURNING 1)")
         self.updates.append(name)
+
+    def _bind(self, name: str, column: Any, value: Any) -> None:
+        self.params[name] = value
+        self.binds.append(bindparam(name, type_=column.type))
 
     def check(self, updated: int) -> None:
         """Every UPDATE found its row (the ORM's flush raises the same)."""
@@ -75,24 +93,30 @@ def take(session: Session, shapes: dict[Any, Any]) -> Folded | None:
     new, dirty = list(session.new), [obj for obj in session.dirty if session.is_modified(obj)]
     if not new and not dirty:
         return None
+    if len(new) + len(dirty) > MAX_ROWS:
+        return None
     folded = Folded()
-    changes: list[tuple[Any, bool]] = []
-    for objects, is_new in ((new, True), (dirty, False)):
-        for obj in objects:
-            table = FOLDABLE.get(type(obj))
-            if table is None:
-                return None
-            values = _values(obj, table, is_new)
-            if values is None:
-                return None
-            changes.append((obj, is_new))
-            folded.add(table, is_new, values)
+    inserts: dict[Table, list[dict[str, Any]]] = {}
+    for obj in new:
+        table = FOLDABLE.get(type(obj))
+        values = None if table is None else _values(obj, table, True)
+        if values is None:
+            return None
+        inserts.setdefault(table, []).append(values)  # type: ignore[arg-type]
+    for table, rows in inserts.items():
+        folded.insert(table, rows)
+    for obj in dirty:
+        table = FOLDABLE.get(type(obj))
+        values = None if table is None else _values(obj, table, False)
+        if values is None:
+            return None
+        folded.update(table, values)  # type: ignore[arg-type]
     if len(shapes) >= MAX_SHAPES and tuple(folded.shape) not in shapes:
         return None
     # The flush's listeners hear of the rows as in a flush (the task index notes the cases they
     # may move), before the session holds them as written.
     session.dispatch.before_flush(session, None, None)
-    _written(session, changes)
+    _written(session, new, dirty)
     return folded
 
 
@@ -111,14 +135,14 @@ def _values(obj: Any, table: Table, new: bool) -> dict[str, Any] | None:
     return {name: state.dict[name] for name in (*changed, *keys)}
 
 
-def _written(session: Session, changes: Iterable[tuple[Any, bool]]) -> None:
-    """Make the session hold the folded rows as written: a changed row's values as committed, a
-    new row as persistent (attached under its key, as if loaded)."""
-    for obj, new in changes:
-        if new:
-            session.expunge(obj)
-            make_transient_to_detached(obj)
-            session.add(obj)
-        else:  # what a flush does to the rows it wrote (so the commit's flush has nothing left)
-            state = obj._sa_instance_state
-            state._commit_all(state.dict, session.identity_map)
+def _written(session: Session, new: Iterable[Any], dirty: Iterable[Any]) -> None:
+    """Make the session hold the folded rows as written, as a flush leaves them: a new row
+    persistent (attached under its key, as if loaded), a changed row's values committed (so the
+    commit's flush finds nothing left to write)."""
+    for obj in new:
+        session.expunge(obj)
+        make_transient_to_detached(obj)
+        session.add(obj)
+    for obj in dirty:
+        state = obj._sa_instance_state
+        state._commit_all(state.dict, session.identity_map)

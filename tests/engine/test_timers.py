@@ -281,7 +281,7 @@ async def test_a_user_action_that_moves_its_case_reads_nothing_back(db, make_act
         assert written.startswith("WITH ") and "INSERT INTO activity" in written, written
         for table in ("workflow_case", "case_state", "enabled_action"):
             assert f"UPDATE {table} " in written, table
-        assert written.count("INSERT INTO enabled_action") == 2  # recall and expire enabled
+        assert written.count("INSERT INTO enabled_action") == 1  # recall and expire enabled at once
         return
     for table in ("workflow_case", "case_state", "enabled_action"):
         assert len([s for s in counter.statements if s.startswith(f"UPDATE {table} ")]) == 1, table
