@@ -169,49 +169,64 @@ _LOCKED_HEAD = select(func.caseway_chain_head(bindparam("chain")))
 _COLUMNS = [column for column in Activity.__table__.c if column.name not in ("seq", "hash")]
 _INSERT = insert(Activity)
 
-# PostgreSQL, a lone entry: one statement takes the chain's lock and reads its head (the
-# function in FROM), then takes the log lock (its key made to depend on the head, so it runs
-# after), then draws the next seq, and seals the hash from the head, the seq and the rest of the
-# content digest (``content_tail``, built here): what took a round trip for the head and one for
-# the insert. The seq is read twice from one subquery (the column and the hash): PostgreSQL never
-# inlines a subquery whose output calls a volatile function such as nextval, so both read the
-# one value it drew (tests/engine/test_history.py verifies such chains). The transaction's
-# pending row writes ride along as CTEs (engine/folded_writes.py).
+# A lone entry: one statement reads its chain's head, draws the next seq and seals the hash from
+# the head, the seq and the rest of the content digest (``content_tail``, built here with the
+# head around it): what took a round trip for the head and one for the insert. PostgreSQL: the
+# function in FROM takes the chain's lock and reads its head, then the log lock is taken (its
+# key made to depend on the head, so it runs after), then nextval runs; the seq is read twice
+# from one subquery (the column and the hash), and PostgreSQL never inlines a subquery whose
+# output calls a volatile function such as nextval, so both read the one value it drew. The
+# transaction's pending row writes ride along as CTEs (engine/folded_writes.py). SQLite: the
+# head and the last seq handed out, as ``_HEAD_AND_LAST_SEQ`` reads them, under its single
+# writer; ``caseway_sha256`` is models/db.py's. tests/engine/test_history.py verifies such chains.
 _ONE_ENTRY_COLUMNS = [column for column in _COLUMNS if column.name != "prev_hash"]
-_ONE_ENTRY_SQL = (
-    "INSERT INTO activity (seq, prev_hash, hash, {columns}) "
-    "SELECT next_seq.seq, next_seq.head, encode(sha256(convert_to(CAST(next_seq.seq AS TEXT) || ':' || "
-    "encode(sha256(convert_to('[' || coalesce('\"' || next_seq.head || '\"', 'null') || ',' || :tail, 'UTF8')), "
-    "'hex'), 'UTF8')), 'hex'), {values} "
-    "FROM (SELECT chain_head.head, nextval('activity_seq_seq') AS seq "
-    "FROM caseway_chain_head(:chain) AS chain_head(head) "
-    "CROSS JOIN LATERAL pg_advisory_xact_lock("
-    "CAST(:log_key AS bigint) + 0 * coalesce(length(chain_head.head), 0)) AS log_lock) AS next_seq "
-    "RETURNING seq, prev_hash, hash"
-).format(
-    columns=", ".join(column.name for column in _ONE_ENTRY_COLUMNS),
-    values=", ".join(f":{column.name}" for column in _ONE_ENTRY_COLUMNS),
-)
-_ONE_ENTRY_BINDS = [
-    *(bindparam(column.name, type_=column.type) for column in _ONE_ENTRY_COLUMNS),
-    bindparam("tail", type_=Text),
-    bindparam("log_key", type_=BigInteger),
-]
-# The statement per shape of folded writes (() for none), built once each.
+_SHA256 = {"postgresql": "encode(sha256(convert_to({}, 'UTF8')), 'hex')", "sqlite": "caseway_sha256({})"}
+_NEXT_SEQ_AND_HEAD = {
+    "postgresql": (
+        "(SELECT chain_head.head, nextval('activity_seq_seq') AS seq "
+        "FROM caseway_chain_head(:chain) AS chain_head(head) "
+        "CROSS JOIN LATERAL pg_advisory_xact_lock("
+        "CAST(:log_key AS bigint) + 0 * coalesce(length(chain_head.head), 0)) AS log_lock)"
+    ),
+    "sqlite": (
+        "(SELECT (SELECT hash FROM activity WHERE chain = :chain ORDER BY seq DESC LIMIT 1) AS head, "
+        "coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'activity'), 0) + 1 AS seq)"
+    ),
+}
+
+
+def _one_entry_sql(dialect: str) -> str:
+    sha256 = _SHA256[dialect]
+    digest = sha256.format("'[' || coalesce('\"' || next_seq.head || '\"', 'null') || ',' || :tail")
+    sealed = sha256.format("CAST(next_seq.seq AS TEXT) || ':' || " + digest)
+    columns = ", ".join(column.name for column in _ONE_ENTRY_COLUMNS)
+    values = ", ".join(f":{column.name}" for column in _ONE_ENTRY_COLUMNS)
+    return (
+        f"INSERT INTO activity (seq, prev_hash, hash, {columns}) "
+        f"SELECT next_seq.seq, next_seq.head, {sealed}, {values} "
+        f"FROM {_NEXT_SEQ_AND_HEAD[dialect]} AS next_seq RETURNING seq, prev_hash, hash"
+    )
+
+
+# The statement per database and shape of folded writes (() for none), built once each.
 _ONE_ENTRY_INSERTS: dict[Any, Any] = {}
 
 
-def _one_entry_insert(folded: Folded | None) -> Any:
-    shape = () if folded is None else tuple(folded.shape)
+def _one_entry_insert(dialect: str, folded: Folded | None) -> Any:
+    shape = (dialect, () if folded is None else tuple(folded.shape))
     statement = _ONE_ENTRY_INSERTS.get(shape)
     if statement is None:
-        sql, binds = _ONE_ENTRY_SQL, _ONE_ENTRY_BINDS
+        sql = _one_entry_sql(dialect)
+        binds = [bindparam(column.name, type_=column.type) for column in _ONE_ENTRY_COLUMNS]
+        binds.append(bindparam("tail", type_=Text))
+        if dialect == "postgresql":
+            binds.append(bindparam("log_key", type_=BigInteger))
         if folded is not None:
             sql = "WITH " + ", ".join(folded.ctes) + " " + sql
             if folded.updates:
                 counted = " UNION ALL ".join(f"SELECT 1 FROM {name}" for name in folded.updates)
                 sql += f", (SELECT count(*) FROM ({counted}) AS updated) AS updated"
-            binds = [*binds, *folded.binds]
+            binds += folded.binds
         statement = _ONE_ENTRY_INSERTS[shape] = text(sql).bindparams(*binds)
     return statement
 
@@ -266,13 +281,13 @@ async def _write_pending(session: AsyncSession) -> None:
     The log lock serializes every writer, so it is held for the inserts and the commit alone:
     each chain's head is read before it, under a lock of that chain only (taken in one order,
     chains sorted, so two writers never wait on each other in a cycle). Knowing ``seq`` before
-    hashing costs no statement: on PostgreSQL a lone entry's insert reads its chain's head,
-    draws its seq and seals its hash, with the transaction's pending row writes folded in
-    (engine/folded_writes.py); several entries draw their seqs with the last chain's head;
-    SQLite reads the last seq with the first head. Several entries are inserted in one statement."""
+    hashing costs no statement: a lone entry's insert reads its chain's head, draws its seq and
+    seals its hash (on PostgreSQL with the transaction's pending row writes folded in,
+    engine/folded_writes.py); several entries draw their seqs with the last chain's head
+    (SQLite: the last seq with the first head) and are inserted in one statement."""
     entries = unit_of_work(session).entries
-    postgres = session.bind.dialect.name == "postgresql"
-    alone = postgres and len(entries) == 1
+    dialect = session.bind.dialect.name
+    postgres, alone = dialect == "postgresql", len(entries) == 1
     folded = None
     if postgres and 0 < len(entries) <= MAX_FOLDED_ENTRIES:
         folded = folded_writes.take(session.sync_session, _ONE_ENTRY_INSERTS if alone else _MANY_INSERTS)
@@ -283,10 +298,12 @@ async def _write_pending(session: AsyncSession) -> None:
     if alone:
         entry = entries[0]
         values = {column.name: getattr(entry, column.name) for column in _ONE_ENTRY_COLUMNS}
-        params = {**values, "tail": content_tail(entry), "log_key": _LOG_LOCK_KEY}
+        params = {**values, "tail": content_tail(entry)}
+        if postgres:
+            params["log_key"] = _LOG_LOCK_KEY
         if folded is not None:
             params.update(folded.params)
-        row = (await connection.execute(_one_entry_insert(folded), params)).one()
+        row = (await connection.execute(_one_entry_insert(dialect, folded), params)).one()
         entry.seq, entry.prev_hash, entry.hash = row[0], row[1], row[2]
         if folded is not None and folded.updates:
             folded.check(row[3])
