@@ -181,31 +181,40 @@ _INSERT = insert(Activity)
 # writer; ``caseway_sha256`` is models/db.py's. tests/engine/test_history.py verifies such chains.
 _ONE_ENTRY_COLUMNS = [column for column in _COLUMNS if column.name != "prev_hash"]
 _SHA256 = {"postgresql": "encode(sha256(convert_to({}, 'UTF8')), 'hex')", "sqlite": "caseway_sha256({})"}
+# {chain}: the chain's key, made to depend on the folded writes' count when there are some, so
+# that the lock is taken after them (``Folded.written``).
 _NEXT_SEQ_AND_HEAD = {
     "postgresql": (
         "(SELECT chain_head.head, nextval('activity_seq_seq') AS seq "
-        "FROM caseway_chain_head(:chain) AS chain_head(head) "
+        "FROM caseway_chain_head({chain}) AS chain_head(head) "
         "CROSS JOIN LATERAL pg_advisory_xact_lock("
         "CAST(:log_key AS bigint) + 0 * coalesce(length(chain_head.head), 0)) AS log_lock)"
     ),
     "sqlite": (
-        "(SELECT (SELECT hash FROM activity WHERE chain = :chain ORDER BY seq DESC LIMIT 1) AS head, "
+        "(SELECT (SELECT hash FROM activity WHERE chain = {chain} ORDER BY seq DESC LIMIT 1) AS head, "
         "coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'activity'), 0) + 1 AS seq)"
     ),
 }
+_AFTER_WRITES = "CASE WHEN written.n >= 0 THEN CAST(:chain AS TEXT) END"
 
 
-def _one_entry_sql(dialect: str) -> str:
+def _one_entry_sql(dialect: str, folded: Folded | None) -> str:
     sha256 = _SHA256[dialect]
     digest = sha256.format("'[' || coalesce('\"' || next_seq.head || '\"', 'null') || ',' || :tail")
     sealed = sha256.format("CAST(next_seq.seq AS TEXT) || ':' || " + digest)
     columns = ", ".join(column.name for column in _ONE_ENTRY_COLUMNS)
     values = ", ".join(f":{column.name}" for column in _ONE_ENTRY_COLUMNS)
-    return (
+    source = _NEXT_SEQ_AND_HEAD[dialect].format(chain=":chain" if folded is None else _AFTER_WRITES)
+    if folded is not None:
+        source = f"{folded.written()} CROSS JOIN LATERAL {source}"
+    sql = (
         f"INSERT INTO activity (seq, prev_hash, hash, {columns}) "
         f"SELECT next_seq.seq, next_seq.head, {sealed}, {values} "
-        f"FROM {_NEXT_SEQ_AND_HEAD[dialect]} AS next_seq RETURNING seq, prev_hash, hash"
+        f"FROM {source} AS next_seq RETURNING seq, prev_hash, hash"
     )
+    if folded is not None:  # the count again, from the CTEs' rows (RETURNING sees no other FROM item)
+        sql = folded.with_clause() + sql + f", (SELECT n FROM {folded.written()})"
+    return sql
 
 
 # The statement per database and shape of folded writes (() for none), built once each.
@@ -216,44 +225,13 @@ def _one_entry_insert(dialect: str, folded: Folded | None) -> Any:
     shape = (dialect, () if folded is None else tuple(folded.shape))
     statement = _ONE_ENTRY_INSERTS.get(shape)
     if statement is None:
-        sql = _one_entry_sql(dialect)
         binds = [bindparam(column.name, type_=column.type) for column in _ONE_ENTRY_COLUMNS]
         binds.append(bindparam("tail", type_=Text))
         if dialect == "postgresql":
             binds.append(bindparam("log_key", type_=BigInteger))
         if folded is not None:
-            sql = "WITH " + ", ".join(folded.ctes) + " " + sql
-            if folded.updates:
-                counted = " UNION ALL ".join(f"SELECT 1 FROM {name}" for name in folded.updates)
-                sql += f", (SELECT count(*) FROM ({counted}) AS updated) AS updated"
             binds += folded.binds
-        statement = _ONE_ENTRY_INSERTS[shape] = text(sql).bindparams(*binds)
-    return statement
-
-
-# PostgreSQL, a few entries (a timer that ends its case: the action's and the case's): their
-# insert, with the transaction's pending row writes as CTEs; the statement per count of entries
-# and shape of writes, built once each. A bigger batch (a migration's) is inserted alone.
-MAX_FOLDED_ENTRIES = 4
-_MANY_INSERTS: dict[Any, Any] = {}
-_ENTRY_COLUMNS = [*_COLUMNS, Activity.__table__.c.seq, Activity.__table__.c.hash]
-
-
-def _many_insert(entries: int, folded: Folded) -> Any:
-    shape = (entries, tuple(folded.shape))
-    statement = _MANY_INSERTS.get(shape)
-    if statement is None:
-        listed = ", ".join(column.name for column in _ENTRY_COLUMNS)
-        rows = ", ".join(
-            "(" + ", ".join(f":e{n}_{column.name}" for column in _ENTRY_COLUMNS) + ")" for n in range(entries)
-        )
-        binds = [bindparam(f"e{n}_{c.name}", type_=c.type) for n in range(entries) for c in _ENTRY_COLUMNS]
-        counted = " UNION ALL ".join(f"SELECT 1 FROM {name}" for name in folded.updates) or "SELECT 1 WHERE false"
-        sql = (
-            f"WITH {', '.join(folded.ctes)} INSERT INTO activity ({listed}) VALUES {rows} "
-            f"RETURNING (SELECT count(*) FROM ({counted}) AS updated)"
-        )
-        statement = _MANY_INSERTS[shape] = text(sql).bindparams(*binds, *folded.binds)
+        statement = _ONE_ENTRY_INSERTS[shape] = text(_one_entry_sql(dialect, folded)).bindparams(*binds)
     return statement
 
 
@@ -266,13 +244,30 @@ _LOCKED_HEADS = text("SELECT c, caseway_chain_head(c) FROM unnest(CAST(:chains A
 # together (one round trip however many). The order of the locks is forced by the data: the log
 # lock's key and the series' length depend on the head, so neither can run before the chain's
 # lock is held, and nextval, in the output, runs on the joined rows, after both locks.
-_LOCKED_HEAD_AND_SEQS = text(
-    "SELECT chain_head.head, nextval('activity_seq_seq') AS seq "
-    "FROM caseway_chain_head(:chain) AS chain_head(head) "
+_LOCKED_HEAD_AND_SEQS_SQL = (
+    "SELECT chain_head.head, nextval('activity_seq_seq') AS seq{counted} "
+    "FROM {written}caseway_chain_head({chain}) AS chain_head(head) "
     "CROSS JOIN LATERAL pg_advisory_xact_lock("
     "CAST(:log_key AS bigint) + 0 * coalesce(length(chain_head.head), 0)) AS log_lock "
     "CROSS JOIN LATERAL generate_series(1, CAST(:entries AS integer) + 0 * coalesce(length(chain_head.head), 0)) AS e"
 )
+_LOCKED_HEAD_AND_SEQS = text(_LOCKED_HEAD_AND_SEQS_SQL.format(counted="", written="", chain=":chain"))
+# The same with the transaction's pending row writes, written first, per shape of them: the
+# entries of one chain (a timer that ends its case logs the action and the completion).
+_HEADS_WITH_WRITES: dict[Any, Any] = {}
+
+
+def _locked_head_and_seqs(folded: Folded | None) -> Any:
+    if folded is None:
+        return _LOCKED_HEAD_AND_SEQS
+    shape = tuple(folded.shape)
+    statement = _HEADS_WITH_WRITES.get(shape)
+    if statement is None:
+        sql = folded.with_clause() + _LOCKED_HEAD_AND_SEQS_SQL.format(
+            counted=", written.n", written=f"{folded.written()} CROSS JOIN LATERAL ", chain=_AFTER_WRITES
+        )
+        statement = _HEADS_WITH_WRITES[shape] = text(sql).bindparams(bindparam("chain", type_=Text), *folded.binds)
+    return statement
 
 
 async def _write_pending(session: AsyncSession) -> None:
@@ -280,17 +275,19 @@ async def _write_pending(session: AsyncSession) -> None:
 
     The log lock serializes every writer, so it is held for the inserts and the commit alone:
     each chain's head is read before it, under a lock of that chain only (taken in one order,
-    chains sorted, so two writers never wait on each other in a cycle). Knowing ``seq`` before
-    hashing costs no statement: a lone entry's insert reads its chain's head, draws its seq and
-    seals its hash (on PostgreSQL with the transaction's pending row writes folded in,
-    engine/folded_writes.py); several entries draw their seqs with the last chain's head
-    (SQLite: the last seq with the first head) and are inserted in one statement."""
+    chains sorted, so two writers never wait on each other in a cycle), and the transaction's
+    other writes are done before either lock. Knowing ``seq`` before hashing costs no statement:
+    a lone entry's insert reads its chain's head, draws its seq and seals its hash; several
+    entries draw their seqs with the last chain's head (SQLite: the last seq with the first
+    head) and are inserted in one statement. On PostgreSQL the pending row writes of a
+    transaction whose entries are of one chain go in the statement that reads its head
+    (engine/folded_writes.py); the ORM flushes them otherwise."""
     entries = unit_of_work(session).entries
     dialect = session.bind.dialect.name
     postgres, alone = dialect == "postgresql", len(entries) == 1
     folded = None
-    if postgres and 0 < len(entries) <= MAX_FOLDED_ENTRIES:
-        folded = folded_writes.take(session.sync_session, _ONE_ENTRY_INSERTS if alone else _MANY_INSERTS)
+    if postgres and entries and len({entry.chain for entry in entries}) == 1:
+        folded = folded_writes.take(session.sync_session, _ONE_ENTRY_INSERTS if alone else _HEADS_WITH_WRITES)
     await session.flush()  # the transaction's other writes (those not folded), before any lock is held
     if not entries:  # all queued in savepoints that rolled back (engine/migration.py)
         return
@@ -305,10 +302,10 @@ async def _write_pending(session: AsyncSession) -> None:
             params.update(folded.params)
         row = (await connection.execute(_one_entry_insert(dialect, folded), params)).one()
         entry.seq, entry.prev_hash, entry.hash = row[0], row[1], row[2]
-        if folded is not None and folded.updates:
+        if folded is not None:
             folded.check(row[3])
         return
-    heads, seqs = await _heads_and_seqs(connection, entries, postgres=postgres)
+    heads, seqs = await _heads_and_seqs(connection, entries, postgres=postgres, folded=folded)
     rows = []
     for entry in entries:
         entry.prev_hash = heads[entry.chain]
@@ -317,21 +314,15 @@ async def _write_pending(session: AsyncSession) -> None:
         entry.hash = seal(entry.seq, content_digest(entry.prev_hash, entry))
         rows.append({**values, "seq": entry.seq, "hash": entry.hash})
         heads[entry.chain] = entry.hash
-    if folded is None:
-        await connection.execute(_INSERT, rows)
-        return
-    params = {f"e{n}_{name}": value for n, row in enumerate(rows) for name, value in row.items()}
-    row = (await connection.execute(_many_insert(len(rows), folded), {**params, **folded.params})).first()
-    assert row is not None  # one per entry, each with the count
-    if folded.updates:
-        folded.check(row[0])
+    await connection.execute(_INSERT, rows)
 
 
 async def _heads_and_seqs(
-    connection: Any, entries: list[LogEntry], *, postgres: bool
+    connection: Any, entries: list[LogEntry], *, postgres: bool, folded: Folded | None
 ) -> tuple[dict[str, str | None], Iterator[int]]:
     """Each chain's head, under its lock (chains in sorted order), and the seqs the entries take
-    in order (PostgreSQL: drawn with the last chain's head, after the log lock)."""
+    in order (PostgreSQL: drawn with the last chain's head, after the log lock, and after the
+    ``folded`` writes of a transaction whose entries are of that chain alone)."""
     heads: dict[str, str | None] = {}
     chains = sorted({entry.chain for entry in entries})
     if not postgres:
@@ -344,10 +335,11 @@ async def _heads_and_seqs(
     else:
         for chain in chains[:-1]:
             heads[chain] = (await connection.execute(_LOCKED_HEAD, {"chain": chain})).scalar()
+    params = {"chain": chains[-1], "log_key": _LOG_LOCK_KEY, "entries": len(entries)}
     drawn = (
-        await connection.execute(
-            _LOCKED_HEAD_AND_SEQS, {"chain": chains[-1], "log_key": _LOG_LOCK_KEY, "entries": len(entries)}
-        )
+        await connection.execute(_locked_head_and_seqs(folded), {**params, **(folded.params if folded else {})})
     ).all()
+    if folded is not None:
+        folded.check(drawn[0][2])
     heads[chains[-1]] = drawn[0][0]
-    return heads, iter(sorted(seq for _, seq in drawn))
+    return heads, iter(sorted(row[1] for row in drawn))

@@ -10,7 +10,8 @@ Only what is plain is folded: rows of the case machinery's tables (``FOLDABLE``)
 with every column set, or changed in columns other than their key; anything else pending (a
 deletion, another table's row, a default the ORM would fill in) and the ORM flushes everything
 as before. The session's ``before_flush`` listeners (the task index) hear of the folded rows
-first, as in a flush. Each UPDATE
+first, as in a flush. The writes run before the statement takes the chain's and the log's
+locks (``Folded.written``), as a flush ran them before. Each UPDATE
 must find its row, as the ORM's flush checks.
 """
 
@@ -47,7 +48,8 @@ class Folded:
         self.params: dict[str, Any] = {}
         self.ctes: list[str] = []
         self.binds: list[Any] = []
-        self.updates: list[str] = []  # the names of the UPDATE CTEs, each counted in RETURNING
+        self.names: list[str] = []  # the CTEs' names
+        self.rows = 0  # the rows they must write: each INSERT all its rows, each UPDATE its one
 
     def insert(self, table: Table, rows: list[dict[str, Any]]) -> None:
         """New rows of one table, every column set: one INSERT of them all."""
@@ -60,7 +62,11 @@ class Folded:
                 self._bind(f"{name}_{n}_{column}", table.c[column], row[column])
             placeholders.append("(" + ", ".join(f":{name}_{n}_{column}" for column in columns) + ")")
         listed = ", ".join(columns)
-        self.ctes.append(f"{name} AS (INSERT INTO {table.name} ({listed}) VALUES {', '.join(placeholders)})")
+        self.ctes.append(
+            f"{name} AS (INSERT INTO {table.name} ({listed}) VALUES {', '.join(placeholders)} RETURNING 1)"
+        )
+        self.names.append(name)
+        self.rows += len(rows)
 
     def update(self, table: Table, values: dict[str, Any]) -> None:
         """One row's changed columns, by its key (in ``values`` too)."""
@@ -72,16 +78,28 @@ class Folded:
         assignments = ", ".join(f"{column} = :{name}_{column}" for column in values if column not in keys)
         where = " AND ".join(f"{column} = :{name}_{column}" for column in keys)
         self.ctes.append(f"{name} AS (UPDATE {table.name} SET {assignments} WHERE {where} RETURNING 1)")
-        self.updates.append(name)
+        self.names.append(name)
+        self.rows += 1
 
     def _bind(self, name: str, column: Any, value: Any) -> None:
         self.params[name] = value
         self.binds.append(bindparam(name, type_=column.type))
 
-    def check(self, updated: int) -> None:
+    def with_clause(self) -> str:
+        return "WITH " + ", ".join(self.ctes) + " "
+
+    def written(self) -> str:
+        """A FROM item of one row, ``written.n``, the rows the CTEs wrote: reading it runs them
+        all, so a statement whose locks depend on ``written.n`` takes them after the writes (as
+        a flush wrote them before the log's locks: a row another transaction holds is waited
+        for without holding the log lock)."""
+        counted = " UNION ALL ".join(f"SELECT 1 FROM {name}" for name in self.names)
+        return f"(SELECT count(*) AS n FROM ({counted}) AS written_rows) AS written"
+
+    def check(self, written: int) -> None:
         """Every UPDATE found its row (the ORM's flush raises the same)."""
-        if updated != len(self.updates):
-            raise StaleDataError(f"{len(self.updates)} folded UPDATEs matched {updated} rows")
+        if written != self.rows:
+            raise StaleDataError(f"{self.rows} folded rows to write, {written} written")
 
 
 def take(session: Session, shapes: dict[Any, Any]) -> Folded | None:
