@@ -10,7 +10,7 @@ from engine import activity, cases, permissions, reminder_rows, validation, vers
 from engine.actors import Actor
 from engine.errors import DomainError, ErrorCode
 from engine.resources import UNSET, _require_open, apply_update, assignee_or_creator, check_party, lock
-from models import Case, Subproject, Workflow, WorkflowItem, new_id
+from models import Case, Subproject, WorkflowItem, new_id
 
 AMOUNT_TYPES = ("N/A", "ALLOCATED", "DISBURSED")
 
@@ -77,9 +77,9 @@ async def create_workflow_item(
         field="subprojectId",
     )
     _require_open(subproject, "subproject")
-    workflow = await session.get(Workflow, subproject.workflow_id)
-    assert workflow is not None  # a foreign key
-    versions.require_not_retired(workflow, field="subprojectId", what="a new workflow item")
+    workflow = await versions.usable_version(
+        session, subproject.workflow_id, field="subprojectId", what="a new workflow item"
+    )
     item = WorkflowItem(
         id=new_id("wfi"),
         subproject_id=subproject.id,

@@ -176,11 +176,14 @@ async def create_subproject(
         raise validation.invalid("workflowMode is ORDERED or UNORDERED.", "workflowMode")
     if workflow_version is None:
         wf = await latest_workflow(session, short_name=workflow or "simple")
+        field = "workflow"
     else:
         wf = await versions.find_version(
             session, short_name=workflow or "simple", version=workflow_version, field="workflowVersion"
         )
-        versions.require_not_retired(wf, field="workflowVersion", what="a new subproject")
+        field = "workflowVersion"
+    # Read again under a share lock: a retirement racing this creation commits before or after it.
+    wf = await versions.usable_version(session, wf.id, field=field, what="a new subproject")
     subproject = Subproject(
         id=new_id("sub"),
         project_id=project.id,

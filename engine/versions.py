@@ -35,6 +35,23 @@ async def find_version(session: AsyncSession, *, short_name: str, version: int, 
     return workflow
 
 
+async def usable_version(session: AsyncSession, workflow_id: str, *, field: str, what: str) -> Workflow:
+    """The version ``workflow_id`` for ``what`` (e.g. "a new workflow item"), refused when retired.
+
+    The row is read FOR SHARE (PostgreSQL; SQLite's one writer serializes anyway): a retirement
+    that has not committed yet makes this wait and then refuses, and one that starts after waits
+    for this transaction, so nothing is created on a version after its retirement committed."""
+    workflow = await session.scalar(
+        select(Workflow)
+        .where(Workflow.id == workflow_id)
+        .with_for_update(read=True)
+        .execution_options(populate_existing=True)
+    )
+    assert workflow is not None  # callers pass a foreign key
+    require_not_retired(workflow, field=field, what=what)
+    return workflow
+
+
 def require_not_retired(workflow: Workflow, *, field: str, what: str) -> None:
     """Refuse ``what`` (e.g. "a new workflow item") on a retired version, saying what to do."""
     if workflow.retired_at is not None:

@@ -2,6 +2,7 @@
 
 import asyncio
 from collections import OrderedDict
+from datetime import datetime
 from enum import Enum
 
 import strawberry
@@ -11,6 +12,7 @@ from engine.diagram import render
 from engine.specs import ActionSpec, RoleSpec, StateSpec
 from engine.workflows import spec_of
 from models import Workflow as WorkflowRow
+from resolvers import retirement
 from resolvers import workflows as workflow_checks
 from schema.base import JSON, AppInfo, Node, UserError, by_id_prefix, row_type
 from schema.limits import COST
@@ -111,6 +113,13 @@ class Workflow(Node):
     version: int
 
     is_type_of = by_id_prefix("Workflow")
+
+    @strawberry.field(
+        description="When the version was retired (retireWorkflow): no new subproject or item may use it; "
+        "its running cases run on. Null while it is not retired."
+    )
+    async def retired_at(self, info: AppInfo) -> datetime | None:
+        return await retirement.retired_at(info.context, self.id)  # type: ignore[attr-defined]
 
     @strawberry.field(description="The spec as defined (defaults omitted): defineWorkflow(spec) clones it.")
     def spec(self) -> JSON:

@@ -1,5 +1,5 @@
 """The `caseway` command: serve, migrate, demo, create-user, define-workflow, check-workflow, export-schema,
-verify-history, checkpoint-history, run-due-timers, run-jobs, jobs, collect-documents.
+verify-history, checkpoint-history, run-due-timers, run-jobs, jobs, collect-documents, migrate-cases.
 
 Every expected failure is one sentence on stderr and exit code 1 (server/cli_errors.py); a
 traceback only with ``caseway --debug``. Commands that work on an existing database check it
@@ -443,6 +443,31 @@ def _parser() -> argparse.ArgumentParser:
     collect.add_argument(
         "--grace", type=float, default=3600, help="seconds a file is left alone after it was written (default 3600)"
     )
+    moving = command(
+        "migrate-cases",
+        "move running cases to another version of their workflow, batch after batch (exit 1 if one is refused)",
+    )
+    moving.add_argument("--workflow", required=True, help="the workflow's short name")
+    moving.add_argument("--to-version", type=int, required=True, help="the version to move the cases to")
+    moving.add_argument(
+        "--map",
+        action="append",
+        default=[],
+        metavar="FROM=TO",
+        help="a state of the cases' version and the state of the new one it becomes (repeat; a state left out "
+        "keeps its name)",
+    )
+    moving.add_argument(
+        "--timer-policy",
+        choices=["KEEP", "RESTART"],
+        default="KEEP",
+        help="a running timer keeps its due time (KEEP, the default) or starts its new timeout from now",
+    )
+    which = moving.add_mutually_exclusive_group(required=True)
+    which.add_argument("--subproject", metavar="ID", help="the subproject's running cases (and its new items)")
+    which.add_argument("--case", action="append", metavar="ID", help="this case (repeat)")
+    moving.add_argument("--dry-run", action="store_true", help="say where each case would land, change nothing")
+    moving.add_argument("--batch-size", type=int, default=500, help="cases per transaction, 1 to 500 (default 500)")
     return parser
 
 
@@ -594,6 +619,11 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         if args.grace < 0:
             parser.error("--grace must not be negative")
         asyncio.run(_collect_documents(settings, args.grace))
+    elif args.command == "migrate-cases":
+        from server import case_migration
+
+        if asyncio.run(case_migration.run(args, open_db=lambda: _migrated_db(settings))).refused:
+            raise SystemExit(1)
 
 
 if __name__ == "__main__":
