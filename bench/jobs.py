@@ -51,9 +51,10 @@ GOAL_RATE, GOAL_P99_MS = 500, 200
 SECRET = "bench-secret"
 SPEC = {
     "short_name": "billed",
-    "states": {"open": {}},
+    "states": {"open": {}, "closed": {"terminal": True}},  # a workflow must be able to complete
     "actions": {
         "open": {"trigger": "init", "new_state": "open"},
+        "close": {"privileges": ["workflowItem.update"], "enabled_states": ["open"], "new_state": "closed"},
         "note": {
             "privileges": ["workflowItem.update"],
             "always_enabled": True,

@@ -2,7 +2,7 @@
 
 python -m bench.run [--size medium|large] [--workers 2] [--seconds 10] [--connections 32]
                     [--skip-postgraphile] [--skip-subscriptions] [--skip-abuse] [--skip-timers] [--skip-jobs]
-                    [--skip-pages]
+                    [--skip-pages] [--skip-sqlite]
 
 `--size large` (`make bench SIZE=large`) runs every scenario on 1,000,000 items, bulk-seeded
 with COPY (bench/bulk.py: about 7 minutes and 9 GB, then a VACUUM ANALYZE), and adds R5
@@ -10,7 +10,9 @@ with COPY (bench/bulk.py: about 7 minutes and 9 GB, then a VACUUM ANALYZE), and 
 several minutes more than the default, 40-60 in all on a 2-core machine.
 
 R5 also runs alone on two seeded databases: `python -m bench.pages --large-url … --medium-url …`.
-A1 (abusive documents, bench/abuse.py) also runs alone: `python -m bench.abuse` seeds its own
+R1f (bench/read_floor.py, R1 as one hand-written SQL statement), R1s (bench/sqlite_reads.py, R1
+on SQLite with and without the planner) and J2 (bench/timed_webhooks.py, webhooks on TIME
+actions) also run alone. A1 (abusive documents, bench/abuse.py) also runs alone: `python -m bench.abuse` seeds its own
 database and replaces only the A1 section of the report; so does T1 (timers falling due,
 bench/timers.py): `python -m bench.timers`.
 """
@@ -32,7 +34,22 @@ from typing import Any
 
 import httpx
 
-from bench import abuse, cpu, jobs, pages, queries, raw_sql, seed, statements, subscriptions, timers, wrk
+from bench import (
+    abuse,
+    cpu,
+    jobs,
+    pages,
+    queries,
+    raw_sql,
+    read_floor,
+    seed,
+    sqlite_reads,
+    statements,
+    subscriptions,
+    timed_webhooks,
+    timers,
+    wrk,
+)
 from bench.pages_seed import seed_pages
 from bench.server import RANDOM_PAGE_COST, ROOT, Server, drop_postgres, free_port, fresh_postgres, vacuum_analyze
 
@@ -278,6 +295,7 @@ async def main_async(args: argparse.Namespace) -> None:
         results: dict[str, Run] = {}
         r1_rounds: list[Run] = []
         peer_rounds: list[Run] = []
+        r1f_rounds: list[dict[str, Any]] = []
         w1_rounds: list[Run] = []
         w0_rounds: list[Run] = []
         w1e_rounds: list[Run] = []
@@ -315,6 +333,9 @@ async def main_async(args: argparse.Namespace) -> None:
                         )
                     )
                     await asyncio.sleep(SETTLE_SECONDS)
+                # R1f: the same tree as one hand-written statement, the database's own limit
+                r1f_rounds.append(await read_floor.run(dsn, projects[0], clients=32, seconds=args.seconds))
+                await asyncio.sleep(SETTLE_SECONDS)
             results["R1"] = _median(r1_rounds)
             for key, bodies in {"R2": r2, "R3": [r3]}.items():
                 _check(endpoint, bodies[0], token)
@@ -385,10 +406,14 @@ async def main_async(args: argparse.Namespace) -> None:
             print(f"T1 ({timers.TIMERS:,} timers falling due over {timers.SPREAD:g} s)...", flush=True)
             t1 = await timers.run_fresh(workers=args.workers)
         # J1 likewise on a database of its own: its runners deliver thousands of webhooks.
-        j1 = None
+        j1 = j2 = None
         if not args.skip_jobs:
             print(f"J1 ({jobs.JOBS:,} webhook jobs, then {jobs.RATE} jobs/s)...", flush=True)
             j1 = await jobs.run_fresh(workers=args.workers)
+            print(f"J2 ({timed_webhooks.CASES} webhooks on TIME actions)...", flush=True)
+            j2 = await timed_webhooks.run_fresh(workers=args.workers)
+        # R1s on a SQLite file of its own, one worker, with and without the planner.
+        r1s = None if args.skip_sqlite else await sqlite_reads.run(seconds=args.seconds, connections=args.connections)
         r5 = None
         if bulk and not args.skip_pages:
             print("R5 (seeding a medium database to compare with)...", flush=True)
@@ -422,6 +447,14 @@ async def main_async(args: argparse.Namespace) -> None:
                 counts["R1"],
             )
         )
+        r1f = _median(r1f_rounds, rate=lambda run: run["sps"])
+        lines.append(
+            f"| R1f | R1's tree as one hand-written SQL statement building the JSON (`bench/read_floor.py`), asyncpg, "
+            f"32 clients (median of {len(r1f_rounds)}) | {r1f['sps']:,.0f} | {r1f['p50_ms']:.1f} | "
+            f"{r1f['p99_ms']:.1f} | 1 |"
+        )
+        if r1s is not None:
+            lines += sqlite_reads.rows(r1s)
         lines.append(_row("R2", "medium tree, 100 items per request (5 subprojects x 20)", results["R2"], counts["R2"]))
         lines.append(_row("R3", "`{ __typename }`", results["R3"], counts["R3"]))
         lines.append(
@@ -472,6 +505,12 @@ async def main_async(args: argparse.Namespace) -> None:
                 ("Caseway req/s", [r.requests_per_second for r, _ in r1_rounds]),
                 ("PostGraphile req/s", [r.requests_per_second for r, _ in peer_rounds]),
             )
+        lines += _ratio_lines(
+            "R1 / R1f",
+            "goal >= 0.5: how much of what the database can serve of this read Caseway serves",
+            ("R1 req/s", [r.requests_per_second for r, _ in r1_rounds]),
+            ("R1f statements/s", [r["sps"] for r in r1f_rounds]),
+        )
         w1_rates = ("W1 req/s", [r.requests_per_second for r, _ in w1_rounds])
         w0_rates = ("W0 req/s", [r.requests_per_second for r, _ in w0_rounds])
         w2_rates = ("W2 tx/s", [r["tps"] for r, _ in w2_rounds])
@@ -525,6 +564,8 @@ async def main_async(args: argparse.Namespace) -> None:
             lines += ["", *timers.section(t1)]
         if j1 is not None:
             lines += ["", *jobs.section(j1)]
+        if j2 is not None:
+            lines += ["", *timed_webhooks.section(j2)]
         if r5 is not None:
             lines += ["", *r5]
         if FINDINGS.exists():
@@ -550,7 +591,10 @@ def main() -> None:
     parser.add_argument("--skip-subscriptions", action="store_true")
     parser.add_argument("--skip-abuse", action="store_true", help="leave out A1 (bench/abuse.py)")
     parser.add_argument("--skip-timers", action="store_true", help="leave out T1 (bench/timers.py)")
-    parser.add_argument("--skip-jobs", action="store_true", help="leave out J1 (bench/jobs.py)")
+    parser.add_argument(
+        "--skip-jobs", action="store_true", help="leave out J1 and J2 (bench/jobs.py, bench/timed_webhooks.py)"
+    )
+    parser.add_argument("--skip-sqlite", action="store_true", help="leave out R1s (bench/sqlite_reads.py)")
     parser.add_argument("--skip-pages", action="store_true", help="leave out R5 (bench/pages.py; --size large only)")
     parser.add_argument("--report", type=Path, default=REPORT, help="where to write the report")
     asyncio.run(main_async(parser.parse_args()))

@@ -16,6 +16,11 @@ class Actor:
     is_admin: bool = False
     party_ids: frozenset[str] = field(default_factory=frozenset)
     expires_at: datetime | None = None  # of the token that authenticated this actor, if any
+    # The instant deputyships are judged at in SQL built for this actor (engine/role_players.py:
+    # an absent user's deputy plays their roles); None: the moment the SQL is built. A compiled
+    # read's viewer (resolvers/compiled/build.py) gives a bound parameter instead, set at each
+    # execution, so that a statement kept for many requests never freezes the time.
+    deputies_at: datetime | None = None
 
     def is_any(self, parties: "set[str] | frozenset[str] | list[str]") -> bool:
         return not self.party_ids.isdisjoint(parties)

@@ -25,8 +25,8 @@ def plays_role(actor: Actor, item_id: Any) -> ColumnElement[bool]:
     """The actor plays a role in the case of the workflow item ``item_id`` (a column or value),
     themselves or as the deputy of an absent player (engine/deputies.py: the represented
     parties are a subquery the database reads once per statement, empty for nearly everyone).
-    A statement built once for many viewers (resolvers/compiled) passes a viewer whose ``at``
-    is a bound parameter: the instant deputyships are judged at, given at each execution.
+    Deputyships are judged at ``actor.deputies_at`` (engine/actors.py; a bound parameter in a
+    statement built once for many viewers, resolvers/compiled).
     Over aliases, so it correlates with ``item_id`` alone even inside a query that reads cases
     and role players itself (a pick list)."""
     case, player = _ROLE_CASE, _ROLE_PLAYER
@@ -35,6 +35,6 @@ def plays_role(actor: Actor, item_id: Any) -> ColumnElement[bool]:
         player.case_id == case.id,
         or_(
             player.party_id.in_(actor.party_ids),
-            player.party_id.in_(represented_parties(actor.user_id, getattr(actor, "at", None))),
+            player.party_id.in_(represented_parties(actor.user_id, actor.deputies_at)),
         ),
     )

@@ -34,7 +34,7 @@ class Context:
     auth_problem: TokenProblem = TokenProblem.MISSING  # why ``actor`` is None, told by ``viewer``
     connection_params: dict[str, Any] | None = None
     active_subscriptions: int = 0
-    running_operations: int = 0  # a live connection's queries and mutations now running (schema/limits.py)
+    running_operations: int = 0  # a live connection's queries and mutations now running (schema/limits/)
     _session: ReadSession | EphemeralReadSession | None = None
     _loaders: Loaders | None = field(default=None, repr=False)
     # The live event being executed: its entry, its results shared by subscribers

@@ -220,7 +220,7 @@ schema = Schema(
     execution_context_class=CasewayExecutor,
     config=StrawberryConfig(scalar_map=SCALAR_MAP),  # our JSON scalar (schema/base.py)
     extensions=[
-        # Parse with a token limit, check depth, aliases and cost, then validate (schema/limits.py).
+        # Parse with a token limit, check depth, aliases and cost, then validate (schema/limits/).
         # Clients send the same documents over and over: each is parsed and validated once.
         lambda: BoundedWork(maxsize=512),
         InputGuard,  # after BoundedWork: NUL, lone surrogates, sizes (schema/input_guard.py)

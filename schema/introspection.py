@@ -1,7 +1,7 @@
 """Introspection inside the cost limit, and its answers served from a cache.
 
 An introspection field (`__schema`, `__type`) returns the schema itself, whose size the cost
-model of schema/limits.py cannot see in the field types: `__Schema.types` is a list of every type,
+model of schema/limits/ cannot see in the field types: `__Schema.types` is a list of every type,
 `__Type.fields` of a type's fields, and `types { fields { type { ofType { fields … } } } }` nests
 them. Unbounded, 50 aliases of one `__schema` fragment answered 5 MB and held the process for
 seconds (issue 40). So the nodes an introspection will return are counted exactly, by walking

@@ -28,8 +28,10 @@ async def search(info: AppInfo, query: str, first: int | None = None, after: str
 search_field = strawberry.field(
     resolver=search,
     description=f"The projects, subprojects and workflow items you may see whose display name or description hold "
-    f"every word of `query` (each word matches as a prefix, case aside; at most {searching.MAX_WORDS} words and "
-    f"{searching.MAX_QUERY} characters), best match first.",
+    f"every word of `query` (a word of {searching.MIN_PREFIX} letters or more matches as a prefix, a shorter one "
+    f"whole, case aside; at most {searching.MAX_WORDS} words and {searching.MAX_QUERY} characters), best match "
+    f"first. Bounded: of each kind the newest {searching.MAX_RANKED} rows holding the words, and your own newest "
+    f"{searching.MAX_RANKED} by each grant or role, are examined; those you may see are ranked and counted.",
 )
 
 

@@ -304,7 +304,7 @@ class CasewayGraphQL(GraphQL):
         return self.web.graphiql()  # from Caseway's own assets (server/web.py)
 
     async def execute_operation(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
-        """strawberry's; its time limit is the schema's (schema/limits.py), so that WebSocket
+        """strawberry's; its time limit is the schema's (schema/limits/), so that WebSocket
         operations have it too."""
         context = kwargs.get("context")
         try:

@@ -1,5 +1,5 @@
 """The `caseway` command: serve, migrate, demo, create-user, define-workflow, check-workflow, export-schema,
-verify-history, checkpoint-history, run-due-timers, run-jobs, jobs, collect-documents, migrate-cases.
+verify-history, checkpoint-history, run-due-timers, run-digests, run-jobs, jobs, collect-documents, migrate-cases.
 
 Every expected failure is one sentence on stderr and exit code 1 (server/cli_errors.py); a
 traceback only with ``caseway --debug``. Commands that work on an existing database check it
@@ -432,6 +432,9 @@ def _parser() -> argparse.ArgumentParser:
     due = command("run-due-timers", "fire the timers due now (or at --now), oldest first")
     due.add_argument("--now", type=_when, help="an ISO 8601 time to fire what is due at (default: now)")
     due.add_argument("--limit", type=int, default=10_000, help="at most this many timers (default 10000)")
+    digests = command("run-digests", "queue the email digests due now (or at --now) as jobs to send")
+    digests.add_argument("--now", type=_when, help="an ISO 8601 time to close the windows due at (default: now)")
+    digests.add_argument("--limit", type=int, default=10_000, help="at most this many windows (default 10000)")
     run_jobs = command("run-jobs", "run jobs without serving HTTP (a worker process)")
     run_jobs.add_argument("--once", action="store_true", help="run what is due, then exit")
     jobs = command("jobs", "list jobs, newest last, with their errors")
@@ -609,6 +612,12 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         if args.limit < 1:
             parser.error("--limit must be at least 1")
         asyncio.run(_run_due_timers(settings, args.now, args.limit))
+    elif args.command == "run-digests":
+        from server.digest_command import run_digests_command
+
+        if args.limit < 1:
+            parser.error("--limit must be at least 1")
+        asyncio.run(run_digests_command(settings, args.now, args.limit, open_db=_migrated_db))
     elif args.command == "run-jobs":
         asyncio.run(_run_jobs(settings, once=args.once))
     elif args.command == "jobs":

@@ -45,7 +45,7 @@ class Settings(BaseSettings):
     auth_cache_seconds: float = 10.0
     ws_auth_refresh: float = 30.0  # seconds between re-checks of a live connection's token and groups
 
-    # --- Bounded work per request (schema/limits.py, server/request_limits.py; docs/api.md "Request limits") ---
+    # --- Bounded work per request (schema/limits/, server/request_limits.py; docs/api.md "Request limits") ---
     max_body_bytes: int = 1_000_000  # a request body larger than this is refused with 413
     max_query_tokens: int = 2_000  # tokens in one GraphQL document; parsing 5,000 took ~36 ms here (bench A1)
     # characters of one GraphQL document, comments and whitespace included: the parser reads each

@@ -9,7 +9,9 @@ pytest_plugins = [
     "tests.fixtures.uploads",
     "tests.fixtures.s3",
     "tests.fixtures.hangs",
+    "tests.fixtures.connections",
     "tests.fixtures.smtp",
+    "tests.fixtures.deputies",
 ]
 
 

@@ -124,10 +124,6 @@ def compiled_root(executor: Any, parent_type: GraphQLObjectType, details: Any, a
         actor = ctx.viewer
         statement, b = root.statement(not ctx.db.is_sqlite, actor.is_admin, executor.variable_values)
         params = b.params(actor, executor.variable_values)
-    except LookupError:  # an argument the planner does not compile (a filter): never with this shape
-        if key is not None:
-            _plans[key] = None
-        return None
     except GraphQLError:  # a refused argument or no viewer: the resolvers say so
         return None
     return _run(ctx, statement, params, key)

@@ -36,16 +36,16 @@ class SqlViewer:
     """The viewer as the visibility rules see it while a statement is built: whether they are an
     admin (which changes the SQL) and their parties as one expanding parameter, so that the
     statement serves every viewer of that kind (``Build.params`` gives the parties). Their id
-    and the instant deputyships are judged at are parameters too (engine/role_players.py: an
-    absent user's deputy plays their roles), so a cached statement never freezes the time."""
+    and the instant deputyships are judged at (``deputies_at``, as on ``engine.actors.Actor``)
+    are parameters too, so a cached statement never freezes the time."""
 
-    __slots__ = ("at", "is_admin", "party_ids", "user_id")
+    __slots__ = ("deputies_at", "is_admin", "party_ids", "user_id")
 
     def __init__(self, is_admin: bool) -> None:
         self.is_admin = is_admin
         self.party_ids = bindparam("viewer_parties", expanding=True)
         self.user_id = bindparam("viewer_user")
-        self.at = bindparam("viewer_at", type_=Deputyship.__table__.c.starts_at.type)
+        self.deputies_at = bindparam("viewer_at", type_=Deputyship.__table__.c.starts_at.type)
 
 
 class Build:
@@ -59,15 +59,19 @@ class Build:
         self.actor: Any = SqlViewer(is_admin)
         self.variables = variables
         self._shared: dict[str, Any] = {}
+        self._views = 0  # CTEs made by _view, for their names
         # bound parameter key -> (field, argument name, transform of the argument's value)
         self._arguments: dict[str, tuple[Any, str, Callable[[Any], Any]]] = {}
 
-    def arg(self, field: Any, name: str, transform: Callable[[Any], Any] = lambda value: value) -> tuple[Any, Any]:
-        """A bound parameter for ``transform(argument)`` of ``field``, and its value now (it may
-        decide the statement's shape only as far as the variables' shape does: null or not)."""
+    def arg(
+        self, field: Any, name: str, transform: Callable[[Any], Any] = lambda value: value, type_: Any = None
+    ) -> tuple[Any, Any]:
+        """A bound parameter for ``transform(argument)`` of ``field`` (of ``type_``, when the
+        database must know it: ``:p IS NULL``), and its value now (it may decide the statement's
+        shape only as far as the variables' shape does: null or not)."""
         key = f"arg{len(self._arguments)}"
         self._arguments[key] = (field, name, transform)
-        return bindparam(key), transform(self.args(field).get(name))
+        return bindparam(key, type_=type_), transform(self.args(field).get(name))
 
     def params(self, actor: Actor, variables: Any) -> dict[str, Any]:
         """The parameters of one execution (a GraphQLError: an argument the resolvers refuse)."""
@@ -112,11 +116,29 @@ class Build:
         keys = [inner.c[f"o{i}"] for i in range(len(order))]
         return self.json.nested(select(self.json.array(inner.c.j, keys)).scalar_subquery())
 
-    def one(self, plan: Any, source: Any, where: list[Any]) -> Any:
-        """The JSON object of ``plan`` over the one row of ``source`` that satisfies ``where``,
-        else null (a nested value: a scalar subquery)."""
-        query = select(self.object(plan, source)).select_from(source).where(*where).correlate_except(source)
-        return self.json.nested(query.scalar_subquery())
+    def one(self, plan: Any, table: Any, key: str, value: Any, where: tuple[Any, ...] = ()) -> Any:
+        """The JSON object of ``plan`` over the one row of ``table`` whose column ``key`` is
+        ``value`` (a column of the enclosing row) and that satisfies ``where``, else null (a
+        nested value: a scalar subquery; on SQLite read from a view, see ``_view``)."""
+        if not self.json.postgres:
+            return self.json.nested(self._view(plan, table, key, value, where))
+        query = select(self.object(plan, table)).select_from(table).where(table.c[key] == value, *where)
+        query = query.correlate_except(table)
+        return query.scalar_subquery()
+
+    def _view(self, plan: Any, table: Any, key: str, value: Any, where: tuple[Any, ...] = ()) -> Any:
+        """SQLite: the object read from a CTE of its own, ``NOT MATERIALIZED`` and used once,
+        so that SQLite flattens it back into the lookup (one row found by ``key``'s index, never
+        the whole table). Its body is parsed at the statement's top, not inside the subqueries
+        around the lookup: SQLite's parser holds about eight nested subqueries, and R1 (node,
+        subprojects, items, case, roles, assignees, with the visibility rules in the pages'
+        conditions) nests more; each object below a connection or a one-row relation starts
+        afresh in its own CTE."""
+        self._views += 1
+        name = f"view{self._views}"  # before the body, which may make views of its own
+        body = select(table.c[key].label("k"), self.object(plan, table).label("j")).select_from(table).where(*where)
+        view = body.cte(name).prefix_with("NOT MATERIALIZED")
+        return select(view.c.j).where(view.c.k == value).scalar_subquery()
 
     def connection(self, plan: Any, page: Page) -> Any:
         """The select of a connection's JSON over ``page`` (one row)."""
@@ -155,8 +177,10 @@ class Build:
                 pairs.append((field.response, self.json.text(field.sub)))
             elif field.name == "cursor":
                 pairs.append((field.response, source.c.id))
-            else:  # node
+            elif self.json.postgres:  # node
                 pairs.append((field.response, self.object(field.sub, source)))
+            else:
+                pairs.append((field.response, self.json.nested(self._view(field.sub, source, "id", source.c.id))))
         return self.json.object(pairs)
 
     @staticmethod

@@ -70,6 +70,24 @@ class JsonSql:
             return func.json_agg(aggregate_order_by(value, *order)).filter(where).op("->>")(literal_column("-1"))
         return func.json_extract(func.json_group_array(value).filter(where), "$[#-1]")
 
+    def empty(self) -> Any:
+        """An empty JSON list."""
+        return literal_column("'[]'::json") if self.postgres else func.json_array()
+
+    def one(self, value: Any) -> Any:
+        """A JSON list of one value (a JSON object)."""
+        return func.json_build_array(value) if self.postgres else func.json_array(func.json(value))
+
+    def timestamp(self, column: Any) -> Any:
+        """A stored UTC instant as GraphQL's DateTime writes it (Python's ``isoformat()`` of
+        an aware UTC datetime): ``2026-11-26T10:18:13.101436+00:00``, the fraction left out
+        when it is zero. PostgreSQL formats it in UTC whatever the session's zone; SQLite
+        stores ``2026-11-26 10:18:13.101436`` (SQLAlchemy's text form, always six digits)."""
+        if self.postgres:
+            text = func.to_char(column.op("AT TIME ZONE")(literal_column("'UTC'")), 'YYYY-MM-DD"T"HH24:MI:SS.US')
+            return func.regexp_replace(text, r"\.000000$", "").op("||")(literal_column("'+00:00'"))
+        return func.replace(func.replace(column, " ", "T"), ".000000", "").op("||")(literal_column("'+00:00'"))
+
     @staticmethod
     def null() -> Any:
         return null()

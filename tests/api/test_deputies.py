@@ -5,82 +5,34 @@ grants show, gets their notifications, one level only; every refusal changes not
 
 from datetime import UTC, datetime, timedelta
 
-import pytest
-
 from engine import deputies
-from engine.clock import SettableClock
 from tests.fixtures.builders import bug_item, build_tree
+from tests.fixtures.deputies import (
+    DEPUTIES_OF,
+    HEARD,
+    HOUR,
+    ITEM_LOG,
+    REMOVE_DEPUTY,
+    T0,
+    TASKS,
+    my_actions,
+    name_deputy,
+    resolve,
+    subproject_of,
+    tasks,
+    visible,
+)
 from tests.fixtures.documents import (
     ADD_MEMBER,
     CREATE_GROUP,
     CREATE_ITEM,
-    DEPUTYSHIP_FIELDS,
     EXECUTE,
     GRANT,
-    NODE_ID,
     SET_DEPUTY,
     SET_DISABLED,
     SUBSCRIBE,
 )
 from tests.fixtures.live import WsClient
-
-T0 = datetime(2031, 3, 2, 9, 0, tzinfo=UTC)
-HOUR = timedelta(hours=1)
-
-TASKS = """{ myTasks { totalCount edges { node { id action { shortName } onBehalfOf { ... on User { login } }
-  case { workflowItem { id displayName } } } } } }"""
-REMOVE_DEPUTY = """mutation($id: ID!) { removeDeputy(input: {id: $id}) { id userErrors { code message field } } }"""
-DEPUTIES_OF = f"""query($id: ID!) {{ node(id: $id) {{ ... on User {{ login
-  deputies {{ {DEPUTYSHIP_FIELDS} }} deputyFor {{ {DEPUTYSHIP_FIELDS} }} }} }} }}"""
-ITEM_LOG = """query($id: ID!) { node(id: $id) { ... on WorkflowItem { case { log(first: 50) { edges { node {
-  kind action comment actor { login } onBehalfOf { ... on User { login } } } } } } } } }"""
-MY_ACTIONS_ON = (
-    """query($id: ID!) { node(id: $id) { ... on WorkflowItem { case { myActions { action { shortName } } } } } }"""
-)
-HEARD = """{ notifications { edges { node { level activity { workflowItem { displayName } } } } } }"""
-EXECUTE_AS_DEPUTY = """mutation($input: ExecuteActionInput!) { executeAction(input: $input) {
-  case { state { shortName } } activity { action actor { login } onBehalfOf { ... on User { login } } }
-  userErrors { code message field } } }"""
-
-
-@pytest.fixture
-def clock(monkeypatch) -> SettableClock:
-    """The time every deputy question is asked at, moved by the test."""
-    moved = SettableClock(T0)
-    monkeypatch.setattr(deputies, "clock", moved)
-    return moved
-
-
-async def name_deputy(gql, token, deputy_id, *, starts=None, until, comment=None, user_id=None):
-    period = {"deputyId": deputy_id, "until": until.isoformat()}
-    if starts is not None:
-        period["from"] = starts.isoformat()
-    if comment is not None:
-        period["comment"] = comment
-    if user_id is not None:
-        period["userId"] = user_id
-    return (await gql(SET_DEPUTY, {"input": period}, token=token))["setDeputy"]
-
-
-async def tasks(gql, token):
-    return [
-        (e["node"]["action"]["shortName"], e["node"]["case"]["workflowItem"]["displayName"], e["node"]["onBehalfOf"])
-        for e in (await gql(TASKS, token=token))["myTasks"]["edges"]
-    ]
-
-
-async def resolve(gql, token, item_id, comment):
-    act = {"workflowItemId": item_id, "action": "resolve", "resolution": "fixed", "comment": comment}
-    return (await gql(EXECUTE_AS_DEPUTY, {"input": act}, token=token))["executeAction"]
-
-
-async def my_actions(gql, token, item_id):
-    found = (await gql(MY_ACTIONS_ON, {"id": item_id}, token=token))["node"]
-    return sorted(a["action"]["shortName"] for a in found["case"]["myActions"])
-
-
-async def visible(gql, token, node_id) -> bool:
-    return (await gql(NODE_ID, {"id": node_id}, token=token))["node"] is not None
 
 
 async def test_a_deputy_acts_for_the_absent_user_exactly_from_from_until_until(gql, make_user, clock):
@@ -143,15 +95,6 @@ async def test_a_deputy_acts_for_the_absent_user_exactly_from_from_until_until(g
     assert not await visible(gql, bob, second_id) and not await visible(gql, bob, item["id"])
     assert (await resolve(gql, bob, second_id, "too late"))["userErrors"][0]["code"] == "NOT_FOUND"
     assert await tasks(gql, alice) == [("resolve", "Leak", None)]
-
-
-async def subproject_of(gql, token, item_id):
-    found = await gql(
-        """query($id: ID!) { node(id: $id) { ... on WorkflowItem { subproject { id } } } }""",
-        {"id": item_id},
-        token=token,
-    )
-    return found["node"]["subproject"]["id"]
 
 
 async def test_a_deputy_borrows_roles_not_grants_and_one_level_only(gql, make_user, clock):

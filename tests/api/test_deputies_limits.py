@@ -5,21 +5,20 @@ disabled absent user or deputy lends nothing, decided when read and executed lik
 import pytest
 
 from engine import deputies
-from tests.api.test_deputies import (
+from tests.fixtures.builders import bug_item
+from tests.fixtures.child_workflows import case_of, define, new_item
+from tests.fixtures.deputies import (
     DEPUTIES_OF,
     EXECUTE_AS_DEPUTY,
     HEARD,
     HOUR,
     T0,
-    clock,  # noqa: F401 (the fixture moving the deputies' clock, used by every test here)
     name_deputy,
     resolve,
     subproject_of,
     tasks,
     visible,
 )
-from tests.fixtures.builders import bug_item
-from tests.fixtures.child_workflows import case_of, define, new_item
 from tests.fixtures.documents import CREATE_ITEM, SET_DISABLED
 
 pytestmark = pytest.mark.usefixtures("clock")
