@@ -19,9 +19,11 @@ from datetime import datetime
 from types import SimpleNamespace
 from typing import Any
 
-from sqlalchemy import BigInteger, Text, bindparam, cast, func, insert, literal_column, select, text
+from sqlalchemy import BigInteger, Text, bindparam, func, insert, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from engine import folded_writes
+from engine.folded_writes import Folded
 from models import Activity, kind_of, new_id, unit_of_work, utcnow
 
 
@@ -55,10 +57,17 @@ class LogEntry(SimpleNamespace):
 
 def content_digest(prev_hash: str | None, entry: Any) -> str:
     """SHA-256 over every column of an entry but ``seq`` (and its own hash): the part of the
-    hash that is known before the insert hands out ``seq``."""
+    hash that is known before the insert hands out ``seq``. The JSON list of ``prev_hash`` and
+    the rest (``content_tail``): PostgreSQL builds the same bytes in the insert that reads the head."""
+    payload = "[" + json.dumps(prev_hash) + "," + content_tail(entry)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def content_tail(entry: Any) -> str:
+    """The digest's JSON after its first element (the previous hash): every column of the
+    entry but ``seq``, ``prev_hash`` and ``hash``, ASCII only (json's default), ending with ``]``."""
     payload = json.dumps(
         [
-            prev_hash,
             entry.id,
             entry.kind,
             entry.chain,
@@ -78,12 +87,12 @@ def content_digest(prev_hash: str | None, entry: Any) -> str:
         separators=(",", ":"),
         default=str,
     )
-    return hashlib.sha256(payload.encode()).hexdigest()
+    return payload[1:]
 
 
 def seal(seq: int, digest: str) -> str:
     """The entry's hash: its ``seq`` bound to its content digest. PostgreSQL computes the same
-    thing in the insert (``_INSERT_UNDER_LOG_LOCK``), where ``seq`` is handed out."""
+    thing in the insert of a lone entry (``_ONE_ENTRY_SQL``), where ``seq`` is handed out."""
     return hashlib.sha256(f"{seq}:{digest}".encode()).hexdigest()
 
 
@@ -159,30 +168,71 @@ _HEAD_AND_LAST_SEQ = select(
 _LOCKED_HEAD = select(func.caseway_chain_head(bindparam("chain")))
 _COLUMNS = [column for column in Activity.__table__.c if column.name not in ("seq", "hash")]
 _INSERT = insert(Activity)
-# PostgreSQL: the log lock taken by the insert itself (a function in FROM runs before the row is
-# built), then the next seq, then the hash that binds it to the entry's content digest: the seq is
-# known only under the lock, and computing the hash there costs no round trip. The seq is read
-# twice from one subquery (the column and the hash): PostgreSQL never inlines a subquery whose
-# output calls a volatile function such as nextval, so both read the one value it drew
-# (test_recording_entries_costs_one_head_read_and_one_insert_each verifies such a chain).
-_NEXT_SEQ = (
-    select(literal_column("nextval('activity_seq_seq')", BigInteger).label("seq"))
-    .select_from(func.pg_advisory_xact_lock(_LOG_LOCK_KEY).alias("log_lock"))
-    .subquery("next_seq")
-)
-_SEALED = func.encode(
-    func.sha256(func.convert_to(cast(_NEXT_SEQ.c.seq, Text) + ":" + bindparam("digest", type_=Text), "UTF8")), "hex"
-)
-_INSERT_UNDER_LOG_LOCK = (
-    insert(Activity)
-    .from_select(
-        ["seq", *[column.name for column in _COLUMNS], "hash"],
-        select(
-            _NEXT_SEQ.c.seq, *[bindparam(column.name, type_=column.type) for column in _COLUMNS], _SEALED
-        ).select_from(_NEXT_SEQ),
+
+# A lone entry: one statement reads its chain's head, draws the next seq and seals the hash from
+# the head, the seq and the rest of the content digest (``content_tail``, built here with the
+# head around it): what took a round trip for the head and one for the insert. PostgreSQL: the
+# function in FROM takes the chain's lock and reads its head, then the log lock is taken (its
+# key made to depend on the head, so it runs after), then nextval runs; the seq is read twice
+# from one subquery (the column and the hash), and PostgreSQL never inlines a subquery whose
+# output calls a volatile function such as nextval, so both read the one value it drew. The
+# transaction's pending row writes ride along as CTEs (engine/folded_writes.py). SQLite: the
+# head and the last seq handed out, as ``_HEAD_AND_LAST_SEQ`` reads them, under its single
+# writer; ``caseway_sha256`` is models/db.py's. tests/engine/test_history.py verifies such chains.
+_ONE_ENTRY_COLUMNS = [column for column in _COLUMNS if column.name != "prev_hash"]
+_SHA256 = {"postgresql": "encode(sha256(convert_to({}, 'UTF8')), 'hex')", "sqlite": "caseway_sha256({})"}
+# {chain}: the chain's key, made to depend on the folded writes' count when there are some, so
+# that the lock is taken after them (``Folded.written``).
+_NEXT_SEQ_AND_HEAD = {
+    "postgresql": (
+        "(SELECT chain_head.head, nextval('activity_seq_seq') AS seq "
+        "FROM caseway_chain_head({chain}) AS chain_head(head) "
+        "CROSS JOIN LATERAL pg_advisory_xact_lock("
+        "CAST(:log_key AS bigint) + 0 * coalesce(length(chain_head.head), 0)) AS log_lock)"
+    ),
+    "sqlite": (
+        "(SELECT (SELECT hash FROM activity WHERE chain = {chain} ORDER BY seq DESC LIMIT 1) AS head, "
+        "coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'activity'), 0) + 1 AS seq)"
+    ),
+}
+_AFTER_WRITES = "CASE WHEN written.n >= 0 THEN CAST(:chain AS TEXT) END"
+
+
+def _one_entry_sql(dialect: str, folded: Folded | None) -> str:
+    sha256 = _SHA256[dialect]
+    digest = sha256.format("'[' || coalesce('\"' || next_seq.head || '\"', 'null') || ',' || :tail")
+    sealed = sha256.format("CAST(next_seq.seq AS TEXT) || ':' || " + digest)
+    columns = ", ".join(column.name for column in _ONE_ENTRY_COLUMNS)
+    values = ", ".join(f":{column.name}" for column in _ONE_ENTRY_COLUMNS)
+    source = _NEXT_SEQ_AND_HEAD[dialect].format(chain=":chain" if folded is None else _AFTER_WRITES)
+    if folded is not None:
+        source = f"{folded.written()} CROSS JOIN LATERAL {source}"
+    sql = (
+        f"INSERT INTO activity (seq, prev_hash, hash, {columns}) "
+        f"SELECT next_seq.seq, next_seq.head, {sealed}, {values} "
+        f"FROM {source} AS next_seq RETURNING seq, prev_hash, hash"
     )
-    .returning(Activity.seq, Activity.hash)
-)
+    if folded is not None:  # the count again, from the CTEs' rows (RETURNING sees no other FROM item)
+        sql = folded.with_clause() + sql + f", (SELECT n FROM {folded.written()})"
+    return sql
+
+
+# The statement per database and shape of folded writes (() for none), built once each.
+_ONE_ENTRY_INSERTS: dict[Any, Any] = {}
+
+
+def _one_entry_insert(dialect: str, folded: Folded | None) -> Any:
+    shape = (dialect, () if folded is None else tuple(folded.shape))
+    statement = _ONE_ENTRY_INSERTS.get(shape)
+    if statement is None:
+        binds = [bindparam(column.name, type_=column.type) for column in _ONE_ENTRY_COLUMNS]
+        binds.append(bindparam("tail", type_=Text))
+        if dialect == "postgresql":
+            binds.append(bindparam("log_key", type_=BigInteger))
+        if folded is not None:
+            binds += folded.binds
+        statement = _ONE_ENTRY_INSERTS[shape] = text(_one_entry_sql(dialect, folded)).bindparams(*binds)
+    return statement
 
 
 # PostgreSQL: several chains' locks and heads in one round trip, in the chains' sorted order: the
@@ -194,13 +244,30 @@ _LOCKED_HEADS = text("SELECT c, caseway_chain_head(c) FROM unnest(CAST(:chains A
 # together (one round trip however many). The order of the locks is forced by the data: the log
 # lock's key and the series' length depend on the head, so neither can run before the chain's
 # lock is held, and nextval, in the output, runs on the joined rows, after both locks.
-_LOCKED_HEAD_AND_SEQS = text(
-    "SELECT chain_head.head, nextval('activity_seq_seq') AS seq "
-    "FROM caseway_chain_head(:chain) AS chain_head(head) "
+_LOCKED_HEAD_AND_SEQS_SQL = (
+    "SELECT chain_head.head, nextval('activity_seq_seq') AS seq{counted} "
+    "FROM {written}caseway_chain_head({chain}) AS chain_head(head) "
     "CROSS JOIN LATERAL pg_advisory_xact_lock("
     "CAST(:log_key AS bigint) + 0 * coalesce(length(chain_head.head), 0)) AS log_lock "
     "CROSS JOIN LATERAL generate_series(1, CAST(:entries AS integer) + 0 * coalesce(length(chain_head.head), 0)) AS e"
 )
+_LOCKED_HEAD_AND_SEQS = text(_LOCKED_HEAD_AND_SEQS_SQL.format(counted="", written="", chain=":chain"))
+# The same with the transaction's pending row writes, written first, per shape of them: the
+# entries of one chain (a timer that ends its case logs the action and the completion).
+_HEADS_WITH_WRITES: dict[Any, Any] = {}
+
+
+def _locked_head_and_seqs(folded: Folded | None) -> Any:
+    if folded is None:
+        return _LOCKED_HEAD_AND_SEQS
+    shape = tuple(folded.shape)
+    statement = _HEADS_WITH_WRITES.get(shape)
+    if statement is None:
+        sql = folded.with_clause() + _LOCKED_HEAD_AND_SEQS_SQL.format(
+            counted=", written.n", written=f"{folded.written()} CROSS JOIN LATERAL ", chain=_AFTER_WRITES
+        )
+        statement = _HEADS_WITH_WRITES[shape] = text(sql).bindparams(bindparam("chain", type_=Text), *folded.binds)
+    return statement
 
 
 async def _write_pending(session: AsyncSession) -> None:
@@ -208,39 +275,54 @@ async def _write_pending(session: AsyncSession) -> None:
 
     The log lock serializes every writer, so it is held for the inserts and the commit alone:
     each chain's head is read before it, under a lock of that chain only (taken in one order,
-    chains sorted, so two writers never wait on each other in a cycle). Knowing ``seq`` before
-    hashing costs no statement: PostgreSQL seals the hash of a lone entry in the insert that
-    takes its seq, and draws the seqs of several with the last chain's head; SQLite reads the
-    last seq with the first head. Several entries are inserted in one statement."""
-    await session.flush()  # the transaction's other writes, before any lock is held
+    chains sorted, so two writers never wait on each other in a cycle), and the transaction's
+    other writes are done before either lock. Knowing ``seq`` before hashing costs no statement:
+    a lone entry's insert reads its chain's head, draws its seq and seals its hash; several
+    entries draw their seqs with the last chain's head (SQLite: the last seq with the first
+    head) and are inserted in one statement. On PostgreSQL the pending row writes of a
+    transaction whose entries are of one chain go in the statement that reads its head
+    (engine/folded_writes.py); the ORM flushes them otherwise."""
     entries = unit_of_work(session).entries
+    dialect = session.bind.dialect.name
+    postgres, alone = dialect == "postgresql", len(entries) == 1
+    folded = None
+    if postgres and entries and len({entry.chain for entry in entries}) == 1:
+        folded = folded_writes.take(session.sync_session, _ONE_ENTRY_INSERTS if alone else _HEADS_WITH_WRITES)
+    await session.flush()  # the transaction's other writes (those not folded), before any lock is held
     if not entries:  # all queued in savepoints that rolled back (engine/migration.py)
         return
     connection = await session.connection()
-    heads, seqs = await _heads_and_seqs(connection, entries, postgres=session.bind.dialect.name == "postgresql")
+    if alone:
+        entry = entries[0]
+        values = {column.name: getattr(entry, column.name) for column in _ONE_ENTRY_COLUMNS}
+        params = {**values, "tail": content_tail(entry)}
+        if postgres:
+            params["log_key"] = _LOG_LOCK_KEY
+        if folded is not None:
+            params.update(folded.params)
+        row = (await connection.execute(_one_entry_insert(dialect, folded), params)).one()
+        entry.seq, entry.prev_hash, entry.hash = row[0], row[1], row[2]
+        if folded is not None:
+            folded.check(row[3])
+        return
+    heads, seqs = await _heads_and_seqs(connection, entries, postgres=postgres, folded=folded)
     rows = []
     for entry in entries:
         entry.prev_hash = heads[entry.chain]
         values = {column.name: getattr(entry, column.name) for column in _COLUMNS}
-        digest = content_digest(entry.prev_hash, entry)
-        if seqs is None:  # PostgreSQL, one entry: its insert takes the log lock and its seq
-            inserted = await connection.execute(_INSERT_UNDER_LOG_LOCK, {**values, "digest": digest})
-            entry.seq, entry.hash = inserted.one()
-        else:
-            entry.seq = next(seqs)
-            entry.hash = seal(entry.seq, digest)
-            rows.append({**values, "seq": entry.seq, "hash": entry.hash})
+        entry.seq = next(seqs)
+        entry.hash = seal(entry.seq, content_digest(entry.prev_hash, entry))
+        rows.append({**values, "seq": entry.seq, "hash": entry.hash})
         heads[entry.chain] = entry.hash
-    if rows:
-        await connection.execute(_INSERT, rows)
+    await connection.execute(_INSERT, rows)
 
 
 async def _heads_and_seqs(
-    connection: Any, entries: list[LogEntry], *, postgres: bool
-) -> tuple[dict[str, str | None], Iterator[int] | None]:
+    connection: Any, entries: list[LogEntry], *, postgres: bool, folded: Folded | None
+) -> tuple[dict[str, str | None], Iterator[int]]:
     """Each chain's head, under its lock (chains in sorted order), and the seqs the entries take
-    in order: None on PostgreSQL for a lone entry, whose insert draws its own (so the log lock is
-    not held for a round trip more than the insert's)."""
+    in order (PostgreSQL: drawn with the last chain's head, after the log lock, and after the
+    ``folded`` writes of a transaction whose entries are of that chain alone)."""
     heads: dict[str, str | None] = {}
     chains = sorted({entry.chain for entry in entries})
     if not postgres:
@@ -248,18 +330,16 @@ async def _heads_and_seqs(
         for chain in chains[1:]:
             heads[chain] = (await connection.execute(_HEAD, {"chain": chain})).scalar()
         return heads, itertools.count((last or 0) + 1)
-    if len(entries) == 1:
-        heads[chains[0]] = (await connection.execute(_LOCKED_HEAD, {"chain": chains[0]})).scalar()
-        return heads, None
     if len(chains) > 2:  # many chains (a migration's batch): their heads in one round trip
         heads.update({c: h for c, h in await connection.execute(_LOCKED_HEADS, {"chains": chains[:-1]})})
     else:
         for chain in chains[:-1]:
             heads[chain] = (await connection.execute(_LOCKED_HEAD, {"chain": chain})).scalar()
+    params = {"chain": chains[-1], "log_key": _LOG_LOCK_KEY, "entries": len(entries)}
     drawn = (
-        await connection.execute(
-            _LOCKED_HEAD_AND_SEQS, {"chain": chains[-1], "log_key": _LOG_LOCK_KEY, "entries": len(entries)}
-        )
+        await connection.execute(_locked_head_and_seqs(folded), {**params, **(folded.params if folded else {})})
     ).all()
+    if folded is not None:
+        folded.check(drawn[0][2])
     heads[chains[-1]] = drawn[0][0]
-    return heads, iter(sorted(seq for _, seq in drawn))
+    return heads, iter(sorted(row[1] for row in drawn))

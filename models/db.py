@@ -2,6 +2,7 @@
 
 import asyncio
 import contextlib
+import hashlib
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -124,7 +125,14 @@ def among(column: Any, values: Any) -> ColumnElement[bool]:
     return column == any_(bindparam(None, list(values), type_=postgresql.ARRAY(column.type)))
 
 
+def _sha256_hex(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    # caseway_sha256(text): the hex SHA-256 PostgreSQL computes with encode(sha256(...)), so a log
+    # entry's insert can seal its hash in SQL on both databases (engine/activity.py).
+    dbapi_connection.create_function("caseway_sha256", 1, _sha256_hex, deterministic=True)
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA busy_timeout=10000")

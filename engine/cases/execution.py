@@ -288,7 +288,7 @@ async def execute(
         record = await session.get(Idempotency, (actor.user_id, "executeAction", idempotency_key))
         assert record is not None
         record.response = {"caseId": ctx.case.id, "activityId": entry.id}
-    await session.flush()
+    # Not flushed here: the writes go with the log entry at commit (engine/folded_writes.py).
     return ExecutionResult(case=ctx.case, activity=entry)
 
 

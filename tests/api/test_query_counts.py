@@ -126,3 +126,29 @@ async def test_a_workflow_definition_is_read_once(gql, make_user, count_statemen
     ]
     assert not reads_definitions, again.statements
     assert again.count <= first.count
+
+
+COMMENT = """mutation($item: ID!, $comment: String) {
+  executeAction(input: {workflowItemId: $item, action: "comment", comment: $comment}) {
+    case { version } activity { comment } userErrors { code } } }"""
+
+
+async def test_an_action_costs_three_statements_on_postgresql(db, gql, make_user, count_statements):
+    """Bench W1's executeAction: the case locked (with its item and subproject), its facts read
+    (states, role players, subscribers, enabled instances), then its rows written with the log
+    entry, whose insert reads the chain's head (engine/folded_writes.py). SQLite has no
+    data-modifying CTEs: there the case, the instance completed and the one enabled again are
+    each a statement before the entry's insert."""
+    _, alice = await make_user("alice")
+    _, _, (item,) = await build_tree(gql, alice, items=1, workflow="bug")
+    await gql(COMMENT, {"item": item, "comment": "warm"}, token=alice)  # the workflow's spec cached
+    with count_statements() as acting:
+        done = (await gql(COMMENT, {"item": item, "comment": "again"}, token=alice))["executeAction"]
+    assert done["userErrors"] == [] and done["activity"]["comment"] == "again" and done["case"]["version"] == 2
+    writes = [s for s in acting.statements if not s.lstrip().upper().startswith("SELECT")]
+    if db.engine.dialect.name == "postgresql":
+        assert acting.count == 3, acting.statements
+        assert len(writes) == 1 and "UPDATE workflow_case" in writes[0] and "INSERT INTO activity" in writes[0]
+    else:
+        assert acting.count == 6, acting.statements
+        assert len(writes) == 4 and acting.starting("INSERT INTO activity") == [5], acting.statements

@@ -9,6 +9,7 @@ from datetime import timedelta
 
 import pytest
 from sqlalchemy import bindparam, select, text
+from sqlalchemy.orm.exc import StaleDataError
 
 import engine
 from engine.activity import entry_hash
@@ -232,6 +233,50 @@ async def test_recording_entries_costs_one_head_read_and_one_insert_for_all(db, 
     assert len(counter.starting("INSERT INTO activity")) == 1
     assert len(counter.statements) == 1 + 1 + 1, counter.statements  # get, head, one insert of both
     assert (await verify(db, item["project"], key="")).intact
+
+
+async def test_a_lone_entry_is_one_insert_whose_hash_verifies(db, item, count_statements):
+    """A lone entry's insert reads its chain's head, draws its seq and seals its hash (the
+    content digest is built in SQL around the head, engine/activity.py): the hash it stores is the one the
+    verifier computes, for any content (non-ASCII text, quotes, nested data, on_behalf_of)."""
+    from engine.activity import record
+    from models import Project
+
+    with count_statements() as counter:
+        async with db.transaction() as s:
+            project = await s.get(Project, item["project"])
+            data = {"b": [1, {"z": None, "a": "é"}], "q": 'a "quote" and a \\ backslash'}
+            entry = await record(s, kind="commented", actor_id=None, about=project, comment="Zoë ünïcode", data=data)
+            entry.on_behalf_of = item["owner"].user_id
+    assert len(counter.statements) == 2, counter.statements  # the get, the insert
+    async with db.engine.connect() as conn:
+        stored = (
+            await conn.execute(text("SELECT seq, prev_hash, hash FROM activity WHERE id = :i"), {"i": entry.id})
+        ).one()
+    assert tuple(stored) == (entry.seq, entry.prev_hash, entry.hash) and entry.prev_hash is not None
+    assert entry_hash(entry.prev_hash, entry) == entry.hash
+    assert (await verify(db, item["project"], key="")).intact
+
+
+async def test_a_folded_update_that_finds_no_row_fails_the_transaction(db, item):
+    """On PostgreSQL the rows a transaction changes are written with its last log entry
+    (engine/folded_writes.py); an UPDATE that matches nothing fails the commit, as the ORM's
+    flush does on SQLite, and nothing of the transaction is written."""
+    from engine.activity import record
+    from models import CaseState, Project
+
+    before = await seqs_of(db, item["project"])
+    with pytest.raises(StaleDataError):
+        async with db.transaction() as s:
+            project = await s.get(Project, item["project"])
+            state = await s.get(CaseState, (item["case"], ""))
+            await s.execute(text("DELETE FROM case_state WHERE case_id = :c"), {"c": item["case"]})
+            state.state = "elsewhere"  # pending until the entry's insert (no read autoflushes it)
+            await record(s, kind="commented", actor_id=None, about=project)
+    assert await seqs_of(db, item["project"]) == before
+    async with db.engine.connect() as conn:
+        states = await conn.execute(text("SELECT state FROM case_state WHERE case_id = :c"), {"c": item["case"]})
+        assert states.scalars().all() != []  # the delete rolled back with it
 
 
 async def test_every_server_process_signs_checkpoints_in_the_background(db, item):
