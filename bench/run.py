@@ -42,6 +42,7 @@ from bench import (
     queries,
     raw_sql,
     read_floor,
+    sections,
     seed,
     sqlite_reads,
     statements,
@@ -568,6 +569,9 @@ async def main_async(args: argparse.Namespace) -> None:
             lines += ["", *timed_webhooks.section(j2)]
         if r5 is not None:
             lines += ["", *r5]
+        previous = args.report.read_text() if args.report.exists() else ""
+        for section in sections.carried_over(previous, "\n".join(lines)):
+            lines += ["", section]
         if FINDINGS.exists():
             lines += ["", FINDINGS.read_text().strip()]
         args.report.write_text("\n".join(lines) + "\n")

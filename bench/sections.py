@@ -40,6 +40,22 @@ def replace(report: Path, lines: list[str], *, begin: str, end: str, after: str 
     report.write_text(text)
 
 
+# The sections a report holds between markers, in the report's order: a scenario measured apart
+# (A1, T1, D1, R5, M1) or skipped by a `make bench` run keeps its last measurement.
+SECTIONS = ("A1", "T1", "J1", "J2", "D1", "R5", "M1")
+
+
+def carried_over(previous: str, measured: str) -> list[str]:
+    """The sections of the ``previous`` report that ``measured`` (this run's sections) lacks,
+    each whole from its begin marker to its end marker, in the report's order."""
+    kept = []
+    for name in SECTIONS:
+        begin, end = f"<!-- {name} -->", f"<!-- /{name} -->"
+        if begin not in measured and begin in previous and end in previous:
+            kept.append(begin + previous.split(begin, 1)[1].split(end, 1)[0] + end)
+    return kept
+
+
 def verdict(problems: list[str]) -> str:
     """A table row's verdict: ``ok``, or what failed, as every scenario words it."""
     return "ok" if not problems else "**fail**: " + "; ".join(problems)
