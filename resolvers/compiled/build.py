@@ -166,8 +166,9 @@ class Build:
             return select(self.json.object(pairs))  # no aggregate over the page: one row, none read
         return select(self.json.object(pairs)).select_from(rows)
 
-    def edge(self, plan: Any, source: Any) -> Any:
-        """One edge's JSON over a child row of ``source``: its cursor is the child's id."""
+    def edge(self, plan: Any, source: Any, cursor: Any = None) -> Any:
+        """One edge's JSON over a child row of ``source``: its cursor is the child's id, unless
+        ``cursor`` (an SQL string) says otherwise (a log entry's is its ``seq``)."""
         edge_plan = next((f.sub for f in plan.fields if f.name == "edges"), None)
         if edge_plan is None:
             return self.json.object([])
@@ -176,7 +177,7 @@ class Build:
             if field.name == "__typename":
                 pairs.append((field.response, self.json.text(field.sub)))
             elif field.name == "cursor":
-                pairs.append((field.response, source.c.id))
+                pairs.append((field.response, source.c.id if cursor is None else cursor))
             elif self.json.postgres:  # node
                 pairs.append((field.response, self.object(field.sub, source)))
             else:

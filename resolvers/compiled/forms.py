@@ -46,6 +46,7 @@ from models import (
 )
 from resolvers import visibility
 from resolvers.compiled.build import Build, Page
+from resolvers.compiled.log import case_log
 from resolvers.filters import ResourceFilterKey
 from resolvers.pagination import check_first, check_id_cursor
 
@@ -458,6 +459,25 @@ def _assignee(b: Build, source: Any, field: Any) -> Any:
 ASSIGNEE = Form(PARTIES, _assignee, "party")
 
 
+def _entry_actor(b: Build, source: Any, field: Any) -> Any:
+    """Who made a log entry: the user ``actor_id`` names (null for the system, or a user gone)."""
+    return b.one(field.sub, _USER, "id", source.c.actor_id)
+
+
+def _on_behalf_of(b: Build, source: Any, field: Any) -> Any:
+    """The absent user (or group) a deputy acted for: null when none, or gone."""
+    return b.json.nested(_party(b, field.sub, source.c.on_behalf_of))
+
+
+def _entry_data(b: Build, source: Any, field: Any) -> Any:
+    """The entry's JSON as stored (both databases keep the text: key order, number forms)."""
+    return b.json.nested(source.c.data)
+
+
+def _entry_at(b: Build, source: Any, field: Any) -> Any:
+    return b.json.timestamp(source.c.at)
+
+
 def root_row(kind: str) -> tuple[Any, Callable[[Any], Any]] | None:
     """``node(id:)`` of a kind the planner compiles: its table and visibility rule."""
     return _ROOTS.get(kind)
@@ -504,6 +524,20 @@ FORMS: dict[str, dict[str, Form]] = {
         "state": Form(OBJECT, _state, "case_state"),
         "enabledActions": Form(OBJECT, _enabled_actions, "enabled_action"),
         "roles": Form(OBJECT, _roles, "case_role"),
+        "log": Form(CONNECTION, case_log, "activity"),
+    },
+    "Activity": {  # a log entry (resolvers.compiled.log); not its project, subproject, item
+        "id": column("id"),
+        "seq": column("seq"),
+        "at": Form(LEAF, _entry_at),
+        "kind": column("kind"),
+        "comment": column("comment"),
+        "data": Form(LEAF, _entry_data),
+        "action": column("action"),
+        "hash": column("hash"),
+        "prevHash": column("prev_hash"),
+        "actor": Form(OBJECT, _entry_actor, "party"),
+        "onBehalfOf": Form(PARTIES, _on_behalf_of, "party"),
     },
     "State": {  # read from the case_state row
         "shortName": column("state"),

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from sqlalchemy import update
 
 from bench.queries import R1, R2, R4
-from models import WorkflowItem
+from models import Activity, WorkflowItem
 from server.app import create_app
 from server.settings import Settings
 from tests.api import test_authorization_matrix as matrix
@@ -165,6 +165,7 @@ def _item(draw):
             "roles { role { shortName __typename } assignees { __typename ... on User { login id } "
             "... on Group { name displayName } } }",
             "scopes { status }",  # no SQL form: the root field is resolved
+            "log" + _connection(draw, _log_args(draw), draw(_entry())),
         ],
     )
     scalars = [
@@ -180,6 +181,26 @@ def _item(draw):
         "assignee { __typename ... on User { login } ... on Group { name } }",
     ]
     return _pick(draw, [*scalars, f"case {{ {case} }}"])
+
+
+def _log_args(draw):
+    """``Case.log``'s arguments: first, sometimes a cursor (a seq, or one the resolvers refuse)."""
+    first = draw(st.sampled_from(["", "first: 0", "first: 1", "first: 2", "first: $n", "first: 101"]))
+    cursor = draw(st.sampled_from(["", "after: $la", 'after: "1"']))
+    args = ", ".join(a for a in (first, cursor) if a)
+    return f"({args})" if args else ""
+
+
+@st.composite
+def _entry(draw):
+    """A log entry's fields; its workflowItem has no SQL form (the root field is resolved)."""
+    fields = ["id", "seq", "at", "kind", "comment", "data", "action", "hash", "prevHash", "__typename"]
+    parties = [
+        "actor { id login displayName __typename }",
+        "onBehalfOf { __typename ... on User { login id } ... on Group { name } }",
+        "workflowItem { id }",
+    ]
+    return _pick(draw, [*fields, *parties])
 
 
 @st.composite
@@ -207,7 +228,7 @@ def reads(draw):
     projects = "projects" + _connection(draw, _first(draw), draw(_project()))
     body = "{ " + _pick(draw, [node, projects]) + " }"
     fragment = f" fragment Item on WorkflowItem {{ {draw(_item())} }}" if "...Item" in body else ""
-    types = {"id": "ID!", "n": "Int", "after": "String", "flag": "Boolean!", "f": "ProjectFilter"}
+    types = {"id": "ID!", "n": "Int", "after": "String", "flag": "Boolean!", "f": "ProjectFilter", "la": "String"}
     used = [f"${name}: {kind}" for name, kind in types.items() if f"${name}" in body + fragment]
     header = f"query Read({', '.join(used)})" if used else "query Read"
     return header + " " + body + fragment
@@ -241,6 +262,7 @@ async def test_generated_reads_answer_the_same_for_every_viewer(gql, db, actors,
             label="f",
         ),
     }
+    variables["la"] = data.draw(st.sampled_from([None, *scene.extra["seqs"], "bogus", "9" * 20]), label="la")
     actor = data.draw(st.sampled_from(ACTORS), label="actor")
     body = await same(document, {k: v for k, v in variables.items() if f"${k}:" in document}, scene.tokens[actor])
     event("errors" if body.get("errors") else "no errors")
@@ -269,8 +291,14 @@ async def _ordered_scene(gql, db, actors):
     for action, extra in (("resolve", {"resolution": "fixed"}), ("close", {})):  # I3: CLOSED, a terminal state
         done = await gql(EXECUTE, {"input": {"workflowItemId": i3, "action": action, **extra}}, token=owner)
         assert done["executeAction"]["userErrors"] == [], action
-    scene.extra.update(i2=i2, i3=i3)
+    log = await gql(LOG_CURSORS, {"id": scene.item}, token=owner)
+    seqs = [e["cursor"] for e in log["node"]["case"]["log"]["edges"]]
+    assert len(seqs) >= 3, seqs
+    scene.extra.update(i2=i2, i3=i3, seqs=seqs[:3])
     return scene
+
+
+LOG_CURSORS = """query($id: ID!) { node(id: $id) { ... on WorkflowItem { case { log(first: 100) { edges { cursor } } } } } }"""
 
 
 PAGE_OF_ITEMS = """query Page($s: ID!, $after: String) { node(id: $s) { ... on Subproject {
@@ -352,3 +380,50 @@ async def test_new_fields_answer_the_same_at_their_edges(gql, db, actors, same, 
         with count_statements() as compiled:
             await gql.raw(document, variables, token=owner)
         assert compiled.count == 1, compiled.statements
+
+
+LOG_PAGE = """query Log($id: ID!, $after: String) { node(id: $id) { ... on WorkflowItem { case { log(first: 2,
+  after: $after) { totalCount pageInfo { hasNextPage endCursor } edges { cursor node { seq at kind comment data
+    hash prevHash actor { login } onBehalfOf { __typename ... on User { login } ... on Group { name } } } } } } } } }"""
+
+
+async def test_a_case_log_compiles_and_answers_the_same_at_its_edges(gql, db, actors, same, count_statements):
+    """Case.log compiled: the viewer (project.view, no viewHistory, no role) sees the item and
+    an empty log, the stranger no item, the player (a role in the case) the whole log; a page
+    boundary with ``after``; an entry made by a deputy for an absent user; a refused cursor."""
+    scene = await _ordered_scene(gql, db, actors)
+    owner = scene.tokens["owner"]
+    first_seq, second_seq = (int(s) for s in scene.extra["seqs"][:2])
+    async with db.transaction() as s:  # as engine/deputies.py writes it: the deputy acted for the victim
+        await s.execute(update(Activity).where(Activity.seq == second_seq).values(on_behalf_of=actors["victim"]))
+    pages = {}
+    for actor in ACTORS:
+        token = scene.tokens[actor]
+        pages[actor] = await same(LOG_PAGE, {"id": scene.item}, token)
+        cursor = None
+        for _ in range(10):  # every page, each after the one before
+            body = await same(LOG_PAGE, {"id": scene.item, "after": cursor}, token)
+            log = (body["data"]["node"] or {}).get("case", {}).get("log") if body["data"]["node"] else None
+            if log is None or not log["pageInfo"]["hasNextPage"]:
+                break
+            cursor = log["pageInfo"]["endCursor"]
+        refused = await same(LOG_PAGE, {"id": scene.item, "after": "bogus"}, token)
+        if actor != "stranger":  # the stranger's item is missing: its log's cursor is never read
+            assert refused["errors"][0]["extensions"]["code"] == "INVALID_INPUT"
+    assert pages["stranger"]["data"]["node"] is None
+    viewer = pages["viewer"]["data"]["node"]["case"]["log"]
+    assert viewer == {"totalCount": 0, "pageInfo": {"hasNextPage": False, "endCursor": None}, "edges": []}
+    for actor in ("owner", "player", "admin"):
+        log = pages[actor]["data"]["node"]["case"]["log"]
+        assert [e["node"]["seq"] for e in log["edges"]] == [first_seq, second_seq], actor
+        assert [e["cursor"] for e in log["edges"]] == [str(first_seq), str(second_seq)]
+        assert log["pageInfo"] == {"hasNextPage": True, "endCursor": str(second_seq)}
+        assert log["edges"][1]["node"]["onBehalfOf"] == {"__typename": "User", "login": "victim"}
+        assert log["edges"][0]["node"]["onBehalfOf"] is None
+        assert log["edges"][0]["node"]["actor"] == {"login": "owner"}
+        assert log["edges"][0]["node"]["at"].endswith("+00:00")
+    after = await same(LOG_PAGE, {"id": scene.item, "after": str(first_seq)}, owner)
+    assert after["data"]["node"]["case"]["log"]["edges"][0]["node"]["seq"] == second_seq
+    with count_statements() as compiled:
+        await gql.raw(LOG_PAGE, {"id": scene.item, "after": str(first_seq)}, token=owner)
+    assert compiled.count == 1, compiled.statements
