@@ -1,10 +1,10 @@
 """Search (issue 38, point 4): the projects, subprojects and workflow items the viewer may see
 whose display name or description hold every word of a query, best match first.
 
-Ranked by the database's full-text index, made by migration 0016 and kept in step with the rows
-whatever writes them: on PostgreSQL a GIN index over each table's ``TSVECTOR`` (PostgreSQL
-updates it with the row), ranked by ``ts_rank``; on SQLite one FTS5 table fed by triggers,
-ranked by ``bm25``. Each word of three letters or more matches as a prefix ("inv" finds
+Ranked by the database's full-text index, made by migration 0016 (on PostgreSQL re-made by
+0019) and kept in step with the rows whatever writes them: on PostgreSQL a GIN index over each
+table's ``TSVECTOR`` (PostgreSQL updates it with the row), ranked by ``ts_rank``; on SQLite one
+FTS5 table fed by triggers, ranked by ``bm25``. Each word of three letters or more matches as a prefix ("inv" finds
 "invoice"), a shorter one whole ("7" finds "7", not "70"), case aside, on the
 ``simple`` configuration (no stemming, no stop words: the same words match on both databases).
 
@@ -64,12 +64,18 @@ MIN_PREFIX = 3
 _WORD = re.compile(r"[^\W_]+")  # letters and digits of any script: what both tokenizers index
 _CURSOR = re.compile(r"(-?[0-9][0-9.e+-]{0,30})~([a-z]{1,8}_[0-9A-Z]{1,40})")
 
-# The indexed expression of migration 0016, written exactly as there: PostgreSQL uses an index
+# The indexed expression of migration 0019, written exactly as there: PostgreSQL uses an index
 # only for the very expression it was built on.
-# PostgreSQL's parser keeps an email, a host, a path or a URL whole ("ada@example.org") where
-# SQLite's unicode61 splits them into words: the separators are made spaces first, so both
-# databases match the same words ("example" finds the address on both).
-TSVECTOR = "to_tsvector('simple', translate({table}.display_name || ' ' || {table}.description, '@/.:', '    '))"
+# SQLite's unicode61 splits words at every character that is not a letter or a digit.
+# PostgreSQL's parser keeps some of them in or around a token, and then a word is not found on
+# it alone: an email, a host, a path or a URL whole ("ada@example.org": '@/.:'), a sign
+# ("2031-07" holds "-07", "+49": '-+'), a compound whole beside its parts ("a-b"), a path from
+# '~' ("~y"), and it drops an XML tag or entity ("<b c>", "&amp;": '<>&'). Those characters are
+# made spaces first, so both databases find the same words (tests/api/test_search.py checks
+# every ASCII punctuation mark; '_', '#', "'" and the others split alike already).
+TSVECTOR = (
+    "to_tsvector('simple', translate({table}.display_name || ' ' || {table}.description, '@/.:-+~<>&', '          '))"
+)
 # Each kind, its visibility rule, and the intent whose grants show it (engine/visibility.py).
 _KINDS: tuple[tuple[Any, Any, str], ...] = (
     (Project, visibility.project_visible, "project.view"),

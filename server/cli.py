@@ -17,52 +17,20 @@ import shutil
 import sys
 import tempfile
 import traceback
-from collections.abc import AsyncIterator
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
-from models import Database, as_utc, normalize_url
-from server.cli_errors import CliError, check_port_free, domain_sentence, load_spec, sentence, where
+from models import as_utc, normalize_url
+from server import history_commands, work_commands
+from server.cli_database import database, migrated_database
+from server.cli_errors import CliError, check_port_free, domain_sentence, load_spec, sentence
 from server.settings import Settings
-
-
-def _db(settings: Settings) -> Database:
-    return Database(settings.database_url)
-
-
-async def _migrated_db(settings: Settings) -> Database:
-    """The configured database, refused with a sentence when it does not exist (a SQLite file
-    is not created) or is not migrated to this code's head."""
-    from sqlalchemy.engine import make_url
-
-    from server.migrate import head_revision, revisions
-
-    url = make_url(normalize_url(settings.database_url))
-    if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
-        if not await asyncio.to_thread(Path(url.database).exists):
-            raise CliError(
-                f"no database: {url.database} does not exist. Run `caseway migrate` to create it, "
-                "or set CASEWAY_DATABASE_URL."
-            )
-    db = _db(settings)
-    try:
-        async with db.engine.connect() as connection:
-            current = await revisions(connection)
-    except BaseException:
-        await db.dispose()
-        raise
-    if head_revision() not in current:
-        await db.dispose()
-        at = f"at {', '.join(current)}" if current else "never migrated"
-        raise CliError(f"{where(settings.database_url)} is not migrated ({at}): run `caseway migrate` first.")
-    return db
 
 
 async def _migrate(settings: Settings) -> None:
     from server.bootstrap import prepare
 
-    db = _db(settings)
+    db = database(settings)
     try:
         await prepare(settings, db)
     finally:
@@ -72,7 +40,7 @@ async def _migrate(settings: Settings) -> None:
 async def _demo(settings: Settings, *, print_token: bool) -> None:
     from server.bootstrap import DEMO_PASSWORD, add_demo_users, demo_token, load_demo, prepare
 
-    db = _db(settings)
+    db = database(settings)
     try:
         await prepare(settings, db)
         if await load_demo(db):
@@ -122,7 +90,7 @@ async def _create_user(settings: Settings, args: argparse.Namespace) -> None:
     from engine import identity
 
     password = _password(args)
-    db = await _migrated_db(settings)
+    db = await migrated_database(settings)
     try:
         async with db.transaction() as s:
             user = await identity.create_user(
@@ -143,7 +111,7 @@ async def _define_workflow(settings: Settings, path: Path) -> None:
     from engine.errors import DomainError
 
     spec = load_spec(path)  # before the database: a typo in the file is told first
-    db = await _migrated_db(settings)
+    db = await migrated_database(settings)
     try:
         async with db.transaction() as s:
             defined = await workflows.define(s, actor=None, spec=spec)
@@ -177,166 +145,6 @@ def _check_workflow(path: Path) -> bool:
     errors = sum(d.severity == Severity.ERROR for d in found)
     print(f"{path}: {errors} errors, {len(found) - errors} warnings.", file=sys.stderr)
     return errors == 0
-
-
-async def _verify_history(settings: Settings, resource_id: str | None, against: str | None) -> bool:
-    """Print a sentence per chain (then, with --all, one on the checkpoint sequence, and with
-    --against, on the copy); True if everything is intact."""
-    from engine import checkpoints, history
-    from server.checkpoints import copy_at, read_copy
-
-    copy = copy_at(against, endpoint_url=settings.s3_endpoint_url or None) if against else None
-    if copy is not None and not settings.secret_key:
-        raise CliError("--against needs CASEWAY_SECRET_KEY: the copy's checkpoints are checked with it.")
-    db = await _migrated_db(settings)
-    if not settings.secret_key:
-        print("No secret key is configured (CASEWAY_SECRET_KEY): checking the hash chains alone.", file=sys.stderr)
-    checked = broken = 0
-    try:
-        async with db.session() as s:
-            if resource_id is not None:
-                reports = _one(await history.verify_history(s, resource_id=resource_id, secret_key=settings.secret_key))
-            else:
-                reports = history.verify_all(s, secret_key=settings.secret_key)
-            async for report in reports:  # printed as they come: --all reads the log in pages
-                print(report.message, flush=resource_id is not None)
-                checked, broken = checked + 1, broken + (not report.intact)
-            if resource_id is None:
-                print(f"{checked - broken} of {checked} histories intact.")
-            if resource_id is None and settings.secret_key:
-                sequence = await checkpoints.check_sequence(s, secret_key=settings.secret_key)
-                print("\n".join(sequence.sentences()))
-                broken += bool(sequence.problems)
-            if copy is not None:
-                broken += not await _compare_with_copy(s, copy, settings.secret_key, read_copy)
-    finally:
-        await db.dispose()
-    return broken == 0
-
-
-async def _compare_with_copy(session: Any, copy: Any, secret_key: str, read_copy: Any) -> bool:
-    from engine import checkpoints
-
-    check, missing = await checkpoints.compare_with_copy(
-        session, read_copy(copy), secret_key=secret_key, where=copy.where
-    )
-    if check.count == 0:
-        where = copy.where[0].upper() + copy.where[1:]
-        print(f"{where} holds no checkpoint: export some first (checkpoint-history --export).")
-        return False
-    print("\n".join(check.sentences()))
-    print("\n".join(missing) or f"The database holds every one of the {check.count} checkpoints of {copy.where}.")
-    return not check.problems and not missing
-
-
-async def _one(report: Any) -> AsyncIterator[Any]:
-    yield report
-
-
-async def _checkpoint_history(settings: Settings, export_to: str | None) -> None:
-    from server.checkpoints import copy_at, export, run_checkpoints
-
-    if not settings.secret_key:
-        raise CliError("CASEWAY_SECRET_KEY is not set, so no checkpoint can be signed.")
-    copy = copy_at(export_to, endpoint_url=settings.s3_endpoint_url or None) if export_to else None
-    db = await _migrated_db(settings)
-    try:
-        run = await run_checkpoints(db, secret_key=settings.secret_key)
-        if run.skipped:
-            print("Another process is signing checkpoints right now; nothing signed.")
-        else:
-            print(f"Signed {run.signed} checkpoints; the log is covered through seq {run.through_seq}.")
-        for chain in run.refused:
-            print(f"Not re-signed: the history of {chain} no longer matches its checkpoint (run verify-history).")
-        if copy is not None:
-            added, newest = await export(db, copy)
-            print(f"Exported {added} checkpoints to {copy.where.removeprefix('the copy at ')}; it holds 1 to {newest}.")
-    finally:
-        await db.dispose()
-
-
-async def _run_due_timers(settings: Settings, now: datetime | None, limit: int) -> None:
-    from engine.clock import SYSTEM_CLOCK
-    from server.background import publishing
-    from server.timer_runs import run_due_timers
-
-    db = await _migrated_db(settings)
-    try:
-        async with publishing(db):  # the servers hear of what fired (its jobs, its log entries)
-            run = await run_due_timers(db, now=now or SYSTEM_CLOCK.now(), limit=limit)
-    finally:
-        await db.dispose()
-    for entry in run.fired:
-        timer = entry.data.get("timer")
-        why = f"timer due {timer['fireAt']}" if timer else "automatic"
-        print(f"{entry.at.isoformat()}  {entry.case_id}  {entry.action}  ({why})")
-    print(f"Fired {sum('timer' in e.data for e in run.fired)} timers ({len(run.fired)} actions).")
-    if run.failed:
-        print(f"{run.failed} timers could not fire and were postponed (see their items' history).")
-    if run.more:
-        print(f"More timers are due: the limit of {limit} stopped this run.")
-
-
-async def _collect_documents(settings: Settings, grace: float) -> None:
-    from datetime import timedelta
-
-    from server.documents import collect, store_for
-
-    db = await _migrated_db(settings)
-    try:
-        done = await collect(db, store_for(settings), grace=timedelta(seconds=grace))
-    finally:
-        await db.dispose()
-    print(f"Deleted {len(done.deleted)} unreferenced files; kept {done.kept}.")
-
-
-async def _run_jobs(settings: Settings, *, once: bool) -> None:
-    """A worker without HTTP: the job runner alone, until stopped (``--once``: until nothing is due)."""
-    from server.background import publishing
-    from server.job_runner import JobRunner
-    from server.mail import configure_mail
-    from server.shutdown import stop_within
-
-    db = await _migrated_db(settings)
-    configure_mail(settings, db)  # emails are composed from the database when they are sent
-    try:
-        async with publishing(db) as hub:  # outcomes' log entries reach the servers' hubs
-            runner = JobRunner(db, hub, poll_interval=settings.job_poll_interval, concurrency=settings.job_concurrency)
-            try:
-                if once:
-                    print(f"Finished {await runner.drain()} jobs.")
-                    return
-                runner.start()
-                await asyncio.Event().wait()  # until the process is stopped
-            finally:
-                await stop_within("the job runner", runner.stop)
-    finally:
-        await stop_within("the database pool", db.dispose)
-
-
-async def _list_jobs(settings: Settings, state: str | None, limit: int) -> None:
-    from sqlalchemy import select
-
-    from models import Job
-
-    db = await _migrated_db(settings)
-    try:
-        async with db.read_session() as session:
-            query = select(Job).order_by(Job.id.desc()).limit(limit)
-            if state:
-                query = query.where(Job.state == state)
-            jobs = list(await session.scalars(query))
-    finally:
-        await db.dispose()
-    for job in reversed(jobs):
-        due = job.next_attempt_at.isoformat() if job.next_attempt_at else "-"
-        line = f"{job.id}  {job.state:<9}  {job.kind:<10}  attempts {job.attempts}  next {due}  case {job.case_id}"
-        if job.error:
-            line += f"\n    {job.error.get('code')}: {job.error.get('message')}"
-            if job.error.get("detail"):
-                line += f"  [{job.error['detail']}]"
-        print(line)
-    print(f"{len(jobs)} jobs.")
 
 
 def _when(text: str) -> datetime:
@@ -604,34 +412,36 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         if not _check_workflow(args.file):
             raise SystemExit(1)
     elif args.command == "verify-history":
-        if not asyncio.run(_verify_history(settings, None if args.all else args.resource_id, args.against)):
+        if not asyncio.run(
+            history_commands.verify_history(settings, None if args.all else args.resource_id, args.against)
+        ):
             raise SystemExit(1)
     elif args.command == "checkpoint-history":
-        asyncio.run(_checkpoint_history(settings, args.export))
+        asyncio.run(history_commands.checkpoint_history(settings, args.export))
     elif args.command == "run-due-timers":
         if args.limit < 1:
             parser.error("--limit must be at least 1")
-        asyncio.run(_run_due_timers(settings, args.now, args.limit))
+        asyncio.run(work_commands.run_due_timers_command(settings, args.now, args.limit))
     elif args.command == "run-digests":
         from server.digest_command import run_digests_command
 
         if args.limit < 1:
             parser.error("--limit must be at least 1")
-        asyncio.run(run_digests_command(settings, args.now, args.limit, open_db=_migrated_db))
+        asyncio.run(run_digests_command(settings, args.now, args.limit, open_db=migrated_database))
     elif args.command == "run-jobs":
-        asyncio.run(_run_jobs(settings, once=args.once))
+        asyncio.run(work_commands.run_jobs(settings, once=args.once))
     elif args.command == "jobs":
         if args.limit < 1:
             parser.error("--limit must be at least 1")
-        asyncio.run(_list_jobs(settings, args.state, args.limit))
+        asyncio.run(work_commands.list_jobs(settings, args.state, args.limit))
     elif args.command == "collect-documents":
         if args.grace < 0:
             parser.error("--grace must not be negative")
-        asyncio.run(_collect_documents(settings, args.grace))
+        asyncio.run(work_commands.collect_documents(settings, args.grace))
     elif args.command == "migrate-cases":
         from server import case_migration
 
-        if asyncio.run(case_migration.run(args, open_db=lambda: _migrated_db(settings))).refused:
+        if asyncio.run(case_migration.run(args, open_db=lambda: migrated_database(settings))).refused:
             raise SystemExit(1)
 
 

@@ -3,6 +3,8 @@ viewer may see, ranked by the full-text index, kept in step with the rows; pages
 a constant number of statements; bounded input; and the pickers' users(search:) and
 groups(search:)."""
 
+import string
+
 import pytest
 from sqlalchemy import text
 
@@ -115,6 +117,39 @@ async def test_words_match_as_prefixes_all_of_them_case_aside_best_first(gql, ma
     assert await names(gql, owner, "org srv") == ["Mail ada@example.org"]
 
 
+async def test_both_databases_split_words_at_the_same_characters(gql, make_user):
+    """SQLite's FTS5 splits at every character that is not a letter or a digit; PostgreSQL's
+    parser alone would keep "-07", "+49" and "pipe-fitting" whole and drop a tag's or an
+    entity's words, so "07" found "Invoice 2031-07" on SQLite only (migration 0019)."""
+    _, owner = await make_user("owner")
+    _, sub = await tree(gql, owner, "Depot", "Stores")
+    await item(gql, owner, sub, "Invoice 2031-07", "call +49 30-555")
+    await item(gql, owner, sub, "A+B plan", "pipe-fitting")
+    await item(gql, owner, sub, "x_y", "o'brien's #4")
+    await item(gql, owner, sub, "Budget <draft note>", "Q&amp;A")
+    assert await names(gql, owner, "07") == ["Invoice 2031-07"]
+    assert await names(gql, owner, "2031-07") == ["Invoice 2031-07"]
+    assert await names(gql, owner, "49 555 30") == ["Invoice 2031-07"]
+    assert await names(gql, owner, "b") == ["A+B plan"]
+    assert await names(gql, owner, "a+b fitting") == ["A+B plan"]
+    assert await names(gql, owner, "y") == ["x_y"]
+    assert await names(gql, owner, "brien 4") == ["x_y"]
+    assert await names(gql, owner, "note draft") == ["Budget <draft note>"]
+    assert await names(gql, owner, "amp q") == ["Budget <draft note>"]
+    assert sorted(await names(gql, owner, "a")) == ["A+B plan", "Budget <draft note>"]
+    # A word does not match across a split (the characters are spaces, not removed).
+    for query in ("203107", "ab", "xy", "pipefitting", "brien4", "draftnote"):
+        assert await names(gql, owner, query) == [], query
+    # Every ASCII punctuation mark between two words of two letters or digits (matched whole).
+    _, marker = await make_user("marker")
+    _, marks = await tree(gql, marker, "Marks", "Marks")
+    words = [f"{n:02d}" if n % 2 else "z" + chr(ord("a") + n // 2) for n in range(len(string.punctuation) + 1)]
+    marked = words[0] + "".join(mark + word for mark, word in zip(string.punctuation, words[1:], strict=True))
+    await item(gql, marker, marks, "Punctuation", marked)
+    for word in words:
+        assert await names(gql, marker, word) == ["Punctuation"], word
+
+
 async def test_the_index_follows_creation_updates_and_deletion(gql, make_user, db):
     _, owner = await make_user("owner")
     project, sub = await tree(gql, owner, "Harbour", "Quay walls")
@@ -211,7 +246,7 @@ async def test_the_pickers_search_users_and_groups_by_name(gql, make_user):
 
 
 async def test_postgresql_answers_a_search_from_its_gin_indexes(db):
-    """The query's expression is the indexed one (migration 0016's), or PostgreSQL would scan."""
+    """The query's expression is the indexed one (migration 0019's), or PostgreSQL would scan."""
     if db.is_sqlite:
         pytest.skip("PostgreSQL's GIN indexes; SQLite reads its FTS5 table")
     async with db.engine.connect() as conn:

@@ -1,0 +1,42 @@
+"""The database a `caseway` command works on: as configured, and for every command but `migrate`
+and `serve` refused with a sentence when it does not exist or is not migrated, so that no
+command creates an empty SQLite file by accident."""
+
+import asyncio
+from pathlib import Path
+
+from models import Database, normalize_url
+from server.cli_errors import CliError, where
+from server.settings import Settings
+
+
+def database(settings: Settings) -> Database:
+    return Database(settings.database_url)
+
+
+async def migrated_database(settings: Settings) -> Database:
+    """The configured database, refused with a sentence when it does not exist (a SQLite file
+    is not created) or is not migrated to this code's head."""
+    from sqlalchemy.engine import make_url
+
+    from server.migrate import head_revision, revisions
+
+    url = make_url(normalize_url(settings.database_url))
+    if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
+        if not await asyncio.to_thread(Path(url.database).exists):
+            raise CliError(
+                f"no database: {url.database} does not exist. Run `caseway migrate` to create it, "
+                "or set CASEWAY_DATABASE_URL."
+            )
+    db = database(settings)
+    try:
+        async with db.engine.connect() as connection:
+            current = await revisions(connection)
+    except BaseException:
+        await db.dispose()
+        raise
+    if head_revision() not in current:
+        await db.dispose()
+        at = f"at {', '.join(current)}" if current else "never migrated"
+        raise CliError(f"{where(settings.database_url)} is not migrated ({at}): run `caseway migrate` first.")
+    return db

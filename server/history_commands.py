@@ -1,0 +1,88 @@
+"""`caseway verify-history` and `caseway checkpoint-history`: the hash chains and the signed
+checkpoint sequence checked from a shell, against a copy too, and checkpoints signed and
+exported. Each command imports what it runs when it runs (a command loads only its own code)."""
+
+import sys
+from collections.abc import AsyncIterator
+from typing import Any
+
+from server.cli_database import migrated_database
+from server.cli_errors import CliError
+from server.settings import Settings
+
+
+async def verify_history(settings: Settings, resource_id: str | None, against: str | None) -> bool:
+    """Print a sentence per chain (then, with --all, one on the checkpoint sequence, and with
+    --against, on the copy); True if everything is intact."""
+    from engine import checkpoints, history
+    from server.checkpoints import copy_at, read_copy
+
+    copy = copy_at(against, endpoint_url=settings.s3_endpoint_url or None) if against else None
+    if copy is not None and not settings.secret_key:
+        raise CliError("--against needs CASEWAY_SECRET_KEY: the copy's checkpoints are checked with it.")
+    db = await migrated_database(settings)
+    if not settings.secret_key:
+        print("No secret key is configured (CASEWAY_SECRET_KEY): checking the hash chains alone.", file=sys.stderr)
+    checked = broken = 0
+    try:
+        async with db.session() as s:
+            if resource_id is not None:
+                report = await history.verify_history(s, resource_id=resource_id, secret_key=settings.secret_key)
+                reports = one_report(report)
+            else:
+                reports = history.verify_all(s, secret_key=settings.secret_key)
+            async for report in reports:  # printed as they come: --all reads the log in pages
+                print(report.message, flush=resource_id is not None)
+                checked, broken = checked + 1, broken + (not report.intact)
+            if resource_id is None:
+                print(f"{checked - broken} of {checked} histories intact.")
+            if resource_id is None and settings.secret_key:
+                sequence = await checkpoints.check_sequence(s, secret_key=settings.secret_key)
+                print("\n".join(sequence.sentences()))
+                broken += bool(sequence.problems)
+            if copy is not None:
+                broken += not await compare_with_copy(s, copy, settings.secret_key, read_copy)
+    finally:
+        await db.dispose()
+    return broken == 0
+
+
+async def compare_with_copy(session: Any, copy: Any, secret_key: str, read_copy: Any) -> bool:
+    from engine import checkpoints
+
+    check, missing = await checkpoints.compare_with_copy(
+        session, read_copy(copy), secret_key=secret_key, where=copy.where
+    )
+    if check.count == 0:
+        where = copy.where[0].upper() + copy.where[1:]
+        print(f"{where} holds no checkpoint: export some first (checkpoint-history --export).")
+        return False
+    print("\n".join(check.sentences()))
+    print("\n".join(missing) or f"The database holds every one of the {check.count} checkpoints of {copy.where}.")
+    return not check.problems and not missing
+
+
+async def one_report(report: Any) -> AsyncIterator[Any]:
+    yield report
+
+
+async def checkpoint_history(settings: Settings, export_to: str | None) -> None:
+    from server.checkpoints import copy_at, export, run_checkpoints
+
+    if not settings.secret_key:
+        raise CliError("CASEWAY_SECRET_KEY is not set, so no checkpoint can be signed.")
+    copy = copy_at(export_to, endpoint_url=settings.s3_endpoint_url or None) if export_to else None
+    db = await migrated_database(settings)
+    try:
+        run = await run_checkpoints(db, secret_key=settings.secret_key)
+        if run.skipped:
+            print("Another process is signing checkpoints right now; nothing signed.")
+        else:
+            print(f"Signed {run.signed} checkpoints; the log is covered through seq {run.through_seq}.")
+        for chain in run.refused:
+            print(f"Not re-signed: the history of {chain} no longer matches its checkpoint (run verify-history).")
+        if copy is not None:
+            added, newest = await export(db, copy)
+            print(f"Exported {added} checkpoints to {copy.where.removeprefix('the copy at ')}; it holds 1 to {newest}.")
+    finally:
+        await db.dispose()
