@@ -46,7 +46,7 @@ from models import (
 )
 from resolvers import visibility
 from resolvers.compiled.build import Build, Page
-from resolvers.compiled.log import case_log
+from resolvers.compiled.log import case_log, history
 from resolvers.filters import ResourceFilterKey
 from resolvers.pagination import check_first, check_id_cursor
 
@@ -498,13 +498,19 @@ _RESOURCE = {
 }
 
 FORMS: dict[str, dict[str, Form]] = {
-    "Project": {**_RESOURCE, "status": column("status"), "subprojects": Form(CONNECTION, _subprojects, "subproject")},
+    "Project": {
+        **_RESOURCE,
+        "status": column("status"),
+        "subprojects": Form(CONNECTION, _subprojects, "subproject"),
+        "history": Form(CONNECTION, history("project_id"), "activity"),
+    },
     "Subproject": {
         **_RESOURCE,
         "status": column("status"),
         "currency": column("currency"),
         "workflowMode": column("workflow_mode"),
         "workflowItems": Form(CONNECTION, _items, "workflow_item"),
+        "history": Form(CONNECTION, history("subproject_id"), "activity"),
     },
     "WorkflowItem": {
         **_RESOURCE,
@@ -515,6 +521,7 @@ FORMS: dict[str, dict[str, Form]] = {
         "exchangeRate": column("exchange_rate"),
         "rejectReason": column("reject_reason"),
         "case": Form(OBJECT, _case, "workflow_case"),
+        "history": Form(CONNECTION, history("workflow_item_id"), "activity"),
     },
     "Case": {
         "id": column("id"),

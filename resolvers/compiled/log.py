@@ -1,4 +1,5 @@
-"""The SQL form of a case's log (``Case.log``): a page of the item's entries the viewer may read.
+"""The SQL form of a case's log (``Case.log``) and of a resource's ``history``: a page of the
+resource's entries the viewer may read.
 
 ``resolvers.resources.history`` reads the page through the ``history_by_resource`` loader:
 the entries of the item, oldest first (``seq``, which is also the cursor, as a decimal
@@ -7,29 +8,72 @@ two conditions by whether the viewer holds ``workflowItem.viewHistory`` on the i
 (``grant_entries_readable``) or not (``entry_readable``); on the entries of one item the two
 admit the same rows (viewHistory on the item is one of ``entry_readable``'s ways in, and both
 ask listPermissions for grant entries), so the compiled page uses ``entry_readable`` alone.
+The same holds for a project's or subproject's history (viewHistory on the resource itself is
+one of the ways in for each of its entries).
 """
 
 from typing import Any
 
-from sqlalchemy import BigInteger, String, cast, func, select
+from sqlalchemy import BigInteger, String, cast, func, or_, select
 
 from models import Activity
 from resolvers import visibility
 from resolvers.compiled.build import Build, Page
+from resolvers.filters import HistoryFilterKey
 from resolvers.pagination import check_first, parse_seq_cursor
 
-__all__ = ["case_log"]
+__all__ = ["case_log", "history"]
 
 _ACTIVITY = Activity.__table__
 
 
 def case_log(b: Build, source: Any, field: Any) -> Any:
     """The log connection of the case row ``source`` (its item is ``object_id``)."""
+    return _page(b, field, [_ACTIVITY.c.workflow_item_id == source.c.object_id])
+
+
+def history(column: str) -> Any:
+    """The form of a resource's ``history``: its entries are those whose ``column`` is its id."""
+
+    def build(b: Build, source: Any, field: Any) -> Any:
+        return _page(b, field, [_ACTIVITY.c[column] == source.c.id, *_filter(b, field)])
+
+    return build
+
+
+def _filter_key(value: Any) -> HistoryFilterKey:
+    """A ``HistoryFilter`` argument as the resolvers key it (its checks included)."""
+    if value is None:
+        return HistoryFilterKey()
+    if isinstance(value, dict):
+        return HistoryFilterKey(value.get("kind"), value.get("actor"), value.get("from"), value.get("to"))
+    return HistoryFilterKey(value.kind, value.actor, value.from_, value.to)
+
+
+def _filter(b: Build, field: Any) -> list[Any]:
+    """``resolvers.filters.apply_history_filter`` with the filter's parts as parameters, each
+    condition true when its part is not given (an empty kind or actor is not given either)."""
+    entry = _ACTIVITY
+    at = entry.c.at.type
+    kind, _ = b.arg(field, "filter", lambda value: _filter_key(value).kind or None, String())
+    actor, _ = b.arg(field, "filter", lambda value: _filter_key(value).actor_id or None, String())
+    since, _ = b.arg(field, "filter", lambda value: _filter_key(value).since, at)
+    until, _ = b.arg(field, "filter", lambda value: _filter_key(value).until, at)
+    return [
+        or_(kind.is_(None), entry.c.kind == kind),
+        or_(actor.is_(None), entry.c.actor_id == actor),
+        or_(since.is_(None), entry.c.at >= since),
+        or_(until.is_(None), entry.c.at <= until),
+    ]
+
+
+def _page(b: Build, field: Any, within: list[Any]) -> Any:
+    """The connection of the entries ``within`` selects that the viewer may read, by ``seq``."""
     first, _ = b.arg(field, "first", check_first)
     limit, _ = b.arg(field, "first", lambda value: check_first(value) + 1)
     after, given = b.arg(field, "after", parse_seq_cursor, BigInteger())
     entry = _ACTIVITY
-    where = [entry.c.workflow_item_id == source.c.object_id, visibility.entry_readable(b.actor)]
+    where = [*within, visibility.entry_readable(b.actor)]
     cursor = cast(entry.c.seq, String)
     page = (
         select(
