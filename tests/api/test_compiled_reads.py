@@ -494,3 +494,35 @@ async def test_a_case_log_compiles_and_answers_the_same_at_its_edges(gql, db, ac
     with count_statements() as compiled:
         await gql.raw(LOG_PAGE, {"id": scene.item, "after": str(first_seq)}, token=owner)
     assert compiled.count == 1, compiled.statements
+
+
+HISTORY_PAGE = """query History($id: ID!, $after: String, $f: HistoryFilter) { node(id: $id) {
+  ... on Project { history(first: 2, after: $after, filter: $f) { totalCount pageInfo { hasNextPage endCursor }
+    edges { cursor node { seq kind comment actor { login } } } } } } }"""
+
+
+async def test_a_history_compiles_and_answers_the_same_at_its_edges(gql, db, actors, same, count_statements):
+    """Project.history compiled: the viewer (project.view, no viewHistory) reads none of it,
+    the owner all of it; a page boundary with ``after``; each part of the filter."""
+    scene = await _ordered_scene(gql, db, actors)
+    owner = scene.tokens["owner"]
+    filters = [None, {"kind": "comment"}, {"kind": ""}, {"actor": actors["player"]}, {"from": "2999-01-01T00:00:00Z"}]
+    filters += [{"to": "2000-01-01T00:00:00"}, {"kind": "k" * 65}]
+    for actor in ACTORS:
+        for f in filters:
+            await same(HISTORY_PAGE, {"id": scene.project, "f": f}, scene.tokens[actor])
+    whole = await same(HISTORY_PAGE, {"id": scene.project}, owner)
+    history = whole["data"]["node"]["history"]
+    assert history["totalCount"] > 2 and history["pageInfo"]["hasNextPage"] is True
+    after = history["pageInfo"]["endCursor"]
+    assert after == history["edges"][1]["cursor"] == str(history["edges"][1]["node"]["seq"])
+    following = await same(HISTORY_PAGE, {"id": scene.project, "after": after}, owner)
+    assert following["data"]["node"]["history"]["edges"][0]["node"]["seq"] > int(after)
+    kind = history["edges"][1]["node"]["kind"]
+    kinds = await same(HISTORY_PAGE, {"id": scene.project, "f": {"kind": kind}}, owner)
+    assert {e["node"]["kind"] for e in kinds["data"]["node"]["history"]["edges"]} == {kind}
+    viewer = await same(HISTORY_PAGE, {"id": scene.project}, scene.tokens["viewer"])
+    assert viewer["data"]["node"]["history"]["edges"] == []
+    with count_statements() as compiled:
+        await gql.raw(HISTORY_PAGE, {"id": scene.project, "after": after, "f": {"kind": kind}}, token=owner)
+    assert compiled.count == 1, compiled.statements
