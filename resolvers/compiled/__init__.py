@@ -67,11 +67,14 @@ class RootPlan:
 
 def _shape(value: Any) -> Any:
     """What of a variable's value can change a plan: a flag (``@skip``/``@include``), whether
-    it is null, the kind of an id (``node(id:)``)."""
+        it is null (or an empty string), the kind of an id (``node(id:)``), and so of an input
+    object's parts."""
     if value is None or isinstance(value, bool):
         return value
     if isinstance(value, str):
-        return ("id", kind_of(value))
+        return ("id", kind_of(value), value == "")  # an empty filter part counts as not given
+    if isinstance(value, dict):  # an input object: which of its parts are given
+        return tuple(sorted((key, _shape(part)) for key, part in value.items()))
     return type(value).__name__
 
 
