@@ -21,7 +21,8 @@ from sqlalchemy.exc import OperationalError
 
 from models import kind_of
 from resolvers.compiled.build import Build
-from resolvers.compiled.forms import projects_page, root_row
+from resolvers.compiled.forms import root_row
+from resolvers.compiled.pages import projects_page
 from resolvers.compiled.plan import Field, NotCompiled, ObjectPlan, plan_connection, plan_object
 from resolvers.compiled.sql import JsonSql
 
