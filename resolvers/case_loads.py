@@ -14,6 +14,7 @@ from models import (
     EnabledAction,
     Workflow,
 )
+from resolvers import job_loads
 from resolvers.loader_cache import Loads, all_per_key, one_per_key, prime
 
 # Workflow rows by id, for the life of the process (see CaseLoads._workflows).
@@ -99,11 +100,7 @@ class CaseLoads(Loads):
         return [_DEFINITIONS.get(i) for i in ids]
 
     async def _jobs(self, ids: list[str]) -> list[Any]:
-        from resolvers.jobs import jobs_by_id  # it builds on the context, which builds on this
-
-        return await jobs_by_id(self._ctx, ids, self._in)
+        return await job_loads.jobs_by_id(self._ctx.session, self._ctx.viewer, ids, self._in)
 
     async def _jobs_by_case(self, ids: list[str]) -> list[list[Any]]:
-        from resolvers.jobs import jobs_by_case
-
-        return await jobs_by_case(self._ctx, ids, self._in)
+        return await job_loads.jobs_by_case(self._ctx.session, self._ctx.viewer, ids, self._in)

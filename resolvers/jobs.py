@@ -7,7 +7,6 @@ workflowItem.view alone shows the item, not its jobs; a hidden job reads as miss
 ``detail`` (an unexpected exception's message) is for admins only.
 """
 
-from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import func, select
@@ -15,24 +14,12 @@ from sqlalchemy import func, select
 from engine.actors import Actor
 from engine.clock import SYSTEM_CLOCK
 from engine.jobs import records
-from models import Job, WorkflowItem, kind_of
-from resolvers import visibility
+from models import Job, kind_of
 from resolvers.context import Context
+from resolvers.job_loads import visible_jobs
 from resolvers.mutations import run
 from resolvers.pagination import Page, check_first, check_id_cursor, invalid_argument, keyset_page
 from resolvers.records import records as rows_of
-
-CASE_JOBS = 100  # jobs Case.jobs lists, newest first
-
-
-def visible_jobs(actor: Actor) -> Any:
-    """``select(Job columns)`` limited to the jobs whose item's log the actor may read."""
-    query = select(Job.__table__)
-    if actor.is_admin:
-        return query
-    return query.join(WorkflowItem, WorkflowItem.id == Job.workflow_item_id).where(
-        visibility.item_visible(actor), visibility.item_log_readable(actor)
-    )
 
 
 async def jobs_page(
@@ -59,25 +46,6 @@ async def jobs_page(
         query = query.where(Job.id > after)
     found = rows_of(await ctx.session.execute(query.order_by(Job.id).limit(limit + 1)))
     return keyset_page(found, limit=limit, total=total, cursor=lambda r: r.id)
-
-
-async def jobs_by_id(ctx: Context, ids: Sequence[str], in_: Any) -> list[Any]:
-    """The loader ``job_by_id``: visible jobs, None for the others."""
-    found = {r.id: r for r in rows_of(await ctx.session.execute(visible_jobs(ctx.viewer).where(in_(Job.id, ids))))}
-    return [found.get(i) for i in ids]
-
-
-async def jobs_by_case(ctx: Context, case_ids: Sequence[str], in_: Any) -> list[list[Any]]:
-    """The loader ``jobs_by_case``: each case's newest ``CASE_JOBS`` jobs that the viewer may
-    see, one query for all cases (a case is visible with its item; its jobs need its log)."""
-    visible = visible_jobs(ctx.viewer).where(in_(Job.case_id, case_ids)).subquery()
-    rank = func.row_number().over(partition_by=visible.c.case_id, order_by=visible.c.id.desc()).label("rank")
-    ranked = select(visible, rank).subquery()
-    query = select(*[c for c in ranked.c if c.name != "rank"]).where(ranked.c.rank <= CASE_JOBS)
-    grouped: dict[str, list[Any]] = {}
-    for row in sorted(rows_of(await ctx.session.execute(query)), key=lambda r: r.id, reverse=True):
-        grouped.setdefault(row.case_id, []).append(row)
-    return [grouped.get(i, []) for i in case_ids]
 
 
 async def retry_job(ctx: Context, job_id: str) -> tuple[Job | None, list[Any]]:

@@ -10,7 +10,7 @@ from engine.assignment import PICK_LIST_LENGTH
 from engine.specs import RoleSpec
 from resolvers import cases as case_reads
 from resolvers import due_dates, resources
-from resolvers.jobs import CASE_JOBS
+from resolvers.job_loads import CASE_JOBS
 from resolvers.loaders import PickListKey, one
 from resolvers.lookahead import selects
 from schema.activity import Activity
