@@ -12,10 +12,10 @@ from sqlalchemy import bindparam, select, text
 from sqlalchemy.orm.exc import StaleDataError
 
 import engine
-from engine.activity import entry_hash
+from engine.activity import entry_hash, record
 from engine.checkpoints import checkpoint_history
 from engine.history import Problem, verify_all, verify_history
-from models import Activity
+from models import Activity, CaseState, Project
 from server.app import create_app
 from server.checkpoints import run_checkpoints
 from server.settings import Settings
@@ -222,8 +222,6 @@ async def test_recording_entries_costs_one_head_read_and_one_insert_for_all(db, 
     """Knowing seq before hashing adds no statement: PostgreSQL draws the seqs with the chain's
     head (a lone entry's insert draws its own), SQLite reads the last seq with the chain's head;
     the entries are inserted in one statement."""
-    from engine.activity import record
-    from models import Project
 
     with count_statements() as counter:
         async with db.transaction() as s:
@@ -239,8 +237,6 @@ async def test_a_lone_entry_is_one_insert_whose_hash_verifies(db, item, count_st
     """A lone entry's insert reads its chain's head, draws its seq and seals its hash (the
     content digest is built in SQL around the head, engine/activity.py): the hash it stores is the one the
     verifier computes, for any content (non-ASCII text, quotes, nested data, on_behalf_of)."""
-    from engine.activity import record
-    from models import Project
 
     with count_statements() as counter:
         async with db.transaction() as s:
@@ -262,9 +258,6 @@ async def test_a_folded_update_that_finds_no_row_fails_the_transaction(db, item)
     """On PostgreSQL the rows a transaction changes are written with its last log entry
     (engine/folded_writes.py); an UPDATE that matches nothing fails the commit, as the ORM's
     flush does on SQLite, and nothing of the transaction is written."""
-    from engine.activity import record
-    from models import CaseState, Project
-
     before = await seqs_of(db, item["project"])
     with pytest.raises(StaleDataError):
         async with db.transaction() as s:
