@@ -8,14 +8,17 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 import asyncpg
 import httpx
 
 from server.bootstrap import DEMO_PASSWORD
 from server.settings import Settings
+
+T = TypeVar("T")
 
 ROOT = Path(__file__).resolve().parent.parent
 PG_ADMIN = os.environ.get("CASEWAY_BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
@@ -41,6 +44,16 @@ async def fresh_postgres(prefix: str = "caseway_bench") -> tuple[str, str]:
     await conn.execute(f'ALTER DATABASE "{name}" SET random_page_cost = {RANDOM_PAGE_COST}')
     await conn.close()
     return PG_ADMIN.rsplit("/", 1)[0] + f"/{name}", name
+
+
+async def on_fresh_postgres(prefix: str, run: Callable[..., Awaitable[T]], **kwargs: Any) -> T:
+    """``run(url, **kwargs)`` on an empty database of its own, dropped afterwards (a scenario
+    run alone or by `make bench`: T1, J1, J2)."""
+    url, name = await fresh_postgres(prefix)
+    try:
+        return await run(url, **kwargs)
+    finally:
+        await drop_postgres(name)
 
 
 async def vacuum_analyze(url: str) -> None:

@@ -33,7 +33,7 @@ import uvicorn
 
 import engine
 from bench import jobs, sections
-from bench.server import Server, drop_postgres, fresh_postgres
+from bench.server import Server, on_fresh_postgres
 from engine import identity, workflows
 from engine.jobs import webhook
 from models import Database
@@ -198,11 +198,7 @@ def replace_section(report: Path, lines: list[str]) -> None:
 
 
 async def run_fresh(**kwargs: Any) -> Result:
-    url, name = await fresh_postgres("caseway_j2")
-    try:
-        return await run(url, **kwargs)
-    finally:
-        await drop_postgres(name)
+    return await on_fresh_postgres("caseway_j2", run, **kwargs)
 
 
 async def main_async(args: argparse.Namespace) -> None:

@@ -45,7 +45,7 @@ import asyncpg
 import engine
 from bench import cpu, sections
 from bench.bulk import Batch, add_item_and_case
-from bench.server import Server, drop_postgres, fresh_postgres
+from bench.server import Server, on_fresh_postgres
 from engine import identity, workflows
 from models import Database, new_id
 from server.migrate import upgrade
@@ -443,11 +443,7 @@ def replace_section(report: Path, lines: list[str]) -> None:
 
 async def run_fresh(**kwargs: Any) -> Result:
     """T1 on a fresh database of its own, dropped afterwards."""
-    url, name = await fresh_postgres("caseway_t1")
-    try:
-        return await run(url, **kwargs)
-    finally:
-        await drop_postgres(name)
+    return await on_fresh_postgres("caseway_t1", run, **kwargs)
 
 
 async def main_async(args: argparse.Namespace) -> None:
