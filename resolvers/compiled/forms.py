@@ -1,6 +1,6 @@
 """The SQL form of every field the planner compiles: the one place a field gets one.
 
-``FORMS[type name][field name]`` is a ``Form``: its shape (a leaf, an object, a list of
+``FORMS[type name][field name]`` is a ``Form`` (``resolvers.compiled.form``): its shape (a leaf, an object, a list of
 parties, a connection), the table its rows come from (none when it reads the row it is on),
 and ``build(b, source, field)``, the SQL value of the field over the current row of
 ``source`` (b is the execution's ``Build``). A field missing here is answered by its
@@ -13,7 +13,6 @@ statement; pages follow ``resolvers.child_pages``' display order and cursors.
 """
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import (
@@ -42,31 +41,22 @@ from models import (
 )
 from resolvers import visibility
 from resolvers.compiled.build import Build
+from resolvers.compiled.form import (
+    CONNECTION,
+    CREATED_AT,
+    LEAF,
+    OBJECT,
+    PARTIES,
+    SAME_ROW,
+    Form,
+    column,
+    party,
+    timestamp,
+)
 from resolvers.compiled.log import case_log, history
 from resolvers.compiled.pages import items_page, subprojects_page
 
-__all__ = ["CONNECTION", "FORMS", "LEAF", "OBJECT", "PARTIES", "Form", "root_row"]
-
-LEAF, OBJECT, PARTIES, CONNECTION = "leaf", "object", "parties", "connection"
-
-
-@dataclass(frozen=True, slots=True)
-class Form:
-    shape: str
-    build: Callable[[Build, Any, Any], Any]
-    table: str | None = None  # the table a nested form reads rows from
-
-
-def column(name: str) -> Form:
-    return Form(LEAF, lambda b, source, field: source.c[name])
-
-
-def _same_row(b: Build, source: Any, field: Any) -> Any:
-    """An object made of the row the field is on (an enabled action's action, a role)."""
-    return b.object(field.sub, source)
-
-
-SAME_ROW = Form(OBJECT, _same_row)
+__all__ = ["CONNECTION", "FORMS", "LEAF", "OBJECT", "PARTIES", "Form", "combine", "root_row"]
 
 _PROJECT, _SUBPROJECT, _ITEM = Project.__table__, Subproject.__table__, WorkflowItem.__table__
 _CASE, _STATE, _ENABLED = Case.__table__, CaseState.__table__, EnabledAction.__table__
@@ -161,13 +151,6 @@ def _state_terminal(b: Build, source: Any, field: Any) -> Any:
     return b.json.boolean(_state_spec(b, source, "terminal"))
 
 
-def _created_at(b: Build, source: Any, field: Any) -> Any:
-    return b.json.timestamp(source.c.created_at)
-
-
-CREATED_AT = Form(LEAF, _created_at)
-
-
 def _roles(b: Build, source: Any, field: Any) -> Any:
     """Every role of the case's workflow, in the spec's order, with who plays it."""
     roles = b.shared("workflow_roles", lambda: _workflow_roles(b))
@@ -211,7 +194,7 @@ def _action_assignees(b: Build, source: Any, field: Any) -> Any:
     """An enabled instance's assignees (``resolvers.cases.assignees``): the party it is
     assigned to (none if that party is gone), else the players of its assigned role in its
     case, else none."""
-    direct = _party(b, field.sub, source.c.assignee_party_id)
+    direct = party(b, field.sub, source.c.assignee_party_id)
     players = _played(b, field.sub, [_PLAYER.c.case_id == source.c.case_id, _PLAYER.c.role == source.c.assigned_role])
     chosen = case(
         (source.c.assignee_party_id.is_not(None), case((direct.is_(None), b.json.empty()), else_=b.json.one(direct))),
@@ -221,18 +204,9 @@ def _action_assignees(b: Build, source: Any, field: Any) -> Any:
     return b.json.nested(chosen)
 
 
-def _party(b: Build, by_kind: dict[str, Any], party_id: Any) -> Any:
-    """The JSON of the user or group ``party_id`` names, else null."""
-    as_user = select(b.object(by_kind["User"], _USER)).where(_USER.c.id == party_id)
-    as_group = select(b.object(by_kind["Group"], _GROUP)).where(_GROUP.c.id == party_id)
-    return func.coalesce(
-        as_user.correlate_except(_USER).scalar_subquery(), as_group.correlate_except(_GROUP).scalar_subquery()
-    )
-
-
 def _assignee(b: Build, source: Any, field: Any) -> Any:
     """The user or group the resource is assigned to (null when none, or gone)."""
-    return b.json.nested(_party(b, field.sub, source.c.assignee_id))
+    return b.json.nested(party(b, field.sub, source.c.assignee_id))
 
 
 ASSIGNEE = Form(PARTIES, _assignee, "party")
@@ -245,16 +219,12 @@ def _entry_actor(b: Build, source: Any, field: Any) -> Any:
 
 def _on_behalf_of(b: Build, source: Any, field: Any) -> Any:
     """The absent user (or group) a deputy acted for: null when none, or gone."""
-    return b.json.nested(_party(b, field.sub, source.c.on_behalf_of))
+    return b.json.nested(party(b, field.sub, source.c.on_behalf_of))
 
 
 def _entry_data(b: Build, source: Any, field: Any) -> Any:
     """The entry's JSON as stored (both databases keep the text: key order, number forms)."""
     return b.json.nested(source.c.data)
-
-
-def _entry_at(b: Build, source: Any, field: Any) -> Any:
-    return b.json.timestamp(source.c.at)
 
 
 def root_row(kind: str) -> tuple[Any, Callable[[Any], Any]] | None:
@@ -276,7 +246,7 @@ _RESOURCE = {
     "createdAt": CREATED_AT,
 }
 
-FORMS: dict[str, dict[str, Form]] = {
+_CORE: dict[str, dict[str, Form]] = {
     "Project": {
         **_RESOURCE,
         "status": column("status"),
@@ -315,7 +285,7 @@ FORMS: dict[str, dict[str, Form]] = {
     "Activity": {  # a log entry (resolvers.compiled.log); not its project, subproject, item
         "id": column("id"),
         "seq": column("seq"),
-        "at": Form(LEAF, _entry_at),
+        "at": timestamp("at"),
         "kind": column("kind"),
         "comment": column("comment"),
         "data": Form(LEAF, _entry_data),
@@ -346,3 +316,20 @@ FORMS: dict[str, dict[str, Form]] = {
     },
     "Group": {"id": column("id"), "name": column("name"), "displayName": column("display_name")},
 }
+
+
+def combine(*parts: dict[str, dict[str, Form]]) -> dict[str, dict[str, Form]]:
+    """The forms of every domain module, by type; a field given two forms is a mistake."""
+    combined: dict[str, dict[str, Form]] = {}
+    for part in parts:
+        for type_name, forms in part.items():
+            into = combined.setdefault(type_name, {})
+            twice = into.keys() & forms.keys()
+            if twice:
+                raise ValueError(f"{type_name} has two forms for {sorted(twice)}")
+            into.update(forms)
+    return combined
+
+
+# Each domain module that gives fields SQL forms joins the registry here.
+FORMS = combine(_CORE)
