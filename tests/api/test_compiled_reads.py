@@ -3,9 +3,31 @@
 Every document here runs twice over the same database: on a server with the read planner (the
 default) and on one with ``CASEWAY_COMPILED_READS=false``; the two response bodies must be
 equal, byte for byte, for every kind of viewer of the authorization matrix.
+
+The generated tests (hypothesis, derandomized: the same examples on every run) read one scene,
+``_ordered_scene``, in which the same page holds rows one viewer may read and another may not
+(the viewer sees S but not S2, I2 and I but not I3, and reads I3's entries in P's and S's
+history but not its grant entries; the player reads I3's log but those; the owner reads them).
+``reads`` draws any compiled field, for one drawn viewer (its documents are large);
+``page_reads`` the resources' pages and ``log_reads`` Case.log and history, each for every
+viewer. Breakages they are known to catch, each tried on both databases (2026-11-26):
+
+- resolvers/compiled/log.py's ``_page`` reading every entry (``entry_readable`` made ``true()``):
+  ``log_reads``;
+- ``_page`` reading permission entries by the usual rule (viewHistory or a role in the case,
+  listPermissions not asked): ``log_reads`` (the player on I3, the viewer on P and S);
+- ``_page`` with the permission-kinds branch dropped (no one but admins reads them):
+  ``log_reads`` (the owner);
+- resolvers/compiled/pages.py's ``items_page`` without ``item_visible``: ``page_reads``;
+- ``subprojects_page`` without ``subproject_visible``: ``page_reads`` (and ``reads``).
+
+Before this scene, no viewer saw a page's rows but some (the viewer read no entry at all, saw
+every item and subproject), and a variable written ``$f`` was declared for every ``$flag``,
+which failed validation alike on both servers: these breakages passed.
 """
 
 import json
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -22,7 +44,7 @@ from server.settings import Settings
 from tests.api import test_authorization_matrix as matrix
 from tests.fixtures.api import GraphQLClient
 from tests.fixtures.authorization import ACTORS
-from tests.fixtures.documents import CREATE_ITEM, EXECUTE, NESTED, REORDER
+from tests.fixtures.documents import CREATE_ITEM, EXECUTE, GRANT, NESTED, REORDER, REVOKE
 
 actors = matrix.actors  # the matrix's users (a fixture), one per actor
 
@@ -229,14 +251,21 @@ def reads(draw):
     body = "{ " + _pick(draw, [node, projects]) + " }"
     fragment = f" fragment Item on WorkflowItem {{ {draw(_item())} }}" if "...Item" in body else ""
     types = {"id": "ID!", "n": "Int", "after": "String", "flag": "Boolean!", "f": "ProjectFilter", "la": "String"}
-    used = [f"${name}: {kind}" for name, kind in types.items() if f"${name}" in body + fragment]
-    header = f"query Read({', '.join(used)})" if used else "query Read"
+    used = _declared(types, body + fragment)
+    header = f"query Read({used})" if used else "query Read"
     return header + " " + body + fragment
+
+
+def _declared(types, body):
+    """The variable definitions of the variables ``body`` uses (``$f`` is not ``$flag``: a
+    variable declared and not used fails validation, and the document tests nothing)."""
+    return ", ".join(f"${name}: {kind}" for name, kind in types.items() if re.search(rf"\${name}\b", body))
 
 
 HISTORY_FILTERS = [
     'filter: {kind: "action_executed"}',
     'filter: {kind: "workflow_item_created"}',
+    'filter: {kind: "permission_granted"}',
     'filter: {kind: ""}',
     "filter: {actor: $me}",
     'filter: {from: "2000-01-01T00:00:00+00:00"}',
@@ -277,26 +306,64 @@ def log_reads(draw):
     ]
     body = f"{{ node(id: $id) {{ __typename {' '.join(draw(st.permutations(spreads)))} }} }}"
     types = {"id": "ID!", "n": "Int", "flag": "Boolean!", "la": "String", "me": "ID", "hf": "HistoryFilter"}
-    used = [f"${name}: {kind}" for name, kind in types.items() if f"${name}" in body]
-    return f"query Log({', '.join(used)}) {body}"
+    return f"query Log({_declared(types, body)}) {body}"
+
+
+@st.composite
+def page_reads(draw):
+    """A document reading the resources' pages, nested: ``projects`` or a project's
+    ``subprojects``, each subproject's ``workflowItems``, every page's nodes read (the odds of
+    ``reads`` reaching a page past every field without an SQL form are small), its arguments
+    drawn (a refused one is ``reads``' to draw): the scene's viewer sees some rows of each page
+    and not others (S, not S2; I2 and I, not I3)."""
+
+    def page(name, node, after=False):
+        first = draw(st.sampled_from(["", "first: 2", "first: 1", "first: $n", "first: 0"]))
+        cursor = draw(st.sampled_from(["", "after: $after"])) if after else ""
+        filter_ = draw(st.sampled_from(["", "", "", "", *FILTERS]))  # most filters leave S or I3 out
+        args = ", ".join(a for a in (first, cursor, filter_) if a)
+        parts = [f"edges {{ {_pick(draw, ['cursor', '__typename'], 0)} node {{ {node} }} }}"]
+        parts += [p for p in ("pageInfo { hasNextPage endCursor }", "totalCount") if draw(st.booleans())]
+        return f"{name}{f'({args})' if args else ''} {{ {' '.join(draw(st.permutations(parts)))} }}"
+
+    def beside(connection, fields):
+        return " ".join(draw(st.permutations([connection, *(f for f in fields if draw(st.booleans()))])))
+
+    item = _pick(draw, ["id", "displayName", "status"])
+    subproject = beside(page("workflowItems", item, after=True), ["id", "displayName"])
+    project = beside(page("subprojects", subproject), ["id", "displayName"])
+    roots = [f"node(id: $id) {{ __typename ... on Project {{ {project} }} ... on Subproject {{ {subproject} }} }}"]
+    roots.append(page("projects", project))
+    body = "{ " + _pick(draw, roots) + " }"
+    types = {"id": "ID!", "n": "Int", "after": "String", "flag": "Boolean!", "f": "ProjectFilter"}
+    return f"query Pages({_declared(types, body)}) {body}"
 
 
 @pytest.mark.slow
 @settings(derandomize=True, database=None, deadline=None, max_examples=60, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 async def test_generated_reads_answer_the_same_for_every_viewer(gql, db, actors, same, data):
-    await _generated(gql, db, actors, same, data, reads())
+    await _generated(gql, db, actors, same, data, reads(), every_viewer=False)
 
 
 @pytest.mark.slow
-@settings(derandomize=True, database=None, deadline=None, max_examples=80, suppress_health_check=list(HealthCheck))
+@settings(derandomize=True, database=None, deadline=None, max_examples=30, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+async def test_generated_page_reads_answer_the_same_for_every_viewer(gql, db, actors, same, data):
+    await _generated(gql, db, actors, same, data, page_reads(), roots=("prj", "sub"))
+
+
+@pytest.mark.slow
+@settings(derandomize=True, database=None, deadline=None, max_examples=50, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 async def test_generated_log_reads_answer_the_same_for_every_viewer(gql, db, actors, same, data):
     await _generated(gql, db, actors, same, data, log_reads())
 
 
-async def _generated(gql, db, actors, same, data, documents):
-    """One drawn document, with drawn variables, for a drawn viewer: both servers' bodies equal."""
+async def _generated(gql, db, actors, same, data, documents, every_viewer=True, roots=None):
+    """One drawn document, with drawn variables, for every viewer (``every_viewer``: what one
+    may read of a page and another may not is the point), else for a drawn one: both servers'
+    bodies equal. ``roots``: the kinds of ``$id`` the documents read (all the scene's, else)."""
     scene = _SCENES.get(tuple(sorted(actors.values())))
     if scene is None:
         scene = _SCENES[tuple(sorted(actors.values()))] = await _ordered_scene(gql, db, actors)
@@ -311,6 +378,7 @@ async def _generated(gql, db, actors, same, data, documents):
         scene.extra["i3"],
         "wfi_01ZZZZZZZZZZZZZZZZZZZZZZZZ",
     ]
+    ids = [i for i in ids if roots is None or i.startswith(roots)]
     variables = {
         "id": data.draw(st.sampled_from(ids), label="id"),
         "n": data.draw(st.sampled_from([None, 1, 3]), label="n"),
@@ -331,6 +399,7 @@ async def _generated(gql, db, actors, same, data, documents):
                 None,
                 {},
                 {"kind": "action_executed"},
+                {"kind": "permission_revoked"},
                 {"actor": actors["owner"]},
                 {"from": "2999-01-01T00:00:00Z"},
                 {"kind": ""},
@@ -338,9 +407,13 @@ async def _generated(gql, db, actors, same, data, documents):
         ),
         label="hf",
     )
-    actor = data.draw(st.sampled_from(ACTORS), label="actor")
-    body = await same(document, {k: v for k, v in variables.items() if f"${k}:" in document}, scene.tokens[actor])
-    event("errors" if body.get("errors") else "no errors")
+    used = {k: v for k, v in variables.items() if f"${k}:" in document}
+    viewers = ACTORS if every_viewer else [data.draw(st.sampled_from(ACTORS), label="actor")]
+    for actor in viewers:
+        body = await same(document, used, scene.tokens[actor])
+        codes = {(e.get("extensions") or {}).get("code") for e in body.get("errors") or []}
+        assert "GRAPHQL_VALIDATION_FAILED" not in codes, (document, body)  # a document that tests nothing
+        event(f"{actor}: {'errors' if codes else 'no errors'}")
 
 
 _SCENES: dict[tuple[str, ...], Any] = {}
@@ -348,11 +421,23 @@ _SCENES: dict[tuple[str, ...], Any] = {}
 
 async def _ordered_scene(gql, db, actors):
     """The matrix's scene, with a third item, an ordering that lists I2 then I (the third
-    follows unlisted) and a group playing a role beside the player."""
+    follows unlisted) and a group playing a role beside the player; and grants that make some
+    of a page's rows readable and others not for the same viewer:
+
+    - the viewer no longer sees S2 (P's subprojects: S only) nor I3 (S's items: I2 and I), but
+      holds workflowItem.viewHistory on I3: of P's and S's history it reads I3's entries (and
+      no other), not the grant entries among them (those need listPermissions on I3);
+    - the player plays I3's assignee role: it reads I3's log but its two grant entries.
+    """
     scene = await matrix.build_scene(gql, db, actors)
     owner = scene.tokens["owner"]
-    created = await gql(CREATE_ITEM, {"input": {"subprojectId": scene.subproject, "displayName": "I3"}}, token=owner)
+    i3_input = {"subprojectId": scene.subproject, "displayName": "I3", "assigneeId": actors["player"]}
+    created = await gql(CREATE_ITEM, {"input": i3_input}, token=owner)
     i3 = created["createWorkflowItem"]["workflowItem"]["id"]
+    opened = await gql(LOG_CURSORS, {"id": i3}, token=owner)  # past its last cursor: I3's grant entries
+    before_grants = opened["node"]["case"]["log"]["edges"][-1]["cursor"]
+    granted = await gql(GRANT, {"r": i3, "i": "workflowItem.viewHistory", "p": actors["viewer"]}, token=owner)
+    assert granted["grantPermission"]["userErrors"] == []
     items = await gql(
         "query($s: ID!) { node(id: $s) { ... on Subproject { workflowItems { edges { cursor } } } } }",
         {"s": scene.subproject},
@@ -363,15 +448,19 @@ async def _ordered_scene(gql, db, actors):
     assert reordered["reorderWorkflowItems"]["userErrors"] == []
     added = await gql(ADD_PLAYER, {"i": scene.item, "p": scene.group}, token=owner)
     assert added["reassignRole"]["userErrors"] == []
-    for action, extra in (("resolve", {"resolution": "fixed"}), ("close", {})):  # I3: CLOSED, a terminal state
-        done = await gql(EXECUTE, {"input": {"workflowItemId": i3, "action": action, **extra}}, token=owner)
+    # I3: CLOSED, a terminal state; resolved by its assignee, closed by its submitter
+    for who, action, extra in (("player", "resolve", {"resolution": "fixed"}), ("owner", "close", {})):
+        done = await gql(EXECUTE, {"input": {"workflowItemId": i3, "action": action, **extra}}, token=scene.tokens[who])
         assert done["executeAction"]["userErrors"] == [], action
+    for resource, intent in ((i3, "workflowItem.view"), (scene.empty_subproject, "subproject.view")):
+        revoked = await gql(REVOKE, {"r": resource, "i": intent, "p": actors["viewer"]}, token=owner)
+        assert revoked["revokePermission"]["userErrors"] == [], intent
     log = await gql(LOG_CURSORS, {"id": scene.item}, token=owner)
     seqs = [e["cursor"] for e in log["node"]["case"]["log"]["edges"]]
     assert len(seqs) >= 3, seqs
     async with db.transaction() as s:  # as engine/deputies.py writes it: a deputy acted for the victim
         await s.execute(update(Activity).where(Activity.seq == int(seqs[1])).values(on_behalf_of=actors["victim"]))
-    scene.extra.update(i2=i2, i3=i3, seqs=seqs[:3])
+    scene.extra.update(i2=i2, i3=i3, seqs=[*seqs[:3], before_grants])
     return scene
 
 
@@ -510,9 +599,14 @@ HISTORY_PAGE = """query History($id: ID!, $after: String, $f: HistoryFilter) { n
     edges { cursor node { seq kind comment actor { login } } } } } } }"""
 
 
+ENTRY_ITEMS = """query Entries($id: ID!) { node(id: $id) { ... on Project { history(first: 100) { edges { node {
+  seq kind workflowItem { id } } } } } } }"""
+
+
 async def test_a_history_compiles_and_answers_the_same_at_its_edges(gql, db, actors, same, count_statements):
-    """Project.history compiled: the viewer (project.view, no viewHistory) reads none of it,
-    the owner all of it; a page boundary with ``after``; each part of the filter."""
+    """Project.history compiled: the viewer (project.view, viewHistory on I3 alone) reads I3's
+    entries but not the grant entries among them, the owner all of it; a page boundary with
+    ``after``; each part of the filter."""
     scene = await _ordered_scene(gql, db, actors)
     owner = scene.tokens["owner"]
     filters = [None, {"kind": "comment"}, {"kind": ""}, {"actor": actors["player"]}, {"from": "2999-01-01T00:00:00Z"}]
@@ -530,8 +624,13 @@ async def test_a_history_compiles_and_answers_the_same_at_its_edges(gql, db, act
     kind = history["edges"][1]["node"]["kind"]
     kinds = await same(HISTORY_PAGE, {"id": scene.project, "f": {"kind": kind}}, owner)
     assert {e["node"]["kind"] for e in kinds["data"]["node"]["history"]["edges"]} == {kind}
-    viewer = await same(HISTORY_PAGE, {"id": scene.project}, scene.tokens["viewer"])
-    assert viewer["data"]["node"]["history"]["edges"] == []
+    # the viewer (viewHistory on I3 alone) reads I3's entries but their grant entries, no other
+    viewer = await same(ENTRY_ITEMS, {"id": scene.project}, scene.tokens["viewer"])
+    every = (await gql(ENTRY_ITEMS, {"id": scene.project}, token=owner))["node"]["history"]["edges"]
+    of_i3 = [e["node"]["seq"] for e in every if (e["node"]["workflowItem"] or {}).get("id") == scene.extra["i3"]]
+    readable = [e["node"]["seq"] for e in every if e["node"]["seq"] in of_i3 and "permission" not in e["node"]["kind"]]
+    assert len(readable) == len(of_i3) - 2 > 0
+    assert [e["node"]["seq"] for e in viewer["data"]["node"]["history"]["edges"]] == readable
     with count_statements() as compiled:
         await gql.raw(HISTORY_PAGE, {"id": scene.project, "after": after, "f": {"kind": kind}}, token=owner)
     assert compiled.count == 1, compiled.statements
