@@ -22,7 +22,7 @@ from server.settings import Settings
 from tests.api import test_authorization_matrix as matrix
 from tests.fixtures.api import GraphQLClient
 from tests.fixtures.authorization import ACTORS
-from tests.fixtures.documents import CREATE_ITEM, EXECUTE, NESTED, REORDER
+from tests.fixtures.documents import CREATE_ITEM, EXECUTE, GRANT, NESTED, REORDER
 
 actors = matrix.actors  # the matrix's users (a fixture), one per actor
 
@@ -91,6 +91,41 @@ async def test_a_compiled_read_costs_one_statement_per_root_field(
     with count_statements() as r1:  # on SQLite too: each object below a page is its own CTE there
         await gql.raw(R1, {"id": scene.project}, token=token)
     assert r1.count == 1, r1.statements
+
+
+async def test_a_page_of_items_seen_in_part_answers_the_same(gql, db, actors, same):
+    """A viewer of the subproject who sees some of its items (by their role in I and I2's
+    cases, by a grant on I3) and not I4, and one who sees none: every page, the cursors and
+    the total, compiled as the resolvers answer. The compiled page checks each candidate's
+    visibility as it reaches it (``pages._probe``); the count reads them all."""
+    scene = await matrix.build_scene(gql, db, actors)
+    owner = scene.tokens["owner"]
+    made = []
+    for name in ("I3", "I4"):  # made before the grants below, so the player's are not copied
+        created = await gql(
+            CREATE_ITEM, {"input": {"subprojectId": scene.subproject, "displayName": name}}, token=owner
+        )
+        made.append(created["createWorkflowItem"]["workflowItem"]["id"])
+    for actor in ("player", "stranger"):
+        for resource, intent in ((scene.project, "project.view"), (scene.subproject, "subproject.view")):
+            granted = await gql(GRANT, {"r": resource, "i": intent, "p": scene.ids[actor]}, token=owner)
+            assert granted["grantPermission"]["userErrors"] == []
+    granted = await gql(GRANT, {"r": made[0], "i": "workflowItem.view", "p": scene.ids["player"]}, token=owner)
+    assert granted["grantPermission"]["userErrors"] == []
+    seen = {}
+    for actor in ("player", "stranger"):
+        token, after, names = scene.tokens[actor], None, []
+        while True:
+            body = await same(COUNTED_PAGE_OF_ITEMS, {"s": scene.subproject, "after": after}, token)
+            page = body["data"]["node"]["workflowItems"]
+            names += [edge["node"]["displayName"] for edge in page["edges"]]
+            if not page["pageInfo"]["hasNextPage"]:
+                break
+            after = page["pageInfo"]["endCursor"]
+        seen[actor] = (names, page["totalCount"])
+        await same(R1, {"id": scene.project}, token)
+        await same(R4, {"s": scene.subproject, "after": None}, token)
+    assert seen == {"player": (["I", "I2", "I3"], 3), "stranger": ([], 0)}
 
 
 # -- generated selections over the compiled part of the schema ---------------------------------
