@@ -152,9 +152,30 @@ def _state_terminal(b: Build, source: Any, field: Any) -> Any:
 
 
 def _roles(b: Build, source: Any, field: Any) -> Any:
-    """Every role of the case's workflow, in the spec's order, with who plays it."""
+    """Every role of the case's workflow, in the spec's order, with who plays it.
+
+    On PostgreSQL each ``assignees`` selection's lists of every role of the case are read in
+    one grouped subquery per case, joined to the roles by key (a column ``assignees_<response
+    name>`` that ``_players`` reads): a subquery per role and case cost R1 (200 cases, two
+    roles each) 0.5 ms more of PostgreSQL's time. SQLite keeps a subquery per role."""
     roles = b.shared("workflow_roles", lambda: _workflow_roles(b))
-    return b.rows(field.sub, roles, [roles.c.workflow_id == source.c.workflow_id], [roles.c.place])
+    if not b.json.postgres:
+        return b.rows(field.sub, roles, [roles.c.workflow_id == source.c.workflow_id], [roles.c.place])
+    rows, columns, grouped = roles, [roles.c.key, roles.c.place], []
+    for part in field.sub.fields:
+        if part.name == "assignees":
+            players = _players_by_role(b, part.sub, f"players_{part.response}")
+            rows = rows.outerjoin(players, players.c.role == roles.c.key)
+            columns.append(func.coalesce(players.c.j, b.json.empty()).label(f"assignees_{part.response}"))
+            grouped.append(players)
+    case_roles = (
+        select(*columns)
+        .select_from(rows)
+        .where(roles.c.workflow_id == source.c.workflow_id)
+        .correlate_except(roles, *grouped)
+        .subquery("case_roles")
+    )
+    return b.rows(field.sub, case_roles, [], [case_roles.c.place])
 
 
 def _role_key(b: Build, source: Any, field: Any) -> Any:
@@ -163,16 +184,40 @@ def _role_key(b: Build, source: Any, field: Any) -> Any:
 
 def _players(b: Build, source: Any, field: Any) -> Any:
     """The parties playing the role (``source``: a row of the spec's roles) in the case
-    around it, by party id; ids of parties that no longer exist are left out."""
+    around it, by party id; ids of parties that no longer exist are left out (PostgreSQL: read
+    by ``_roles`` for all the case's roles at once)."""
+    if b.json.postgres:
+        return source.c[f"assignees_{field.response}"]
     return _played(b, field.sub, [_PLAYER.c.case_id == _CASE.c.id, _PLAYER.c.role == source.c.key])
+
+
+def _players_by_role(b: Build, by_kind: dict[str, Any], name: str) -> Any:
+    """(role, JSON list of its parties by party id) for each role played in the case around
+    it (PostgreSQL), the parties that no longer exist left out, as ``_played`` lists them."""
+    as_user = b.object(by_kind["User"], _USER)
+    as_group = b.object(by_kind["Group"], _GROUP)
+    party_json = case((_USER.c.id.is_not(None), as_user), else_=as_group)
+    return (
+        select(_PLAYER.c.role.label("role"), b.json.array(party_json, [_PLAYER.c.party_id]).label("j"))
+        .select_from(
+            _PLAYER.outerjoin(_USER, _USER.c.id == _PLAYER.c.party_id).outerjoin(
+                _GROUP, _GROUP.c.id == _PLAYER.c.party_id
+            )
+        )
+        .where(_PLAYER.c.case_id == _CASE.c.id, or_(_USER.c.id.is_not(None), _GROUP.c.id.is_not(None)))
+        .group_by(_PLAYER.c.role)
+        .correlate_except(_PLAYER, _USER, _GROUP)
+        .subquery(name)
+    )
 
 
 def _played(b: Build, by_kind: dict[str, Any], where: list[Any]) -> Any:
     """The JSON list of the parties of the ``case_role_party`` rows that satisfy ``where``, by
-    party id (as ``resolvers.cases.parties`` lists them), those that no longer exist left out."""
+    party id (as ``resolvers.cases.parties`` lists them), those that no longer exist left out
+    (sorted by the aggregate on PostgreSQL, by the subquery on SQLite: ``Build.rows``)."""
     as_user = b.object(by_kind["User"], _USER)
     as_group = b.object(by_kind["Group"], _GROUP)
-    inner = (
+    players = (
         select(
             case((_USER.c.id.is_not(None), as_user), else_=as_group).label("j"),
             _PLAYER.c.party_id.label("o0"),
@@ -183,10 +228,11 @@ def _played(b: Build, by_kind: dict[str, Any], where: list[Any]) -> Any:
             )
         )
         .where(*where, or_(_USER.c.id.is_not(None), _GROUP.c.id.is_not(None)))
-        .order_by(_PLAYER.c.party_id)
         .correlate_except(_PLAYER, _USER, _GROUP)
-        .subquery("players")
     )
+    if not b.json.postgres:
+        players = players.order_by(_PLAYER.c.party_id)
+    inner = players.subquery("players")
     return b.json.nested(select(b.json.array(inner.c.j, [inner.c.o0])).scalar_subquery())
 
 
