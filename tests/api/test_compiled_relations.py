@@ -6,11 +6,14 @@ items; a case, its item, that item's case), for every viewer of the authorizatio
 among them the player, who sees the items but not their subproject or project.
 """
 
+from datetime import UTC, datetime, timedelta
+
 from sqlalchemy import update
 
 from models import Subproject
 from tests.api import test_compiled_reads as reads
 from tests.fixtures.authorization import ACTORS
+from tests.fixtures.documents import CREATE_ITEM, CREATE_SUBPROJECT, DEFINE, EXECUTE
 
 actors, same, resolvers_only = reads.actors, reads.same, reads.resolvers_only
 
@@ -112,3 +115,143 @@ async def test_a_validator_is_its_party_or_null(gql, db, actors, same, count_sta
                 cards = body["data"]["node"]["workflowItems"]["edges"]
                 assert {str(e["node"]["subproject"]["validator"]) for e in cards} == {str(found)}
         await _one_statement(gql, count_statements, VALIDATOR, {"s": scene.subproject}, scene.tokens["owner"])
+
+
+# -- workflows and a case's scopes -------------------------------------------------------------
+
+# Review & Opinion (tests/fixtures/child_workflows.py) made harder to walk: the top scope's
+# actions before its states, a child workflow's children before its states, a grandchild
+# workflow, pretty names, hidden fields, and a role nobody plays.
+NESTED_SPEC = {
+    "short_name": "rel_nest",
+    "pretty_name": "Nested «review»",
+    "roles": {"lawyer": {"callbacks": ["creation_user"], "pretty_name": "Lawyer ⚖"}, "clerk": {}},
+    "actions": {
+        "init": {"trigger": "init", "new_state": "open"},
+        "rev_and_op": {
+            "trigger": "parallel",
+            "enabled_states": ["open"],
+            "new_state": "done",
+            "children": {
+                "review_wr": {
+                    "trigger": "workflow",
+                    "children": {
+                        "rev_init": {"trigger": "init", "new_state": "rev_open"},
+                        "review": {"assigned_role": "lawyer", "assigned_states": ["rev_open"], "new_state": "rev_done"},
+                        "deep_wr": {
+                            "trigger": "workflow",
+                            "enabled_states": ["rev_open"],
+                            "new_state": "rev_done",
+                            "states": {"deep_open": {"hidden_fields": ["amount"]}, "deep_done": {"terminal": True}},
+                            "children": {
+                                "deep_init": {"trigger": "init", "new_state": "deep_open"},
+                                "deep": {"enabled_states": ["deep_open"], "new_state": "deep_done"},
+                            },
+                        },
+                    },
+                    "states": {"rev_open": {"pretty_name": "Under review"}, "rev_done": {"terminal": True}},
+                },
+                "opinion_wr": {
+                    "trigger": "workflow",
+                    "states": {"opi_open": {}, "opi_done": {"terminal": True, "pretty_name": "Opined"}},
+                    "children": {
+                        "opi_init": {"trigger": "init", "new_state": "opi_open"},
+                        "opinion": {
+                            "assigned_role": "lawyer",
+                            "assigned_states": ["opi_open"],
+                            "new_state": "opi_done",
+                        },
+                    },
+                },
+            },
+        },
+    },
+    "states": {
+        "open": {"pretty_name": "Open ✓", "hidden_fields": ["amount", "description"]},
+        "done": {"terminal": True},
+    },
+}
+
+STATE = "shortName prettyName terminal hiddenFields"
+CASE_STRUCTURE = """query Structure($i: ID!) { node(id: $i) { ... on WorkflowItem { id
+  subproject { workflow { id version states { shortName } } }
+  case { id status suspendedUntil state { STATE } states { STATE } timers { id }
+    scopes { status state { STATE } parent { id action { shortName } } }
+    roles { role { shortName prettyName } }
+    workflow { id shortName prettyName version roles { shortName prettyName } states { STATE } } } } } }"""
+CASE_STRUCTURE = CASE_STRUCTURE.replace("STATE", STATE)
+SUSPEND_UNTIL = """mutation($i: ID!, $u: DateTime) { suspendCase(input: {workflowItemId: $i, until: $u}) {
+  userErrors { code } } }"""
+
+
+async def test_workflows_and_scopes_answer_the_same_for_every_viewer(gql, db, actors, same, count_statements):
+    """A case of a workflow with child scopes (running, completed, grandchild), then suspended
+    until a time: its states, scopes and their statuses, its workflow's states in the parser's
+    order (depth first, whatever the keys' order), roles with their pretty names."""
+    scene = await reads._ordered_scene(gql, db, actors)
+    owner, admin = scene.tokens["owner"], scene.tokens["admin"]
+    defined = await gql(DEFINE, {"spec": NESTED_SPEC}, token=admin)
+    assert defined["defineWorkflow"]["userErrors"] == [], defined
+    sub_input = {"projectId": scene.project, "displayName": "N", "currency": "EUR", "workflow": "rel_nest"}
+    made = await gql(CREATE_SUBPROJECT, {"input": sub_input}, token=owner)
+    subproject = made["createSubproject"]["subproject"]["id"]
+    fields = {
+        "subprojectId": subproject,
+        "displayName": "NI",
+        "assignments": [{"role": "clerk", "partyIds": [actors["player"]]}],
+    }
+    created = await gql(CREATE_ITEM, {"input": fields}, token=owner)
+    assert created["createWorkflowItem"]["userErrors"] == [], created
+    item = created["createWorkflowItem"]["workflowItem"]["id"]
+    seen = []
+    # the parallel action starts at once (two child scopes, a grandchild one); then the opinion
+    # scope completes
+    for action in (None, "opinion"):
+        if action is not None:
+            ran = {"workflowItemId": item, "action": action}
+            done = await gql(EXECUTE, {"input": ran}, token=owner)
+            assert done["executeAction"]["userErrors"] == [], (action, done)
+        for actor in ACTORS:
+            body = await same(CASE_STRUCTURE, {"i": item}, scene.tokens[actor])
+            assert "errors" not in body, body
+            if actor == "owner":
+                seen.append(body["data"]["node"]["case"])
+        await _one_statement(gql, count_statements, CASE_STRUCTURE, {"i": item}, owner)
+    until = (datetime.now(UTC) + timedelta(days=30)).replace(microsecond=0).isoformat()  # a whole second
+    suspended = await gql(SUSPEND_UNTIL, {"i": item, "u": until}, token=owner)
+    assert suspended["suspendCase"]["userErrors"] == [], suspended
+    for actor in ACTORS:
+        body = await same(CASE_STRUCTURE, {"i": item}, scene.tokens[actor])
+        if actor in ("owner", "player"):
+            seen.append(body["data"]["node"]["case"])
+    assert body["data"]["node"]["subproject"] is None  # the player sees the item, not its subproject
+    workflow = seen[0]["workflow"]
+    assert workflow["prettyName"] == "Nested «review»"
+    assert [s["shortName"] for s in workflow["states"]] == [
+        "open",
+        "done",
+        "rev_open",
+        "rev_done",
+        "deep_open",
+        "deep_done",
+        "opi_open",
+        "opi_done",
+    ]
+    assert workflow["states"][0] == {
+        "shortName": "open",
+        "prettyName": "Open ✓",
+        "terminal": False,
+        "hiddenFields": ["amount", "description"],
+    }
+    assert workflow["roles"] == [
+        {"shortName": "lawyer", "prettyName": "Lawyer ⚖"},
+        {"shortName": "clerk", "prettyName": "clerk"},
+    ]
+    assert [r["role"]["prettyName"] for r in seen[0]["roles"]] == ["Lawyer ⚖", "clerk"]
+    assert seen[0]["suspendedUntil"] is None and seen[-1]["suspendedUntil"] == until
+    last = seen[-2]  # the owner's, after the opinion, before the suspension
+    assert sorted(s["state"]["shortName"] for s in last["scopes"]) == ["deep_open", "open", "opi_done", "rev_open"]
+    assert {s["state"]["shortName"]: s["status"] for s in last["scopes"]}["opi_done"] == "COMPLETED"
+    assert "opi_done" not in [s["shortName"] for s in last["states"]] and last["states"][0]["shortName"] == "open"
+    assert {s["status"] for s in seen[-1]["scopes"] if s["parent"]} >= {"SUSPENDED"}
+    assert seen[-1]["scopes"][0] == {"status": "SUSPENDED", "state": last["state"], "parent": None}
