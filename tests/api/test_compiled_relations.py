@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import update
 
-from models import Subproject
+from models import EnabledAction, Subproject
 from tests.api import test_compiled_reads as reads
 from tests.fixtures.authorization import ACTORS
 from tests.fixtures.documents import CREATE_ITEM, CREATE_SUBPROJECT, DEFINE, EXECUTE
@@ -180,6 +180,7 @@ CASE_STRUCTURE = """query Structure($i: ID!) { node(id: $i) { ... on WorkflowIte
     roles { role { shortName prettyName } }
     workflow { id shortName prettyName version roles { shortName prettyName } states { STATE } } } } } }"""
 CASE_STRUCTURE = CASE_STRUCTURE.replace("STATE", STATE)
+RESUME = """mutation($i: ID!) { resumeCase(input: {workflowItemId: $i}) { userErrors { code } } }"""
 SUSPEND_UNTIL = """mutation($i: ID!, $u: DateTime) { suspendCase(input: {workflowItemId: $i, until: $u}) {
   userErrors { code } } }"""
 
@@ -255,3 +256,26 @@ async def test_workflows_and_scopes_answer_the_same_for_every_viewer(gql, db, ac
     assert "opi_done" not in [s["shortName"] for s in last["states"]] and last["states"][0]["shortName"] == "open"
     assert {s["status"] for s in seen[-1]["scopes"] if s["parent"]} >= {"SUSPENDED"}
     assert seen[-1]["scopes"][0] == {"status": "SUSPENDED", "state": last["state"], "parent": None}
+    # resumed, the review done: the grandchild scope is canceled, the parallel fires, the case completes
+    resumed = await gql(RESUME, {"i": item}, token=owner)
+    assert resumed["resumeCase"]["userErrors"] == [], resumed
+    done = await gql(EXECUTE, {"input": {"workflowItemId": item, "action": "review"}}, token=owner)
+    assert done["executeAction"]["userErrors"] == [], done
+    for actor in ACTORS:
+        body = await same(CASE_STRUCTURE, {"i": item}, scene.tokens[actor])
+        if actor == "owner":
+            finished = body["data"]["node"]["case"]
+    statuses = {s["state"]["shortName"]: s["status"] for s in finished["scopes"]}
+    assert statuses == {"done": "COMPLETED", "rev_done": "COMPLETED", "deep_open": "CANCELED", "opi_done": "COMPLETED"}
+    assert [s["shortName"] for s in finished["states"]] == ["done"]
+    # an owner still ENABLED while its scope is in a terminal state (a DYNAMIC parent waiting for
+    # its quorum): the scope is COMPLETED, and it is running (states lists it)
+    review = next(s["parent"]["id"] for s in finished["scopes"] if s["state"]["shortName"] == "rev_done")
+    async with db.transaction() as session:
+        await session.execute(update(EnabledAction).where(EnabledAction.id == review).values(status="ENABLED"))
+    for actor in ACTORS:
+        body = await same(CASE_STRUCTURE, {"i": item}, scene.tokens[actor])
+        if actor == "owner":
+            waiting = body["data"]["node"]["case"]
+    assert {s["state"]["shortName"]: s["status"] for s in waiting["scopes"]}["rev_done"] == "COMPLETED"
+    assert [s["shortName"] for s in waiting["states"]] == ["done", "rev_done"]
