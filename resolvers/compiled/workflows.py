@@ -19,7 +19,7 @@ A ``State`` is read from a row that names it: a ``case_state`` row (``Case.state
 spec columns are looked up, or a row that carries them (``Case.states``, ``Case.scopes``,
 ``Workflow.states``). A ``Role`` likewise: a row of the core's ``workflow_roles`` (``Case.roles``)
 or of ``_spec_roles`` (``Workflow.roles``). ``Workflow.actions`` is left to the resolver: the
-``Action`` forms read an enabled action's row (resolvers/compiled/actions.py).
+``Action`` forms are written over an enabled action's row, not over the spec's actions.
 """
 
 from typing import Any
