@@ -1,6 +1,7 @@
 """The SQL forms of workflows and of a case's structure: ``Case.workflow``,
 ``Subproject.workflow``, a ``Workflow``'s own fields, roles and states, a case's ``states``,
 ``scopes``, ``timers`` and ``suspendedUntil``, and every ``State`` and ``Role`` field.
+A workflow's ``spec`` and ``diagram`` stay with the resolvers (Python makes them).
 
 A spec is read as stored (engine/specs.py: the normalized input, keys in the order given,
 defaults left out), once per statement into CTEs (``b.shared``): parsing a case's spec again
@@ -18,8 +19,8 @@ scopes, so a state is found by its workflow and name.
 A ``State`` is read from a row that names it: a ``case_state`` row (``Case.state``), whose
 spec columns are looked up, or a row that carries them (``Case.states``, ``Case.scopes``,
 ``Workflow.states``). A ``Role`` likewise: a row of the core's ``workflow_roles`` (``Case.roles``)
-or of ``_spec_roles`` (``Workflow.roles``). ``Workflow.actions`` is left to the resolver: the
-``Action`` forms are written over an enabled action's row, not over the spec's actions.
+or of ``_spec_roles`` (``Workflow.roles``). ``Workflow.actions`` reads rows of the spec's
+actions that carry what the ``Action`` forms read of an enabled action's row (``_spec_actions``).
 """
 
 from typing import Any
@@ -82,38 +83,56 @@ def _spec_states(b: Build) -> Any:
     return b.shared("spec_states", lambda: _make_spec_states(b))
 
 
+def _spec_scopes(b: Build) -> Any:
+    """(workflow_id, body, depth, place) of every scope of every workflow, once per statement. A
+    scope's ``place``: '' for the top one, else its parent's scope's, '1' and the parent's place
+    among that scope's actions. One recursive term (PostgreSQL takes no more): the top scope's
+    actions are under ``actions``, a parent's under ``children``."""
+
+    def make() -> Any:
+        scopes = select(
+            _WORKFLOW.c.id.label("workflow_id"),
+            _WORKFLOW.c.spec.label("body"),
+            literal_column("0").label("depth"),
+            _quoted("").label("place"),
+        ).cte("spec_scopes", recursive=True)
+        actions = _each(b, scopes.c.body, _actions_key(scopes))
+        trigger = func.coalesce(_text(b, actions.c.value, "trigger"), _quoted("user"))
+        return scopes.union_all(
+            select(
+                scopes.c.workflow_id,
+                actions.c.value,
+                scopes.c.depth + 1,
+                _then(scopes.c.place, _quoted("1"), _padded(b, _place(b, actions))),
+            )
+            .select_from(scopes.join(actions, true()))
+            .where(trigger.in_([_quoted(t) for t in PARENT_TRIGGERS]))
+        )
+
+    return b.shared("spec_scopes", make)
+
+
+def _actions_key(scopes: Any) -> Any:
+    """Where a scope's actions are: the top scope's ``actions``, a parent action's ``children``."""
+    return case((scopes.c.depth == 0, _quoted("actions")), else_=_quoted("children"))
+
+
+def _sortable(b: Build, place: Any) -> Any:
+    """A place compared byte by byte, whatever the database's collation."""
+    return place.collate("C") if b.json.postgres else place
+
+
 def _make_spec_states(b: Build) -> Any:
     """(workflow_id, state, pretty, terminal, hidden, place) of every state of every scope of
-    every workflow. A scope's ``place``: '' for the top one, else its parent's scope's, '1' and
-    the parent's place among that scope's actions; a state's is its scope's, '0' and its place
-    among the scope's states: a scope's states sort before the scopes of its actions, those in
-    the actions' order (engine.specs._scope). One recursive term (PostgreSQL takes no more):
-    the top scope's actions are under ``actions``, a parent's under ``children``."""
-    scopes = select(
-        _WORKFLOW.c.id.label("workflow_id"),
-        _WORKFLOW.c.spec.label("body"),
-        literal_column("0").label("depth"),
-        _quoted("").label("place"),
-    ).cte("spec_scopes", recursive=True)
-    key = case((scopes.c.depth == 0, _quoted("actions")), else_=_quoted("children"))
-    actions = _each(b, scopes.c.body, key)
-    trigger = func.coalesce(_text(b, actions.c.value, "trigger"), _quoted("user"))
-    scopes = scopes.union_all(
-        select(
-            scopes.c.workflow_id,
-            actions.c.value,
-            scopes.c.depth + 1,
-            _then(scopes.c.place, _quoted("1"), _padded(b, _place(b, actions))),
-        )
-        .select_from(scopes.join(actions, true()))
-        .where(trigger.in_([_quoted(t) for t in PARENT_TRIGGERS]))
-    )
+    every workflow. A state's ``place`` is its scope's, '0' and its place among the scope's
+    states: a scope's states sort before the scopes of its actions, those in the actions' order
+    (engine.specs._scope)."""
+    scopes = _spec_scopes(b)
     states = _each(b, scopes.c.body, _quoted("states"))
-    place = _then(scopes.c.place, _quoted("0"), _padded(b, _place(b, states)))
+    place = _sortable(b, _then(scopes.c.place, _quoted("0"), _padded(b, _place(b, states))))
     if b.json.postgres:
         terminal = cast(_text(b, states.c.value, "terminal"), Boolean)
         hidden = func.coalesce(states.c.value.op("->")(_quoted("hidden_fields")), literal_column("'[]'::json"))
-        place = place.collate("C")  # byte by byte, whatever the database's collation
     else:
         terminal = func.json_extract(states.c.value, _quoted("$.terminal")) == 1
         hidden = func.coalesce(func.json_extract(states.c.value, _quoted("$.hidden_fields")), _quoted("[]"))
@@ -130,6 +149,32 @@ def _make_spec_states(b: Build) -> Any:
         .cte("spec_states")
     )
     return cte.prefix_with("MATERIALIZED") if b.json.postgres else cte
+
+
+def _spec_actions(b: Build) -> Any:
+    """(workflow_id, action, action_spec, place) of every action of every scope of every
+    workflow, once per statement: ``engine.specs._scope`` lists a scope's actions, then each
+    parent's child scope's, depth first (the order of ``_make_spec_states``). The columns are
+    those an ``Action``'s forms read of a row: ``action`` (its name) and ``action_spec`` (its
+    body, as a task's row of ``myTasks`` carries it), so every ``Action`` field compiled over an
+    enabled action compiles over these rows too."""
+
+    def make() -> Any:
+        scopes = _spec_scopes(b)
+        actions = _each(b, scopes.c.body, _actions_key(scopes))
+        cte = (
+            select(
+                scopes.c.workflow_id,
+                actions.c.key.label("action"),
+                actions.c.value.label("action_spec"),
+                _sortable(b, _then(scopes.c.place, _quoted("0"), _padded(b, _place(b, actions)))).label("place"),
+            )
+            .select_from(scopes.join(actions, true()))
+            .cte("spec_actions")
+        )
+        return cte.prefix_with("MATERIALIZED") if b.json.postgres else cte
+
+    return b.shared("spec_actions", make)
 
 
 def _spec_roles(b: Build) -> Any:
@@ -259,6 +304,11 @@ def _workflow_roles(b: Build, source: Any, field: Any) -> Any:
     return b.rows(field.sub, roles, [roles.c.workflow_id == source.c.id], [roles.c.place])
 
 
+def _workflow_actions(b: Build, source: Any, field: Any) -> Any:
+    actions = _spec_actions(b)
+    return b.rows(field.sub, actions, [actions.c.workflow_id == source.c.id], [actions.c.place])
+
+
 def _workflow_states(b: Build, source: Any, field: Any) -> Any:
     states = _spec_states(b)
     return b.rows(field.sub, states, [states.c.workflow_id == source.c.id], [states.c.place])
@@ -282,6 +332,7 @@ FORMS: dict[str, dict[str, Form]] = {
         "version": column("version"),
         "roles": Form(OBJECT, _workflow_roles, "spec_roles"),
         "states": Form(OBJECT, _workflow_states, "spec_states"),
+        "actions": Form(OBJECT, _workflow_actions, "spec_actions"),
     },
     "CaseScope": {
         "state": SAME_ROW,

@@ -178,7 +178,8 @@ CASE_STRUCTURE = """query Structure($i: ID!) { node(id: $i) { ... on WorkflowIte
   case { id status suspendedUntil state { STATE } states { STATE } timers { id }
     scopes { status state { STATE } parent { id action { shortName } } }
     roles { role { shortName prettyName } }
-    workflow { id shortName prettyName version roles { shortName prettyName } states { STATE } } } } } }"""
+    workflow { id shortName prettyName version roles { shortName prettyName } states { STATE }
+      actions { shortName } } } } } }"""
 CASE_STRUCTURE = CASE_STRUCTURE.replace("STATE", STATE)
 RESUME = """mutation($i: ID!) { resumeCase(input: {workflowItemId: $i}) { userErrors { code } } }"""
 SUSPEND_UNTIL = """mutation($i: ID!, $u: DateTime) { suspendCase(input: {workflowItemId: $i, until: $u}) {
@@ -237,6 +238,10 @@ async def test_workflows_and_scopes_answer_the_same_for_every_viewer(gql, db, ac
         "deep_done",
         "opi_open",
         "opi_done",
+    ]
+    assert [a["shortName"] for a in workflow["actions"]] == [  # a scope's actions, then its parents' scopes
+        *("init", "rev_and_op", "review_wr", "opinion_wr", "rev_init", "review", "deep_wr"),
+        *("deep_init", "deep", "opi_init", "opinion"),
     ]
     assert workflow["states"][0] == {
         "shortName": "open",
