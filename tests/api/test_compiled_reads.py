@@ -167,7 +167,8 @@ def _item(draw):
             "scopes { status state { shortName terminal } parent { id } }",
             "states { shortName prettyName hiddenFields }",
             "suspendedUntil",
-            "workflow { id shortName prettyName version roles { shortName prettyName } states { shortName } }",
+            "workflow { id shortName prettyName version roles { shortName prettyName } states { shortName } "
+            "actions { shortName } }",
             "workflowItem { id subproject { id } }",
             "jobs { id }",  # no SQL form: the root field is resolved
             "log" + _connection(draw, _log_args(draw), draw(_entry())),
