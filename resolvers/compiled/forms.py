@@ -115,7 +115,7 @@ def _roles(b: Build, source: Any, field: Any) -> Any:
     roles = b.shared("workflow_roles", lambda: _workflow_roles(b))
     if not b.json.postgres:
         return b.rows(field.sub, roles, [roles.c.workflow_id == source.c.workflow_id], [roles.c.place])
-    rows, columns, grouped = roles, [roles.c.key, roles.c.place], []
+    rows, columns, grouped = roles, list(roles.c), []  # every column: other forms read the role's row
     for part in field.sub.fields:
         if part.name == "assignees":
             players = _players_by_role(b, part.sub, f"players_{part.response}")
