@@ -55,6 +55,7 @@ from resolvers.compiled.form import (
 )
 from resolvers.compiled.log import case_log, history
 from resolvers.compiled.pages import items_page, subprojects_page
+from resolvers.compiled.resource_fields import FORMS as RESOURCE_FIELDS
 
 __all__ = ["CONNECTION", "FORMS", "LEAF", "OBJECT", "PARTIES", "Form", "combine", "root_row"]
 
@@ -332,4 +333,4 @@ def combine(*parts: dict[str, dict[str, Form]]) -> dict[str, dict[str, Form]]:
 
 
 # Each domain module that gives fields SQL forms joins the registry here.
-FORMS = combine(_CORE)
+FORMS = combine(_CORE, RESOURCE_FIELDS)

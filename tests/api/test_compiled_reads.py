@@ -22,7 +22,7 @@ from server.settings import Settings
 from tests.api import test_authorization_matrix as matrix
 from tests.fixtures.api import GraphQLClient
 from tests.fixtures.authorization import ACTORS
-from tests.fixtures.documents import CREATE_ITEM, EXECUTE, NESTED, REORDER
+from tests.fixtures.documents import CREATE_ITEM, EXECUTE, GRANT, NESTED, REORDER
 
 actors = matrix.actors  # the matrix's users (a fixture), one per actor
 
@@ -179,8 +179,25 @@ def _item(draw):
         "createdAt",
         "__typename",
         "assignee { __typename ... on User { login } ... on Group { name } }",
+        "dueDate",
+        "billingDate",
+        f"documents {{ {_pick(draw, DOCUMENT_FIELDS)} }}",
+        *_resource_fields(draw),
     ]
     return _pick(draw, [*scalars, f"case {{ {case} }}"])
+
+
+# a document's url and link are signed per request: no SQL form, the root field is resolved
+DOCUMENT_FIELDS = ["id", "fileName", "sha256", "size", "contentType", "addedAt", "removed", "removedAt"]
+DOCUMENT_FIELDS += ["addedBy { login id }", "__typename", "link"]
+BUDGETS = "projectedBudgets { organization currency value __typename }"
+
+
+def _resource_fields(draw):
+    """What projects, subprojects and items share (resolvers/compiled/resource_fields.py)."""
+    parties = "parties { __typename ... on User { login } ... on Group { name id } }"
+    grants = f"permissions {{ {_pick(draw, ['intent', parties, '__typename'])} }}"
+    return ["tags", "additionalData", "allowedIntents", grants]
 
 
 def _log_args(draw):
@@ -206,14 +223,16 @@ def _entry(draw):
 @st.composite
 def _subproject(draw):
     items = "workflowItems" + _connection(draw, _first(draw, after=True), draw(_item()))
-    return _pick(draw, ["id", "displayName", "status", "currency", "workflowMode", "createdAt", "__typename", items])
+    fields = ["id", "displayName", "status", "currency", "workflowMode", "createdAt", "__typename", items]
+    return _pick(draw, [*fields, *_resource_fields(draw), "workflowItemOrdering", BUDGETS])
 
 
 @st.composite
 def _project(draw):
     subprojects = "subprojects" + _connection(draw, _first(draw), draw(_subproject()))
     assignee = "assignee { ... on User { id displayName } }"
-    return _pick(draw, ["id", "displayName", "description", "status", "createdAt", "__typename", assignee, subprojects])
+    fields = ["id", "displayName", "description", "status", "createdAt", "__typename", assignee, subprojects]
+    return _pick(draw, [*fields, *_resource_fields(draw), BUDGETS])
 
 
 @st.composite
@@ -363,6 +382,19 @@ async def _ordered_scene(gql, db, actors):
     assert reordered["reorderWorkflowItems"]["userErrors"] == []
     added = await gql(ADD_PLAYER, {"i": scene.item, "p": scene.group}, token=owner)
     assert added["reassignRole"]["userErrors"] == []
+    budgets = [
+        {"organization": "B", "currency": "EUR", "value": "1"},
+        {"organization": "A", "currency": "EUR", "value": "2"},
+    ]
+    data = {"b": [1, 2.5, {"z": None, "a": "ü"}], "a": 1e16}
+    for mutation, variables in (  # what resolvers/compiled/resource_fields.py reads, set
+        (UPDATE_PROJECT, {"input": {"id": scene.project, "tags": ["t", "é"], "additionalData": data}}),
+        (UPDATE_PROJECT, {"input": {"id": scene.project, "projectedBudgets": budgets}}),
+        (UPDATE_ITEM, {"input": {"id": scene.item, "tags": ["t"], "dueDate": "2026-02-03"}}),
+        (GRANT, {"r": scene.project, "i": "project.viewHistory", "p": scene.group}),
+    ):
+        body = await gql(mutation, variables, token=owner)
+        assert next(iter(body.values()))["userErrors"] == [], body
     for action, extra in (("resolve", {"resolution": "fixed"}), ("close", {})):  # I3: CLOSED, a terminal state
         done = await gql(EXECUTE, {"input": {"workflowItemId": i3, "action": action, **extra}}, token=owner)
         assert done["executeAction"]["userErrors"] == [], action
@@ -375,6 +407,9 @@ async def _ordered_scene(gql, db, actors):
     return scene
 
 
+UPDATE_PROJECT = """mutation($input: UpdateResourceInput!) { updateProject(input: $input) { userErrors { code } } }"""
+UPDATE_ITEM = """mutation($input: UpdateWorkflowItemInput!) {
+  updateWorkflowItem(input: $input) { userErrors { code } } }"""
 LOG_CURSORS = """query($id: ID!) { node(id: $id) { ... on WorkflowItem {
   case { log(first: 100) { edges { cursor } } } } } }"""
 
