@@ -16,7 +16,16 @@ from engine.permissions import PROJECT_INTENTS
 from models import Group, GroupMember
 from tests.api import test_authorization_matrix as matrix
 from tests.fixtures.authorization import ACTORS
-from tests.fixtures.documents import ADD_DOCUMENT, CREATE_GROUP, CREATE_ITEM, GRANT, REMOVE_DOCUMENT, REORDER, REVOKE
+from tests.fixtures.documents import (
+    ADD_DOCUMENT,
+    ADD_MEMBER,
+    CREATE_GROUP,
+    CREATE_ITEM,
+    GRANT,
+    REMOVE_DOCUMENT,
+    REORDER,
+    REVOKE,
+)
 from tests.fixtures.uploads import multipart
 
 pytestmark = pytest.mark.usefixtures("differential_reads")
@@ -82,6 +91,10 @@ async def _scene(gql, db, actors):
     # grants to a group, and to a group deleted since (its grants left behind): on I2 it alone
     # held workflowItem.update
     await _ok(gql, GRANT, {"r": scene.project, "i": "project.viewHistory", "p": scene.group}, owner)
+    # the viewer holds workflowItem.view on I twice: its own, and its group's
+    viewers = (await _ok(gql, CREATE_GROUP, {"name": "viewers"}, admin))["group"]["id"]
+    await _ok(gql, ADD_MEMBER, {"g": viewers, "u": actors["viewer"]}, admin)
+    await _ok(gql, GRANT, {"r": scene.item, "i": "workflowItem.view", "p": viewers}, owner)
     gone = (await _ok(gql, CREATE_GROUP, {"name": "gone"}, admin))["group"]["id"]
     await _ok(gql, GRANT, {"r": scene.project, "i": "project.view", "p": gone}, owner)
     await _ok(gql, GRANT, {"r": scene.suspended_item, "i": "workflowItem.update", "p": gone}, owner)
