@@ -6,6 +6,7 @@ equal, byte for byte, for every kind of viewer of the authorization matrix.
 """
 
 import json
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -22,7 +23,7 @@ from server.settings import Settings
 from tests.api import test_authorization_matrix as matrix
 from tests.fixtures.api import GraphQLClient
 from tests.fixtures.authorization import ACTORS
-from tests.fixtures.documents import CREATE_ITEM, EXECUTE, GRANT, NESTED, REORDER
+from tests.fixtures.documents import CREATE_ITEM, EXECUTE, GRANT, NESTED, REORDER, REVOKE
 
 actors = matrix.actors  # the matrix's users (a fixture), one per actor
 
@@ -248,9 +249,15 @@ def reads(draw):
     body = "{ " + _pick(draw, [node, projects]) + " }"
     fragment = f" fragment Item on WorkflowItem {{ {draw(_item())} }}" if "...Item" in body else ""
     types = {"id": "ID!", "n": "Int", "after": "String", "flag": "Boolean!", "f": "ProjectFilter", "la": "String"}
-    used = [f"${name}: {kind}" for name, kind in types.items() if f"${name}" in body + fragment]
+    used = [f"${name}: {kind}" for name, kind in types.items() if _uses(body + fragment, name)]
     header = f"query Read({', '.join(used)})" if used else "query Read"
     return header + " " + body + fragment
+
+
+def _uses(document, name):
+    """Whether the document reads ``$name`` (not only a longer name that starts with it: $f is
+    not $flag; a declared variable the document does not use fails validation)."""
+    return re.search(rf"\${name}\b", document) is not None
 
 
 HISTORY_FILTERS = [
@@ -296,7 +303,7 @@ def log_reads(draw):
     ]
     body = f"{{ node(id: $id) {{ __typename {' '.join(draw(st.permutations(spreads)))} }} }}"
     types = {"id": "ID!", "n": "Int", "flag": "Boolean!", "la": "String", "me": "ID", "hf": "HistoryFilter"}
-    used = [f"${name}: {kind}" for name, kind in types.items() if f"${name}" in body]
+    used = [f"${name}: {kind}" for name, kind in types.items() if _uses(body, name)]
     return f"query Log({', '.join(used)}) {body}"
 
 
@@ -367,7 +374,8 @@ _SCENES: dict[tuple[str, ...], Any] = {}
 
 async def _ordered_scene(gql, db, actors):
     """The matrix's scene, with a third item, an ordering that lists I2 then I (the third
-    follows unlisted) and a group playing a role beside the player."""
+    follows unlisted), a group playing a role beside the player, tags, additional data, a due
+    date, budgets, a grant to the group, and I2 hidden from the viewer."""
     scene = await matrix.build_scene(gql, db, actors)
     owner = scene.tokens["owner"]
     created = await gql(CREATE_ITEM, {"input": {"subprojectId": scene.subproject, "displayName": "I3"}}, token=owner)
@@ -392,6 +400,7 @@ async def _ordered_scene(gql, db, actors):
         (UPDATE_PROJECT, {"input": {"id": scene.project, "projectedBudgets": budgets}}),
         (UPDATE_ITEM, {"input": {"id": scene.item, "tags": ["t"], "dueDate": "2026-02-03"}}),
         (GRANT, {"r": scene.project, "i": "project.viewHistory", "p": scene.group}),
+        (REVOKE, {"r": i2, "i": "workflowItem.view", "p": actors["viewer"]}),  # the viewer's ordering: I
     ):
         body = await gql(mutation, variables, token=owner)
         assert next(iter(body.values()))["userErrors"] == [], body
