@@ -24,7 +24,7 @@ READS = {
     "HISTORY": (lambda s: [{"id": s.item, "after": None}, {"id": s.item, "after": s.extra["seqs"][0]}], True),
     "TASKS": (lambda s: [{}], False),
     "DOCUMENTS": (lambda s: [{"id": s.item}], False),
-    "PERMISSIONS": (lambda s: [{"id": s.project}, {"id": s.subproject}, {"id": s.item}], False),
+    "PERMISSIONS": (lambda s: [{"id": s.project}, {"id": s.subproject}, {"id": s.item}], True),
     "CARD_ACTIONS": (lambda s: [{"id": s.item}], False),
     "SEARCH": (lambda s: [{"query": "I2", "after": None}], False),
     "NOTIFICATIONS": (lambda s: [{}], False),
