@@ -225,7 +225,8 @@ def _entry(draw):
 def _subproject(draw):
     items = "workflowItems" + _connection(draw, _first(draw, after=True), draw(_item()))
     fields = ["id", "displayName", "status", "currency", "workflowMode", "createdAt", "__typename", items]
-    return _pick(draw, [*fields, *_resource_fields(draw), "workflowItemOrdering", BUDGETS])
+    validator = "validator { __typename ... on User { login } ... on Group { name } }"
+    return _pick(draw, [*fields, *_resource_fields(draw), "workflowItemOrdering", BUDGETS, validator])
 
 
 @st.composite

@@ -10,10 +10,10 @@ not view in the ordering, a removed document.
 """
 
 import pytest
-from sqlalchemy import delete
+from sqlalchemy import delete, update
 
 from engine.permissions import PROJECT_INTENTS
-from models import Group, GroupMember
+from models import Group, GroupMember, Subproject
 from tests.api import test_authorization_matrix as matrix
 from tests.fixtures.authorization import ACTORS
 from tests.fixtures.documents import (
@@ -44,14 +44,16 @@ RESOURCE = f"tags additionalData allowedIntents permissions {{ intent parties {{
 
 PROJECTS = f"""query Projects {{ projects(first: 100) {{ totalCount edges {{ node {{
   id displayName description status {RESOURCE} projectedBudgets {{ organization currency value }}
-  subprojects(first: 100) {{ totalCount edges {{ node {{ id displayName currency status {RESOURCE}
-    workflowItemOrdering projectedBudgets {{ organization currency value }} }} }} }} }} }} }} }}"""
+  subprojects(first: 50) {{ totalCount edges {{ node {{ id displayName currency status {RESOURCE}
+    workflowItemOrdering validator {{ {PARTY} }} projectedBudgets {{ organization currency value }} }} }} }} }} }} }}
+}}"""
 CARD = f"""id displayName amount amountType currency dueDate billingDate status {RESOURCE}
   assignee {{ {PARTY} }} documents {{ id fileName sha256 size contentType addedAt removed removedAt
     addedBy {{ login }} }}"""
 BOARD = f"""query Board($id: ID!, $first: Int!) {{ node(id: $id) {{ ... on Subproject {{
   id displayName description currency status allowedIntents workflowMode tags workflowItemOrdering
-  assignee {{ {PARTY} }} workflowItems(first: $first) {{ totalCount pageInfo {{ hasNextPage endCursor }}
+  assignee {{ {PARTY} }} validator {{ {PARTY} }}
+  workflowItems(first: $first) {{ totalCount pageInfo {{ hasNextPage endCursor }}
     edges {{ node {{ {CARD} }} }} }} }} }} }}"""
 ITEM = f"""query Item($id: ID!) {{ node(id: $id) {{ ... on WorkflowItem {{ {CARD} }} }} }}"""
 
@@ -102,6 +104,9 @@ async def _scene(gql, db, actors):
     async with db.transaction() as s:
         await s.execute(delete(GroupMember).where(GroupMember.group_id == gone))
         await s.execute(delete(Group).where(Group.id == gone))
+        # validators (set only when a subproject is made): a group, and one gone since
+        await s.execute(update(Subproject).where(Subproject.id == scene.empty_subproject).values(validator_id=viewers))
+        await s.execute(update(Subproject).where(Subproject.id == scene.subproject).values(validator_id=gone))
     # a second document on I, removed
     added = await multipart(
         gql.http,
@@ -141,6 +146,8 @@ async def test_resource_fields_answer_the_same_for_every_viewer(gql, db, actors,
     subprojects = {e["node"]["id"]: e["node"] for e in project["subprojects"]["edges"]}
     assert subprojects[scene.subproject]["tags"] == [] and subprojects[scene.subproject]["additionalData"] == {}
     assert subprojects[scene.empty_subproject]["tags"] == ["t"]
+    assert subprojects[scene.empty_subproject]["validator"] == {"__typename": "Group", "name": "viewers"}
+    assert subprojects[scene.subproject]["validator"] is None  # the group is gone
     ordering = [scene.extra["i3"], scene.suspended_item, scene.item]
     assert owner["board"]["workflowItemOrdering"] == ordering
     assert reads["viewer"]["board"]["workflowItemOrdering"] == ordering[1:]
