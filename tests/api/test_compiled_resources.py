@@ -10,12 +10,13 @@ not view in the ordering, a removed document.
 """
 
 import pytest
-from sqlalchemy import delete, update
+from sqlalchemy import delete, insert, text, update
 
 from engine.permissions import PROJECT_INTENTS
-from models import Group, GroupMember, Subproject
+from models import Group, GroupMember, Permission, Subproject
 from tests.api import test_authorization_matrix as matrix
 from tests.fixtures.authorization import ACTORS
+from tests.fixtures.database import BACKEND
 from tests.fixtures.documents import (
     ADD_DOCUMENT,
     ADD_MEMBER,
@@ -174,3 +175,40 @@ async def test_resource_fields_answer_the_same_for_every_viewer(gql, db, actors,
             with count_statements() as compiled:
                 await gql.raw(document, variables, token=scene.tokens[actor])
             assert compiled.count == 1, compiled.statements
+
+
+PERMISSIONS = """query Permissions($id: ID!) { node(id: $id) { ... on Project { allowedIntents
+  permissions { intent parties { __typename ... on User { login } } } } } }"""
+
+
+@pytest.mark.skipif(BACKEND != "postgres", reason="a collation other than byte order: PostgreSQL's")
+async def test_allowed_intents_sort_by_code_point_whatever_the_collation(gql, db, actors):
+    """``allowedIntents`` is Python's ``sorted`` (code points), ``permissions`` the grants
+    loader's ORDER BY (the database's collation): with the intent column under an ICU collation,
+    where "project.apple" sorts before "project.Zed" (in code points it is after), each read
+    answers as its resolver on the other road does."""
+    async with db.engine.begin() as connection:
+        found = await connection.scalar(text("SELECT count(*) FROM pg_collation WHERE collname = 'en-x-icu'"))
+    if not found:
+        pytest.skip("PostgreSQL built without ICU")
+    await _collate_intents(db, "en-x-icu")  # first: the other server has not connected yet
+    try:
+        scene = await matrix.build_scene(gql, db, actors)
+        async with db.transaction() as s:  # intents of an older version, still granted
+            for intent in ("project.apple", "project.Zed"):
+                values = {"resource_id": scene.project, "intent": intent, "party_id": actors["viewer"]}
+                await s.execute(insert(Permission).values(**values))
+        reads = {actor: await gql(PERMISSIONS, {"id": scene.project}, token=scene.tokens[actor]) for actor in ACTORS}
+    finally:
+        await _collate_intents(db, "default")
+    assert reads["viewer"]["node"]["allowedIntents"] == ["project.Zed", "project.apple", "project.view"]
+    intents = [g["intent"] for g in reads["owner"]["node"]["permissions"]]
+    assert intents.index("project.apple") < intents.index("project.Zed")  # the collation's order
+
+
+async def _collate_intents(db, collation):
+    """The permission table's intents under ``collation``; the pooled connections, whose
+    prepared statements knew the column as it was, are closed."""
+    async with db.engine.begin() as connection:
+        await connection.execute(text(f'ALTER TABLE permission ALTER COLUMN intent TYPE VARCHAR COLLATE "{collation}"'))
+    await db.engine.dispose()
