@@ -25,7 +25,7 @@ Each answers what its resolver answers (``schema/project.py``, ``schema/item.py`
 import json
 from typing import Any
 
-from sqlalchemy import case, exists, func, literal_column, or_, select, true
+from sqlalchemy import case, exists, func, literal_column, or_, select
 from sqlalchemy.dialects.postgresql import aggregate_order_by
 
 from engine.permissions import PROJECT_INTENTS, SUBPROJECT_INTENTS, WORKFLOW_ITEM_INTENTS
@@ -155,7 +155,6 @@ def _grant_parties(b: Build, source: Any, field: Any) -> Any:
 def _item_ordering(b: Build, source: Any, field: Any) -> Any:
     """The ids of the subproject's ordering (``source``: its row) whose items the viewer may
     view, in the ordering's order."""
-    visible = visibility.item_visible(b.actor) if not b.actor.is_admin else true()
     ordering = source.c.workflow_item_ordering
     if b.json.postgres:
         listed = func.json_array_elements_text(ordering).table_valued("value", with_ordinality="place")
@@ -167,7 +166,7 @@ def _item_ordering(b: Build, source: Any, field: Any) -> Any:
     rows = (
         select(_ITEM.c.id, place.label("place"))
         .select_from(listed.join(_ITEM, _ITEM.c.id == listed_id))
-        .where(visible)
+        .where(visibility.item_visible(b.actor))
         .order_by(place)
         .correlate_except(_ITEM, listed)
         .subquery("ordered_items")
