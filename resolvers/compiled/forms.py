@@ -16,10 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import (
-    Boolean,
     case,
-    cast,
-    false,
     func,
     literal_column,
     or_,
@@ -55,7 +52,9 @@ from resolvers.compiled.form import (
 )
 from resolvers.compiled.log import case_log, history
 from resolvers.compiled.pages import items_page, subprojects_page
+from resolvers.compiled.relations import FORMS as RELATION_FORMS
 from resolvers.compiled.resource_fields import FORMS as RESOURCE_FIELDS
+from resolvers.compiled.workflows import FORMS as WORKFLOW_FORMS
 
 __all__ = ["CONNECTION", "FORMS", "LEAF", "OBJECT", "PARTIES", "Form", "combine", "root_row"]
 
@@ -105,51 +104,6 @@ def _workflow_roles(b: Build) -> Any:
         .cte("workflow_roles")
     )
     return cte.prefix_with("MATERIALIZED") if b.json.postgres else cte
-
-
-def _workflow_states(b: Build) -> Any:
-    """(workflow id, state, pretty name, terminal) of every top-level state of every workflow,
-    read once per statement like ``_workflow_roles``, with the spec parser's defaults
-    (engine/specs.py: the pretty name defaults to the short name, terminal to false)."""
-    spec = _WORKFLOW.c.spec
-    if b.json.postgres:
-        states = func.json_each(spec.op("->")(literal_column("'states'"))).table_valued("key", "value").render_derived()
-        pretty = states.c.value.op("->>")(literal_column("'pretty_name'"))
-        terminal = cast(states.c.value.op("->>")(literal_column("'terminal'")), Boolean)
-    else:
-        states = func.json_each(spec, "$.states").table_valued("key", "value")
-        pretty = func.json_extract(states.c.value, "$.pretty_name")
-        terminal = func.json_extract(states.c.value, "$.terminal") == 1
-    cte = (
-        select(
-            _WORKFLOW.c.id.label("workflow_id"),
-            states.c.key.label("key"),
-            func.coalesce(pretty, states.c.key).label("pretty"),
-            func.coalesce(terminal, false()).label("terminal"),
-        )
-        .select_from(_WORKFLOW.join(states, true()))
-        .cte("workflow_states")
-    )
-    return cte.prefix_with("MATERIALIZED") if b.json.postgres else cte
-
-
-def _state_spec(b: Build, source: Any, column: str) -> Any:
-    """A column of ``_workflow_states`` for the state of a ``case_state`` row (``source``),
-    in its case's workflow."""
-    states = b.shared("workflow_states", lambda: _workflow_states(b))
-    workflow = select(_CASE.c.workflow_id).where(_CASE.c.id == source.c.case_id).correlate_except(_CASE)
-    found = select(states.c[column]).where(
-        states.c.workflow_id == workflow.scalar_subquery(), states.c.key == source.c.state
-    )
-    return found.correlate_except(states).scalar_subquery()
-
-
-def _state_pretty(b: Build, source: Any, field: Any) -> Any:
-    return _state_spec(b, source, "pretty")
-
-
-def _state_terminal(b: Build, source: Any, field: Any) -> Any:
-    return b.json.boolean(_state_spec(b, source, "terminal"))
 
 
 def _roles(b: Build, source: Any, field: Any) -> Any:
@@ -296,11 +250,6 @@ _CORE: dict[str, dict[str, Form]] = {
         "actor": Form(OBJECT, _entry_actor, "party"),
         "onBehalfOf": Form(PARTIES, _on_behalf_of, "party"),
     },
-    "State": {  # read from the case_state row
-        "shortName": column("state"),
-        "prettyName": Form(LEAF, _state_pretty),
-        "terminal": Form(LEAF, _state_terminal),
-    },
     "EnabledAction": {
         "id": column("id"),
         "action": SAME_ROW,
@@ -333,4 +282,4 @@ def combine(*parts: dict[str, dict[str, Form]]) -> dict[str, dict[str, Form]]:
 
 
 # Each domain module that gives fields SQL forms joins the registry here.
-FORMS = combine(_CORE, RESOURCE_FIELDS)
+FORMS = combine(_CORE, RELATION_FORMS, WORKFLOW_FORMS, RESOURCE_FIELDS)

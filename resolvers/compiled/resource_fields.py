@@ -1,6 +1,6 @@
 """The SQL forms of what projects, subprojects and items carry besides their core columns:
 tags and additional data, the viewer's intents and the grants, dates, a subproject's item
-ordering and validator, projected budgets and an item's documents (joined into ``forms.FORMS``).
+ordering, projected budgets and an item's documents (joined into ``forms.FORMS``).
 
 Each answers what its resolver answers (``schema/project.py``, ``schema/item.py``):
 
@@ -16,7 +16,6 @@ Each answers what its resolver answers (``schema/project.py``, ``schema/item.py`
   party that no longer exists left out (an intent whose parties are all gone stays, with none).
 - ``dueDate``, ``billingDate``: GraphQL's Date (``date.isoformat()``, ``YYYY-MM-DD``).
 - ``workflowItemOrdering``: the ordering's ids of the items the viewer may view, in order.
-- ``validator``: the subproject's user or group, null when none or gone.
 - ``projectedBudgets``: by organization, then currency. ``documents``: by id, removed ones
   included; a document's ``url`` and ``link`` are signed per request and have no form (a
   selection of either is resolved).
@@ -32,7 +31,7 @@ from engine.permissions import PROJECT_INTENTS, SUBPROJECT_INTENTS, WORKFLOW_ITE
 from models import Document, Group, Permission, ProjectedBudget, User, WorkflowItem
 from resolvers import visibility
 from resolvers.compiled.build import Build
-from resolvers.compiled.form import LEAF, OBJECT, PARTIES, Form, column, party, timestamp
+from resolvers.compiled.form import LEAF, OBJECT, PARTIES, Form, column, timestamp
 
 __all__ = ["FORMS"]
 
@@ -174,11 +173,6 @@ def _item_ordering(b: Build, source: Any, field: Any) -> Any:
     return _strings(b, rows, rows.c.id, rows.c.place)
 
 
-def _validator(b: Build, source: Any, field: Any) -> Any:
-    """The subproject's validator: a user or group, null when none, or gone."""
-    return b.json.nested(party(b, field.sub, source.c.validator_id))
-
-
 def _budgets(b: Build, source: Any, field: Any) -> Any:
     where = [_BUDGET.c.resource_id == source.c.id]
     return b.rows(field.sub, _BUDGET, where, [_BUDGET.c.organization, _BUDGET.c.currency])
@@ -214,7 +208,6 @@ FORMS: dict[str, dict[str, Form]] = {
         **_resource("subproject", SUBPROJECT_INTENTS),
         "projectedBudgets": _BUDGETS,
         "workflowItemOrdering": Form(LEAF, _item_ordering),
-        "validator": Form(PARTIES, _validator, "party"),
     },
     "WorkflowItem": {
         **_resource("workflowItem", WORKFLOW_ITEM_INTENTS),

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from sqlalchemy import update
 
 from bench.queries import R1, R2, R4
-from models import Activity, WorkflowItem
+from models import Activity, Subproject, WorkflowItem
 from server.app import create_app
 from server.settings import Settings
 from tests.api import test_authorization_matrix as matrix
@@ -165,7 +165,13 @@ def _item(draw):
             "enabledActions { assignees { __typename ... on User { login } ... on Group { name } } }",
             "roles { role { shortName __typename } assignees { __typename ... on User { login id } "
             "... on Group { name displayName } } }",
-            "scopes { status }",  # no SQL form: the root field is resolved
+            "scopes { status state { shortName terminal } parent { id } }",
+            "states { shortName prettyName hiddenFields }",
+            "suspendedUntil",
+            "workflow { id shortName prettyName version roles { shortName prettyName } states { shortName } "
+            "actions { shortName } }",
+            "workflowItem { id subproject { id } }",
+            "jobs { id }",  # no SQL form: the root field is resolved
             "log" + _connection(draw, _log_args(draw), draw(_entry())),
         ],
     )
@@ -180,6 +186,7 @@ def _item(draw):
         "createdAt",
         "__typename",
         "assignee { __typename ... on User { login } ... on Group { name } }",
+        "subproject { id displayName project { id } }",
         "dueDate",
         "billingDate",
         f"documents {{ {_pick(draw, DOCUMENT_FIELDS)} }}",
@@ -211,12 +218,14 @@ def _log_args(draw):
 
 @st.composite
 def _entry(draw):
-    """A log entry's fields; its workflowItem has no SQL form (the root field is resolved)."""
+    """A log entry's fields, and the resources it is about."""
     fields = ["id", "seq", "at", "kind", "comment", "data", "action", "hash", "prevHash", "__typename"]
     parties = [
         "actor { id login displayName __typename }",
         "onBehalfOf { __typename ... on User { login id } ... on Group { name } }",
         "workflowItem { id }",
+        "project { id displayName }",
+        "subproject { id status }",
     ]
     return _pick(draw, [*fields, *parties])
 
@@ -225,8 +234,9 @@ def _entry(draw):
 def _subproject(draw):
     items = "workflowItems" + _connection(draw, _first(draw, after=True), draw(_item()))
     fields = ["id", "displayName", "status", "currency", "workflowMode", "createdAt", "__typename", items]
-    validator = "validator { __typename ... on User { login } ... on Group { name } }"
-    return _pick(draw, [*fields, *_resource_fields(draw), "workflowItemOrdering", BUDGETS, validator])
+    fields += ["project { id status }", "validator { __typename ... on User { login } ... on Group { name } }"]
+    fields += ["workflow { id version }", "workflowItemOrdering", BUDGETS]
+    return _pick(draw, [*fields, *_resource_fields(draw)])
 
 
 @st.composite
@@ -284,7 +294,8 @@ def log_reads(draw):
     fields += ["actor { id login displayName __typename }"]
     fields += ["onBehalfOf { __typename ... on User { login id } ... on Group { name } }"]
     if draw(st.integers(0, 4)) == 0:
-        fields.append("workflowItem { id }")
+        fields.append("workflowItem { id documents { url } }")  # no SQL form: the root field is resolved
+    fields += ["workflowItem { id }", "project { id }", "subproject { displayName }"]
 
     shared = draw(st.sampled_from(["", *HISTORY_FILTERS]))  # on every history: $id picks one type
 
@@ -375,8 +386,8 @@ _SCENES: dict[tuple[str, ...], Any] = {}
 
 async def _ordered_scene(gql, db, actors):
     """The matrix's scene, with a third item, an ordering that lists I2 then I (the third
-    follows unlisted), a group playing a role beside the player, tags, additional data, a due
-    date, budgets, a grant to the group, and I2 hidden from the viewer."""
+    follows unlisted), a group playing a role beside the player, a validator of S2, tags,
+    additional data, a due date, budgets, a grant to the group, and I2 hidden from the viewer."""
     scene = await matrix.build_scene(gql, db, actors)
     owner = scene.tokens["owner"]
     created = await gql(CREATE_ITEM, {"input": {"subprojectId": scene.subproject, "displayName": "I3"}}, token=owner)
@@ -413,6 +424,10 @@ async def _ordered_scene(gql, db, actors):
     assert len(seqs) >= 3, seqs
     async with db.transaction() as s:  # as engine/deputies.py writes it: a deputy acted for the victim
         await s.execute(update(Activity).where(Activity.seq == int(seqs[1])).values(on_behalf_of=actors["victim"]))
+        # S2 names the owner as its validator (S names none)
+        await s.execute(
+            update(Subproject).where(Subproject.id == scene.empty_subproject).values(validator_id=actors["owner"])
+        )
     scene.extra.update(i2=i2, i3=i3, seqs=seqs[:3])
     return scene
 
