@@ -56,7 +56,8 @@ BOARD = f"""query Board($id: ID!, $first: Int!) {{ node(id: $id) {{ ... on Subpr
   assignee {{ {PARTY} }} validator {{ {PARTY} }}
   workflowItems(first: $first) {{ totalCount pageInfo {{ hasNextPage endCursor }}
     edges {{ node {{ {CARD} }} }} }} }} }} }}"""
-ITEM = f"""query Item($id: ID!) {{ node(id: $id) {{ ... on WorkflowItem {{ {CARD} }} }} }}"""
+ITEM = f"""query Item($id: ID!) {{ node(id: $id) {{ ... on WorkflowItem {{ {CARD}
+  subproject {{ workflowItemOrdering {RESOURCE} project {{ {RESOURCE} projectedBudgets {{ value }} }} }} }} }} }}"""
 
 
 async def _ok(gql, document, variables, token):
@@ -161,6 +162,9 @@ async def test_resource_fields_answer_the_same_for_every_viewer(gql, db, actors,
         ("b.txt", True, False),
     ]
     assert item["documents"][0]["addedBy"] == {"login": "owner"}
+    assert item["subproject"]["workflowItemOrdering"] == ordering  # below a parent pointer: the same
+    assert reads["viewer"]["items"][0]["subproject"]["workflowItemOrdering"] == ordering[1:]
+    assert reads["player"]["items"][0]["subproject"] is None  # the player may not view S
     assert {g["intent"]: g["parties"] for g in suspended["permissions"]}["workflowItem.update"] == []
     viewer_item = reads["viewer"]["items"][0]
     assert viewer_item["permissions"] is None and viewer_item["allowedIntents"] == ["workflowItem.view"]
