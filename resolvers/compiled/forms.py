@@ -53,6 +53,7 @@ from resolvers.compiled.form import (
 from resolvers.compiled.log import case_log, history
 from resolvers.compiled.pages import items_page, subprojects_page
 from resolvers.compiled.relations import FORMS as RELATION_FORMS
+from resolvers.compiled.resource_fields import FORMS as RESOURCE_FIELDS
 from resolvers.compiled.workflows import FORMS as WORKFLOW_FORMS
 
 __all__ = ["CONNECTION", "FORMS", "LEAF", "OBJECT", "PARTIES", "Form", "combine", "root_row"]
@@ -327,4 +328,4 @@ def combine(*parts: dict[str, dict[str, Form]]) -> dict[str, dict[str, Form]]:
 
 
 # Each domain module that gives fields SQL forms joins the registry here.
-FORMS = combine(_CORE, RELATION_FORMS, WORKFLOW_FORMS)
+FORMS = combine(_CORE, RELATION_FORMS, WORKFLOW_FORMS, RESOURCE_FIELDS)

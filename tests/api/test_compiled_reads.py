@@ -6,6 +6,7 @@ equal, byte for byte, for every kind of viewer of the authorization matrix.
 """
 
 import json
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -22,7 +23,7 @@ from server.settings import Settings
 from tests.api import test_authorization_matrix as matrix
 from tests.fixtures.api import GraphQLClient
 from tests.fixtures.authorization import ACTORS
-from tests.fixtures.documents import CREATE_ITEM, EXECUTE, GRANT, NESTED, REORDER
+from tests.fixtures.documents import CREATE_ITEM, EXECUTE, GRANT, NESTED, REORDER, REVOKE
 
 actors = matrix.actors  # the matrix's users (a fixture), one per actor
 
@@ -221,8 +222,25 @@ def _item(draw):
         "__typename",
         "assignee { __typename ... on User { login } ... on Group { name } }",
         "subproject { id displayName project { id } }",
+        "dueDate",
+        "billingDate",
+        f"documents {{ {_pick(draw, DOCUMENT_FIELDS)} }}",
+        *_resource_fields(draw),
     ]
     return _pick(draw, [*scalars, f"case {{ {case} }}"])
+
+
+# a document's url and link are signed per request: no SQL form, the root field is resolved
+DOCUMENT_FIELDS = ["id", "fileName", "sha256", "size", "contentType", "addedAt", "removed", "removedAt"]
+DOCUMENT_FIELDS += ["addedBy { login id }", "__typename", "link"]
+BUDGETS = "projectedBudgets { organization currency value __typename }"
+
+
+def _resource_fields(draw):
+    """What projects, subprojects and items share (resolvers/compiled/resource_fields.py)."""
+    parties = "parties { __typename ... on User { login } ... on Group { name id } }"
+    grants = f"permissions {{ {_pick(draw, ['intent', parties, '__typename'])} }}"
+    return ["tags", "additionalData", "allowedIntents", grants]
 
 
 def _log_args(draw):
@@ -251,15 +269,17 @@ def _entry(draw):
 def _subproject(draw):
     items = "workflowItems" + _connection(draw, _first(draw, after=True), draw(_item()))
     fields = ["id", "displayName", "status", "currency", "workflowMode", "createdAt", "__typename", items]
-    fields += ["project { id status }", "validator { __typename ... on User { login } }", "workflow { id version }"]
-    return _pick(draw, fields)
+    fields += ["project { id status }", "validator { __typename ... on User { login } ... on Group { name } }"]
+    fields += ["workflow { id version }", "workflowItemOrdering", BUDGETS]
+    return _pick(draw, [*fields, *_resource_fields(draw)])
 
 
 @st.composite
 def _project(draw):
     subprojects = "subprojects" + _connection(draw, _first(draw), draw(_subproject()))
     assignee = "assignee { ... on User { id displayName } }"
-    return _pick(draw, ["id", "displayName", "description", "status", "createdAt", "__typename", assignee, subprojects])
+    fields = ["id", "displayName", "description", "status", "createdAt", "__typename", assignee, subprojects]
+    return _pick(draw, [*fields, *_resource_fields(draw), BUDGETS])
 
 
 @st.composite
@@ -275,9 +295,15 @@ def reads(draw):
     body = "{ " + _pick(draw, [node, projects]) + " }"
     fragment = f" fragment Item on WorkflowItem {{ {draw(_item())} }}" if "...Item" in body else ""
     types = {"id": "ID!", "n": "Int", "after": "String", "flag": "Boolean!", "f": "ProjectFilter", "la": "String"}
-    used = [f"${name}: {kind}" for name, kind in types.items() if f"${name}" in body + fragment]
+    used = [f"${name}: {kind}" for name, kind in types.items() if _uses(body + fragment, name)]
     header = f"query Read({', '.join(used)})" if used else "query Read"
     return header + " " + body + fragment
+
+
+def _uses(document, name):
+    """Whether the document reads ``$name`` (not only a longer name that starts with it: $f is
+    not $flag; a declared variable the document does not use fails validation)."""
+    return re.search(rf"\${name}\b", document) is not None
 
 
 HISTORY_FILTERS = [
@@ -303,7 +329,7 @@ def log_reads(draw):
     fields += ["actor { id login displayName __typename }"]
     fields += ["onBehalfOf { __typename ... on User { login id } ... on Group { name } }"]
     if draw(st.integers(0, 4)) == 0:
-        fields.append("workflowItem { id documents { id } }")  # no SQL form: the root field is resolved
+        fields.append("workflowItem { id documents { url } }")  # no SQL form: the root field is resolved
     fields += ["workflowItem { id }", "project { id }", "subproject { displayName }"]
 
     shared = draw(st.sampled_from(["", *HISTORY_FILTERS]))  # on every history: $id picks one type
@@ -324,7 +350,7 @@ def log_reads(draw):
     ]
     body = f"{{ node(id: $id) {{ __typename {' '.join(draw(st.permutations(spreads)))} }} }}"
     types = {"id": "ID!", "n": "Int", "flag": "Boolean!", "la": "String", "me": "ID", "hf": "HistoryFilter"}
-    used = [f"${name}: {kind}" for name, kind in types.items() if f"${name}" in body]
+    used = [f"${name}: {kind}" for name, kind in types.items() if _uses(body, name)]
     return f"query Log({', '.join(used)}) {body}"
 
 
@@ -395,7 +421,8 @@ _SCENES: dict[tuple[str, ...], Any] = {}
 
 async def _ordered_scene(gql, db, actors):
     """The matrix's scene, with a third item, an ordering that lists I2 then I (the third
-    follows unlisted), a group playing a role beside the player and a validator of S2."""
+    follows unlisted), a group playing a role beside the player, a validator of S2, tags,
+    additional data, a due date, budgets, a grant to the group, and I2 hidden from the viewer."""
     scene = await matrix.build_scene(gql, db, actors)
     owner = scene.tokens["owner"]
     created = await gql(CREATE_ITEM, {"input": {"subprojectId": scene.subproject, "displayName": "I3"}}, token=owner)
@@ -410,6 +437,20 @@ async def _ordered_scene(gql, db, actors):
     assert reordered["reorderWorkflowItems"]["userErrors"] == []
     added = await gql(ADD_PLAYER, {"i": scene.item, "p": scene.group}, token=owner)
     assert added["reassignRole"]["userErrors"] == []
+    budgets = [
+        {"organization": "B", "currency": "EUR", "value": "1"},
+        {"organization": "A", "currency": "EUR", "value": "2"},
+    ]
+    data = {"b": [1, 2.5, {"z": None, "a": "ü"}], "a": 1e16}
+    for mutation, variables in (  # what resolvers/compiled/resource_fields.py reads, set
+        (UPDATE_PROJECT, {"input": {"id": scene.project, "tags": ["t", "é"], "additionalData": data}}),
+        (UPDATE_PROJECT, {"input": {"id": scene.project, "projectedBudgets": budgets}}),
+        (UPDATE_ITEM, {"input": {"id": scene.item, "tags": ["t"], "dueDate": "2026-02-03"}}),
+        (GRANT, {"r": scene.project, "i": "project.viewHistory", "p": scene.group}),
+        (REVOKE, {"r": i2, "i": "workflowItem.view", "p": actors["viewer"]}),  # the viewer's ordering: I
+    ):
+        body = await gql(mutation, variables, token=owner)
+        assert next(iter(body.values()))["userErrors"] == [], body
     for action, extra in (("resolve", {"resolution": "fixed"}), ("close", {})):  # I3: CLOSED, a terminal state
         done = await gql(EXECUTE, {"input": {"workflowItemId": i3, "action": action, **extra}}, token=owner)
         assert done["executeAction"]["userErrors"] == [], action
@@ -426,6 +467,9 @@ async def _ordered_scene(gql, db, actors):
     return scene
 
 
+UPDATE_PROJECT = """mutation($input: UpdateResourceInput!) { updateProject(input: $input) { userErrors { code } } }"""
+UPDATE_ITEM = """mutation($input: UpdateWorkflowItemInput!) {
+  updateWorkflowItem(input: $input) { userErrors { code } } }"""
 LOG_CURSORS = """query($id: ID!) { node(id: $id) { ... on WorkflowItem {
   case { log(first: 100) { edges { cursor } } } } } }"""
 
