@@ -6,7 +6,7 @@ equal, byte for byte, for every kind of viewer of the authorization matrix.
 
 The generated tests (hypothesis, derandomized: the same examples on every run) read one scene,
 ``_ordered_scene``, in which the same page holds rows one viewer may read and another may not
-(the viewer sees S but not S2, I2 and I but not I3, and reads I3's entries in P's and S's
+(the viewer sees S but not S2, I but not I2 nor I3, and reads I3's entries in P's and S's
 history but not its grant entries; the player reads I3's log but those; the owner reads them).
 ``reads`` draws any compiled field, for one drawn viewer (its documents are large);
 ``page_reads`` the resources' pages and ``log_reads`` Case.log and history, each for every
@@ -22,8 +22,8 @@ viewer. Breakages they are known to catch, each tried on both databases (2026-11
 - ``subprojects_page`` without ``subproject_visible``: ``page_reads`` (and ``reads``).
 
 Before this scene, no viewer saw a page's rows but some (the viewer read no entry at all, saw
-every item and subproject), and a variable written ``$f`` was declared for every ``$flag``,
-which failed validation alike on both servers: these breakages passed.
+every item and subproject), and (fixed beside it by ``_uses``) ``$f`` was declared wherever
+``$flag`` was used, which failed validation alike on both servers: these breakages passed.
 """
 
 import json
@@ -38,7 +38,7 @@ from hypothesis import strategies as st
 from sqlalchemy import update
 
 from bench.queries import R1, R2, R4
-from models import Activity, WorkflowItem
+from models import Activity, Subproject, WorkflowItem
 from server.app import create_app
 from server.settings import Settings
 from tests.api import test_authorization_matrix as matrix
@@ -115,6 +115,41 @@ async def test_a_compiled_read_costs_one_statement_per_root_field(
     assert r1.count == 1, r1.statements
 
 
+async def test_a_page_of_items_seen_in_part_answers_the_same(gql, db, actors, same):
+    """A viewer of the subproject who sees some of its items (by their role in I and I2's
+    cases, by a grant on I3) and not I4, and one who sees none: every page, the cursors and
+    the total, compiled as the resolvers answer. The compiled page checks each candidate's
+    visibility as it reaches it (``pages._probe``); the count reads them all."""
+    scene = await matrix.build_scene(gql, db, actors)
+    owner = scene.tokens["owner"]
+    made = []
+    for name in ("I3", "I4"):  # made before the grants below, so the player's are not copied
+        created = await gql(
+            CREATE_ITEM, {"input": {"subprojectId": scene.subproject, "displayName": name}}, token=owner
+        )
+        made.append(created["createWorkflowItem"]["workflowItem"]["id"])
+    for actor in ("player", "stranger"):
+        for resource, intent in ((scene.project, "project.view"), (scene.subproject, "subproject.view")):
+            granted = await gql(GRANT, {"r": resource, "i": intent, "p": scene.ids[actor]}, token=owner)
+            assert granted["grantPermission"]["userErrors"] == []
+    granted = await gql(GRANT, {"r": made[0], "i": "workflowItem.view", "p": scene.ids["player"]}, token=owner)
+    assert granted["grantPermission"]["userErrors"] == []
+    seen = {}
+    for actor in ("player", "stranger"):
+        token, after, names = scene.tokens[actor], None, []
+        while True:
+            body = await same(COUNTED_PAGE_OF_ITEMS, {"s": scene.subproject, "after": after}, token)
+            page = body["data"]["node"]["workflowItems"]
+            names += [edge["node"]["displayName"] for edge in page["edges"]]
+            if not page["pageInfo"]["hasNextPage"]:
+                break
+            after = page["pageInfo"]["endCursor"]
+        seen[actor] = (names, page["totalCount"])
+        await same(R1, {"id": scene.project}, token)
+        await same(R4, {"s": scene.subproject, "after": None}, token)
+    assert seen == {"player": (["I", "I2", "I3"], 3), "stranger": ([], 0)}
+
+
 # -- generated selections over the compiled part of the schema ---------------------------------
 
 ADD_PLAYER = """mutation($i: ID!, $p: ID!) { reassignRole(input: {workflowItemId: $i, role: "assignee",
@@ -186,7 +221,13 @@ def _item(draw):
             "enabledActions { assignees { __typename ... on User { login } ... on Group { name } } }",
             "roles { role { shortName __typename } assignees { __typename ... on User { login id } "
             "... on Group { name displayName } } }",
-            "scopes { status }",  # no SQL form: the root field is resolved
+            "scopes { status state { shortName terminal } parent { id } }",
+            "states { shortName prettyName hiddenFields }",
+            "suspendedUntil",
+            "workflow { id shortName prettyName version roles { shortName prettyName } states { shortName } "
+            "actions { shortName } }",
+            "workflowItem { id subproject { id } }",
+            "jobs { id }",  # no SQL form: the root field is resolved
             "log" + _connection(draw, _log_args(draw), draw(_entry())),
         ],
     )
@@ -201,8 +242,26 @@ def _item(draw):
         "createdAt",
         "__typename",
         "assignee { __typename ... on User { login } ... on Group { name } }",
+        "subproject { id displayName project { id } }",
+        "dueDate",
+        "billingDate",
+        f"documents {{ {_pick(draw, DOCUMENT_FIELDS)} }}",
+        *_resource_fields(draw),
     ]
     return _pick(draw, [*scalars, f"case {{ {case} }}"])
+
+
+# a document's url and link are signed per request: no SQL form, the root field is resolved
+DOCUMENT_FIELDS = ["id", "fileName", "sha256", "size", "contentType", "addedAt", "removed", "removedAt"]
+DOCUMENT_FIELDS += ["addedBy { login id }", "__typename", "link"]
+BUDGETS = "projectedBudgets { organization currency value __typename }"
+
+
+def _resource_fields(draw):
+    """What projects, subprojects and items share (resolvers/compiled/resource_fields.py)."""
+    parties = "parties { __typename ... on User { login } ... on Group { name id } }"
+    grants = f"permissions {{ {_pick(draw, ['intent', parties, '__typename'])} }}"
+    return ["tags", "additionalData", "allowedIntents", grants]
 
 
 def _log_args(draw):
@@ -215,12 +274,14 @@ def _log_args(draw):
 
 @st.composite
 def _entry(draw):
-    """A log entry's fields; its workflowItem has no SQL form (the root field is resolved)."""
+    """A log entry's fields, and the resources it is about."""
     fields = ["id", "seq", "at", "kind", "comment", "data", "action", "hash", "prevHash", "__typename"]
     parties = [
         "actor { id login displayName __typename }",
         "onBehalfOf { __typename ... on User { login id } ... on Group { name } }",
         "workflowItem { id }",
+        "project { id displayName }",
+        "subproject { id status }",
     ]
     return _pick(draw, [*fields, *parties])
 
@@ -228,14 +289,18 @@ def _entry(draw):
 @st.composite
 def _subproject(draw):
     items = "workflowItems" + _connection(draw, _first(draw, after=True), draw(_item()))
-    return _pick(draw, ["id", "displayName", "status", "currency", "workflowMode", "createdAt", "__typename", items])
+    fields = ["id", "displayName", "status", "currency", "workflowMode", "createdAt", "__typename", items]
+    fields += ["project { id status }", "validator { __typename ... on User { login } ... on Group { name } }"]
+    fields += ["workflow { id version }", "workflowItemOrdering", BUDGETS]
+    return _pick(draw, [*fields, *_resource_fields(draw)])
 
 
 @st.composite
 def _project(draw):
     subprojects = "subprojects" + _connection(draw, _first(draw), draw(_subproject()))
     assignee = "assignee { ... on User { id displayName } }"
-    return _pick(draw, ["id", "displayName", "description", "status", "createdAt", "__typename", assignee, subprojects])
+    fields = ["id", "displayName", "description", "status", "createdAt", "__typename", assignee, subprojects]
+    return _pick(draw, [*fields, *_resource_fields(draw), BUDGETS])
 
 
 @st.composite
@@ -251,15 +316,15 @@ def reads(draw):
     body = "{ " + _pick(draw, [node, projects]) + " }"
     fragment = f" fragment Item on WorkflowItem {{ {draw(_item())} }}" if "...Item" in body else ""
     types = {"id": "ID!", "n": "Int", "after": "String", "flag": "Boolean!", "f": "ProjectFilter", "la": "String"}
-    used = _declared(types, body + fragment)
-    header = f"query Read({used})" if used else "query Read"
+    used = [f"${name}: {kind}" for name, kind in types.items() if _uses(body + fragment, name)]
+    header = f"query Read({', '.join(used)})" if used else "query Read"
     return header + " " + body + fragment
 
 
-def _declared(types, body):
-    """The variable definitions of the variables ``body`` uses (``$f`` is not ``$flag``: a
-    variable declared and not used fails validation, and the document tests nothing)."""
-    return ", ".join(f"${name}: {kind}" for name, kind in types.items() if re.search(rf"\${name}\b", body))
+def _uses(document, name):
+    """Whether the document reads ``$name`` (not only a longer name that starts with it: $f is
+    not $flag; a declared variable the document does not use fails validation)."""
+    return re.search(rf"\${name}\b", document) is not None
 
 
 HISTORY_FILTERS = [
@@ -286,7 +351,8 @@ def log_reads(draw):
     fields += ["actor { id login displayName __typename }"]
     fields += ["onBehalfOf { __typename ... on User { login id } ... on Group { name } }"]
     if draw(st.integers(0, 4)) == 0:
-        fields.append("workflowItem { id }")
+        fields.append("workflowItem { id documents { url } }")  # no SQL form: the root field is resolved
+    fields += ["workflowItem { id }", "project { id }", "subproject { displayName }"]
 
     shared = draw(st.sampled_from(["", *HISTORY_FILTERS]))  # on every history: $id picks one type
 
@@ -306,7 +372,8 @@ def log_reads(draw):
     ]
     body = f"{{ node(id: $id) {{ __typename {' '.join(draw(st.permutations(spreads)))} }} }}"
     types = {"id": "ID!", "n": "Int", "flag": "Boolean!", "la": "String", "me": "ID", "hf": "HistoryFilter"}
-    return f"query Log({_declared(types, body)}) {body}"
+    used = [f"${name}: {kind}" for name, kind in types.items() if _uses(body, name)]
+    return f"query Log({', '.join(used)}) {body}"
 
 
 @st.composite
@@ -315,7 +382,7 @@ def page_reads(draw):
     ``subprojects``, each subproject's ``workflowItems``, every page's nodes read (the odds of
     ``reads`` reaching a page past every field without an SQL form are small), its arguments
     drawn (a refused one is ``reads``' to draw): the scene's viewer sees some rows of each page
-    and not others (S, not S2; I2 and I, not I3)."""
+    and not others (S, not S2; I, not I2 nor I3)."""
 
     def page(name, node, after=False):
         first = draw(st.sampled_from(["", "first: 2", "first: 1", "first: $n", "first: 0"]))
@@ -336,7 +403,8 @@ def page_reads(draw):
     roots.append(page("projects", project))
     body = "{ " + _pick(draw, roots) + " }"
     types = {"id": "ID!", "n": "Int", "after": "String", "flag": "Boolean!", "f": "ProjectFilter"}
-    return f"query Pages({_declared(types, body)}) {body}"
+    used = [f"${name}: {kind}" for name, kind in types.items() if _uses(body, name)]
+    return f"query Pages({', '.join(used)}) {body}"
 
 
 @pytest.mark.slow
@@ -421,10 +489,11 @@ _SCENES: dict[tuple[str, ...], Any] = {}
 
 async def _ordered_scene(gql, db, actors):
     """The matrix's scene, with a third item, an ordering that lists I2 then I (the third
-    follows unlisted) and a group playing a role beside the player; and grants that make some
-    of a page's rows readable and others not for the same viewer:
+    follows unlisted), a group playing a role beside the player, a validator of S2, tags,
+    additional data, a due date, budgets, a grant to the group; and grants that make some of a
+    page's rows readable and others not for the same viewer:
 
-    - the viewer no longer sees S2 (P's subprojects: S only) nor I3 (S's items: I2 and I), but
+    - the viewer no longer sees S2 (P's subprojects: S only) nor I2 and I3 (S's items: I), but
       holds workflowItem.viewHistory on I3: of P's and S's history it reads I3's entries (and
       no other), not the grant entries among them (those need listPermissions on I3);
     - the player plays I3's assignee role: it reads I3's log but its two grant entries.
@@ -448,6 +517,20 @@ async def _ordered_scene(gql, db, actors):
     assert reordered["reorderWorkflowItems"]["userErrors"] == []
     added = await gql(ADD_PLAYER, {"i": scene.item, "p": scene.group}, token=owner)
     assert added["reassignRole"]["userErrors"] == []
+    budgets = [
+        {"organization": "B", "currency": "EUR", "value": "1"},
+        {"organization": "A", "currency": "EUR", "value": "2"},
+    ]
+    data = {"b": [1, 2.5, {"z": None, "a": "ü"}], "a": 1e16}
+    for mutation, variables in (  # what resolvers/compiled/resource_fields.py reads, set
+        (UPDATE_PROJECT, {"input": {"id": scene.project, "tags": ["t", "é"], "additionalData": data}}),
+        (UPDATE_PROJECT, {"input": {"id": scene.project, "projectedBudgets": budgets}}),
+        (UPDATE_ITEM, {"input": {"id": scene.item, "tags": ["t"], "dueDate": "2026-02-03"}}),
+        (GRANT, {"r": scene.project, "i": "project.viewHistory", "p": scene.group}),
+        (REVOKE, {"r": i2, "i": "workflowItem.view", "p": actors["viewer"]}),  # the viewer's ordering: I
+    ):
+        body = await gql(mutation, variables, token=owner)
+        assert next(iter(body.values()))["userErrors"] == [], body
     # I3: CLOSED, a terminal state; resolved by its assignee, closed by its submitter
     for who, action, extra in (("player", "resolve", {"resolution": "fixed"}), ("owner", "close", {})):
         done = await gql(EXECUTE, {"input": {"workflowItemId": i3, "action": action, **extra}}, token=scene.tokens[who])
@@ -460,10 +543,17 @@ async def _ordered_scene(gql, db, actors):
     assert len(seqs) >= 3, seqs
     async with db.transaction() as s:  # as engine/deputies.py writes it: a deputy acted for the victim
         await s.execute(update(Activity).where(Activity.seq == int(seqs[1])).values(on_behalf_of=actors["victim"]))
+        # S2 names the owner as its validator (S names none)
+        await s.execute(
+            update(Subproject).where(Subproject.id == scene.empty_subproject).values(validator_id=actors["owner"])
+        )
     scene.extra.update(i2=i2, i3=i3, seqs=[*seqs[:3], before_grants])
     return scene
 
 
+UPDATE_PROJECT = """mutation($input: UpdateResourceInput!) { updateProject(input: $input) { userErrors { code } } }"""
+UPDATE_ITEM = """mutation($input: UpdateWorkflowItemInput!) {
+  updateWorkflowItem(input: $input) { userErrors { code } } }"""
 LOG_CURSORS = """query($id: ID!) { node(id: $id) { ... on WorkflowItem {
   case { log(first: 100) { edges { cursor } } } } } }"""
 
