@@ -19,7 +19,9 @@ viewer. Breakages they are known to catch, each tried on both databases (2026-11
 - ``_page`` with the permission-kinds branch dropped (no one but admins reads them):
   ``log_reads`` (the owner);
 - resolvers/compiled/pages.py's ``items_page`` without ``item_visible``: ``page_reads``;
-- ``subprojects_page`` without ``subproject_visible``: ``page_reads`` (and ``reads``).
+- ``subprojects_page`` without ``subproject_visible``: ``page_reads``.
+
+``reads`` alone catches neither pages.py breakage (its pages sit below fields it draws first).
 
 Before this scene, no viewer saw a page's rows but some (the viewer read no entry at all, saw
 every item and subproject), and (fixed beside it by ``_uses``) ``$f`` was declared wherever
