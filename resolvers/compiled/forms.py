@@ -40,6 +40,7 @@ from models import (
     WorkflowItem,
 )
 from resolvers import visibility
+from resolvers.compiled import actions
 from resolvers.compiled.build import Build
 from resolvers.compiled.form import (
     CONNECTION,
@@ -332,4 +333,4 @@ def combine(*parts: dict[str, dict[str, Form]]) -> dict[str, dict[str, Form]]:
 
 
 # Each domain module that gives fields SQL forms joins the registry here.
-FORMS = combine(_CORE)
+FORMS = combine(_CORE, actions.FORMS)
