@@ -10,6 +10,7 @@ from engine import assignment, conditions, side_effects  # noqa: F401
 from engine.actions import execute_action
 from engine.actors import SYSTEM, Actor
 from engine.assignment import pick_list, reassign
+from engine.budgets import BudgetInput
 from engine.cases import execute, get_enabled_actions, get_user_actions, start_case
 from engine.errors import DomainError, DomainErrors, ErrorCode
 from engine.items import assign_workflow_item, create_workflow_item, update_workflow_item
@@ -17,7 +18,6 @@ from engine.lifecycle import cancel_case, resume_case, resume_due_suspensions, s
 from engine.ordering import reorder
 from engine.resources import (
     UNSET,
-    BudgetInput,
     assign_project,
     assign_subproject,
     close_project,

@@ -77,9 +77,8 @@ async def create_workflow_item(
         field="subprojectId",
     )
     _require_open(subproject, "subproject")
-    workflow = await versions.usable_version(
-        session, subproject.workflow_id, field="subprojectId", what="a new workflow item"
-    )
+    # read FOR SHARE: a retirement racing this creation waits for it, and refuses it
+    await versions.usable_version(session, subproject.workflow_id, field="subprojectId", what="a new workflow item")
     item = WorkflowItem(
         id=new_id("wfi"),
         subproject_id=subproject.id,

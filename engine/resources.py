@@ -1,14 +1,15 @@
-"""Projects and subprojects: create, update, assign, close and their budgets and grants."""
+"""Projects and subprojects: create, update, assign and close them (their budgets: engine/budgets.py)."""
 
-from dataclasses import dataclass
 from datetime import date
 from typing import Any, TypeVar
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine import activity, permissions, validation, versions
+from engine import budgets as projected
 from engine.actors import Actor
+from engine.budgets import BudgetInput
 from engine.errors import DomainError, ErrorCode, not_found
 from engine.workflows import latest_workflow
 from models import (
@@ -33,13 +34,6 @@ class _Unset:
 
 UNSET: Any = _Unset()
 OPEN_CASE_STATUSES = ("ACTIVE", "SUSPENDED")
-
-
-@dataclass(frozen=True, slots=True)
-class BudgetInput:
-    organization: str
-    currency: str
-    value: str
 
 
 async def lock(session: AsyncSession, model: type[T], id_: str, *, what: str, field: str = "id") -> T:
@@ -69,40 +63,6 @@ async def assignee_or_creator(session: AsyncSession, assignee_id: str | None, ac
     return await check_party(session, assignee_id, "assigneeId")  # type: ignore[return-value]
 
 
-def _budgets(budgets: list[BudgetInput] | None) -> list[BudgetInput]:
-    result: list[BudgetInput] = []
-    seen: set[tuple[str, str]] = set()
-    for i, budget in enumerate(budgets or []):
-        field = f"projectedBudgets.{i}"
-        org = validation.require_text(budget.organization, f"{field}.organization")
-        cur = validation.currency(budget.currency, f"{field}.currency")
-        value = validation.decimal_string(budget.value, f"{field}.value")
-        if (org, cur) in seen:
-            raise validation.invalid(
-                f"Two budgets for {org} in {cur}; there is one per organization and currency.", field
-            )
-        seen.add((org, cur))
-        result.append(BudgetInput(org, cur, value))
-    return result
-
-
-async def _replace_budgets(session: AsyncSession, resource_id: str, budgets: list[BudgetInput]) -> None:
-    await session.execute(delete(ProjectedBudget).where(ProjectedBudget.resource_id == resource_id))
-    _add_budgets(session, resource_id, budgets)
-
-
-def _add_budgets(session: AsyncSession, resource_id: str, budgets: list[BudgetInput]) -> None:
-    """A new resource's budgets: it has none to replace."""
-    for b in budgets:
-        session.add(
-            ProjectedBudget(resource_id=resource_id, organization=b.organization, currency=b.currency, value=b.value)
-        )
-
-
-def _snapshot_budgets(budgets: list[BudgetInput]) -> list[dict[str, str]]:
-    return [{"organization": b.organization, "currency": b.currency, "value": b.value} for b in budgets]
-
-
 async def create_project(
     session: AsyncSession,
     *,
@@ -124,10 +84,10 @@ async def create_project(
         tags=validation.tags(tags),
         additional_data=validation.json_object(additional_data, "additionalData"),
     )
-    budgets = _budgets(projected_budgets)
+    budgets = projected.checked(projected_budgets)
     session.add(project)
     await session.flush()
-    _add_budgets(session, project.id, budgets)
+    projected.add(session, project.id, budgets)
     await permissions.grant_new_resource(session, resource_id=project.id, creator_id=actor.user_id)
     await activity.record(
         session,
@@ -137,7 +97,7 @@ async def create_project(
         data={
             "displayName": project.display_name,
             "assigneeId": project.assignee_id,
-            "projectedBudgets": _snapshot_budgets(budgets),
+            "projectedBudgets": projected.snapshot(budgets),
         },
     )
     return project
@@ -198,10 +158,10 @@ async def create_subproject(
         tags=validation.tags(tags),
         additional_data=validation.json_object(additional_data, "additionalData"),
     )
-    budgets = _budgets(projected_budgets)
+    budgets = projected.checked(projected_budgets)
     session.add(subproject)
     await session.flush()
-    _add_budgets(session, subproject.id, budgets)
+    projected.add(session, subproject.id, budgets)
     await permissions.grant_new_resource(
         session, resource_id=subproject.id, creator_id=actor.user_id, parent_id=project.id
     )
@@ -215,7 +175,7 @@ async def create_subproject(
             "workflow": wf.short_name,
             "workflowVersion": wf.version,
             "workflowMode": workflow_mode,
-            "projectedBudgets": _snapshot_budgets(budgets),
+            "projectedBudgets": projected.snapshot(budgets),
         },
     )
     return subproject
@@ -273,8 +233,8 @@ async def apply_update(
         ).all()
         wanted = sorted((b.organization, b.currency, b.value) for b in budgets)
         if [tuple(r) for r in existing] != wanted:
-            await _replace_budgets(session, resource.id, budgets)
-            changed["projected_budgets"] = _snapshot_budgets(budgets)
+            await projected.replace(session, resource.id, budgets)
+            changed["projected_budgets"] = projected.snapshot(budgets)
     if changed:
         await activity.record(
             session,
@@ -319,7 +279,7 @@ async def update_project(
         resource=project,
         kind="project_updated",
         changes=_common_changes(display_name, description, tags, additional_data),
-        budgets=None if projected_budgets is None else _budgets(projected_budgets),
+        budgets=None if projected_budgets is None else projected.checked(projected_budgets),
     )
 
 
@@ -341,7 +301,7 @@ async def update_subproject(
         resource=subproject,
         kind="subproject_updated",
         changes=_common_changes(display_name, description, tags, additional_data),
-        budgets=None if projected_budgets is None else _budgets(projected_budgets),
+        budgets=None if projected_budgets is None else projected.checked(projected_budgets),
     )
 
 

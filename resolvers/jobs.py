@@ -13,7 +13,7 @@ from sqlalchemy import func, select
 
 from engine.actors import Actor
 from engine.clock import SYSTEM_CLOCK
-from engine.jobs import records
+from engine.jobs import levers
 from models import Job, kind_of
 from resolvers.context import Context
 from resolvers.job_loads import visible_jobs
@@ -50,13 +50,13 @@ async def jobs_page(
 
 async def retry_job(ctx: Context, job_id: str) -> tuple[Job | None, list[Any]]:
     async def op(session: Any, actor: Actor) -> Job:
-        return await records.retry(session, actor=actor, job_id=job_id, now=SYSTEM_CLOCK.now())
+        return await levers.retry(session, actor=actor, job_id=job_id, now=SYSTEM_CLOCK.now())
 
     return await run(ctx, op)
 
 
 async def resume_job(ctx: Context, job_id: str) -> tuple[Job | None, list[Any]]:
     async def op(session: Any, actor: Actor) -> Job:
-        return await records.resume(session, actor=actor, job_id=job_id, now=SYSTEM_CLOCK.now())
+        return await levers.resume(session, actor=actor, job_id=job_id, now=SYSTEM_CLOCK.now())
 
     return await run(ctx, op)

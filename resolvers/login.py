@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any
 
-from engine import identity, throttle
+from engine import identity, passwords, throttle
 from engine.errors import DomainError
 from models import User, utcnow
 from resolvers.context import Context
@@ -55,8 +55,8 @@ async def login(ctx: Context, *, login: str, password: str) -> tuple[tuple[str, 
             raise throttle.too_many_attempts(until=charged.locked_until, now=now)
         if charged.delay:
             await sleep(charged.delay)
-        if not await identity.password_matches(user, password, max_pending=ctx.settings.login_max_password_checks):
-            raise identity.invalid_credentials()
+        if not await passwords.password_matches(user, password, max_pending=ctx.settings.login_max_password_checks):
+            raise passwords.invalid_credentials()
         assert user is not None  # password_matches is False without a user
         async with ctx.db.transaction() as session:
             await throttle.refund(session, keys=keys)

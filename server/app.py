@@ -1,11 +1,9 @@
 """The ASGI application: Starlette around Strawberry's GraphQL endpoint."""
 
-import contextlib
 import gc
 import json
 import logging
 import time
-import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
@@ -13,7 +11,6 @@ from typing import Any
 
 import orjson
 from cross_web import HTTPException
-from graphql import GraphQLError
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware import Middleware
@@ -22,10 +19,9 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
-from strawberry.asgi import ASGIWebSocketAdapter, GraphQL
+from strawberry.asgi import GraphQL
 from strawberry.exceptions import ConnectionRejectionError
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL
-from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import BaseGraphQLTransportWSHandler
 from strawberry.types.execution import ExecutionResult
 
 from engine import identity
@@ -47,32 +43,9 @@ from server.settings import Settings
 from server.shutdown import stop_within
 from server.unsubscribe import unsubscribe_endpoint
 from server.web import WebAssets
+from server.websockets import REFUSAL, CasewayWebSocket, LiveConnections, TransportWS
 
 log = logging.getLogger("caseway.server")
-
-
-class TransportWS(BaseGraphQLTransportWSHandler):
-    """strawberry's graphql-transport-ws handler, its cap on the operations one connection has
-    in flight answered with a code. The cap is a backstop, set above the two limits that
-    normally apply first and tell which was reached (``TOO_MANY_SUBSCRIPTIONS``,
-    ``TOO_MANY_OPERATIONS``): it bounds the tasks a burst of messages starts before any of
-    them has been parsed."""
-
-    async def handle_subscribe(self, message: Any) -> None:
-        cap = self.max_subscriptions_per_connection
-        if (
-            self.connection_acknowledged
-            and cap is not None
-            and message.get("id") not in self.operations
-            and len(self.operations) >= cap
-        ):
-            error = GraphQLError(
-                f"At most {cap} operations may be in flight on one connection.",
-                extensions={"code": "TOO_MANY_OPERATIONS"},
-            )
-            await self.send_message({"id": message["id"], "type": "error", "payload": [error.formatted]})
-            return
-        await super().handle_subscribe(message)
 
 
 def bearer_token(header: str) -> str:
@@ -90,23 +63,6 @@ OBSERVED = "caseway.observed"
 
 # The scope key that marks an answer as a request error's (server/media_types.py).
 REQUEST_ERROR = "caseway.request_error"
-# The scope key of a refused connection's reason, read by ``CasewayWebSocket.close``.
-REFUSAL = "caseway.refusal"
-LEGACY_HINT = "The graphql-ws protocol is off on this server: use graphql-transport-ws, or set CASEWAY_LEGACY_WS=true."
-
-
-class CasewayWebSocket(ASGIWebSocketAdapter):
-    """strawberry's WebSocket adapter, its closes saying why: the reason a connection_init was
-    refused (strawberry's own says only "Forbidden"), and that the old protocol exists but is
-    off (strawberry's says "Subprotocol not acceptable")."""
-
-    async def close(self, code: int, reason: str) -> None:
-        scope = self.ws.scope
-        if code == 4403 and REFUSAL in scope:
-            reason = scope[REFUSAL]
-        elif code == 4406 and GRAPHQL_WS_PROTOCOL in scope.get("subprotocols", ()):
-            reason = LEGACY_HINT
-        await super().close(code, reason)
 
 
 class CasewayGraphQL(GraphQL):
@@ -145,40 +101,9 @@ class CasewayGraphQL(GraphQL):
         self.settings = settings
         self.background: Background | None = None  # set by create_app: the hub, runDueTimers
         self.actor_cache = actor_cache
-        self.live_contexts: weakref.WeakSet[Context] = weakref.WeakSet()
+        self.live = LiveConnections(db, actor_cache, refresh_seconds=settings.ws_auth_refresh)
         self.web = web
         self.documents = documents
-
-    async def recheck_live_connections(self) -> None:
-        """Re-read the token and groups of every live connection in two queries, so a revoked
-        token or a group change reaches long-lived subscriptions without delaying any event:
-        periodically, and at once when who a token stands for changed (a logout, a revoked
-        token, a disabled user, a group change: ``ActorCache.changed``). A connection whose
-        token no longer works is closed with 4403, as one that came with a bad token."""
-        while True:
-            await self.actor_cache.changed(within=self.settings.ws_auth_refresh)
-            contexts = [c for c in self.live_contexts if c.token]
-            if not contexts:
-                continue
-            try:
-                async with self.db.read_session() as session:
-                    actors = await identity.authenticate_many(session, list({c.token for c in contexts}))
-            except Exception:  # retried at the next interval
-                log.exception("re-checking live connections failed")
-                continue
-            refused = [c for c in contexts if (c.token or "") not in actors]
-            problems: dict[str, identity.TokenProblem] = {}
-            if refused:
-                with contextlib.suppress(Exception):  # then the reason is the general one
-                    async with self.db.read_session() as session:
-                        problems = await identity.token_problems(session, list({c.token or "" for c in refused}))
-            for context in contexts:
-                context.actor = actors.get(context.token or "")
-                if context.actor is None:
-                    context.auth_problem = problems.get(context.token or "", identity.TokenProblem.UNKNOWN)
-                    self.live_contexts.discard(context)
-                    with contextlib.suppress(Exception):  # already closed
-                        await context.request.close(code=4403, reason=AUTH_MESSAGES[context.auth_problem])
 
     def encode_json(self, data: object) -> str:
         """orjson: several times faster than json on a big read. Text, because WebSocket
@@ -236,7 +161,7 @@ class CasewayGraphQL(GraphQL):
         if context.actor is None:
             reason = context.request.scope[REFUSAL] = AUTH_MESSAGES[context.auth_problem]
             raise ConnectionRejectionError({"message": reason})  # the payload: the legacy protocol's answer
-        self.live_contexts.add(context)
+        self.live.add(context)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         try:
@@ -373,7 +298,7 @@ def create_app(
     configure_mail(settings, db)
     graphql = CasewayGraphQL(db, settings, actor_cache, web, documents)
     background = graphql.background = Background(
-        db, settings, actor_cache=actor_cache, documents=documents, recheck=graphql.recheck_live_connections
+        db, settings, actor_cache=actor_cache, documents=documents, recheck=graphql.live.recheck
     )
 
     @asynccontextmanager

@@ -4,8 +4,6 @@ Every verb runs inside the caller's transaction and never commits; ``execute`` l
 case row first, so concurrent executions on one case are serialized and re-checked.
 """
 
-import hashlib
-import json
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -17,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from engine import activity, assignment, deputies, notifications, permissions, validation
 from engine.activity import LogEntry
 from engine.actors import Actor
+from engine.cases import idempotency, refusals
 from engine.cases.context import EXECUTABLE_STATUSES, CaseContext, case_not_found, load_case, new_case_context
 from engine.cases.transitions import (
     after_enable,
@@ -26,11 +25,9 @@ from engine.cases.transitions import (
     run_automatic,
     set_status_for_state,
 )
-from engine.child_specs import PARENT_TRIGGERS
 from engine.errors import DomainError, ErrorCode
 from engine.jobs import outbox
-from engine.spec_checker import MAX_NAME
-from engine.specs import ActionSpec, WorkflowSpec
+from engine.specs import WorkflowSpec
 from models import (
     Activity,
     Case,
@@ -41,7 +38,6 @@ from models import (
     new_id,
     utcnow,
 )
-from models.db import insert_for
 
 
 @dataclass
@@ -147,42 +143,6 @@ def may_perform(
     return any(p in held_intents for p in action.privileges)
 
 
-def request_hash(payload: dict[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
-
-
-async def _claim_idempotency_key(
-    session: AsyncSession, *, actor: Actor, operation: str, key: str, req_hash: str
-) -> Idempotency | None:
-    """Claim the key, or return the earlier use of it. On PostgreSQL a concurrent claimer waits
-    on the unique key until the first transaction commits (then sees its row) or rolls back."""
-    insert = insert_for(session)
-    claimed = await session.execute(
-        insert(Idempotency)
-        .values(
-            actor_id=actor.user_id,
-            operation=operation,
-            key=key,
-            request_hash=req_hash,
-            response={},
-            created_at=utcnow(),
-        )
-        .on_conflict_do_nothing()
-        .returning(Idempotency.key)
-    )
-    if claimed.first() is not None:
-        return None
-    previous = await session.get(Idempotency, (actor.user_id, operation, key), populate_existing=True)
-    assert previous is not None
-    if previous.request_hash != req_hash:
-        raise DomainError(
-            ErrorCode.IDEMPOTENCY_KEY_REUSED,
-            "This idempotency key was already used for a different request.",
-            ["idempotencyKey"],
-        )
-    return previous
-
-
 async def execute(
     session: AsyncSession,
     *,
@@ -208,7 +168,7 @@ async def execute(
         validation.optional_text(comment, "comment", max_len=validation.MAX_COMMENT)
     if idempotency_key is not None:
         validation.idempotency_key(idempotency_key)
-        req = request_hash(
+        req = idempotency.request_hash(
             {
                 "case": case_id,
                 "item": workflow_item_id,
@@ -221,7 +181,7 @@ async def execute(
                 "resolution": resolution,
             }
         )
-        previous = await _claim_idempotency_key(
+        previous = await idempotency.claim_key(
             session, actor=actor, operation="executeAction", key=idempotency_key, req_hash=req
         )
         if previous is not None:
@@ -256,10 +216,10 @@ async def execute(
         )
     spec_action = ctx.spec.actions.get(action)
     if spec_action is None or spec_action.trigger != "user":
-        raise _runs_by_itself(ctx, spec_action) or _not_enabled(ctx.spec, action)
+        raise refusals.runs_by_itself(ctx, spec_action) or refusals.not_enabled(ctx.spec, action)
     instance = await _find_instance(ctx, action, enabled_action_id, actor, held, stands_in_for)
     if instance is None:
-        raise _not_enabled(ctx.spec, action)
+        raise refusals.not_enabled(ctx.spec, action)
     on_behalf_of = None
     if not may_perform(ctx.spec, ctx.roles, instance, actor, held):
         # As a deputy: what the absent user may do by assignment or role (their grants stay theirs).
@@ -270,7 +230,7 @@ async def execute(
             raise DomainError(
                 ErrorCode.NOT_ALLOWED, f"You may not {spec_action.pretty_name.lower()} this case.", ["action"]
             )
-    _check_choices(spec_action, output, resolution)
+    refusals.check_choices(spec_action, output, resolution)
     entry = await fire(
         ctx,
         instance,
@@ -290,67 +250,6 @@ async def execute(
         record.response = {"caseId": ctx.case.id, "activityId": entry.id}
     # Not flushed here: the writes go with the log entry at commit (engine/folded_writes.py).
     return ExecutionResult(case=ctx.case, activity=entry)
-
-
-def _check_choices(action: ActionSpec, output: str | None, resolution: str | None) -> None:
-    """An output only for an action with outputs (which one is checked as the state changes, as
-    an ``on_fire`` callback may pick it); a resolution one of the action's codes, and required
-    when it has some: the person resolving picks one. Messages name the allowed
-    values, never echo the one given (it may be long)."""
-    if output is not None and not action.outputs:
-        raise DomainError(
-            ErrorCode.INVALID_INPUT, f"{action.pretty_name} has no outputs; leave output out.", ["output"]
-        )
-    codes = [code for code, _ in action.resolutions]
-    if resolution is None and not codes:
-        return
-    if not codes:
-        raise DomainError(
-            ErrorCode.INVALID_INPUT, f"{action.pretty_name} has no resolutions; leave resolution out.", ["resolution"]
-        )
-    if resolution not in codes:
-        raise DomainError(
-            ErrorCode.INVALID_INPUT,
-            f"{action.pretty_name} needs a resolution, one of: {', '.join(codes)}."
-            if resolution is None
-            else f"That is not a resolution of {action.pretty_name}; one of: {', '.join(codes)}.",
-            ["resolution"],
-        )
-
-
-# Action names an UNKNOWN_ACTION message lists: enough for any hand-written workflow, bounded for any.
-MAX_NAMED_ACTIONS = 20
-
-
-def _not_enabled(spec: WorkflowSpec, action: str) -> DomainError:
-    """Why ``action`` cannot run: the workflow has no such action (naming those it has, so a typo
-    is easy to fix), or it exists but is not enabled now. Built only on the refusal path."""
-    if action in spec.actions:
-        return DomainError(ErrorCode.ACTION_NOT_ENABLED, f"{action!r} is not enabled in this case now.", ["action"])
-    names = list(spec.actions)
-    listed = ", ".join(names[:MAX_NAMED_ACTIONS])
-    if len(names) > MAX_NAMED_ACTIONS:
-        listed += f" and {len(names) - MAX_NAMED_ACTIONS} more"
-    shown = action if len(action) <= MAX_NAME else action[:MAX_NAME] + "…"
-    message = f"The workflow {spec.short_name!r} has no action {shown!r}; its actions: {listed}."
-    return DomainError(ErrorCode.UNKNOWN_ACTION, message, ["action"])
-
-
-def _runs_by_itself(ctx: CaseContext, action: ActionSpec | None) -> DomainError | None:
-    """Why an enabled parent or timed action cannot be executed by hand: it runs by itself, and
-    the refusal says when (a parent when its children complete, a TIME action when its timer
-    falls due). None when the action is not enabled now (or runs otherwise)."""
-    if action is None or action.trigger not in ("time", *PARENT_TRIGGERS):
-        return None
-    due = [ea.fire_at for ea in ctx.enabled or () if ea.action == action.short_name and ea.status == "ENABLED"]
-    if not due:
-        return None
-    if action.trigger == "time":
-        when = min((at for at in due if at is not None), default=None)
-        message = f"{action.short_name!r} runs when its timer falls due at {when.isoformat() if when else 'its time'}"
-    else:
-        message = f"{action.short_name!r} runs when its children complete"
-    return DomainError(ErrorCode.ACTION_NOT_ENABLED, f"{message}; it cannot be executed by hand.", ["action"])
 
 
 def _needs_privileges(ctx: CaseContext, action: str) -> bool:
@@ -400,8 +299,8 @@ async def _find_instance(
     ]
     if not allowed:
         return found[0]  # refused by the permission check that follows
-    listed = ", ".join(allowed[:MAX_NAMED_ACTIONS]) + (
-        f" and {len(allowed) - MAX_NAMED_ACTIONS} more" if len(allowed) > MAX_NAMED_ACTIONS else ""
+    listed = ", ".join(allowed[: refusals.MAX_NAMED_ACTIONS]) + (
+        f" and {len(allowed) - refusals.MAX_NAMED_ACTIONS} more" if len(allowed) > refusals.MAX_NAMED_ACTIONS else ""
     )
     raise DomainError(
         ErrorCode.AMBIGUOUS_ACTION,

@@ -28,7 +28,8 @@ an earlier entry is PENDING or STALLED. A FAILED job does not hold its key (it w
 person; the jobs behind it go on); ``retryJob`` puts it back in its place: after the job of its
 key now running, before those not yet started.
 
-These functions work in the caller's transaction and never commit.
+The levers a person pulls (``retryJob``, ``resumeJob``) are engine/jobs/levers.py's. These
+functions work in the caller's transaction and never commit.
 """
 
 import json
@@ -41,12 +42,10 @@ from sqlalchemy import JSON, Text, bindparam, cast, exists, func, literal, selec
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
-from engine import activity, notifications, permissions
-from engine.actors import SYSTEM, Actor
+from engine import activity, notifications
+from engine.actors import SYSTEM
 from engine.cases.context import load_case
-from engine.errors import DomainError, ErrorCode, not_found
 from engine.jobs.kinds import JobError, JobKind, Permanent, Reconciled, Transient, job_kinds, policy_for
-from engine.jobs.outbox import jobs_were_written
 from models import Activity, Job
 
 PENDING, RUNNING, STALLED, COMPLETED, FAILED = "PENDING", "RUNNING", "STALLED", "COMPLETED", "FAILED"
@@ -221,7 +220,7 @@ async def complete(session: AsyncSession, claim: Claim, *, progress: Mapping[str
     job.progress = merged(job.progress, progress)
     job.next_attempt_at, job.error = None, None
     attempts = f"{job.attempts} attempt" + ("s" if job.attempts != 1 else "")
-    await _log(session, job, "job_completed", now, comment=f"The {job.kind} job completed after {attempts}.")
+    await log_about(session, job, "job_completed", now, comment=f"The {job.kind} job completed after {attempts}.")
     return True
 
 
@@ -287,12 +286,12 @@ async def failed_attempt(
     if not error.recoverable or policy.exhausted(job.attempts):
         move(job, FAILED, now=now)
         job.next_attempt_at = None
-        await _log(session, job, "job_failed", now, comment=error.message)
+        await log_about(session, job, "job_failed", now, comment=error.message)
     else:
         move(job, STALLED, now=now)
         wait = policy.delay(job.attempts) if delay is None else delay
         job.next_attempt_at = now + timedelta(seconds=wait)
-        await _log(session, job, "job_stalled", now, comment=error.message)
+        await log_about(session, job, "job_stalled", now, comment=error.message)
     return job.state
 
 
@@ -319,7 +318,7 @@ async def _fenced(session: AsyncSession, claim: Claim) -> Job | None:
     return job
 
 
-async def _log(
+async def log_about(
     session: AsyncSession, job: Job, kind: str, now: datetime, *, comment: str, actor_id: str | None = None
 ) -> None:
     """A log entry about the job's item, seen by subscribers and notified like any other. A job
@@ -343,63 +342,6 @@ async def _log(
         at=now,
     )
     await notifications.notify(ctx, entry, assigned_parties=())
-
-
-async def _lever(session: AsyncSession, *, actor: Actor, job_id: str) -> Job:
-    """A job a person pulls a lever on: visible to them (else NOT_FOUND), and theirs to change
-    (``workflowItem.update`` on its item, or admin)."""
-    job = await session.get(Job, job_id, with_for_update=True) if job_id.startswith("job_") else None
-    if job is None or (job.workflow_item_id is None and not actor.is_admin):  # a job of no case: admins'
-        raise not_found("job", job_id)
-    if job.workflow_item_id is None:
-        return job
-    try:
-        await permissions.require(
-            session, actor=actor, resource_id=job.workflow_item_id, intent="workflowItem.update", what="job"
-        )
-    except DomainError as refused:
-        if refused.code == ErrorCode.NOT_FOUND:  # hidden ≡ missing: name the job, never its item
-            raise not_found("job", job_id) from None
-        raise
-    return job
-
-
-def _require_state(job: Job, state: str, code: ErrorCode, done: str) -> None:
-    """A lever works on jobs in one state; any other is told which state it is in."""
-    if job.state != state:
-        raise DomainError(code, f"Only a {state} job can be {done}; this one is {job.state}.", ["id"])
-
-
-async def retry(session: AsyncSession, *, actor: Actor, job_id: str, now: datetime) -> Job:
-    """``retryJob``: a FAILED job starts over (PENDING, due now, attempts reset); progress and
-    the fencing token stay. It takes its place among its key's jobs again, so the key's other
-    unfinished jobs are locked first (PostgreSQL): a claim of one of them that is committing
-    finishes before this commits, and any claim that sees this job PENDING also sees that one
-    RUNNING. Otherwise a claim with an older snapshot could start this job while a later one of
-    its key runs."""
-    job = await _lever(session, actor=actor, job_id=job_id)
-    _require_state(job, FAILED, ErrorCode.JOB_NOT_FAILED, "retried")
-    await session.execute(
-        select(Job.id)
-        .where(Job.serialization_key == job.serialization_key, Job.state.in_(UNFINISHED))
-        .with_for_update()
-    )
-    move(job, PENDING, now=now)
-    job.attempts, job.next_attempt_at, job.error = 0, now, None
-    await _log(session, job, "job_retried", now, comment="The job was put back to run again.", actor_id=actor.user_id)
-    jobs_were_written(session)
-    return job
-
-
-async def resume(session: AsyncSession, *, actor: Actor, job_id: str, now: datetime) -> Job:
-    """``resumeJob``: a STALLED job is due now instead of at the end of its backoff."""
-    job = await _lever(session, actor=actor, job_id=job_id)
-    _require_state(job, STALLED, ErrorCode.JOB_NOT_STALLED, "resumed")
-    move(job, STALLED, now=now)
-    job.next_attempt_at = now
-    await _log(session, job, "job_resumed", now, comment="The job was resumed.", actor_id=actor.user_id)
-    jobs_were_written(session)
-    return job
 
 
 async def next_due(session: AsyncSession) -> datetime | None:
@@ -426,10 +368,9 @@ __all__ = [
     "entry_json",
     "failed_attempt",
     "lease_seconds",
+    "log_about",
     "merged",
     "move",
     "next_due",
     "reconciled",
-    "resume",
-    "retry",
 ]

@@ -14,7 +14,7 @@ import websockets
 from sqlalchemy import func, select
 
 import resolvers.login
-from engine import identity, throttle
+from engine import passwords, throttle
 from models import Database, LoginAttempt, utcnow
 from server.app import create_app
 from server.settings import Settings
@@ -90,7 +90,7 @@ def client_at(server_with) -> Callable[[str], GraphQLClient]:  # type: ignore[no
 @pytest.fixture
 def held_hashes(monkeypatch: pytest.MonkeyPatch) -> Iterator["HeldHashes"]:
     hashes = HeldHashes()
-    monkeypatch.setattr(identity, "verify_password", hashes.verify)
+    monkeypatch.setattr(passwords, "verify_password", hashes.verify)
     yield hashes
     hashes.release.set()
 
@@ -101,7 +101,7 @@ class HeldHashes:
     def __init__(self) -> None:
         self.release = threading.Event()
         self.checked: list[str] = []  # the stored hashes checked, in order
-        self._real = identity.verify_password
+        self._real = passwords.verify_password
 
     def verify(self, password: str, stored: str) -> bool:
         self.checked.append(stored)
@@ -246,7 +246,7 @@ async def test_password_checks_beyond_the_bound_are_refused_at_once(server_with,
         asyncio.create_task(log_in(client_at("198.51.100.1"), "bob", "password123")),
         asyncio.create_task(log_in(client_at("198.51.100.2"), "carol", "wrong")),
     ]
-    await until(lambda: identity.pending_password_checks() == 2)
+    await until(lambda: passwords.pending_password_checks() == 2)
     busy = await asyncio.wait_for(log_in(client_at("198.51.100.3"), "alice", "password123"), 10)
     assert busy == {
         "token": None,
@@ -263,7 +263,7 @@ async def test_password_checks_beyond_the_bound_are_refused_at_once(server_with,
     bob, carol = await asyncio.gather(*pending)
     assert (bob["user"], code_of(carol)) == ({"login": "bob"}, "INVALID_CREDENTIALS")
     assert len(held_hashes.checked) == 2  # alice's was never hashed
-    assert identity.pending_password_checks() == 0
+    assert passwords.pending_password_checks() == 0
     assert (await log_in(client_at("198.51.100.3"), "alice", "password123"))["user"] == {"login": "alice"}
 
 
@@ -290,14 +290,14 @@ async def test_the_password_hash_holds_no_database_lock(gql, make_user, monkeypa
     process: a hash inside the write transaction would make this write wait for it)."""
     _, alice = await make_user("alice")
     hashing, release = threading.Event(), threading.Event()
-    real_verify = identity.verify_password
+    real_verify = passwords.verify_password
 
     def slow_verify(password: str, stored: str) -> bool:
         hashing.set()
         release.wait(timeout=30)
         return real_verify(password, stored)
 
-    monkeypatch.setattr(identity, "verify_password", slow_verify)
+    monkeypatch.setattr(passwords, "verify_password", slow_verify)
     login = asyncio.create_task(gql(LOGIN, {"login": "alice", "password": "password123"}))
     try:
         assert await asyncio.to_thread(hashing.wait, 10)

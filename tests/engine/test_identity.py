@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select, update
 
-from engine import identity, permissions
+from engine import identity, passwords, permissions
 from engine.errors import DomainError
 from engine.identity import TokenProblem
 from models import ApiToken, User, utcnow
@@ -24,12 +24,12 @@ async def refusal(db, verb, **kwargs):
 
 
 def test_a_password_is_stored_salted_and_only_its_own_text_matches():
-    first, second = identity.hash_password("correct horse"), identity.hash_password("correct horse")
+    first, second = passwords.hash_password("correct horse"), passwords.hash_password("correct horse")
     assert first != second and "correct horse" not in first  # a salt each, no plain text
     assert first.startswith("scrypt$16384$8$1$")
-    assert identity.verify_password("correct horse", first) and identity.verify_password("correct horse", second)
-    assert not identity.verify_password("correct horse ", first)
-    assert not identity.verify_password("Correct horse", first)
+    assert passwords.verify_password("correct horse", first) and passwords.verify_password("correct horse", second)
+    assert not passwords.verify_password("correct horse ", first)
+    assert not passwords.verify_password("Correct horse", first)
 
 
 @pytest.mark.parametrize(
@@ -191,15 +191,15 @@ async def test_disabling_a_user_stops_their_tokens_and_enabling_brings_them_back
     async with db.session() as s:
         assert await identity.check_token(s, token) == TokenProblem.DISABLED
         user = await identity.find_user(s, login="alice")
-    assert not await identity.password_matches(user, PASSWORD, max_pending=4)  # the right one, but disabled
+    assert not await passwords.password_matches(user, PASSWORD, max_pending=4)  # the right one, but disabled
     async with db.transaction() as s:
         await identity.set_disabled(s, actor=admin, user_id=alice.user_id, disabled=False)
     async with db.session() as s:
         assert (await identity.check_token(s, token)).user_id == alice.user_id
         user = await identity.find_user(s, login="alice")
-    assert await identity.password_matches(user, PASSWORD, max_pending=4)
-    assert not await identity.password_matches(user, PASSWORD + "!", max_pending=4)
-    assert not await identity.password_matches(None, PASSWORD, max_pending=4)  # unknown login: a dummy hash
+    assert await passwords.password_matches(user, PASSWORD, max_pending=4)
+    assert not await passwords.password_matches(user, PASSWORD + "!", max_pending=4)
+    assert not await passwords.password_matches(None, PASSWORD, max_pending=4)  # unknown login: a dummy hash
 
 
 async def test_password_checks_beyond_the_limit_are_refused_at_once(db, make_actor, monkeypatch):
@@ -207,13 +207,13 @@ async def test_password_checks_beyond_the_limit_are_refused_at_once(db, make_act
     await make_actor("alice")
     async with db.session() as s:
         user = await identity.find_user(s, login="alice")
-    monkeypatch.setattr(identity._PENDING, "count", 2)  # two checks are in flight
+    monkeypatch.setattr(passwords._PENDING, "count", 2)  # two checks are in flight
     with pytest.raises(DomainError) as error:
-        await identity.password_matches(user, PASSWORD, max_pending=2)
+        await passwords.password_matches(user, PASSWORD, max_pending=2)
     assert (error.value.code, error.value.field) == ("TOO_MANY_ATTEMPTS", ["login"])
-    assert identity.pending_password_checks() == 2  # the refused one took no slot
-    assert await identity.password_matches(user, PASSWORD, max_pending=3)
-    assert identity.pending_password_checks() == 2  # the one that ran gave its slot back
+    assert passwords.pending_password_checks() == 2  # the refused one took no slot
+    assert await passwords.password_matches(user, PASSWORD, max_pending=3)
+    assert passwords.pending_password_checks() == 2  # the one that ran gave its slot back
 
 
 async def test_group_membership_is_what_an_actor_is_made_of(db, make_actor):

@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import select
 
 import engine
-from engine.jobs import JobKind, Permanent, Transient, records, register_job_kind
+from engine.jobs import JobKind, Permanent, Transient, levers, records, register_job_kind
 from engine.jobs import kinds as job_kinds_module
 from models import Job
 from server.job_runs import Completions
@@ -39,7 +39,7 @@ async def test_a_retried_job_waits_while_a_later_job_of_its_key_runs(shop: Shop,
     await until(lambda: billing.in_flight[case_id] == 1)  # ...so the next one runs, held open
 
     async with shop.db.transaction() as s:
-        await records.retry(s, actor=shop.owner, job_id=first.id, now=shop.clock.now())
+        await levers.retry(s, actor=shop.owner, job_id=first.id, now=shop.clock.now())
     shop.runner.wake()
     async with shop.db.transaction() as s:  # what any runner would find now: nothing, the key is busy
         assert await records.claim_due(s, now=shop.clock.now(), limit=10) == []
@@ -133,7 +133,7 @@ async def test_a_claim_from_before_retry_job_is_fenced_out(shop: Shop, billing: 
     async with shop.db.transaction() as s:
         await records.failed_attempt(s, stale, error=Permanent("X", "x"), detail=None, now=shop.clock.now())
     async with shop.db.transaction() as s:
-        await records.retry(s, actor=shop.owner, job_id=stale.id, now=shop.clock.now())
+        await levers.retry(s, actor=shop.owner, job_id=stale.id, now=shop.clock.now())
     async with shop.db.transaction() as s:
         (fresh,) = await records.claim_due(s, now=shop.clock.now(), limit=10)
     assert (stale.attempt, fresh.attempt, stale.token, fresh.token) == (1, 1, 1, 2)  # attempts were reset

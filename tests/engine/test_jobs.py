@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 
 import engine
 from engine.errors import DomainError, DomainErrors
-from engine.jobs import JobKind, Reconciled, RetryPolicy, Transient, records, register_job_kind, set_policy
+from engine.jobs import JobKind, Reconciled, RetryPolicy, Transient, levers, records, register_job_kind, set_policy
 from engine.jobs import kinds as job_kinds_module
 from models import Job, utcnow
 from tests.fixtures.jobs import BILLED, Shop, configure_billing, workflow_with_job
@@ -89,7 +89,7 @@ async def test_a_4xx_fails_at_once_and_retry_job_runs_it_again(shop: Shop, billi
     assert await shop.log_kinds(case_id) == ["job_failed"]
 
     async with shop.db.transaction() as s:
-        await records.retry(s, actor=shop.owner, job_id=job.id, now=shop.clock.now())
+        await levers.retry(s, actor=shop.owner, job_id=job.id, now=shop.clock.now())
     shop.runner.wake()
     job = await shop.until(job.id, lambda j: j.state == "COMPLETED")
     assert job.attempts == 1  # reset by the retry

@@ -17,7 +17,9 @@ pytestmark = [
     pytest.mark.skipif(BACKEND != "postgres", reason="SQLite's single writer serializes the two"),
 ]
 
-WAITING_ON_A_LOCK = "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()"
+WAITING_ON_A_LOCK = (
+    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()"
+)
 
 
 async def until_waiting(db) -> None:
@@ -44,8 +46,13 @@ async def test_a_creation_racing_a_retirement_waits_for_it_and_is_refused(db, ma
                 await engine.create_workflow_item(s, actor=owner, subproject_id=sub.id, display_name="late")
             else:
                 await engine.create_subproject(
-                    s, actor=owner, project_id=project.id, display_name="late", currency="EUR",
-                    workflow="simple", workflow_version=version,
+                    s,
+                    actor=owner,
+                    project_id=project.id,
+                    display_name="late",
+                    currency="EUR",
+                    workflow="simple",
+                    workflow_version=version,
                 )
 
     async with db.transaction() as retiring:

@@ -1,0 +1,117 @@
+"""The WebSocket side of the GraphQL endpoint: its two protocol handlers' refusals said in
+words, and the live connections whose token is checked again while they stay open.
+
+A connection authenticates once, in its connection_init payload (``CasewayGraphQL.on_ws_connect``
+in server/app.py); ``LiveConnections`` then re-reads the tokens and groups of all of them in two
+queries, periodically and at once when who a token stands for changed, and closes with 4403 a
+connection whose token no longer works.
+"""
+
+import contextlib
+import logging
+import weakref
+from typing import Any
+
+from graphql import GraphQLError
+from strawberry.asgi import ASGIWebSocketAdapter
+from strawberry.subscriptions import GRAPHQL_WS_PROTOCOL
+from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import BaseGraphQLTransportWSHandler
+
+from engine import identity
+from models import Database
+from resolvers.context import Context
+from resolvers.errors import AUTH_MESSAGES
+from server.actor_cache import ActorCache
+
+__all__ = ["LEGACY_HINT", "REFUSAL", "CasewayWebSocket", "LiveConnections", "TransportWS"]
+
+log = logging.getLogger("caseway.server")
+
+
+class TransportWS(BaseGraphQLTransportWSHandler):
+    """strawberry's graphql-transport-ws handler, its cap on the operations one connection has
+    in flight answered with a code. The cap is a backstop, set above the two limits that
+    normally apply first and tell which was reached (``TOO_MANY_SUBSCRIPTIONS``,
+    ``TOO_MANY_OPERATIONS``): it bounds the tasks a burst of messages starts before any of
+    them has been parsed."""
+
+    async def handle_subscribe(self, message: Any) -> None:
+        cap = self.max_subscriptions_per_connection
+        if (
+            self.connection_acknowledged
+            and cap is not None
+            and message.get("id") not in self.operations
+            and len(self.operations) >= cap
+        ):
+            error = GraphQLError(
+                f"At most {cap} operations may be in flight on one connection.",
+                extensions={"code": "TOO_MANY_OPERATIONS"},
+            )
+            await self.send_message({"id": message["id"], "type": "error", "payload": [error.formatted]})
+            return
+        await super().handle_subscribe(message)
+
+
+# The scope key of a refused connection's reason, read by ``CasewayWebSocket.close``.
+REFUSAL = "caseway.refusal"
+LEGACY_HINT = "The graphql-ws protocol is off on this server: use graphql-transport-ws, or set CASEWAY_LEGACY_WS=true."
+
+
+class CasewayWebSocket(ASGIWebSocketAdapter):
+    """strawberry's WebSocket adapter, its closes saying why: the reason a connection_init was
+    refused (strawberry's own says only "Forbidden"), and that the old protocol exists but is
+    off (strawberry's says "Subprotocol not acceptable")."""
+
+    async def close(self, code: int, reason: str) -> None:
+        scope = self.ws.scope
+        if code == 4403 and REFUSAL in scope:
+            reason = scope[REFUSAL]
+        elif code == 4406 and GRAPHQL_WS_PROTOCOL in scope.get("subprotocols", ()):
+            reason = LEGACY_HINT
+        await super().close(code, reason)
+
+
+class LiveConnections:
+    """The live connections of one server, held weakly (a closed one simply goes), and the loop
+    that checks their tokens again (``recheck``, one of the server's background tasks)."""
+
+    def __init__(self, db: Database, actor_cache: ActorCache, *, refresh_seconds: float) -> None:
+        self._db = db
+        self._actor_cache = actor_cache
+        self._refresh = refresh_seconds
+        self._contexts: weakref.WeakSet[Context] = weakref.WeakSet()
+
+    def add(self, context: Context) -> None:
+        """A connection that has authenticated: from now on its token is checked again."""
+        self._contexts.add(context)
+
+    async def recheck(self) -> None:
+        """Re-read the token and groups of every live connection in two queries, so a revoked
+        token or a group change reaches long-lived subscriptions without delaying any event:
+        periodically, and at once when who a token stands for changed (a logout, a revoked
+        token, a disabled user, a group change: ``ActorCache.changed``). A connection whose
+        token no longer works is closed with 4403, as one that came with a bad token."""
+        while True:
+            await self._actor_cache.changed(within=self._refresh)
+            contexts = [c for c in self._contexts if c.token]
+            if not contexts:
+                continue
+            try:
+                async with self._db.read_session() as session:
+                    actors = await identity.authenticate_many(session, list({c.token for c in contexts}))
+            except Exception:  # retried at the next interval
+                log.exception("re-checking live connections failed")
+                continue
+            refused = [c for c in contexts if (c.token or "") not in actors]
+            problems: dict[str, identity.TokenProblem] = {}
+            if refused:
+                with contextlib.suppress(Exception):  # then the reason is the general one
+                    async with self._db.read_session() as session:
+                        problems = await identity.token_problems(session, list({c.token or "" for c in refused}))
+            for context in contexts:
+                context.actor = actors.get(context.token or "")
+                if context.actor is None:
+                    context.auth_problem = problems.get(context.token or "", identity.TokenProblem.UNKNOWN)
+                    self._contexts.discard(context)
+                    with contextlib.suppress(Exception):  # already closed
+                        await context.request.close(code=4403, reason=AUTH_MESSAGES[context.auth_problem])
