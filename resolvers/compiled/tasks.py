@@ -45,21 +45,6 @@ def _parties(b: Build) -> Any:
     return func.json_each(parties).table_valued("value").alias("party")
 
 
-def _own_ranges(b: Build, after: Any, has_after: bool, limit: Any) -> Any:
-    """(instance, NULL): the first ``limit`` tasks past the cursor of each of the viewer's parties."""
-    party = _parties(b)
-    task = _TASK.alias("own_task")
-    wanted = [task.c.party_id == party.c.value, *([task.c.enabled_action_id > after] if has_after else [])]
-    first = select(task.c.enabled_action_id.label("id")).where(*wanted).order_by(task.c.enabled_action_id)
-    first = first.limit(limit)
-    if b.json.postgres:
-        found = first.lateral("own_range")
-        return select(found.c.id, null().label("behalf")).select_from(party.join(found, true()))
-    ids = select(func.json_group_array(first.correlate(party).subquery("own_ids").c.id)).scalar_subquery()
-    found = func.json_each(ids).table_valued("value").alias("own_range")
-    return select(found.c.value.label("id"), null().label("behalf")).select_from(party.join(found, true()))
-
-
 def _lent(b: Build) -> Any:
     """(absent user, party) of everyone the viewer stands in for at this execution's instant."""
     user = b.value("task_user", lambda actor: actor.user_id, String())
@@ -67,33 +52,34 @@ def _lent(b: Build) -> Any:
     return deputies.represented(user, at).subquery("represented")
 
 
-def _lent_range(b: Build, after: Any, has_after: bool, limit: Any) -> Any:
-    """(instance, absent user): the first ``limit`` lent tasks past the cursor, as the resolver
-    reads them (one range over the absent users' parties)."""
-    represented = _lent(b)
-    task = _TASK.alias("lent_task")
-    lent = select(task.c.enabled_action_id.label("id"), represented.c.absent_id.label("behalf")).join(
-        represented, represented.c.party_id == task.c.party_id
-    )
-    if has_after:
-        lent = lent.where(task.c.enabled_action_id > after)
-    found = lent.order_by(task.c.enabled_action_id).limit(limit).subquery("lent_range")
-    return select(found.c.id, found.c.behalf)
+def _range(b: Build, source: Any, party: Any, behalf: Any, name: str, past: Any = None, limit: Any = None) -> Any:
+    """(instance, ``behalf``) of the tasks of each row of ``source`` (its party: ``party``), past
+    the cursor ``past`` when given, the first ``limit`` of each when given: one range of the
+    index per party, read by its key however many tasks the others have."""
+    task = _TASK.alias(f"{name}_task")
+    wanted = [task.c.party_id == party, *([task.c.enabled_action_id > past] if past is not None else [])]
+    if limit is None:
+        rows = select(task.c.enabled_action_id.label("id"), behalf.label("behalf"))
+        return rows.select_from(source.join(task, and_(*wanted)))
+    first = select(task.c.enabled_action_id.label("id")).where(*wanted).order_by(task.c.enabled_action_id)
+    first = first.limit(limit)
+    if b.json.postgres:
+        found = first.lateral(f"{name}_range")
+        return select(found.c.id, behalf.label("behalf")).select_from(source.join(found, true()))
+    # SQLite has no LATERAL: the range's ids, gathered by a subquery correlated to the party
+    ids = select(func.json_group_array(first.correlate(source).subquery(f"{name}_ids").c.id)).scalar_subquery()
+    found = func.json_each(ids).table_valued("value").alias(f"{name}_range")
+    return select(found.c.value.label("id"), behalf.label("behalf")).select_from(source.join(found, true()))
 
 
-def _every(b: Build) -> Any:
-    """(instance, absent user or NULL) of every task of the viewer: their parties' and the lent."""
-    task = _TASK.alias("own_task")
-    party = _parties(b)
-    own = select(task.c.enabled_action_id.label("id"), null().label("behalf")).where(
-        task.c.party_id.in_(select(party.c.value))
+def _found(b: Build, past: Any = None, limit: Any = None) -> Any:
+    """(instance, NULL or the absent user it is lent by) of the viewer's tasks: their parties'
+    ranges and those of the parties of everyone they stand in for."""
+    party, lent = _parties(b), _lent(b)
+    return union_all(
+        _range(b, party, party.c.value, null(), "own", past, limit),
+        _range(b, lent, lent.c.party_id, lent.c.absent_id, "lent", past, limit),
     )
-    represented = _lent(b)
-    lent_task = _TASK.alias("lent_task")
-    lent = select(lent_task.c.enabled_action_id.label("id"), represented.c.absent_id.label("behalf")).join(
-        represented, represented.c.party_id == lent_task.c.party_id
-    )
-    return union_all(own, lent)
 
 
 def _once(found: Any) -> Any:
@@ -126,13 +112,12 @@ def my_tasks(b: Build, field: Any) -> Any:
     has_after = cursor is not None
     task, due = _ENABLED, _ITEM.c.due_date
     if by_due:
-        ids = _once(_every(b)).subquery("tasks")
+        ids = _once(_found(b)).subquery("tasks")
         joined = ids.join(task, task.c.id == ids.c.id).join(_CASE, _CASE.c.id == task.c.case_id)
         joined = joined.join(_ITEM, _ITEM.c.id == _CASE.c.object_id)
         order_by = [due.is_(None), due, task.c.id]
     else:
-        ranges = union_all(_own_ranges(b, after, has_after, limit), _lent_range(b, after, has_after, limit))
-        ids = _once(ranges).order_by("id").limit(limit).subquery("page_ids")
+        ids = _once(_found(b, after if has_after else None, limit)).order_by("id").limit(limit).subquery("page_ids")
         joined = ids.join(task, task.c.id == ids.c.id).outerjoin(_CASE, _CASE.c.id == task.c.case_id)
         joined = joined.outerjoin(_ITEM, _ITEM.c.id == _CASE.c.object_id)
         order_by = [task.c.id]
@@ -170,7 +155,7 @@ def my_tasks(b: Build, field: Any) -> Any:
     )
     total = None
     if b.counted(field.sub):
-        total = select(func.count()).select_from(_once(_every(b)).subquery("counted")).scalar_subquery()
+        total = select(func.count()).select_from(_once(_found(b)).subquery("counted")).scalar_subquery()
     return b.connection(field.sub, Page(page, first, total))
 
 
