@@ -134,8 +134,10 @@ async def task_scene(gql, db, ids):
     # the stranger is in the group too: the group's tasks are its own, not lent by the victim
     await _ok(gql, ADD_MEMBER, {"g": scene.group, "u": ids["stranger"]}, admin)
     until = (datetime.now(UTC) + timedelta(hours=12)).isoformat()
-    deputy = {"userId": ids["victim"], "deputyId": ids["stranger"], "until": until}
-    await _ok(gql, SET_DEPUTY, {"input": deputy}, admin)
+    # the stranger stands in for the victim, the admin for the victim and the viewer: the
+    # group's tasks are lent to the admin by both, and marked with the first of them (by id)
+    for absent, deputy in (("victim", "stranger"), ("victim", "admin"), ("viewer", "admin")):
+        await _ok(gql, SET_DEPUTY, {"input": {"userId": ids[absent], "deputyId": ids[deputy], "until": until}}, admin)
     scene.extra["items"] = items
     # Fresh tokens: the two servers of ``same`` share ``db``, whose publisher (the one that
     # clears remembered actors when a membership changes) is the last server's, so the planner's
@@ -198,8 +200,14 @@ async def test_my_tasks_compiled_answer_the_same_for_every_viewer_in_both_orders
         return [(cases.get(case, "bug"), action, lent) for case, action, lent in _listed(seen[actor, order])]
 
     assert labelled("owner", None) == []
-    # an admin's task list is theirs: their own two items', nobody else's
-    assert labelled("admin", None) == [(label, a, None) for label in ("admin", "admin2") for a in three]
+    # an admin's task list is theirs: their own two items', and those lent to them, nobody else's
+    first_absent = min((actors["victim"], "victim"), (actors["viewer"], "viewer"))[1]
+    assert labelled("admin", None) == [
+        *((label, a, None) for label in ("admin", "admin2") for a in three),
+        *(("group", a, first_absent) for a in three),
+        *(("victim", a, "victim") for a in three),
+        *(("viewer", a, "viewer") for a in three),
+    ]
     assert labelled("viewer", None) == [(label, a, None) for label in ("group", "viewer") for a in three]
     assert labelled("player", None) == [("bug", "resolve", None), *(("player", a, None) for a in three)]
     # the stranger's own (through the group) and the victim's, lent by the deputyship
@@ -208,7 +216,13 @@ async def test_my_tasks_compiled_answer_the_same_for_every_viewer_in_both_orders
         *(("victim", a, "victim") for a in three),
     ]
     # soonest due first (the admin's overdue item before its undated one), those without last
-    assert labelled("admin", "DUE_DATE") == labelled("admin", None)
+    assert labelled("admin", "DUE_DATE") == [
+        *(("admin", a, None) for a in three),
+        *(("group", a, first_absent) for a in three),
+        *(("victim", a, "victim") for a in three),
+        *(("admin2", a, None) for a in three),
+        *(("viewer", a, "viewer") for a in three),
+    ]
     assert labelled("viewer", "DUE_DATE") == labelled("viewer", None)
     assert labelled("player", "DUE_DATE") == labelled("player", None)[1:] + labelled("player", None)[:1]
     marks = {
