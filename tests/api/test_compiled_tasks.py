@@ -312,3 +312,33 @@ async def test_a_compiled_task_list_is_one_statement_that_asks_the_time_each_run
     monkeypatch.setattr(SYSTEM_CLOCK, "now", lambda: later)  # today's due date has passed
     due = await same(BY_DUE, {"first": 100}, player)
     assert [e["node"]["overdue"] for e in due["data"]["myTasks"]["edges"]] == [True, True, True, False]
+
+
+# EnabledAction's fields outside myTasks: read from the enabled_action row, its spec looked up
+ACTIONS_OF = f"""query Actions($id: ID!) {{ node(id: $id) {{ ... on WorkflowItem {{ id case {{ id
+  enabledActions {{ {FIELDS.split("case {")[0]} }} }} }} }} }}"""
+TREE_ACTIONS = """query Tree($id: ID!) { node(id: $id) { ... on Project { subprojects { edges { node {
+  workflowItems { edges { node { displayName case { enabledActions { id fireAt dueDate overdue
+    onBehalfOf { __typename } action { shortName prettyName newState attachDocuments
+      outputs { name newState } resolutions { code prettyName } } } } } } } } } } } } }"""
+
+
+async def test_enabled_actions_outside_my_tasks_answer_the_same(gql, db, actors, same, count_statements):
+    """A case's enabledActions read the same fields from the instance's own row: the action's
+    body looked up in the spec's actions, the due date through the case, no onBehalfOf."""
+    scene = await task_scene(gql, db, actors)
+    items = scene.extra["items"]
+    for actor in ACTORS:
+        token = scene.tokens[actor]
+        for item in (items["admin"], items["player"], items["viewer"], scene.item, scene.suspended_item):
+            body = await same(ACTIONS_OF, {"id": item}, token)
+            if actor == "owner" and item == items["admin"]:
+                actions = {ea["action"]["shortName"]: ea for ea in body["data"]["node"]["case"]["enabledActions"]}
+                assert set(actions) == {"check", "sign", "look"}
+                assert actions["check"]["overdue"] is True and actions["check"]["onBehalfOf"] is None
+                assert actions["look"]["action"]["prettyPastTense"] == "Looked"
+                assert [o["name"] for o in actions["check"]["action"]["outputs"]] == ["good", "bad"]
+        await same(TREE_ACTIONS, {"id": scene.project}, token)
+    with count_statements() as compiled:
+        await gql.raw(ACTIONS_OF, {"id": items["admin"]}, token=scene.tokens["owner"])
+    assert compiled.count == 1, compiled.statements
