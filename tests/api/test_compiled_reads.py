@@ -6,6 +6,7 @@ equal, byte for byte, for every kind of viewer of the authorization matrix.
 """
 
 import json
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -254,7 +255,8 @@ def reads(draw):
     body = "{ " + _pick(draw, [node, projects, tasks]) + " }"
     fragment = f" fragment Item on WorkflowItem {{ {draw(_item())} }}" if "...Item" in body else ""
     types = {"id": "ID!", "n": "Int", "after": "String", "flag": "Boolean!", "f": "ProjectFilter", "la": "String"}
-    used = [f"${name}: {kind}" for name, kind in types.items() if f"${name}" in body + fragment]
+    # a whole name: $f is not $flag (a variable declared and not used refuses the document)
+    used = [f"${name}: {kind}" for name, kind in types.items() if re.search(rf"\${name}\b", body + fragment)]
     header = f"query Read({', '.join(used)})" if used else "query Read"
     return header + " " + body + fragment
 
