@@ -2,7 +2,9 @@
 
 A ``Form`` is a field's shape (a leaf, an object, a list of parties, a connection), the table
 its rows come from (none when it reads the row it is on; the planner refuses a table met twice
-on one path, whose SQL would correlate with the wrong row) and ``build(b, source, field)``:
+on one path, whose SQL would correlate with the wrong row), whether it reads that table under
+a fresh alias (``fresh``: a parent pointer, resolvers/compiled/relations.py, after which the
+planner's path starts again) and ``build(b, source, field)``:
 the SQL value of the field over the current row of ``source`` (``b`` is the execution's
 ``Build``). The registry of every type's forms is ``resolvers.compiled.forms.FORMS``; the
 modules that hold the forms of one domain build on this one.
@@ -29,6 +31,7 @@ class Form:
     shape: str
     build: Callable[[Build, Any, Any], Any]
     table: str | None = None  # the table a nested form reads rows from
+    fresh: bool = False  # it reads them under an alias of its own: see plan._below
 
 
 def column(name: str) -> Form:

@@ -20,7 +20,10 @@ from sqlalchemy import (
     null,
     or_,
     select,
+    true,
 )
+from sqlalchemy.sql import visitors
+from sqlalchemy.sql.selectable import Exists
 
 from models import Case, Project, Subproject, WorkflowItem
 from resolvers import visibility
@@ -144,8 +147,9 @@ def items_page(b: Build, source: Any, field: Any) -> Any:
     the first ``first`` + 1 unlisted ones past the cursor, never every item of the subproject."""
     args = _page_args(b, field, _ITEM)
     item = _ITEM
-    visible = [item.c.subproject_id == source.c.id, visibility.item_visible(b.actor), *args["where"]]
-    mine = list(visible)
+    rest = [item.c.subproject_id == source.c.id, *args["where"]]  # all but the visibility rule
+    rule = visibility.item_visible(b.actor)
+    mine = [*rest, _probe(rule) if b.json.postgres and not b.actor.is_admin else rule]
     if b.json.postgres:
         found = _found(b, source, mine, args)
         order = [found.c.position.is_(None), found.c.position, found.c.id]
@@ -178,9 +182,25 @@ def items_page(b: Build, source: Any, field: Any) -> Any:
     )
     total = None
     if b.counted(field.sub):
-        total = select(func.count()).select_from(item).where(*visible).correlate_except(item).scalar_subquery()
+        total = select(func.count()).select_from(item).where(*rest, rule).correlate_except(item).scalar_subquery()
     page_json = b.connection(field.sub, Page(page, args["first"], total)).correlate_except(page)
     return b.json.nested(page_json.scalar_subquery())
+
+
+def _probe(condition: Any) -> Any:
+    """``condition`` (the visibility of the current item: EXISTS subqueries over its id)
+    checked for each candidate item as the page reaches it. Written in the page's WHERE clause,
+    PostgreSQL may plan each EXISTS hashed instead: all the viewer's grants read and hashed
+    first (20,000 for a viewer with a grant per item of a 20,000-item subproject, for a page of
+    21 rows: bench R4), because it weighs the probes as if the page read every item. Inside a
+    scalar subquery of its own, made once per item, each EXISTS is a probe of one key again.
+    The EXISTS correlate with the page's item explicitly: SQLAlchemy correlates a subquery by
+    itself only with the query right around it, here the probe, which reads no table."""
+
+    def correlated(element: Any) -> Any:
+        return element.correlate(_ITEM) if isinstance(element, Exists) else None
+
+    return select(true()).where(visitors.replacement_traverse(condition, {}, correlated)).scalar_subquery()
 
 
 def _cursor_place(b: Build, subproject: Any, after: Any) -> Any:

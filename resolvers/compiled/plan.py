@@ -5,7 +5,8 @@ executor's own ``collect_subfields``: fragments, aliases, ``@skip``/``@include``
 fields come out exactly as the resolvers see them) and looks each field up in
 ``resolvers.compiled.forms.FORMS``. A field without a form, a directive it does not know, a
 deferred fragment, or a table met twice on one path (its SQL would correlate with the wrong
-row) makes the whole root field ``NotCompiled``: it is answered by the resolvers instead.
+row; a parent pointer's fresh alias starts the path again, see ``_below``) makes the whole root
+field ``NotCompiled``: it is answered by the resolvers instead.
 """
 
 from collections.abc import Callable
@@ -77,9 +78,27 @@ def plan_object(collect: Collect, type_: GraphQLObjectType, details: Any, tables
 
 
 def _below(collect: Collect, form: Form, definition: Any, details: Any, tables: frozenset[str]) -> Any:
+    """The plan below a field, and the path check: ``tables`` are the tables whose rows the SQL
+    around this field reads under their own names.
+
+    A table met twice under its own name is refused: a form below the second meeting that
+    names the table (its own rows are pinned by ``correlate_except``, but a condition or a form
+    reaching for a row above, as ``_players`` reaches for its case by ``_CASE``) would get the
+    nearer row, not the one it means. A ``fresh`` form (a parent pointer) reads its row under
+    an alias of its own, which no SQL text elsewhere names, and the path starts again below
+    it: nothing below can mean a row above it by name, because every parent pointer is read by
+    ``Build.one``, which on SQLite is a CTE at the statement's top (``Build._view``) where no
+    row above is in scope at all; a form that reached across one would answer wrongly there,
+    and the differential tests run every form on SQLite. Below it, a table met twice is refused
+    again: item → subproject → workflowItems → case → roles compiles (the page's items are the
+    only ``workflow_item`` rows the SQL below the subproject names), and so does case →
+    workflowItem → case, but a form reading one table twice between two parent pointers does
+    not."""
     if form.shape == LEAF:
         return None
-    if form.table is not None:
+    if form.fresh:
+        tables = frozenset()
+    elif form.table is not None:
         if form.table in tables:
             raise NotCompiled(f"{form.table} twice on one path")
         tables = tables | {form.table}

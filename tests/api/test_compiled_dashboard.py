@@ -18,13 +18,13 @@ actors = matrix.actors  # the matrix's users (a fixture), one per actor
 # The dashboard's queries, the variables each is sent with over the scene, and whether the
 # planner answers it (one statement per root field); the others are the resolvers'.
 READS = {
-    "PROJECTS": (lambda s: [{"filter": None}, {"filter": {"status": "OPEN"}}], False),
+    "PROJECTS": (lambda s: [{"filter": None}, {"filter": {"status": "OPEN"}}], True),
     "BOARD": (lambda s: [{"id": s.subproject, "first": 2, "after": None, "filter": None}], False),
     "ITEM": (lambda s: [{"id": s.item}, {"id": s.extra["i3"]}], False),
     "HISTORY": (lambda s: [{"id": s.item, "after": None}, {"id": s.item, "after": s.extra["seqs"][0]}], True),
-    "TASKS": (lambda s: [{}], False),
+    "TASKS": (lambda s: [{}], True),
     "DOCUMENTS": (lambda s: [{"id": s.item}], False),
-    "PERMISSIONS": (lambda s: [{"id": s.project}, {"id": s.subproject}, {"id": s.item}], False),
+    "PERMISSIONS": (lambda s: [{"id": s.project}, {"id": s.subproject}, {"id": s.item}], True),
     "CARD_ACTIONS": (lambda s: [{"id": s.item}], False),
     "SEARCH": (lambda s: [{"query": "I2", "after": None}], False),
     "NOTIFICATIONS": (lambda s: [{}], False),

@@ -17,13 +17,13 @@ from hypothesis import strategies as st
 from sqlalchemy import update
 
 from bench.queries import R1, R2, R4
-from models import Activity, WorkflowItem
+from models import Activity, Subproject, WorkflowItem
 from server.app import create_app
 from server.settings import Settings
 from tests.api import test_authorization_matrix as matrix
 from tests.fixtures.api import GraphQLClient
 from tests.fixtures.authorization import ACTORS
-from tests.fixtures.documents import CREATE_ITEM, EXECUTE, NESTED, REORDER
+from tests.fixtures.documents import CREATE_ITEM, EXECUTE, GRANT, NESTED, REORDER, REVOKE
 
 actors = matrix.actors  # the matrix's users (a fixture), one per actor
 
@@ -92,6 +92,41 @@ async def test_a_compiled_read_costs_one_statement_per_root_field(
     with count_statements() as r1:  # on SQLite too: each object below a page is its own CTE there
         await gql.raw(R1, {"id": scene.project}, token=token)
     assert r1.count == 1, r1.statements
+
+
+async def test_a_page_of_items_seen_in_part_answers_the_same(gql, db, actors, same):
+    """A viewer of the subproject who sees some of its items (by their role in I and I2's
+    cases, by a grant on I3) and not I4, and one who sees none: every page, the cursors and
+    the total, compiled as the resolvers answer. The compiled page checks each candidate's
+    visibility as it reaches it (``pages._probe``); the count reads them all."""
+    scene = await matrix.build_scene(gql, db, actors)
+    owner = scene.tokens["owner"]
+    made = []
+    for name in ("I3", "I4"):  # made before the grants below, so the player's are not copied
+        created = await gql(
+            CREATE_ITEM, {"input": {"subprojectId": scene.subproject, "displayName": name}}, token=owner
+        )
+        made.append(created["createWorkflowItem"]["workflowItem"]["id"])
+    for actor in ("player", "stranger"):
+        for resource, intent in ((scene.project, "project.view"), (scene.subproject, "subproject.view")):
+            granted = await gql(GRANT, {"r": resource, "i": intent, "p": scene.ids[actor]}, token=owner)
+            assert granted["grantPermission"]["userErrors"] == []
+    granted = await gql(GRANT, {"r": made[0], "i": "workflowItem.view", "p": scene.ids["player"]}, token=owner)
+    assert granted["grantPermission"]["userErrors"] == []
+    seen = {}
+    for actor in ("player", "stranger"):
+        token, after, names = scene.tokens[actor], None, []
+        while True:
+            body = await same(COUNTED_PAGE_OF_ITEMS, {"s": scene.subproject, "after": after}, token)
+            page = body["data"]["node"]["workflowItems"]
+            names += [edge["node"]["displayName"] for edge in page["edges"]]
+            if not page["pageInfo"]["hasNextPage"]:
+                break
+            after = page["pageInfo"]["endCursor"]
+        seen[actor] = (names, page["totalCount"])
+        await same(R1, {"id": scene.project}, token)
+        await same(R4, {"s": scene.subproject, "after": None}, token)
+    assert seen == {"player": (["I", "I2", "I3"], 3), "stranger": ([], 0)}
 
 
 # -- generated selections over the compiled part of the schema ---------------------------------
@@ -188,7 +223,13 @@ def _item(draw):
             "enabledActions { assignees { __typename ... on User { login } ... on Group { name } } }",
             "roles { role { shortName __typename } assignees { __typename ... on User { login id } "
             "... on Group { name displayName } } }",
-            "scopes { status }",  # no SQL form: the root field is resolved
+            "scopes { status state { shortName terminal } parent { id } }",
+            "states { shortName prettyName hiddenFields }",
+            "suspendedUntil",
+            "workflow { id shortName prettyName version roles { shortName prettyName } states { shortName } "
+            "actions { shortName } }",
+            "workflowItem { id subproject { id } }",
+            "jobs { id }",  # no SQL form: the root field is resolved
             "log" + _connection(draw, _log_args(draw), draw(_entry())),
         ],
     )
@@ -203,8 +244,26 @@ def _item(draw):
         "createdAt",
         "__typename",
         "assignee { __typename ... on User { login } ... on Group { name } }",
+        "subproject { id displayName project { id } }",
+        "dueDate",
+        "billingDate",
+        f"documents {{ {_pick(draw, DOCUMENT_FIELDS)} }}",
+        *_resource_fields(draw),
     ]
     return _pick(draw, [*scalars, f"case {{ {case} }}"])
+
+
+# a document's url and link are signed per request: no SQL form, the root field is resolved
+DOCUMENT_FIELDS = ["id", "fileName", "sha256", "size", "contentType", "addedAt", "removed", "removedAt"]
+DOCUMENT_FIELDS += ["addedBy { login id }", "__typename", "link"]
+BUDGETS = "projectedBudgets { organization currency value __typename }"
+
+
+def _resource_fields(draw):
+    """What projects, subprojects and items share (resolvers/compiled/resource_fields.py)."""
+    parties = "parties { __typename ... on User { login } ... on Group { name id } }"
+    grants = f"permissions {{ {_pick(draw, ['intent', parties, '__typename'])} }}"
+    return ["tags", "additionalData", "allowedIntents", grants]
 
 
 def _log_args(draw):
@@ -217,12 +276,14 @@ def _log_args(draw):
 
 @st.composite
 def _entry(draw):
-    """A log entry's fields; its workflowItem has no SQL form (the root field is resolved)."""
+    """A log entry's fields, and the resources it is about."""
     fields = ["id", "seq", "at", "kind", "comment", "data", "action", "hash", "prevHash", "__typename"]
     parties = [
         "actor { id login displayName __typename }",
         "onBehalfOf { __typename ... on User { login id } ... on Group { name } }",
         "workflowItem { id }",
+        "project { id displayName }",
+        "subproject { id status }",
     ]
     return _pick(draw, [*fields, *parties])
 
@@ -230,14 +291,18 @@ def _entry(draw):
 @st.composite
 def _subproject(draw):
     items = "workflowItems" + _connection(draw, _first(draw, after=True), draw(_item()))
-    return _pick(draw, ["id", "displayName", "status", "currency", "workflowMode", "createdAt", "__typename", items])
+    fields = ["id", "displayName", "status", "currency", "workflowMode", "createdAt", "__typename", items]
+    fields += ["project { id status }", "validator { __typename ... on User { login } ... on Group { name } }"]
+    fields += ["workflow { id version }", "workflowItemOrdering", BUDGETS]
+    return _pick(draw, [*fields, *_resource_fields(draw)])
 
 
 @st.composite
 def _project(draw):
     subprojects = "subprojects" + _connection(draw, _first(draw), draw(_subproject()))
     assignee = "assignee { ... on User { id displayName } }"
-    return _pick(draw, ["id", "displayName", "description", "status", "createdAt", "__typename", assignee, subprojects])
+    fields = ["id", "displayName", "description", "status", "createdAt", "__typename", assignee, subprojects]
+    return _pick(draw, [*fields, *_resource_fields(draw), BUDGETS])
 
 
 @st.composite
@@ -255,10 +320,15 @@ def reads(draw):
     body = "{ " + _pick(draw, [node, projects, tasks]) + " }"
     fragment = f" fragment Item on WorkflowItem {{ {draw(_item())} }}" if "...Item" in body else ""
     types = {"id": "ID!", "n": "Int", "after": "String", "flag": "Boolean!", "f": "ProjectFilter", "la": "String"}
-    # a whole name: $f is not $flag (a variable declared and not used refuses the document)
-    used = [f"${name}: {kind}" for name, kind in types.items() if re.search(rf"\${name}\b", body + fragment)]
+    used = [f"${name}: {kind}" for name, kind in types.items() if _uses(body + fragment, name)]
     header = f"query Read({', '.join(used)})" if used else "query Read"
     return header + " " + body + fragment
+
+
+def _uses(document, name):
+    """Whether the document reads ``$name`` (not only a longer name that starts with it: $f is
+    not $flag; a declared variable the document does not use fails validation)."""
+    return re.search(rf"\${name}\b", document) is not None
 
 
 HISTORY_FILTERS = [
@@ -284,7 +354,8 @@ def log_reads(draw):
     fields += ["actor { id login displayName __typename }"]
     fields += ["onBehalfOf { __typename ... on User { login id } ... on Group { name } }"]
     if draw(st.integers(0, 4)) == 0:
-        fields.append("workflowItem { id }")
+        fields.append("workflowItem { id documents { url } }")  # no SQL form: the root field is resolved
+    fields += ["workflowItem { id }", "project { id }", "subproject { displayName }"]
 
     shared = draw(st.sampled_from(["", *HISTORY_FILTERS]))  # on every history: $id picks one type
 
@@ -304,7 +375,7 @@ def log_reads(draw):
     ]
     body = f"{{ node(id: $id) {{ __typename {' '.join(draw(st.permutations(spreads)))} }} }}"
     types = {"id": "ID!", "n": "Int", "flag": "Boolean!", "la": "String", "me": "ID", "hf": "HistoryFilter"}
-    used = [f"${name}: {kind}" for name, kind in types.items() if f"${name}" in body]
+    used = [f"${name}: {kind}" for name, kind in types.items() if _uses(body, name)]
     return f"query Log({', '.join(used)}) {body}"
 
 
@@ -375,7 +446,8 @@ _SCENES: dict[tuple[str, ...], Any] = {}
 
 async def _ordered_scene(gql, db, actors):
     """The matrix's scene, with a third item, an ordering that lists I2 then I (the third
-    follows unlisted) and a group playing a role beside the player."""
+    follows unlisted), a group playing a role beside the player, a validator of S2, tags,
+    additional data, a due date, budgets, a grant to the group, and I2 hidden from the viewer."""
     scene = await matrix.build_scene(gql, db, actors)
     owner = scene.tokens["owner"]
     created = await gql(CREATE_ITEM, {"input": {"subprojectId": scene.subproject, "displayName": "I3"}}, token=owner)
@@ -390,6 +462,20 @@ async def _ordered_scene(gql, db, actors):
     assert reordered["reorderWorkflowItems"]["userErrors"] == []
     added = await gql(ADD_PLAYER, {"i": scene.item, "p": scene.group}, token=owner)
     assert added["reassignRole"]["userErrors"] == []
+    budgets = [
+        {"organization": "B", "currency": "EUR", "value": "1"},
+        {"organization": "A", "currency": "EUR", "value": "2"},
+    ]
+    data = {"b": [1, 2.5, {"z": None, "a": "ü"}], "a": 1e16}
+    for mutation, variables in (  # what resolvers/compiled/resource_fields.py reads, set
+        (UPDATE_PROJECT, {"input": {"id": scene.project, "tags": ["t", "é"], "additionalData": data}}),
+        (UPDATE_PROJECT, {"input": {"id": scene.project, "projectedBudgets": budgets}}),
+        (UPDATE_ITEM, {"input": {"id": scene.item, "tags": ["t"], "dueDate": "2026-02-03"}}),
+        (GRANT, {"r": scene.project, "i": "project.viewHistory", "p": scene.group}),
+        (REVOKE, {"r": i2, "i": "workflowItem.view", "p": actors["viewer"]}),  # the viewer's ordering: I
+    ):
+        body = await gql(mutation, variables, token=owner)
+        assert next(iter(body.values()))["userErrors"] == [], body
     for action, extra in (("resolve", {"resolution": "fixed"}), ("close", {})):  # I3: CLOSED, a terminal state
         done = await gql(EXECUTE, {"input": {"workflowItemId": i3, "action": action, **extra}}, token=owner)
         assert done["executeAction"]["userErrors"] == [], action
@@ -398,10 +484,17 @@ async def _ordered_scene(gql, db, actors):
     assert len(seqs) >= 3, seqs
     async with db.transaction() as s:  # as engine/deputies.py writes it: a deputy acted for the victim
         await s.execute(update(Activity).where(Activity.seq == int(seqs[1])).values(on_behalf_of=actors["victim"]))
+        # S2 names the owner as its validator (S names none)
+        await s.execute(
+            update(Subproject).where(Subproject.id == scene.empty_subproject).values(validator_id=actors["owner"])
+        )
     scene.extra.update(i2=i2, i3=i3, seqs=seqs[:3])
     return scene
 
 
+UPDATE_PROJECT = """mutation($input: UpdateResourceInput!) { updateProject(input: $input) { userErrors { code } } }"""
+UPDATE_ITEM = """mutation($input: UpdateWorkflowItemInput!) {
+  updateWorkflowItem(input: $input) { userErrors { code } } }"""
 LOG_CURSORS = """query($id: ID!) { node(id: $id) { ... on WorkflowItem {
   case { log(first: 100) { edges { cursor } } } } } }"""
 
