@@ -181,8 +181,13 @@ async def my_tasks(ctx: Context, *, first: int | None, after: str | None, counte
             own = own.where(task.enabled_action_id > cursor)
         ranges.append(select(*own.order_by(task.enabled_action_id).limit(limit + 1).subquery().c))
     represented = deputies.represented(viewer.user_id).subquery("represented")
-    lent = select(task.enabled_action_id, represented.c.absent_id.label("behalf")).join(
-        represented, represented.c.party_id == task.party_id
+    # Once per instance before the limit: an instance lent through two parties (by two absent
+    # users sharing a group, or an absent user and their group) would fill the page's ``limit +
+    # 1`` rows twice over and cut it short, and say there is no next page.
+    lent = (
+        select(task.enabled_action_id, func.min(represented.c.absent_id).label("behalf"))
+        .join(represented, represented.c.party_id == task.party_id)
+        .group_by(task.enabled_action_id)
     )
     if cursor is not None:
         lent = lent.where(task.enabled_action_id > cursor)

@@ -25,6 +25,7 @@ from resolvers.compiled.forms import root_row
 from resolvers.compiled.pages import projects_page
 from resolvers.compiled.plan import Field, NotCompiled, ObjectPlan, plan_connection, plan_object
 from resolvers.compiled.sql import JsonSql
+from resolvers.compiled.tasks import my_tasks
 
 __all__ = ["RootPlan", "TooDeep", "compiled_root"]
 
@@ -59,6 +60,8 @@ class RootPlan:
         return made
 
     def _build(self, b: Build) -> Any:
+        if self.field.name == "myTasks":
+            return my_tasks(b, self.field)
         if self.kind is None:  # projects
             return b.connection(self.plan, projects_page(b, self.field))
         table, visible = root_row(self.kind)  # type: ignore[misc]
@@ -89,13 +92,14 @@ def _plan(executor: Any, parent_type: GraphQLObjectType, details: Any, args: dic
         if kind is None or root_row(kind) is None:
             return None
         type_ = executor.schema.get_type(kind)
-    elif name == "projects" and definition is not None:
-        type_ = definition.type.of_type  # ProjectConnection!
+    elif name in ("projects", "myTasks") and definition is not None:
+        type_ = definition.type.of_type  # ProjectConnection!, EnabledActionConnection!
     else:
         return None
     try:
         if kind is None:
-            plan = plan_connection(executor.collect_subfields, type_, details, frozenset({"project"}))
+            table = "project" if name == "projects" else "enabled_action"
+            plan = plan_connection(executor.collect_subfields, type_, details, frozenset({table}))
         else:
             plan = plan_object(executor.collect_subfields, type_, details, frozenset({root_row(kind)[0].name}))  # type: ignore[index]
     except NotCompiled:
@@ -114,7 +118,9 @@ def compiled_root(executor: Any, parent_type: GraphQLObjectType, details: Any, a
         shape = tuple(sorted((k, _shape(v)) for k, v in executor.variable_values.coerced.items()))
         node = details[0].node
         response = node.alias.value if node.alias else node.name.value
-        key = (location.source.body, operation, response, _shape(args.get("id")), shape)
+        # myTasks' order decides its statement: an enum's shape alone would not tell the two apart
+        order = args.get("orderBy")
+        key = (location.source.body, operation, response, _shape(args.get("id")), getattr(order, "value", order), shape)
     root = _plans.get(key) if key is not None else None
     if key is None or key not in _plans:
         root = _plan(executor, parent_type, details, args)

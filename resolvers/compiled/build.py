@@ -62,6 +62,8 @@ class Build:
         self._views = 0  # CTEs made by _view, for their names
         # bound parameter key -> (field, argument name, transform of the argument's value)
         self._arguments: dict[str, tuple[Any, str, Callable[[Any], Any]]] = {}
+        # bound parameter key -> its value for the viewer of an execution (``value``)
+        self._values: dict[str, tuple[Callable[[Actor], Any], Any]] = {}
 
     def arg(
         self, field: Any, name: str, transform: Callable[[Any], Any] = lambda value: value, type_: Any = None
@@ -73,6 +75,13 @@ class Build:
         self._arguments[key] = (field, name, transform)
         return bindparam(key, type_=type_), transform(self.args(field).get(name))
 
+    def value(self, key: str, compute: Callable[[Actor], Any], type_: Any = None) -> Any:
+        """A bound parameter computed afresh for each execution from its viewer, admins too
+        (``myTasks`` reads an admin's own parties; "now" is never frozen into a kept statement)."""
+        if key not in self._values:
+            self._values[key] = (compute, bindparam(key, type_=type_))
+        return self._values[key][1]
+
     def params(self, actor: Actor, variables: Any) -> dict[str, Any]:
         """The parameters of one execution (a GraphQLError: an argument the resolvers refuse)."""
         values: dict[str, Any] = (
@@ -80,6 +89,8 @@ class Build:
             if actor.is_admin
             else {"viewer_parties": sorted(actor.party_ids), "viewer_user": actor.user_id, "viewer_at": deputies.now()}
         )
+        for key, (compute, _) in self._values.items():
+            values[key] = compute(actor)
         by_field: dict[int, dict[str, Any]] = {}
         for key, (field, name, transform) in self._arguments.items():
             args = by_field.get(id(field))

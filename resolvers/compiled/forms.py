@@ -37,6 +37,7 @@ from models import (
     WorkflowItem,
 )
 from resolvers import visibility
+from resolvers.compiled.actions import FORMS as ACTION_FORMS
 from resolvers.compiled.build import Build
 from resolvers.compiled.form import (
     CONNECTION,
@@ -328,4 +329,4 @@ def combine(*parts: dict[str, dict[str, Form]]) -> dict[str, dict[str, Form]]:
 
 
 # Each domain module that gives fields SQL forms joins the registry here.
-FORMS = combine(_CORE, RELATION_FORMS, WORKFLOW_FORMS, RESOURCE_FIELDS)
+FORMS = combine(_CORE, RELATION_FORMS, WORKFLOW_FORMS, RESOURCE_FIELDS, ACTION_FORMS)

@@ -22,7 +22,7 @@ READS = {
     "BOARD": (lambda s: [{"id": s.subproject, "first": 2, "after": None, "filter": None}], False),
     "ITEM": (lambda s: [{"id": s.item}, {"id": s.extra["i3"]}], False),
     "HISTORY": (lambda s: [{"id": s.item, "after": None}, {"id": s.item, "after": s.extra["seqs"][0]}], True),
-    "TASKS": (lambda s: [{}], False),
+    "TASKS": (lambda s: [{}], True),
     "DOCUMENTS": (lambda s: [{"id": s.item}], False),
     "PERMISSIONS": (lambda s: [{"id": s.project}, {"id": s.subproject}, {"id": s.item}], True),
     "CARD_ACTIONS": (lambda s: [{"id": s.item}], False),

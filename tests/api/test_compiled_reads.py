@@ -208,6 +208,28 @@ def _connection(draw, args, node):
     return f"{args} {{ {' '.join(draw(st.permutations(parts)))} }}"
 
 
+ENABLED_ACTION_FIELDS = [
+    "id",
+    "fireAt",
+    "enabledAt",
+    "dueDate",
+    "overdue",
+    "__typename",
+    "onBehalfOf { __typename ... on User { login } ... on Group { name } }",
+    "action { shortName prettyName prettyPastTense newState attachDocuments trigger assignedRole "
+    "outputs { name newState } resolutions { code prettyName } }",
+]
+
+
+def _task_args(draw):
+    """``myTasks``' arguments: first, sometimes a cursor, sometimes an order."""
+    first = draw(st.sampled_from(["", "first: 0", "first: 1", "first: 2", "first: $n", "first: 101"]))
+    cursor = draw(st.sampled_from(["", "after: $after"]))
+    order = draw(st.sampled_from(["", "orderBy: DUE_DATE", "orderBy: ENABLED"]))
+    args = ", ".join(a for a in (first, cursor, order) if a)
+    return f"({args})" if args else ""
+
+
 @st.composite
 def _item(draw):
     case = _pick(
@@ -220,6 +242,7 @@ def _item(draw):
             "createdAt",
             f"state {{ {_pick(draw, ['shortName', 'prettyName', 'terminal', '__typename'])} }}",
             "enabledActions { id action { shortName } }",
+            f"enabledActions {{ {_pick(draw, ENABLED_ACTION_FIELDS)} }}",
             "enabledActions { assignees { __typename ... on User { login } ... on Group { name } } }",
             "roles { role { shortName __typename } assignees { __typename ... on User { login id } "
             "... on Group { name displayName } } }",
@@ -307,7 +330,7 @@ def _project(draw):
 
 @st.composite
 def reads(draw):
-    """A document with ``node`` (on every type it may find) or ``projects`` at its root."""
+    """A document with ``node`` (on every type it may find), ``projects`` or ``myTasks`` at its root."""
     spreads = [
         f"... on Project {{ {draw(_project())} }}",
         f"... on Subproject {{ {draw(_subproject())} }}",
@@ -315,7 +338,9 @@ def reads(draw):
     ]
     node = f"node(id: $id) {{ __typename {' '.join(draw(st.permutations(spreads)))} }}"
     projects = "projects" + _connection(draw, _first(draw), draw(_project()))
-    body = "{ " + _pick(draw, [node, projects]) + " }"
+    task = _pick(draw, [*ENABLED_ACTION_FIELDS, "case { id status state { shortName } }"])
+    tasks = "myTasks" + _connection(draw, _task_args(draw), task)
+    body = "{ " + _pick(draw, [node, projects, tasks]) + " }"
     fragment = f" fragment Item on WorkflowItem {{ {draw(_item())} }}" if "...Item" in body else ""
     types = {"id": "ID!", "n": "Int", "after": "String", "flag": "Boolean!", "f": "ProjectFilter", "la": "String"}
     used = [f"${name}: {kind}" for name, kind in types.items() if _uses(body + fragment, name)]

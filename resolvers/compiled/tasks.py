@@ -1,0 +1,175 @@
+"""The SQL form of ``Query.myTasks``: a page of the viewer's tasks as the resolvers read it
+(``resolvers.cases.my_tasks``, ``resolvers.due_dates.my_tasks_by_due_date``).
+
+The tasks are read from the task index (``task_assignment``, keyed by party then instance):
+the viewer's own parties, and those of the absent users they stand in for now
+(``engine.deputies.represented``; such a task carries ``on_behalf_of`` unless it is the
+viewer's own too), once each. Oldest first (the default), each of the viewer's parties is a
+range of the index read past the cursor up to ``first`` + 1 rows, so a page costs the same
+however many tasks there are: the parties are rows of one JSON parameter (their number varies
+from viewer to viewer, and one statement serves every viewer of its kind), each with its range
+(PostgreSQL: LATERAL; SQLite, which has none: the range's ids gathered into a JSON array by a
+subquery correlated to the party). By due date (soonest first, none last, ties by id) every
+task is sorted, as the resolver sorts them.
+
+The viewer's parties, their id and the instant deputyships are judged at are parameters of
+each execution, for admins too: an admin's task list is theirs, not everyone's. The page's
+rows (a CTE) carry what ``EnabledAction``'s forms would otherwise look up for each task
+(resolvers/compiled/actions.py): ``on_behalf_of``, ``item_due``, and ``action_spec`` when an
+``Action`` field reads the spec.
+"""
+
+from typing import Any
+
+from sqlalchemy import JSON, String, and_, func, null, or_, select, true, union_all
+from sqlalchemy import case as when
+
+from engine import deputies
+from models import Case, Deputyship, EnabledAction, TaskAssignment, WorkflowItem
+from resolvers.compiled.actions import workflow_actions
+from resolvers.compiled.build import Build, Page
+from resolvers.pagination import check_first, check_id_cursor
+
+__all__ = ["my_tasks"]
+
+_TASK, _ENABLED = TaskAssignment.__table__, EnabledAction.__table__
+_CASE, _ITEM = Case.__table__, WorkflowItem.__table__
+_SPEC_FREE = frozenset({"shortName", "__typename"})  # Action fields read without the spec
+
+
+def _parties(b: Build) -> Any:
+    """The viewer's parties as rows (``value``)."""
+    parties = b.value("task_parties", lambda actor: sorted(actor.party_ids), JSON())
+    if b.json.postgres:
+        return func.json_array_elements_text(parties).table_valued("value").render_derived("party")
+    return func.json_each(parties).table_valued("value").alias("party")
+
+
+def _lent(b: Build) -> Any:
+    """(absent user, party) of everyone the viewer stands in for at this execution's instant."""
+    user = b.value("task_user", lambda actor: actor.user_id, String())
+    at = b.value("task_at", lambda actor: deputies.now(), Deputyship.__table__.c.starts_at.type)
+    return deputies.represented(user, at).subquery("represented")
+
+
+def _range(b: Build, source: Any, party: Any, behalf: Any, name: str, past: Any = None, limit: Any = None) -> Any:
+    """(instance, ``behalf``) of the tasks of each row of ``source`` (its party: ``party``), past
+    the cursor ``past`` when given, the first ``limit`` of each when given: one range of the
+    index per party, read by its key however many tasks the others have."""
+    task = _TASK.alias(f"{name}_task")
+    wanted = [task.c.party_id == party, *([task.c.enabled_action_id > past] if past is not None else [])]
+    if limit is None:
+        rows = select(task.c.enabled_action_id.label("id"), behalf.label("behalf"))
+        return rows.select_from(source.join(task, and_(*wanted)))
+    first = select(task.c.enabled_action_id.label("id")).where(*wanted).order_by(task.c.enabled_action_id)
+    first = first.limit(limit)
+    if b.json.postgres:
+        found = first.lateral(f"{name}_range")
+        return select(found.c.id, behalf.label("behalf")).select_from(source.join(found, true()))
+    # SQLite has no LATERAL: the range's ids, gathered by a subquery correlated to the party
+    ids = select(func.json_group_array(first.correlate(source).subquery(f"{name}_ids").c.id)).scalar_subquery()
+    found = func.json_each(ids).table_valued("value").alias(f"{name}_range")
+    return select(found.c.value.label("id"), behalf.label("behalf")).select_from(source.join(found, true()))
+
+
+def _found(b: Build, past: Any = None, limit: Any = None) -> Any:
+    """(instance, NULL or the absent user it is lent by) of the viewer's tasks: their parties'
+    ranges and those of the parties of everyone they stand in for."""
+    party, lent = _parties(b), _lent(b)
+    return union_all(
+        _range(b, party, party.c.value, null(), "own", past, limit),
+        _range(b, lent, lent.c.party_id, lent.c.absent_id, "lent", past, limit),
+    )
+
+
+def _once(found: Any) -> Any:
+    """One row per instance: the viewer's own task when any of their parties has it (NULL),
+    else the first absent user (by id) it is lent by."""
+    found = found.subquery("found")
+    own_too = func.max(when((found.c.behalf.is_(None), 1), else_=0))
+    return select(found.c.id, when((own_too == 1, None), else_=func.min(found.c.behalf)).label("behalf")).group_by(
+        found.c.id
+    )
+
+
+def _wants_spec(plan: Any) -> bool:
+    """Whether the edges' nodes read an ``Action`` field from the spec."""
+    for edges in (f for f in plan.fields if f.name == "edges"):
+        for node in (f for f in edges.sub.fields if f.name == "node"):
+            for action in (f for f in node.sub.fields if f.name == "action"):
+                if any(f.name not in _SPEC_FREE for f in action.sub.fields):
+                    return True
+    return False
+
+
+def my_tasks(b: Build, field: Any) -> Any:
+    """The select of ``myTasks``' connection JSON (one row)."""
+    first, _ = b.arg(field, "first", check_first)
+    limit, _ = b.arg(field, "first", lambda value: check_first(value) + 1)
+    after, cursor = b.arg(field, "after", check_id_cursor, String())
+    order = b.args(field).get("orderBy")
+    by_due = getattr(order, "value", order) == "DUE_DATE"
+    has_after = cursor is not None
+    task, due = _ENABLED, _ITEM.c.due_date
+    if by_due:
+        ids = _once(_found(b)).subquery("tasks")
+        joined = ids.join(task, task.c.id == ids.c.id).join(_CASE, _CASE.c.id == task.c.case_id)
+        joined = joined.join(_ITEM, _ITEM.c.id == _CASE.c.object_id)
+        order_by = [due.is_(None), due, task.c.id]
+    else:
+        ids = _once(_found(b, after if has_after else None, limit)).order_by("id").limit(limit).subquery("page_ids")
+        joined = ids.join(task, task.c.id == ids.c.id).outerjoin(_CASE, _CASE.c.id == task.c.case_id)
+        joined = joined.outerjoin(_ITEM, _ITEM.c.id == _CASE.c.object_id)
+        order_by = [task.c.id]
+    columns = [*task.c, ids.c.behalf.label("on_behalf_of"), due.label("item_due")]
+    if _wants_spec(field.sub):
+        actions = workflow_actions(b)
+        joined = joined.outerjoin(
+            actions, and_(actions.c.workflow_id == _CASE.c.workflow_id, actions.c.key == task.c.action)
+        )
+        columns.append(actions.c.value.label("action_spec"))
+    rows = select(*columns, func.row_number().over(order_by=order_by).label("rn")).select_from(joined)
+    if by_due:
+        if has_after:
+            at_due = (
+                select(_ITEM.c.due_date)
+                .join(_CASE, _CASE.c.object_id == _ITEM.c.id)
+                .join(_ENABLED, _ENABLED.c.case_id == _CASE.c.id)
+                .where(_ENABLED.c.id == after)
+                .scalar_subquery()
+            )
+            later = task.c.id > after
+            rows = rows.where(
+                or_(
+                    and_(at_due.is_(None), due.is_(None), later),
+                    and_(at_due.is_not(None), or_(due.is_(None), due > at_due, and_(due == at_due, later))),
+                )
+            )
+        rows = rows.limit(limit)
+    tasks = rows.order_by(*order_by).cte("my_tasks")
+    page = (
+        select(_edge(b, field.sub, tasks).label("j"), tasks.c.id.label("c"), tasks.c.rn)
+        .select_from(tasks)
+        .order_by(tasks.c.rn)
+        .subquery("task_page")
+    )
+    total = None
+    if b.counted(field.sub):
+        total = select(func.count()).select_from(_once(_found(b)).subquery("counted")).scalar_subquery()
+    return b.connection(field.sub, Page(page, first, total))
+
+
+def _edge(b: Build, plan: Any, tasks: Any) -> Any:
+    """One edge's JSON over a row of the page: its cursor is the instance's id."""
+    edge_plan = next((f.sub for f in plan.fields if f.name == "edges"), None)
+    if edge_plan is None:
+        return b.json.object([])
+    pairs = []
+    for field in edge_plan.fields:
+        if field.name == "__typename":
+            pairs.append((field.response, b.json.text(field.sub)))
+        elif field.name == "cursor":
+            pairs.append((field.response, tasks.c.id))
+        else:  # node
+            pairs.append((field.response, b.object(field.sub, tasks)))
+    return b.json.object(pairs)
