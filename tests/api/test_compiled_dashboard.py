@@ -19,7 +19,7 @@ actors = matrix.actors  # the matrix's users (a fixture), one per actor
 # planner answers it (one statement per root field); the others are the resolvers'.
 READS = {
     "PROJECTS": (lambda s: [{"filter": None}, {"filter": {"status": "OPEN"}}], True),
-    "BOARD": (lambda s: [{"id": s.subproject, "first": 2, "after": None, "filter": None}], False),
+    "BOARD": (lambda s: [{"id": s.subproject, "first": 2, "after": None, "filter": None}], True),
     "ITEM": (lambda s: [{"id": s.item}, {"id": s.extra["i3"]}], False),
     "HISTORY": (lambda s: [{"id": s.item, "after": None}, {"id": s.item, "after": s.extra["seqs"][0]}], True),
     "TASKS": (lambda s: [{}], True),
