@@ -545,6 +545,8 @@ async def main_async(args: argparse.Namespace) -> None:
         if fanout:
             lines += [
                 "",
+                "<!-- S1 -->",
+                "",
                 "S1, live activity fan-out (one server process, commit-to-delivery; the round with the median "
                 f"p99 of {S1_ROUNDS}, and each round's p99; CPU per delivery of the server and of the subscribers' "
                 "client, a Python process on the same machine):",
@@ -559,6 +561,7 @@ async def main_async(args: argparse.Namespace) -> None:
                 f"{f['server_ms_per_delivery']:.3f} | {f['client_ms_per_delivery']:.3f} |"
                 for f in fanout
             ]
+            lines += ["", "<!-- /S1 -->"]  # kept by a later run that skips the subscriptions
         if a1 is not None:
             lines += ["", *abuse.section(*a1)]
         if t1 is not None:

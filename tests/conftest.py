@@ -12,6 +12,7 @@ pytest_plugins = [
     "tests.fixtures.connections",
     "tests.fixtures.smtp",
     "tests.fixtures.deputies",
+    "tests.fixtures.compiled",
 ]
 
 

@@ -9,8 +9,8 @@ import re
 import pytest
 
 from tests.api import test_authorization_matrix as matrix
-from tests.api.test_compiled_reads import _ordered_scene, resolvers_only  # noqa: F401 (a fixture)
 from tests.fixtures.authorization import ACTORS
+from tests.fixtures.compiled_scene import ordered_scene
 from tests.fixtures.dashboard_documents import dashboard_documents
 
 actors = matrix.actors  # the matrix's users (a fixture), one per actor
@@ -37,7 +37,7 @@ READS = {
 _SIGNED = re.compile(rb"exp=[0-9]+&sig=[0-9a-f]+")
 
 
-async def _same(gql, resolvers_only, document, variables, token):  # noqa: F811
+async def _same(gql, resolvers_only, document, variables, token):
     """Both servers' answers, asserted equal byte for byte but for the links' signatures."""
     answers = []
     for client in (gql, resolvers_only):
@@ -60,11 +60,11 @@ async def test_a_dashboard_read_answers_the_same_for_every_viewer(
     gql,
     db,
     actors,
-    resolvers_only,  # noqa: F811
+    resolvers_only,
     count_statements,
     name,
 ):
-    scene = await _ordered_scene(gql, db, actors)
+    scene = await ordered_scene(gql, db, actors)
     variables_of, compiled = READS[name]
     document = dashboard_documents()[name]
     for variables in variables_of(scene):

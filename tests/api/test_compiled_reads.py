@@ -1,13 +1,16 @@
 """Compiled reads (resolvers/compiled) answer exactly what the resolvers answer.
 
-Every document here runs twice over the same database: on a server with the read planner (the
-default) and on one with ``CASEWAY_COMPILED_READS=false``; the two response bodies must be
-equal, byte for byte, for every kind of viewer of the authorization matrix.
+Every document here runs twice over the same database (``same``, tests/fixtures/compiled.py):
+on a server with the read planner (the default) and on one with ``CASEWAY_COMPILED_READS=false``;
+the two response bodies must be equal, byte for byte, for every kind of viewer of the
+authorization matrix.
 
-The generated tests (hypothesis, derandomized: the same examples on every run) read one scene,
-``_ordered_scene``, in which the same page holds rows one viewer may read and another may not
-(the viewer sees S but not S2, I but not I2 nor I3, and reads I3's entries in P's and S's
-history but not its grant entries; the player reads I3's log but those; the owner reads them).
+The generated tests (hypothesis, derandomized: the same examples on every run; the strategies
+are tests/fixtures/selections.py's) read one scene, ``ordered_scene``
+(tests/fixtures/compiled_scene.py), in which the same page holds rows one viewer may read and
+another may not (the viewer sees S but not S2, I but not I2 nor I3, and reads I3's entries in
+P's and S's history but not its grant entries; the player reads I3's log but those; the owner
+reads them).
 ``reads`` draws any compiled field, for one drawn viewer (its documents are large);
 ``page_reads`` the resources' pages and ``log_reads`` Case.log and history, each for every
 viewer. Breakages they are known to catch, each tried on both databases (2026-11-26):
@@ -28,58 +31,23 @@ every item and subproject), and (fixed beside it by ``_uses``) ``$f`` was declar
 ``$flag`` was used, which failed validation alike on both servers: these breakages passed.
 """
 
-import json
-import re
 from datetime import UTC, datetime
 from typing import Any
 
-import httpx
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import update
 
 from bench.queries import R1, R2, R4
-from models import Activity, Subproject, WorkflowItem
-from server.app import create_app
-from server.settings import Settings
+from models import WorkflowItem
 from tests.api import test_authorization_matrix as matrix
-from tests.fixtures.api import GraphQLClient
 from tests.fixtures.authorization import ACTORS
-from tests.fixtures.documents import CREATE_ITEM, EXECUTE, GRANT, NESTED, REORDER, REVOKE
+from tests.fixtures.compiled_scene import ordered_scene
+from tests.fixtures.documents import CREATE_ITEM, GRANT, NESTED
+from tests.fixtures.selections import log_reads, page_reads, reads
 
 actors = matrix.actors  # the matrix's users (a fixture), one per actor
-
-
-@pytest.fixture
-async def resolvers_only(db, tmp_path):
-    """A client of a server that answers every field through its resolver."""
-    settings = Settings(database_url=db.url, documents_dir=tmp_path / "documents", compiled_reads=False)
-    app = create_app(settings, db=db)
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://caseway.test") as http:
-        yield GraphQLClient(http)
-
-
-@pytest.fixture
-def same(gql, resolvers_only, count_statements):
-    """``await same(document, variables, token)``: the body of both servers, asserted equal."""
-
-    async def both(document, variables=None, token=None):
-        compiled = await gql.http.post(
-            "/graphql", json={"query": document, "variables": variables or {}}, headers=_auth(token)
-        )
-        resolved = await resolvers_only.http.post(
-            "/graphql", json={"query": document, "variables": variables or {}}, headers=_auth(token)
-        )
-        assert compiled.status_code == resolved.status_code
-        assert compiled.content == resolved.content, (json.loads(compiled.content), json.loads(resolved.content))
-        return compiled.json()
-
-    return both
-
-
-def _auth(token):
-    return {"Authorization": f"Bearer {token}"} if token else {}
 
 
 async def test_bench_reads_answer_the_same_for_every_viewer(gql, db, actors, same):
@@ -154,285 +122,6 @@ async def test_a_page_of_items_seen_in_part_answers_the_same(gql, db, actors, sa
 
 # -- generated selections over the compiled part of the schema ---------------------------------
 
-ADD_PLAYER = """mutation($i: ID!, $p: ID!) { reassignRole(input: {workflowItemId: $i, role: "assignee",
-  partyIds: [$p], mode: ADD}) { userErrors { code } } }"""
-
-
-def _pick(draw, options, at_least=1):
-    chosen = draw(st.lists(st.sampled_from(options), min_size=at_least, max_size=len(options), unique=True))
-    return " ".join(_alias(draw, name) for name in chosen)
-
-
-def _alias(draw, field):
-    """A field, sometimes under an alias, sometimes twice (merged), sometimes behind @include."""
-    name = field.split("(")[0].split(" ")[0]
-    written = field
-    if ":" not in name and draw(st.integers(0, 4)) == 0:
-        written = f"a_{name}: {field}"
-    if draw(st.integers(0, 6)) == 0:
-        written = f"{written} {written}"
-    if "{" not in field and "(" not in field and draw(st.integers(0, 6)) == 0:
-        written = f"{field} @include(if: $flag)"
-    return written
-
-
-def _first(draw, after=False):
-    """A connection's arguments: first, sometimes a cursor, sometimes a filter."""
-    first = draw(st.sampled_from(["", "first: 0", "first: 1", "first: 2", "first: $n", "first: 101"]))
-    cursor = draw(st.sampled_from(["", "after: $after"])) if after else ""
-    filter_ = draw(st.sampled_from(["", "", "", *FILTERS]))
-    args = ", ".join(a for a in (first, cursor, filter_) if a)
-    return f"({args})" if args else ""
-
-
-FILTERS = [
-    "filter: {status: OPEN}",
-    "filter: {status: CLOSED}",
-    'filter: {search: "i"}',
-    'filter: {search: "%"}',
-    'filter: {tag: "t"}',
-    'filter: {status: OPEN, search: "2"}',
-    "filter: null",
-    "filter: $f",
-]
-
-
-def _connection(draw, args, node):
-    parts = [f"edges {{ {_pick(draw, ['cursor', f'node {{ {node} }}', '__typename'])} }}"]
-    if draw(st.booleans()):
-        parts.append(f"pageInfo {{ {_pick(draw, ['hasNextPage', 'endCursor', '__typename'])} }}")
-    if draw(st.booleans()):
-        parts.append("totalCount")
-    if draw(st.booleans()):
-        parts.append("__typename")
-    return f"{args} {{ {' '.join(draw(st.permutations(parts)))} }}"
-
-
-ENABLED_ACTION_FIELDS = [
-    "id",
-    "fireAt",
-    "enabledAt",
-    "dueDate",
-    "overdue",
-    "__typename",
-    "onBehalfOf { __typename ... on User { login } ... on Group { name } }",
-    "action { shortName prettyName prettyPastTense newState attachDocuments trigger assignedRole "
-    "outputs { name newState } resolutions { code prettyName } }",
-]
-
-
-def _task_args(draw):
-    """``myTasks``' arguments: first, sometimes a cursor, sometimes an order."""
-    first = draw(st.sampled_from(["", "first: 0", "first: 1", "first: 2", "first: $n", "first: 101"]))
-    cursor = draw(st.sampled_from(["", "after: $after"]))
-    order = draw(st.sampled_from(["", "orderBy: DUE_DATE", "orderBy: ENABLED"]))
-    args = ", ".join(a for a in (first, cursor, order) if a)
-    return f"({args})" if args else ""
-
-
-@st.composite
-def _item(draw):
-    case = _pick(
-        draw,
-        [
-            "id",
-            "status",
-            "version",
-            "__typename",
-            "createdAt",
-            f"state {{ {_pick(draw, ['shortName', 'prettyName', 'terminal', '__typename'])} }}",
-            "enabledActions { id action { shortName } }",
-            f"enabledActions {{ {_pick(draw, ENABLED_ACTION_FIELDS)} }}",
-            "enabledActions { assignees { __typename ... on User { login } ... on Group { name } } }",
-            "roles { role { shortName __typename } assignees { __typename ... on User { login id } "
-            "... on Group { name displayName } } }",
-            "scopes { status state { shortName terminal } parent { id } }",
-            "states { shortName prettyName hiddenFields }",
-            "suspendedUntil",
-            "workflow { id shortName prettyName version roles { shortName prettyName } states { shortName } "
-            "actions { shortName } }",
-            "workflowItem { id subproject { id } }",
-            "jobs { id }",  # no SQL form: the root field is resolved
-            "log" + _connection(draw, _log_args(draw), draw(_entry())),
-        ],
-    )
-    scalars = [
-        "id",
-        "displayName",
-        "description",
-        "status",
-        "amountType",
-        "amount",
-        "itemCurrency: currency",
-        "createdAt",
-        "__typename",
-        "assignee { __typename ... on User { login } ... on Group { name } }",
-        "subproject { id displayName project { id } }",
-        "dueDate",
-        "billingDate",
-        f"documents {{ {_pick(draw, DOCUMENT_FIELDS)} }}",
-        *_resource_fields(draw),
-    ]
-    return _pick(draw, [*scalars, f"case {{ {case} }}"])
-
-
-# a document's url and link are signed per request: no SQL form, the root field is resolved
-DOCUMENT_FIELDS = ["id", "fileName", "sha256", "size", "contentType", "addedAt", "removed", "removedAt"]
-DOCUMENT_FIELDS += ["addedBy { login id }", "__typename", "link"]
-BUDGETS = "projectedBudgets { organization currency value __typename }"
-
-
-def _resource_fields(draw):
-    """What projects, subprojects and items share (resolvers/compiled/resource_fields.py)."""
-    parties = "parties { __typename ... on User { login } ... on Group { name id } }"
-    grants = f"permissions {{ {_pick(draw, ['intent', parties, '__typename'])} }}"
-    return ["tags", "additionalData", "allowedIntents", grants]
-
-
-def _log_args(draw):
-    """``Case.log``'s arguments: first, sometimes a cursor (a seq, or one the resolvers refuse)."""
-    first = draw(st.sampled_from(["", "first: 0", "first: 1", "first: 2", "first: $n", "first: 101"]))
-    cursor = draw(st.sampled_from(["", "after: $la", 'after: "1"']))
-    args = ", ".join(a for a in (first, cursor) if a)
-    return f"({args})" if args else ""
-
-
-@st.composite
-def _entry(draw):
-    """A log entry's fields, and the resources it is about."""
-    fields = ["id", "seq", "at", "kind", "comment", "data", "action", "hash", "prevHash", "__typename"]
-    parties = [
-        "actor { id login displayName __typename }",
-        "onBehalfOf { __typename ... on User { login id } ... on Group { name } }",
-        "workflowItem { id }",
-        "project { id displayName }",
-        "subproject { id status }",
-    ]
-    return _pick(draw, [*fields, *parties])
-
-
-@st.composite
-def _subproject(draw):
-    items = "workflowItems" + _connection(draw, _first(draw, after=True), draw(_item()))
-    fields = ["id", "displayName", "status", "currency", "workflowMode", "createdAt", "__typename", items]
-    fields += ["project { id status }", "validator { __typename ... on User { login } ... on Group { name } }"]
-    fields += ["workflow { id version }", "workflowItemOrdering", BUDGETS]
-    return _pick(draw, [*fields, *_resource_fields(draw)])
-
-
-@st.composite
-def _project(draw):
-    subprojects = "subprojects" + _connection(draw, _first(draw), draw(_subproject()))
-    assignee = "assignee { ... on User { id displayName } }"
-    fields = ["id", "displayName", "description", "status", "createdAt", "__typename", assignee, subprojects]
-    return _pick(draw, [*fields, *_resource_fields(draw), BUDGETS])
-
-
-@st.composite
-def reads(draw):
-    """A document with ``node`` (on every type it may find), ``projects`` or ``myTasks`` at its root."""
-    spreads = [
-        f"... on Project {{ {draw(_project())} }}",
-        f"... on Subproject {{ {draw(_subproject())} }}",
-        "...Item",
-    ]
-    node = f"node(id: $id) {{ __typename {' '.join(draw(st.permutations(spreads)))} }}"
-    projects = "projects" + _connection(draw, _first(draw), draw(_project()))
-    task = _pick(draw, [*ENABLED_ACTION_FIELDS, "case { id status state { shortName } }"])
-    tasks = "myTasks" + _connection(draw, _task_args(draw), task)
-    body = "{ " + _pick(draw, [node, projects, tasks]) + " }"
-    fragment = f" fragment Item on WorkflowItem {{ {draw(_item())} }}" if "...Item" in body else ""
-    types = {"id": "ID!", "n": "Int", "after": "String", "flag": "Boolean!", "f": "ProjectFilter", "la": "String"}
-    used = [f"${name}: {kind}" for name, kind in types.items() if _uses(body + fragment, name)]
-    header = f"query Read({', '.join(used)})" if used else "query Read"
-    return header + " " + body + fragment
-
-
-def _uses(document, name):
-    """Whether the document reads ``$name`` (not only a longer name that starts with it: $f is
-    not $flag; a declared variable the document does not use fails validation)."""
-    return re.search(rf"\${name}\b", document) is not None
-
-
-HISTORY_FILTERS = [
-    'filter: {kind: "action_executed"}',
-    'filter: {kind: "workflow_item_created"}',
-    'filter: {kind: "permission_granted"}',
-    'filter: {kind: ""}',
-    "filter: {actor: $me}",
-    'filter: {from: "2000-01-01T00:00:00+00:00"}',
-    'filter: {to: "2000-01-01T00:00:00Z"}',
-    'filter: {from: "2000-01-01T00:00:00", to: "2999-01-01T00:00:00+02:00"}',
-    'filter: {kind: "' + "k" * 65 + '"}',
-    "filter: null",
-    "filter: $hf",
-]
-
-
-@st.composite
-def log_reads(draw):
-    """A document reading a case's log and the resources' history (the odds of ``reads``
-    reaching them are small), the entries' fields drawn, now and then one without an SQL form
-    (the root field is resolved)."""
-    fields = ["id", "seq", "at", "kind", "comment", "data", "action", "hash", "prevHash", "__typename"]
-    fields += ["actor { id login displayName __typename }"]
-    fields += ["onBehalfOf { __typename ... on User { login id } ... on Group { name } }"]
-    if draw(st.integers(0, 4)) == 0:
-        fields.append("workflowItem { id documents { url } }")  # no SQL form: the root field is resolved
-    fields += ["workflowItem { id }", "project { id }", "subproject { displayName }"]
-
-    shared = draw(st.sampled_from(["", *HISTORY_FILTERS]))  # on every history: $id picks one type
-
-    def entries(name, filtered):
-        args = _log_args(draw)
-        if filtered and shared:
-            args = f"({args[1:-1]}, {shared})" if args else f"({shared})"
-        return _alias(draw, name + _connection(draw, args, _pick(draw, fields)))
-
-    log = entries("log", False)
-    case = " ".join(draw(st.permutations([log, _pick(draw, ["id", "status", "state { shortName }"], 0)])))
-    item = [f"case {{ {case} }}", entries("history", True), "id", "displayName"]
-    spreads = [
-        f"... on WorkflowItem {{ {_pick(draw, item)} }}",
-        f"... on Project {{ {entries('history', True)} }}",
-        f"... on Subproject {{ id {entries('history', True)} }}",
-    ]
-    body = f"{{ node(id: $id) {{ __typename {' '.join(draw(st.permutations(spreads)))} }} }}"
-    types = {"id": "ID!", "n": "Int", "flag": "Boolean!", "la": "String", "me": "ID", "hf": "HistoryFilter"}
-    used = [f"${name}: {kind}" for name, kind in types.items() if _uses(body, name)]
-    return f"query Log({', '.join(used)}) {body}"
-
-
-@st.composite
-def page_reads(draw):
-    """A document reading the resources' pages, nested: ``projects`` or a project's
-    ``subprojects``, each subproject's ``workflowItems``, every page's nodes read (the odds of
-    ``reads`` reaching a page past every field without an SQL form are small), its arguments
-    drawn (a refused one is ``reads``' to draw): the scene's viewer sees some rows of each page
-    and not others (S, not S2; I, not I2 nor I3)."""
-
-    def page(name, node, after=False):
-        first = draw(st.sampled_from(["", "first: 2", "first: 1", "first: $n", "first: 0"]))
-        cursor = draw(st.sampled_from(["", "after: $after"])) if after else ""
-        filter_ = draw(st.sampled_from(["", "", "", "", *FILTERS]))  # most filters leave S or I3 out
-        args = ", ".join(a for a in (first, cursor, filter_) if a)
-        parts = [f"edges {{ {_pick(draw, ['cursor', '__typename'], 0)} node {{ {node} }} }}"]
-        parts += [p for p in ("pageInfo { hasNextPage endCursor }", "totalCount") if draw(st.booleans())]
-        return f"{name}{f'({args})' if args else ''} {{ {' '.join(draw(st.permutations(parts)))} }}"
-
-    def beside(connection, fields):
-        return " ".join(draw(st.permutations([connection, *(f for f in fields if draw(st.booleans()))])))
-
-    item = _pick(draw, ["id", "displayName", "status"])
-    subproject = beside(page("workflowItems", item, after=True), ["id", "displayName"])
-    project = beside(page("subprojects", subproject), ["id", "displayName"])
-    roots = [f"node(id: $id) {{ __typename ... on Project {{ {project} }} ... on Subproject {{ {subproject} }} }}"]
-    roots.append(page("projects", project))
-    body = "{ " + _pick(draw, roots) + " }"
-    types = {"id": "ID!", "n": "Int", "after": "String", "flag": "Boolean!", "f": "ProjectFilter"}
-    used = [f"${name}: {kind}" for name, kind in types.items() if _uses(body, name)]
-    return f"query Pages({', '.join(used)}) {body}"
-
 
 @pytest.mark.slow
 @settings(derandomize=True, database=None, deadline=None, max_examples=60, suppress_health_check=list(HealthCheck))
@@ -461,7 +150,7 @@ async def _generated(gql, db, actors, same, data, documents, every_viewer=True, 
     bodies equal. ``roots``: the kinds of ``$id`` the documents read (all the scene's, else)."""
     scene = _SCENES.get(tuple(sorted(actors.values())))
     if scene is None:
-        scene = _SCENES[tuple(sorted(actors.values()))] = await _ordered_scene(gql, db, actors)
+        scene = _SCENES[tuple(sorted(actors.values()))] = await ordered_scene(gql, db, actors)
     document = data.draw(documents, label="document")
     ids = [
         scene.project,
@@ -514,77 +203,6 @@ async def _generated(gql, db, actors, same, data, documents, every_viewer=True, 
 _SCENES: dict[tuple[str, ...], Any] = {}
 
 
-async def _ordered_scene(gql, db, actors):
-    """The matrix's scene, with a third item, an ordering that lists I2 then I (the third
-    follows unlisted), a group playing a role beside the player, a validator of S2, tags,
-    additional data, a due date, budgets, a grant to the group; and grants that make some of a
-    page's rows readable and others not for the same viewer:
-
-    - the viewer no longer sees S2 (P's subprojects: S only) nor I2 and I3 (S's items: I), but
-      holds workflowItem.viewHistory on I3: of P's and S's history it reads I3's entries (and
-      no other), not the grant entries among them (those need listPermissions on I3);
-    - the player plays I3's assignee role: it reads I3's log but its two grant entries.
-    """
-    scene = await matrix.build_scene(gql, db, actors)
-    owner = scene.tokens["owner"]
-    i3_input = {"subprojectId": scene.subproject, "displayName": "I3", "assigneeId": actors["player"]}
-    created = await gql(CREATE_ITEM, {"input": i3_input}, token=owner)
-    i3 = created["createWorkflowItem"]["workflowItem"]["id"]
-    opened = await gql(LOG_CURSORS, {"id": i3}, token=owner)  # past its last cursor: I3's grant entries
-    before_grants = opened["node"]["case"]["log"]["edges"][-1]["cursor"]
-    granted = await gql(GRANT, {"r": i3, "i": "workflowItem.viewHistory", "p": actors["viewer"]}, token=owner)
-    assert granted["grantPermission"]["userErrors"] == []
-    items = await gql(
-        "query($s: ID!) { node(id: $s) { ... on Subproject { workflowItems { edges { cursor } } } } }",
-        {"s": scene.subproject},
-        token=owner,
-    )
-    i2 = next(e["cursor"] for e in items["node"]["workflowItems"]["edges"] if e["cursor"] not in (scene.item, i3))
-    reordered = await gql(REORDER, {"s": scene.subproject, "ordering": [i2, scene.item]}, token=owner)
-    assert reordered["reorderWorkflowItems"]["userErrors"] == []
-    added = await gql(ADD_PLAYER, {"i": scene.item, "p": scene.group}, token=owner)
-    assert added["reassignRole"]["userErrors"] == []
-    budgets = [
-        {"organization": "B", "currency": "EUR", "value": "1"},
-        {"organization": "A", "currency": "EUR", "value": "2"},
-    ]
-    data = {"b": [1, 2.5, {"z": None, "a": "ü"}], "a": 1e16}
-    for mutation, variables in (  # what resolvers/compiled/resource_fields.py reads, set
-        (UPDATE_PROJECT, {"input": {"id": scene.project, "tags": ["t", "é"], "additionalData": data}}),
-        (UPDATE_PROJECT, {"input": {"id": scene.project, "projectedBudgets": budgets}}),
-        (UPDATE_ITEM, {"input": {"id": scene.item, "tags": ["t"], "dueDate": "2026-02-03"}}),
-        (GRANT, {"r": scene.project, "i": "project.viewHistory", "p": scene.group}),
-        (REVOKE, {"r": i2, "i": "workflowItem.view", "p": actors["viewer"]}),  # the viewer's ordering: I
-    ):
-        body = await gql(mutation, variables, token=owner)
-        assert next(iter(body.values()))["userErrors"] == [], body
-    # I3: CLOSED, a terminal state; resolved by its assignee, closed by its submitter
-    for who, action, extra in (("player", "resolve", {"resolution": "fixed"}), ("owner", "close", {})):
-        done = await gql(EXECUTE, {"input": {"workflowItemId": i3, "action": action, **extra}}, token=scene.tokens[who])
-        assert done["executeAction"]["userErrors"] == [], action
-    for resource, intent in ((i3, "workflowItem.view"), (scene.empty_subproject, "subproject.view")):
-        revoked = await gql(REVOKE, {"r": resource, "i": intent, "p": actors["viewer"]}, token=owner)
-        assert revoked["revokePermission"]["userErrors"] == [], intent
-    log = await gql(LOG_CURSORS, {"id": scene.item}, token=owner)
-    seqs = [e["cursor"] for e in log["node"]["case"]["log"]["edges"]]
-    assert len(seqs) >= 3, seqs
-    async with db.transaction() as s:  # as engine/deputies.py writes it: a deputy acted for the victim
-        await s.execute(update(Activity).where(Activity.seq == int(seqs[1])).values(on_behalf_of=actors["victim"]))
-        # S2 names the owner as its validator (S names none)
-        await s.execute(
-            update(Subproject).where(Subproject.id == scene.empty_subproject).values(validator_id=actors["owner"])
-        )
-    scene.extra.update(i2=i2, i3=i3, seqs=[*seqs[:3], before_grants])
-    return scene
-
-
-UPDATE_PROJECT = """mutation($input: UpdateResourceInput!) { updateProject(input: $input) { userErrors { code } } }"""
-UPDATE_ITEM = """mutation($input: UpdateWorkflowItemInput!) {
-  updateWorkflowItem(input: $input) { userErrors { code } } }"""
-LOG_CURSORS = """query($id: ID!) { node(id: $id) { ... on WorkflowItem {
-  case { log(first: 100) { edges { cursor } } } } } }"""
-
-
 PAGE_OF_ITEMS = """query Page($s: ID!, $after: String) { node(id: $s) { ... on Subproject {
   workflowItems(first: 1, after: $after) { pageInfo { hasNextPage endCursor } edges { node { displayName } } } } } }"""
 COUNTED_PAGE_OF_ITEMS = """query CountedPage($s: ID!, $after: String) { node(id: $s) { ... on Subproject {
@@ -631,7 +249,7 @@ EDGES = """query Edges($id: ID!) { node(id: $id) { ... on WorkflowItem { created
 async def test_new_fields_answer_the_same_at_their_edges(gql, db, actors, same, count_statements):
     """What the generated documents do not reach: an instant on a whole second (isoformat leaves
     the fraction out), and the new fields asserted, not only compared."""
-    scene = await _ordered_scene(gql, db, actors)
+    scene = await ordered_scene(gql, db, actors)
     owner = scene.tokens["owner"]
     item = scene.extra["i3"]  # closed
     async with db.transaction() as s:
@@ -675,7 +293,7 @@ async def test_a_case_log_compiles_and_answers_the_same_at_its_edges(gql, db, ac
     """Case.log compiled: the viewer (project.view, no viewHistory, no role) sees the item and
     an empty log, the stranger no item, the player (a role in the case) the whole log; a page
     boundary with ``after``; an entry made by a deputy for an absent user; a refused cursor."""
-    scene = await _ordered_scene(gql, db, actors)
+    scene = await ordered_scene(gql, db, actors)
     owner = scene.tokens["owner"]
     first_seq, second_seq = (int(s) for s in scene.extra["seqs"][:2])  # the second: made for the victim
     pages = {}
@@ -724,7 +342,7 @@ async def test_a_history_compiles_and_answers_the_same_at_its_edges(gql, db, act
     """Project.history compiled: the viewer (project.view, viewHistory on I3 alone) reads I3's
     entries but not the grant entries among them, the owner all of it; a page boundary with
     ``after``; each part of the filter."""
-    scene = await _ordered_scene(gql, db, actors)
+    scene = await ordered_scene(gql, db, actors)
     owner = scene.tokens["owner"]
     filters = [None, {"kind": "comment"}, {"kind": ""}, {"actor": actors["player"]}, {"from": "2999-01-01T00:00:00Z"}]
     filters += [{"to": "2000-01-01T00:00:00"}, {"kind": "k" * 65}]

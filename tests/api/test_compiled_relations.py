@@ -11,11 +11,12 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import update
 
 from models import EnabledAction, Subproject
-from tests.api import test_compiled_reads as reads
+from tests.api import test_authorization_matrix as matrix
 from tests.fixtures.authorization import ACTORS
+from tests.fixtures.compiled_scene import ordered_scene
 from tests.fixtures.documents import CREATE_ITEM, CREATE_SUBPROJECT, DEFINE, EXECUTE
 
-actors, same, resolvers_only = reads.actors, reads.same, reads.resolvers_only
+actors = matrix.actors  # the matrix's users (a fixture), one per actor
 
 PARTY = "__typename ... on User { id login } ... on Group { id name }"
 
@@ -55,7 +56,7 @@ async def test_parent_pointers_answer_the_same_for_every_viewer(gql, db, actors,
     """The board (a page of items, each with its subproject), an item's subproject's items, a
     case's item's case, and a log's entries with their resources: the player sees the items and
     their log but not the subproject or project (null), the stranger nothing."""
-    scene = await reads._ordered_scene(gql, db, actors)
+    scene = await ordered_scene(gql, db, actors)
     documents = [
         (BOARD, {"s": scene.subproject}),
         (ITEM_UP_AND_DOWN, {"i": scene.item}),
@@ -95,7 +96,7 @@ async def test_parent_pointers_answer_the_same_for_every_viewer(gql, db, actors,
 
 async def test_a_validator_is_its_party_or_null(gql, db, actors, same, count_statements):
     """A subproject's validator: a user, a group, none, or an id no party has (gone)."""
-    scene = await reads._ordered_scene(gql, db, actors)
+    scene = await ordered_scene(gql, db, actors)
     expected = {
         actors["owner"]: {"__typename": "User", "id": actors["owner"], "login": "owner"},
         scene.group: {"__typename": "Group", "id": scene.group},
@@ -190,7 +191,7 @@ async def test_workflows_and_scopes_answer_the_same_for_every_viewer(gql, db, ac
     """A case of a workflow with child scopes (running, completed, grandchild), then suspended
     until a time: its states, scopes and their statuses, its workflow's states in the parser's
     order (depth first, whatever the keys' order), roles with their pretty names."""
-    scene = await reads._ordered_scene(gql, db, actors)
+    scene = await ordered_scene(gql, db, actors)
     owner, admin = scene.tokens["owner"], scene.tokens["admin"]
     defined = await gql(DEFINE, {"spec": NESTED_SPEC}, token=admin)
     assert defined["defineWorkflow"]["userErrors"] == [], defined

@@ -19,12 +19,10 @@ from engine import deputies
 from engine.clock import SYSTEM_CLOCK, SettableClock
 from models import WorkflowItem
 from tests.api import test_authorization_matrix as matrix
-from tests.api import test_compiled_reads as differential
 from tests.fixtures.authorization import ACTORS, Scene
 from tests.fixtures.documents import ADD_MEMBER, CREATE_ITEM, CREATE_SUBPROJECT, DEFINE, SET_DEPUTY
 
 actors = matrix.actors  # the matrix's users (a fixture), one per actor
-same, resolvers_only = differential.same, differential.resolvers_only  # both servers' bodies, compared
 
 FIELDS = """id fireAt enabledAt dueDate overdue __typename
   onBehalfOf { __typename ... on User { id login displayName } ... on Group { id name displayName } }
