@@ -1,5 +1,5 @@
-"""Users, groups and bearer tokens; passwords are engine/passwords.py's (its verbs are
-exported here too, beside the sign-in they serve)."""
+"""Users, groups and bearer tokens; passwords (their hashes and the bounded checks a sign-in
+runs) are engine/passwords.py's."""
 
 import enum
 import hashlib

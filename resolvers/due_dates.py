@@ -11,6 +11,7 @@ from engine import deputies
 from engine.clock import SYSTEM_CLOCK
 from engine.reminders import due_start
 from models import Case, EnabledAction, TaskAssignment, WorkflowItem
+from resolvers import visibility
 from resolvers.context import Context
 from resolvers.loaders import with_loaded
 from resolvers.pagination import Page, check_first, check_id_cursor, keyset_page
@@ -18,8 +19,9 @@ from resolvers.records import records
 
 
 def due_date(ctx: Context, instance: Any) -> Any:
-    """The due date of the instance's item: read with the page when it was ordered by due
-    date, else through the case and item loaders."""
+    """The due date of the instance's item, none when the viewer may not see the item: read
+    with the page when it was ordered by due date, else through the case and item loaders
+    (which read only visible items)."""
     if hasattr(instance, "item_due"):
         return instance.item_due
     loaders = ctx.loaders
@@ -69,7 +71,9 @@ async def my_tasks_by_due_date(
         .group_by(found.c.enabled_action_id)
         .subquery("tasks")
     )
-    due = WorkflowItem.due_date
+    # Hidden ≡ missing: the due date of an item the viewer may not see (a task assigned to them
+    # directly, without a grant or a role in its case) is none, for the order as for the field.
+    due = when((visibility.item_visible(viewer), WorkflowItem.due_date), else_=None)
     query = (
         select(EnabledAction.__table__, tasks.c.behalf.label("on_behalf_of"), due.label("item_due"))
         .join(tasks, tasks.c.enabled_action_id == EnabledAction.id)

@@ -16,14 +16,15 @@ statement (``_workflow_actions``, a CTE), as ``forms._workflow_states`` reads th
 from datetime import UTC
 from typing import Any
 
-from sqlalchemy import Boolean, Date, Integer, cast, false, func, literal_column, null, select, true
+from sqlalchemy import Boolean, Date, Integer, case, cast, false, func, literal_column, null, select, true
 
 from engine.clock import SYSTEM_CLOCK
 from models import Case, Workflow, WorkflowItem
+from resolvers import visibility
 from resolvers.compiled.build import Build
 from resolvers.compiled.form import LEAF, OBJECT, PARTIES, Form, party, timestamp
 
-__all__ = ["FORMS", "action_spec", "workflow_actions"]
+__all__ = ["FORMS", "action_spec", "visible_due", "workflow_actions"]
 
 _CASE, _ITEM, _WORKFLOW = Case.__table__, WorkflowItem.__table__, Workflow.__table__
 
@@ -35,20 +36,14 @@ def workflow_actions(b: Build) -> Any:
 
     def make() -> Any:
         spec = _WORKFLOW.c.spec
-        if b.json.postgres:
-            top = func.json_each(spec.op("->")(literal_column("'actions'"))).table_valued("key", "value")
-        else:
-            top = func.json_each(spec, "$.actions").table_valued("key", "value")
+        top = func.json_each(b.json.object_at(spec, "actions")).table_valued("key", "value")
         top = top.render_derived("top_action") if b.json.postgres else top.alias("top_action")
         start = select(
             _WORKFLOW.c.id.label("workflow_id"), top.c.key.label("key"), top.c.value.label("value")
         ).select_from(_WORKFLOW.join(top, true()))
         actions = start.cte("workflow_actions", recursive=True)
-        if b.json.postgres:
-            child = func.json_each(actions.c.value.op("->")(literal_column("'children'"))).table_valued("key", "value")
-            child = child.render_derived("child_action")
-        else:
-            child = func.json_each(actions.c.value, "$.children").table_valued("key", "value").alias("child_action")
+        child = func.json_each(b.json.object_at(actions.c.value, "children")).table_valued("key", "value")
+        child = child.render_derived("child_action") if b.json.postgres else child.alias("child_action")
         below = select(actions.c.workflow_id, child.c.key, child.c.value).select_from(actions.join(child, true()))
         return actions.union_all(below)
 
@@ -87,7 +82,8 @@ def _names(b: Build, source: Any, key: str) -> Any:
     """A list of names (``allowed_roles``...): empty when the spec leaves it out."""
     body = action_spec(b, source)
     if b.json.postgres:
-        return func.coalesce(body.op("->")(literal_column(f"'{key}'")), b.json.empty())
+        names = body.op("->")(literal_column(f"'{key}'"))
+        return case((func.json_typeof(names) == literal_column("'array'"), names), else_=b.json.empty())
     return func.json(func.coalesce(func.json_extract(body, f"$.{key}"), "[]"))
 
 
@@ -116,23 +112,37 @@ def _timeout(b: Build, source: Any, field: Any) -> Any:
 def _entries(b: Build, source: Any, field: Any, key: str) -> Any:
     """The rows (``key``, ``value``: text) of the spec's object ``key`` (outputs, resolutions),
     in the spec's order, each made into ``field``'s plan; empty when there is none."""
-    body = action_spec(b, source)
+    body = b.json.object_at(action_spec(b, source), key)
     if b.json.postgres:
-        each = func.json_each_text(body.op("->")(literal_column(f"'{key}'")))
+        each = func.json_each_text(body)
         each = each.table_valued("key", "value", with_ordinality="place").render_derived(f"{key}_entry")
         place = each.c.place
     else:
-        each = func.json_each(body, f"$.{key}").table_valued("key", "value", "id").alias(f"{key}_entry")
+        each = func.json_each(body).table_valued("key", "value", "id").alias(f"{key}_entry")
         place = each.c.id
-    return b.rows(field.sub, each, [], [place])
+    # an output whose state is null is left out, as the parser leaves it out (its name is none);
+    # a resolution's null pretty name is its code (``Resolution.prettyName``)
+    where = [each.c.value.is_not(None)] if key == "outputs" else []
+    return b.rows(field.sub, each, where, [place])
 
 
 def _fire_at(b: Build, source: Any, field: Any) -> Any:
     return b.json.timestamp(source.c.fire_at)
 
 
+def visible_due(b: Build) -> Any:
+    """An item's due date, none when the viewer may not see the item (hidden ≡ missing, as the
+    item loader reads it): over the ``workflow_item`` row of the enclosing select."""
+    return case((visibility.item_visible(b.actor), _ITEM.c.due_date), else_=null())
+
+
 def _due(b: Build, source: Any) -> Any:
-    """The due date of the instance's item: carried by a task's row, else looked up."""
+    """The due date of the instance's item: carried by a task's row (``visible_due``), else
+    looked up. The lookup needs no visibility rule of its own: an instance outside ``myTasks`` is
+    reached through its case, and a case through its item (a page, a node, a parent pointer),
+    each checked; from a task (whose item may be hidden) to its case's instances the planner
+    refuses the enabled_action table twice, and the resolvers answer. (The rule here would also
+    nest one EXISTS too deep for SQLite's parser on a case's instances.)"""
     if "item_due" in source.c:
         return source.c.item_due
     item = select(_CASE.c.object_id).where(_CASE.c.id == source.c.case_id).correlate_except(_CASE)

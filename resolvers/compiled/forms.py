@@ -18,7 +18,6 @@ from typing import Any
 from sqlalchemy import (
     case,
     func,
-    literal_column,
     or_,
     select,
     true,
@@ -91,13 +90,13 @@ def _workflow_roles(b: Build) -> Any:
     spec = _WORKFLOW.c.spec
     if b.json.postgres:
         roles = (
-            func.json_each(spec.op("->")(literal_column("'roles'")))
+            func.json_each(b.json.object_at(spec, "roles"))
             .table_valued("key", "value", with_ordinality="ordinality")
             .render_derived()
         )
         place = roles.c.ordinality
     else:
-        roles = func.json_each(spec, "$.roles").table_valued("key", "id")
+        roles = func.json_each(b.json.object_at(spec, "roles")).table_valued("key", "id")
         place = roles.c.id
     cte = (
         select(_WORKFLOW.c.id.label("workflow_id"), roles.c.key.label("key"), place.label("place"))

@@ -70,6 +70,17 @@ class JsonSql:
             return func.json_agg(aggregate_order_by(value, *order)).filter(where).op("->>")(literal_column("-1"))
         return func.json_extract(func.json_group_array(value).filter(where), "$[#-1]")
 
+    def object_at(self, value: Any, name: str) -> Any:
+        """The object ``value`` (JSON) holds under ``name`` (a key of a workflow spec), else an
+        empty one: a stored spec may hold null where the parser reads an empty object
+        (engine/spec_checker.py's ``mapping``), or leave the key out."""
+        if self.postgres:
+            part = value.op("->")(key(name))
+            empty = literal_column("'{}'::json")
+            return case((func.json_typeof(part) == literal_column("'object'"), part), else_=empty)
+        path = f"$.{name}"
+        return case((func.json_type(value, path) == "object", func.json_extract(value, path)), else_="{}")
+
     def empty(self) -> Any:
         """An empty JSON list."""
         return literal_column("'[]'::json") if self.postgres else func.json_array()

@@ -26,7 +26,7 @@ from sqlalchemy import case as when
 
 from engine import deputies
 from models import Case, Deputyship, EnabledAction, TaskAssignment, WorkflowItem
-from resolvers.compiled.actions import workflow_actions
+from resolvers.compiled.actions import visible_due, workflow_actions
 from resolvers.compiled.build import Build, Page
 from resolvers.pagination import check_first, check_id_cursor
 
@@ -110,7 +110,7 @@ def my_tasks(b: Build, field: Any) -> Any:
     order = b.args(field).get("orderBy")
     by_due = getattr(order, "value", order) == "DUE_DATE"
     has_after = cursor is not None
-    task, due = _ENABLED, _ITEM.c.due_date
+    task, due = _ENABLED, visible_due(b)
     if by_due:
         ids = _once(_found(b)).subquery("tasks")
         joined = ids.join(task, task.c.id == ids.c.id).join(_CASE, _CASE.c.id == task.c.case_id)
@@ -132,7 +132,7 @@ def my_tasks(b: Build, field: Any) -> Any:
     if by_due:
         if has_after:
             at_due = (
-                select(_ITEM.c.due_date)
+                select(visible_due(b))
                 .join(_CASE, _CASE.c.object_id == _ITEM.c.id)
                 .join(_ENABLED, _ENABLED.c.case_id == _CASE.c.id)
                 .where(_ENABLED.c.id == after)

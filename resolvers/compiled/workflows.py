@@ -51,7 +51,9 @@ def _each(b: Build, value: Any, key: Any) -> Any:
         part = value.op("->")(key)
         part = case((func.json_typeof(part) == _quoted("object"), part))
         return func.json_each(part).table_valued("key", "value", with_ordinality="place").render_derived()
-    return func.json_each(value, _quoted("$.").op("||")(key)).table_valued("key", "value", "id")
+    path = _quoted("$.").op("||")(key)  # a stored null (null stands for an empty object) has no rows
+    part = case((func.json_type(value, path) == _quoted("object"), func.json_extract(value, path)), else_=_quoted("{}"))
+    return func.json_each(part).table_valued("key", "value", "id")
 
 
 def _place(b: Build, each: Any) -> Any:
@@ -132,7 +134,8 @@ def _make_spec_states(b: Build) -> Any:
     place = _sortable(b, _then(scopes.c.place, _quoted("0"), _padded(b, _place(b, states))))
     if b.json.postgres:
         terminal = cast(_text(b, states.c.value, "terminal"), Boolean)
-        hidden = func.coalesce(states.c.value.op("->")(_quoted("hidden_fields")), literal_column("'[]'::json"))
+        hidden = states.c.value.op("->")(_quoted("hidden_fields"))
+        hidden = case((func.json_typeof(hidden) == _quoted("array"), hidden), else_=literal_column("'[]'::json"))
     else:
         terminal = func.json_extract(states.c.value, _quoted("$.terminal")) == 1
         hidden = func.coalesce(func.json_extract(states.c.value, _quoted("$.hidden_fields")), _quoted("[]"))

@@ -13,11 +13,11 @@ today, to come, or none.
 
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import update
+from sqlalchemy import select, update
 
 from engine import deputies
 from engine.clock import SYSTEM_CLOCK, SettableClock
-from models import WorkflowItem
+from models import EnabledAction, WorkflowItem
 from tests.api import test_authorization_matrix as matrix
 from tests.fixtures.authorization import ACTORS, Scene
 from tests.fixtures.documents import ADD_MEMBER, CREATE_ITEM, CREATE_SUBPROJECT, DEFINE, SET_DEPUTY
@@ -340,3 +340,38 @@ async def test_enabled_actions_outside_my_tasks_answer_the_same(gql, db, actors,
     with count_statements() as compiled:
         await gql.raw(ACTIONS_OF, {"id": items["admin"]}, token=scene.tokens["owner"])
     assert compiled.count == 1, compiled.statements
+
+
+HIDDEN_DUE = """query Hidden($order: TaskOrder) { myTasks(first: 10, orderBy: $order) {
+  edges { node { id dueDate overdue action { shortName } case { enabledActions { id dueDate overdue } } } } } }"""
+DUE_OUTSIDE = """query Due($id: ID!) { node(id: $id) { ... on WorkflowItem {
+  case { enabledActions { id dueDate overdue } timers { id dueDate } } } } }"""
+
+
+async def test_a_task_on_an_item_its_assignee_may_not_see_tells_no_due_date(gql, db, actors, same):
+    """A task assigned straight to a party that holds no grant and plays no role in its case
+    (hidden ≡ missing): listed (the task index lists what is assigned to you), but its item's
+    due date is none and it is not overdue, in both orders, on both roads; and the item's
+    owner still reads the date."""
+    scene = await matrix.build_scene(gql, db, actors)
+    past = datetime.now(UTC).date() - timedelta(days=2)
+    async with db.transaction() as s:
+        await s.execute(update(WorkflowItem).where(WorkflowItem.id == scene.item).values(due_date=past))
+        instance = await s.scalar(
+            select(EnabledAction).where(
+                EnabledAction.case_id == scene.case, EnabledAction.status == "ENABLED", EnabledAction.trigger == "user"
+            )
+        )
+        instance.assignee_party_id = actors["stranger"]  # through the ORM: the task index follows
+    for order in (None, "DUE_DATE"):
+        body = await same(HIDDEN_DUE, {"order": order}, scene.tokens["stranger"])
+        (edge,) = body["data"]["myTasks"]["edges"]
+        node = edge["node"]
+        assert (node["id"], node["dueDate"], node["overdue"]) == (instance.id, None, False)
+        # its case's instances, read through the task (the case is not checked on either road;
+        # the read falls back there: enabled_action twice on one path)
+        assert {(ea["dueDate"], ea["overdue"]) for ea in node["case"]["enabledActions"]} == {(None, False)}
+    owned = await same(DUE_OUTSIDE, {"id": scene.item}, scene.tokens["owner"])
+    listed = {ea["id"]: ea for ea in owned["data"]["node"]["case"]["enabledActions"]}
+    assert listed[instance.id]["dueDate"] == past.isoformat() and listed[instance.id]["overdue"] is True
+    await same(DUE_OUTSIDE, {"id": scene.item}, scene.tokens["player"])
