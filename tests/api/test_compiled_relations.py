@@ -33,7 +33,7 @@ CASE_ITEM_CASE = """query CaseItemCase($i: ID!) { node(id: $i) { ... on Workflow
   case { id workflowItem { id displayName case { id state { shortName } roles { role { shortName }
     assignees { PARTY } } workflowItem { id } } } } } } }""".replace("PARTY", PARTY)
 
-ENTRIES = """query Entries($i: ID!, $p: ID!) {
+ENTRIES_AND_THEIR_RESOURCES = """query Entries($i: ID!, $p: ID!) {
   item: node(id: $i) { ... on WorkflowItem { case { log(first: 50) { edges { node { seq kind
     project { id displayName } subproject { id currency } workflowItem { id case { id } subproject { id } } } } } }
     history(first: 50) { edges { node { seq workflowItem { displayName } } } } } }
@@ -61,7 +61,7 @@ async def test_parent_pointers_answer_the_same_for_every_viewer(gql, db, actors,
         (BOARD, {"s": scene.subproject}),
         (ITEM_UP_AND_DOWN, {"i": scene.item}),
         (CASE_ITEM_CASE, {"i": scene.item}),
-        (ENTRIES, {"i": scene.item, "p": scene.project}),
+        (ENTRIES_AND_THEIR_RESOURCES, {"i": scene.item, "p": scene.project}),
     ]
     bodies = {}
     for actor in ACTORS:
@@ -78,12 +78,12 @@ async def test_parent_pointers_answer_the_same_for_every_viewer(gql, db, actors,
     assert round_trip["workflowItem"]["id"] == scene.item
     assert round_trip["workflowItem"]["case"]["id"] == round_trip["id"]
     assert round_trip["workflowItem"]["case"]["workflowItem"] == {"id": scene.item}
-    entries = [e["node"] for e in bodies["player", ENTRIES]["data"]["item"]["case"]["log"]["edges"]]
+    entries = [e["node"] for e in bodies["player", ENTRIES_AND_THEIR_RESOURCES]["data"]["item"]["case"]["log"]["edges"]]
     assert entries and all(e["project"] is None and e["subproject"] is None for e in entries)
     assert {e["workflowItem"]["id"] for e in entries} == {scene.item}
     assert all(e["workflowItem"]["subproject"] is None for e in entries)
-    assert bodies["player", ENTRIES]["data"]["project"] is None
-    owners = [e["node"] for e in bodies["owner", ENTRIES]["data"]["project"]["history"]["edges"]]
+    assert bodies["player", ENTRIES_AND_THEIR_RESOURCES]["data"]["project"] is None
+    owners = [e["node"] for e in bodies["owner", ENTRIES_AND_THEIR_RESOURCES]["data"]["project"]["history"]["edges"]]
     assert any(e["workflowItem"] is None and e["subproject"] is None for e in owners)  # the project's own
     assert all(e["project"] == {"id": scene.project} for e in owners)
     assert bodies["stranger", BOARD]["data"]["node"] is None
@@ -182,8 +182,8 @@ CASE_STRUCTURE = """query Structure($i: ID!) { node(id: $i) { ... on WorkflowIte
     workflow { id shortName prettyName version roles { shortName prettyName } states { STATE }
       actions { shortName } } } } } }"""
 CASE_STRUCTURE = CASE_STRUCTURE.replace("STATE", STATE)
-RESUME = """mutation($i: ID!) { resumeCase(input: {workflowItemId: $i}) { userErrors { code } } }"""
-SUSPEND_UNTIL = """mutation($i: ID!, $u: DateTime) { suspendCase(input: {workflowItemId: $i, until: $u}) {
+RESUME_CASE = """mutation($i: ID!) { resumeCase(input: {workflowItemId: $i}) { userErrors { code } } }"""
+SUSPEND_CASE_UNTIL = """mutation($i: ID!, $u: DateTime) { suspendCase(input: {workflowItemId: $i, until: $u}) {
   userErrors { code } } }"""
 
 
@@ -221,7 +221,7 @@ async def test_workflows_and_scopes_answer_the_same_for_every_viewer(gql, db, ac
                 seen.append(body["data"]["node"]["case"])
         await _one_statement(gql, count_statements, CASE_STRUCTURE, {"i": item}, owner)
     until = (datetime.now(UTC) + timedelta(days=30)).replace(microsecond=0).isoformat()  # a whole second
-    suspended = await gql(SUSPEND_UNTIL, {"i": item, "u": until}, token=owner)
+    suspended = await gql(SUSPEND_CASE_UNTIL, {"i": item, "u": until}, token=owner)
     assert suspended["suspendCase"]["userErrors"] == [], suspended
     for actor in ACTORS:
         body = await same(CASE_STRUCTURE, {"i": item}, scene.tokens[actor])
@@ -263,7 +263,7 @@ async def test_workflows_and_scopes_answer_the_same_for_every_viewer(gql, db, ac
     assert {s["status"] for s in seen[-1]["scopes"] if s["parent"]} >= {"SUSPENDED"}
     assert seen[-1]["scopes"][0] == {"status": "SUSPENDED", "state": last["state"], "parent": None}
     # resumed, the review done: the grandchild scope is canceled, the parallel fires, the case completes
-    resumed = await gql(RESUME, {"i": item}, token=owner)
+    resumed = await gql(RESUME_CASE, {"i": item}, token=owner)
     assert resumed["resumeCase"]["userErrors"] == [], resumed
     done = await gql(EXECUTE, {"input": {"workflowItemId": item, "action": "review"}}, token=owner)
     assert done["executeAction"]["userErrors"] == [], done

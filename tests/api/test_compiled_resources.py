@@ -26,18 +26,16 @@ from tests.fixtures.documents import (
     REMOVE_DOCUMENT,
     REORDER,
     REVOKE,
+    UPDATE_ITEM,
+    UPDATE_PROJECT,
 )
 from tests.fixtures.uploads import multipart
 
 pytestmark = pytest.mark.usefixtures("differential_reads")
 actors = matrix.actors  # the matrix's users (a fixture), one per actor
 
-UPDATE_PROJECT = """mutation($input: UpdateResourceInput!) {
-  updateProject(input: $input) { userErrors { code message field } } }"""
 UPDATE_SUBPROJECT = """mutation($input: UpdateResourceInput!) {
   updateSubproject(input: $input) { userErrors { code message field } } }"""
-UPDATE_ITEM = """mutation($input: UpdateWorkflowItemInput!) {
-  updateWorkflowItem(input: $input) { userErrors { code message field } } }"""
 
 DATA = {"z": {"b": [1, 2.5, -0.0, 1e16, 1.0, "x", None, True], "a": {}}, "a": 'ünï ☃ "q" \\', "n": -12345678901234567}
 PARTY = "__typename ... on User { login } ... on Group { name }"
