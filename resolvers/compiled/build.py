@@ -182,9 +182,11 @@ class Build:
             return select(self.json.object(pairs))  # no aggregate over the page: one row, none read
         return select(self.json.object(pairs)).select_from(rows)
 
-    def edge(self, plan: Any, source: Any, cursor: Any = None) -> Any:
+    def edge(self, plan: Any, source: Any, cursor: Any = None, *, view: bool = True) -> Any:
         """One edge's JSON over a child row of ``source``: its cursor is the child's id, unless
-        ``cursor`` (an SQL string) says otherwise (a log entry's is its ``seq``)."""
+        ``cursor`` (an SQL string) says otherwise (a log entry's is its ``seq``). ``view=False``:
+        the node is made of the row itself on SQLite too, when ``source`` is already a CTE of
+        its own (``myTasks``' page), which SQLite parses at the statement's top."""
         edge_plan = next((f.sub for f in plan.fields if f.name == "edges"), None)
         if edge_plan is None:
             return self.json.object([])
@@ -194,7 +196,7 @@ class Build:
                 pairs.append((field.response, self.json.text(field.sub)))
             elif field.name == "cursor":
                 pairs.append((field.response, source.c.id if cursor is None else cursor))
-            elif self.json.postgres:  # node
+            elif self.json.postgres or not view:  # node
                 pairs.append((field.response, self.object(field.sub, source)))
             else:
                 pairs.append((field.response, self.json.nested(self._view(field.sub, source, "id", source.c.id))))

@@ -148,7 +148,7 @@ def my_tasks(b: Build, field: Any) -> Any:
         rows = rows.limit(limit)
     tasks = rows.order_by(*order_by).cte("my_tasks")
     page = (
-        select(_edge(b, field.sub, tasks).label("j"), tasks.c.id.label("c"), tasks.c.rn)
+        select(b.edge(field.sub, tasks, view=False).label("j"), tasks.c.id.label("c"), tasks.c.rn)
         .select_from(tasks)
         .order_by(tasks.c.rn)
         .subquery("task_page")
@@ -157,19 +157,3 @@ def my_tasks(b: Build, field: Any) -> Any:
     if b.counted(field.sub):
         total = select(func.count()).select_from(_once(_found(b)).subquery("counted")).scalar_subquery()
     return b.connection(field.sub, Page(page, first, total))
-
-
-def _edge(b: Build, plan: Any, tasks: Any) -> Any:
-    """One edge's JSON over a row of the page: its cursor is the instance's id."""
-    edge_plan = next((f.sub for f in plan.fields if f.name == "edges"), None)
-    if edge_plan is None:
-        return b.json.object([])
-    pairs = []
-    for field in edge_plan.fields:
-        if field.name == "__typename":
-            pairs.append((field.response, b.json.text(field.sub)))
-        elif field.name == "cursor":
-            pairs.append((field.response, tasks.c.id))
-        else:  # node
-            pairs.append((field.response, b.object(field.sub, tasks)))
-    return b.json.object(pairs)
