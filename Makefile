@@ -86,7 +86,7 @@ coverage: install
 
 # Mutation testing of the modules where a silent mistake is a security or data bug; slow, not
 # in CI. Survivors are listed in mutants-report.txt. MUTANTS_ARGS narrows it, e.g.
-# MUTANTS_ARGS="engine.permissions.x_visible_filter*".
+# MUTANTS_ARGS="engine.people.permissions.x_visible_filter*".
 mutants: install
 	$(BIN)/python scripts/mutants.py $(MUTANTS_ARGS)
 

@@ -38,7 +38,7 @@ from bench import sections, seed
 from bench.abusive import DIAGRAM_STATES, Document, documents, workflow_spec
 from bench.server import ROOT, Server, drop_postgres, fresh_postgres
 from bench.timed import JSON, PROBE, PROBE_PAUSE, Answer, Probe, send
-from engine import identity
+from engine.people import identity
 from models import Database, User
 
 BEGIN, END = "<!-- A1 -->", "<!-- /A1 -->"

@@ -11,8 +11,8 @@ from typing import Any
 import asyncpg
 from sqlmodel import SQLModel
 
-from engine.activity import entry_hash
-from engine.permissions import PROJECT_INTENTS, SUBPROJECT_INTENTS, WORKFLOW_ITEM_INTENTS
+from engine.history.activity import entry_hash
+from engine.people.permissions import PROJECT_INTENTS, SUBPROJECT_INTENTS, WORKFLOW_ITEM_INTENTS
 from models import new_id
 
 _TABLES = (

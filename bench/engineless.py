@@ -17,8 +17,8 @@ from starlette.applications import Starlette
 
 from bench import raw_sql
 from engine import cases
-from engine.actors import Actor
 from engine.cases import ExecutionResult
+from engine.people.actors import Actor
 from models import Database
 from resolvers.records import record_type
 from server.app import create_app

@@ -24,7 +24,7 @@ from sqlalchemy import select
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 
 from bench import queries, seed
-from engine import identity
+from engine.people import identity
 from models import Database, User
 from schema.execution import CasewayExecutor
 from server.app import create_app, tune_garbage_collector

@@ -1,7 +1,7 @@
 """M1: cases migrated per second. 10,000 running cases of a two-step workflow on PostgreSQL
 (each in `review`, with two assigned actions, a role player and a running timer) move to version 2,
 which renames `review` and one action and lengthens the timer: first a dry run over all of them,
-then the real run, each as ``migrateCases`` runs it (``engine.migration.migrate_cases``, one
+then the real run, each as ``migrateCases`` runs it (``engine.migration.migration.migrate_cases``, one
 transaction per call of ``MAX_CASES`` cases, the cursor going on), timed from the first call to the
 last commit. Budget (the project's goal): ≥ 1,000 cases/s for either.
 
@@ -25,8 +25,9 @@ import engine
 from bench import sections
 from bench.bulk import Batch, add_item_and_case
 from bench.server import drop_postgres, fresh_postgres
-from engine import identity, migration
-from engine.actors import Actor
+from engine.migration import migration
+from engine.people import identity
+from engine.people.actors import Actor
 from models import Database, new_id
 from server.migrate import upgrade
 
@@ -238,7 +239,7 @@ def section(dry: Run, real: Run, problems: list[str], load: float) -> list[str]:
         "",
         f"{real.cases:,} running cases on PostgreSQL (bulk-loaded with COPY: each in `review` with two assigned "
         "actions, a role player and a running timer) moved to version 2 (a state and an action renamed, the "
-        f"timer lengthened; `timerPolicy` KEEP) through `engine.migration.migrate_cases`, {migration.MAX_CASES} "
+        f"timer lengthened; `timerPolicy` KEEP) through `migrate_cases`, {migration.MAX_CASES} "
         "cases per call and transaction, the cursor going on, in one process; the dry run first (each call "
         "rolled back), then the real run. Checked after it: every case on version 2 in `checking`, one "
         "`case_migrated` entry each, the reviewer's `approve` tasks in the task index. Budget (the project's "

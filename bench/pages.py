@@ -28,7 +28,7 @@ import httpx
 
 from bench import sections
 from bench.pages_seed import ORDERED_SUBPROJECT, PILOT_TAG, asyncpg_dsn
-from engine import identity
+from engine.people import identity
 from models import Database
 from server.app import create_app, tune_garbage_collector
 from server.settings import Settings

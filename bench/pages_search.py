@@ -23,8 +23,8 @@ import httpx
 from sqlalchemy import select
 from sqlalchemy.dialects import postgresql
 
-from engine import identity
-from engine.actors import Actor
+from engine.people import identity
+from engine.people.actors import Actor
 from models import Database, User
 from resolvers import search as searching
 from server.app import create_app

@@ -26,7 +26,7 @@ from typing import Any
 import asyncpg
 
 from bench.bulk import Batch
-from engine.passwords import hash_password
+from engine.people.passwords import hash_password
 from models import new_id
 
 ITEMS_PER_USER = 100

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 
 import asyncpg
 
-LOG_LOCK_KEY = 7_305_224_417  # engine/activity.py
+LOG_LOCK_KEY = 7_305_224_417  # engine/history/activity.py
 
 CASE = (
     "SELECT c.id, c.version, c.workflow_id, i.subproject_id FROM workflow_case c "

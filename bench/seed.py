@@ -20,7 +20,9 @@ from typing import Any
 from sqlalchemy import func, select
 
 import engine
-from engine import identity, permissions, task_index, workflows
+from engine.cases import task_index
+from engine.people import identity, permissions
+from engine.spec import workflows
 from models import Database, Project, Subproject, User, WorkflowItem
 from server.migrate import upgrade
 

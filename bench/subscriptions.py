@@ -21,7 +21,7 @@ import websockets
 from sqlalchemy import select
 
 from bench import cpu
-from engine import identity, permissions
+from engine.people import identity, permissions
 from models import Database, User
 
 # What a dashboard shows of each entry: who did what to which item.

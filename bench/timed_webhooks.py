@@ -34,8 +34,9 @@ import uvicorn
 import engine
 from bench import jobs, sections
 from bench.server import Server, on_fresh_postgres
-from engine import identity, workflows
 from engine.jobs import webhook
+from engine.people import identity
+from engine.spec import workflows
 from models import Database
 from server.migrate import upgrade
 from server.settings import Settings

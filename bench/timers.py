@@ -46,7 +46,8 @@ import engine
 from bench import cpu, sections
 from bench.bulk import Batch, add_item_and_case
 from bench.server import Server, on_fresh_postgres
-from engine import identity, workflows
+from engine.people import identity
+from engine.spec import workflows
 from models import Database, new_id
 from server.migrate import upgrade
 from server.settings import Settings

@@ -6,17 +6,25 @@ caller owns the transaction (one unit of work per mutation). Nothing here import
 
 # The built-in callbacks register themselves on import (engine/registry.py), as plugins do when
 # their entry points load; importing any engine module imports this package first.
-from engine import assignment, conditions, side_effects  # noqa: F401
-from engine.actions import execute_action
-from engine.actors import SYSTEM, Actor
-from engine.assignment import pick_list, reassign
-from engine.budgets import BudgetInput
-from engine.cases import execute, get_enabled_actions, get_user_actions, start_case
+from engine.cases import (  # noqa: F401
+    assignment,
+    conditions,
+    execute,
+    get_enabled_actions,
+    get_user_actions,
+    side_effects,
+    start_case,
+)
+from engine.cases.actions import execute_action
+from engine.cases.assignment import pick_list, reassign
+from engine.cases.lifecycle import cancel_case, resume_case, resume_due_suspensions, suspend_case
 from engine.errors import DomainError, DomainErrors, ErrorCode
-from engine.items import assign_workflow_item, create_workflow_item, update_workflow_item
-from engine.lifecycle import cancel_case, resume_case, resume_due_suspensions, suspend_case
-from engine.ordering import reorder
-from engine.resources import (
+from engine.people.actors import SYSTEM, Actor
+from engine.spec.workflows import define_workflow, latest_workflow, sync_spec_files
+from engine.tree.budgets import BudgetInput
+from engine.tree.items import assign_workflow_item, create_workflow_item, update_workflow_item
+from engine.tree.ordering import reorder
+from engine.tree.resources import (
     UNSET,
     assign_project,
     assign_subproject,
@@ -27,7 +35,6 @@ from engine.resources import (
     update_project,
     update_subproject,
 )
-from engine.workflows import define_workflow, latest_workflow, sync_spec_files
 
 __all__ = [
     "SYSTEM",

@@ -2,7 +2,7 @@
 callbacks (which output an action takes) and enable conditions (whether an action may be enabled).
 
 Every callback registers the same way: by name, into the tables below. The built-ins
-(engine/assignment.py, engine/conditions.py, engine/side_effects.py) register themselves when
+(engine/cases/assignment.py, engine/cases/conditions.py, engine/cases/side_effects.py) register themselves when
 they are imported, which the engine package does (engine/__init__.py), so this module, which
 they import, imports none of them; plugins add more through the entry point groups
 ``caseway.assignees``, ``caseway.side_effects``, ``caseway.on_fire`` and
@@ -16,7 +16,7 @@ from typing import Any
 
 AssigneeCallback = Callable[[Any], Awaitable[list[str]]]
 SideEffect = Callable[[Any], Awaitable[None]]
-# Given the engine.side_effects.Execution about to happen, the output the action takes (one of
+# Given the engine.cases.side_effects.Execution about to happen, the output the action takes (one of
 # its declared outputs), or None to keep the one the caller chose.
 OnFire = Callable[[Any], Awaitable[str | None]]
 # Given an engine.cases.transitions.EnableCheck, whether the action may be enabled now.

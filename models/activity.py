@@ -39,7 +39,7 @@ class Activity(SQLModel, table=True):
     kind: str
     action: str | None = None
     actor_id: str | None = None
-    on_behalf_of: str | None = None  # the absent user a deputy acted for (engine/deputies.py)
+    on_behalf_of: str | None = None  # the absent user a deputy acted for (engine/people/deputies.py)
     at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
     comment: str | None = None
     data: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSONType, nullable=False))

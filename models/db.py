@@ -131,7 +131,7 @@ def _sha256_hex(text: str) -> str:
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     # caseway_sha256(text): the hex SHA-256 PostgreSQL computes with encode(sha256(...)), so a log
-    # entry's insert can seal its hash in SQL on both databases (engine/activity.py).
+    # entry's insert can seal its hash in SQL on both databases (engine/history/activity.py).
     dbapi_connection.create_function("caseway_sha256", 1, _sha256_hex, deterministic=True)
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")

@@ -11,7 +11,7 @@ from models.types import UTCDateTime, utcnow
 class Deputyship(SQLModel, table=True):
     """``deputy_id`` acts for ``user_id`` from ``starts_at`` (inclusive) until ``ends_at``
     (exclusive). Nothing runs at either instant: whether one is active is decided whenever it is
-    read or used (engine/deputies.py). Indexed by deputy, for the question every task list and
+    read or used (engine/people/deputies.py). Indexed by deputy, for the question every task list and
     visibility check asks ("whom do I stand in for now?"), and by the absent user."""
 
     __tablename__ = "deputyship"

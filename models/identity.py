@@ -19,7 +19,7 @@ class User(SQLModel, table=True):
     is_admin: bool = False
     disabled: bool = False
     created_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
-    # Where and when email reaches the user (engine/delivery.py): an address, an IANA time zone
+    # Where and when email reaches the user (engine/notify/delivery.py): an address, an IANA time zone
     # and the hour of that zone at which a daily digest goes out.
     email: str | None = None
     time_zone: str = Field(default="UTC", sa_column_kwargs={"server_default": "UTC"})
@@ -57,7 +57,7 @@ class ApiToken(SQLModel, table=True):
 class LoginAttempt(SQLModel, table=True):
     """Login attempts counted per key ("login:<name>", "pair:<name>|<address>" or
     "address:<address>"), shared by every server process, so guessing is throttled however many
-    workers answer (engine/throttle.py). Indexed by ``last_failure_at``: forgotten counters
+    workers answer (engine/people/throttle.py). Indexed by ``last_failure_at``: forgotten counters
     are found and deleted a few at a time, without a table scan."""
 
     __tablename__ = "login_attempt"

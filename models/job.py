@@ -44,14 +44,14 @@ class Job(SQLModel, table=True):
         Index("ix_job_case_id", "case_id", "id"),  # Case.jobs, jobs(caseId:)
         Index("ix_job_state_id", "state", "id"),  # jobs(state:)
         # One job per key: a digest's key names its user and window, so it is made once
-        # however many processes find it due (engine/digests.py; migration 0017).
+        # however many processes find it due (engine/notify/digests.py; migration 0017).
         Index("ux_job_idempotency_key", "idempotency_key", unique=True),
     )
 
     id: str = Field(primary_key=True)
     kind: str
     # The case, its item (whose visibility is the job's) and the log entry of the action the
-    # job came from; none for a job of no case (an email: engine/mail.py), which admins alone see.
+    # job came from; none for a job of no case (an email: engine/notify/mail.py), which admins alone see.
     case_id: str | None = Field(default=None, foreign_key="workflow_case.id")
     workflow_item_id: str | None = None
     activity_id: str | None = None

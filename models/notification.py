@@ -22,7 +22,7 @@ class Notification(SQLModel, table=True):
     level: str  # ASSIGNED | ROLE | CASE | WORKFLOW: why this user heard of it
     created_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
     read_at: datetime | None = Field(default=None, sa_column=Column(UTCDateTime))
-    # False when the recipient chose email alone for its level (engine/delivery.py): the row is
+    # False when the recipient chose email alone for its level (engine/notify/delivery.py): the row is
     # kept for their digests, and left out of every in-app list, count and stream.
     in_app: bool = Field(default=True, sa_column_kwargs={"server_default": true()})
 

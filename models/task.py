@@ -1,7 +1,7 @@
 """The task index: one row per (party, enabled instance) that the party is expected to act on,
 so that a task list starts at the viewer's parties instead of scanning every instance.
 
-Derived data, kept by engine/task_index.py (which says when and how); no foreign keys, so the
+Derived data, kept by engine/cases/task_index.py (which says when and how); no foreign keys, so the
 bulk seeder can fill it with one statement after loading everything else."""
 
 from sqlmodel import Field, SQLModel

@@ -22,12 +22,12 @@ Hook = Callable[[Any], Awaitable[None]]
 
 @dataclass(eq=False)
 class UnitOfWork:
-    # Log entries queued (engine/activity.py), in order; hashed and inserted just before the commit.
+    # Log entries queued (engine/history/activity.py), in order; hashed and inserted just before the commit.
     entries: list[Any] = field(default_factory=list)
     timer_at: datetime | None = None  # the earliest timer written (or made due): the sweepers' deadline
     jobs: bool = False  # jobs written or made due: the job runners claim now
     identities_changed: bool = False  # who a token stands for may have changed (server/actor_cache.py)
-    # Cases whose task-index rows are recomputed just before the commit (engine/task_index.py).
+    # Cases whose task-index rows are recomputed just before the commit (engine/cases/task_index.py).
     tasks_touched: set[str] = field(default_factory=set)
     # Actions run, as (workflow short name or None, outcome): "ok", "replayed", "dry_run" or an
     # error code. Counted by the publisher whether or not the transaction commits.

@@ -1,7 +1,7 @@
 """Workflow definitions and the running state of cases.
 
 A definition is stored as its validated spec JSON and loaded into an in-memory model by
-``engine.specs``; cases refer to states, roles and actions by their short names.
+``engine.spec.specs``; cases refer to states, roles and actions by their short names.
 """
 
 from datetime import datetime
@@ -23,14 +23,14 @@ class Workflow(SQLModel, table=True):
     version: int
     spec: dict[str, Any] = Field(sa_column=Column(JSONType, nullable=False))
     created_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
-    # A retired version takes no new subproject or item (engine/versions.py); its cases run on.
+    # A retired version takes no new subproject or item (engine/spec/versions.py); its cases run on.
     retired_at: datetime | None = Field(default=None, sa_column=Column(UTCDateTime, nullable=True))
     retired_by: str | None = None
 
 
 class Case(SQLModel, table=True):
     __tablename__ = "workflow_case"
-    # The sweepers' question "which suspension ends next" (engine/lifecycle.py), answered from the index.
+    # The sweepers' question "which suspension ends next" (engine/cases/lifecycle.py), answered from the index.
     __table_args__ = (Index("ix_workflow_case_status_suspended_until", "status", "suspended_until"),)
 
     id: str = Field(primary_key=True)

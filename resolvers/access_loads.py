@@ -7,8 +7,8 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import aliased
 
-from engine import deputies
-from engine.permissions import intents_for
+from engine.people import deputies
+from engine.people.permissions import intents_for
 from models import (
     Activity,
     NotificationDelivery,
@@ -89,13 +89,13 @@ class AccessLoads(Loads):
         return [results[k] for k in keys]
 
     async def _activities(self, ids: list[str]) -> list[Activity | None]:
-        """Entries the viewer may read (engine.visibility); the others read as missing."""
+        """Entries the viewer may read (engine.people.visibility); the others read as missing."""
         readable = visibility.entry_readable(self._ctx.viewer)
         rows = await self._rows(select(Activity.__table__).where(self._in(Activity.id, ids), readable))
         return one_per_key(rows, ids, lambda r: r.id)
 
     async def _deliveries(self, ids: list[str]) -> list[list[Any]]:
-        """Each user's delivery choices by level (engine/delivery.py): what they chose, in one query."""
+        """Each user's delivery choices by level (engine/notify/delivery.py): what they chose, in one query."""
         rows = await self._rows(
             select(NotificationDelivery.__table__).where(self._in(NotificationDelivery.user_id, ids))
         )
@@ -114,7 +114,7 @@ class AccessLoads(Loads):
         return await deputy_reads.open_by_user(self._ctx, "deputy_id", ids, self._in)
 
     async def _standing_in(self, ids: list[str]) -> list[list[Any]]:
-        """The absent users each user stands in for now (engine/deputies.py), as actors: asked
+        """The absent users each user stands in for now (engine/people/deputies.py), as actors: asked
         for the viewer alone, once per request."""
         return [await deputies.standing_in(self._ctx.session, user_id=i) for i in ids]
 

@@ -6,7 +6,7 @@ from typing import Any, NamedTuple
 
 from sqlalchemy import select
 
-from engine.assignment import pick_lists
+from engine.cases.assignment import pick_lists
 from models import (
     Case,
     CaseRoleParty,
@@ -79,7 +79,7 @@ class CaseLoads(Loads):
         return [dict(result.get(i, {})) for i in ids]
 
     async def _pick_lists(self, keys: list[PickListKey]) -> list[list[str]]:
-        """The party ids of each pick list (engine.assignment.pick_lists): one statement for
+        """The party ids of each pick list (engine.cases.assignment.pick_lists): one statement for
         every role of every case the request shows, not one per role."""
         workflow_ids = list(dict.fromkeys(k.workflow_id for k in keys))
         workflows = dict(zip(workflow_ids, await self._workflows(workflow_ids), strict=True))

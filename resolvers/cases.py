@@ -6,10 +6,10 @@ from typing import Any
 from sqlalchemy import case as when
 from sqlalchemy import distinct, func, null, select, union_all
 
-from engine import deputies
 from engine.cases import EXECUTABLE_STATUSES, may_perform
-from engine.specs import RoleSpec
-from engine.workflows import spec_of
+from engine.people import deputies
+from engine.spec.specs import RoleSpec
+from engine.spec.workflows import spec_of
 from models import Case, EnabledAction, TaskAssignment
 from resolvers.context import Context
 from resolvers.loaders import MISSING, cached, with_loaded
@@ -162,9 +162,9 @@ async def visible_case(ctx: Context, case: Case | None) -> Case | None:
 async def my_tasks(ctx: Context, *, first: int | None, after: str | None, counted: bool = True) -> Page[EnabledAction]:
     """Enabled USER actions assigned to the viewer (directly or through a role), oldest first,
     in cases where an action can run now (``EXECUTABLE_STATUSES``): read from the task index
-    (engine/task_index.py), never from the instances. Each of the viewer's parties (the user and
+    (engine/cases/task_index.py), never from the instances. Each of the viewer's parties (the user and
     their groups) is a range of the index's key, read past the cursor up to one page, and so are
-    the parties of the absent users the viewer stands in for now (engine/deputies.py: such a
+    the parties of the absent users the viewer stands in for now (engine/people/deputies.py: such a
     row carries ``on_behalf_of``, unless the task is the viewer's own too); the page is the first
     ids of their union, once each (a user and their group can both be assigned), joined to their
     instances in the same statement. So a page costs the same for a user with no task and one

@@ -2,7 +2,7 @@
 a subproject's workflow items, a project's subprojects.
 
 Display order: the children the parent's ordering lists, in its order, then every other child
-by creation time (ids are time-ordered). For items that is the display order (``engine.ordering.ordered``,
+by creation time (ids are time-ordered). For items that is the display order (``engine.tree.ordering.ordered``,
 the subproject's ``workflow_item_ordering``); subprojects have no ordering, so creation order.
 Reading every visible id to order them in Python made each page of a subproject of 100,000
 items cost 100,000 rows; here the database ranks them and returns the page and its count. One
@@ -25,7 +25,7 @@ from typing import Any
 from sqlalchemy import BigInteger, Integer, String, and_, bindparam, case, cast, func, literal, null, or_, select, true
 from sqlalchemy.dialects import postgresql
 
-from engine.actors import Actor
+from engine.people.actors import Actor
 from models import Subproject, WorkflowItem
 from resolvers import visibility
 from resolvers.filters import ResourceFilterKey, apply_resource_filter

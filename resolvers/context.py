@@ -3,8 +3,8 @@
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from engine.actors import Actor
-from engine.identity import TokenProblem
+from engine.people.actors import Actor
+from engine.people.identity import TokenProblem
 from models import Database, utcnow
 from resolvers.errors import unauthenticated
 from resolvers.loaders import Loaders
@@ -38,7 +38,7 @@ class Context:
     _session: ReadSession | EphemeralReadSession | None = None
     _loaders: Loaders | None = field(default=None, repr=False)
     # The live event being executed: its entry, its results shared by subscribers
-    # (engine.events.Event) and which of its rows this viewer may see. None outside a live event.
+    # (engine.notify.events.Event) and which of its rows this viewer may see. None outside a live event.
     _event: tuple[Any, dict[Any, Any], tuple[Any, ...]] | None = field(default=None, repr=False)
     # The live event whose shared rows this viewer's loaders start with, once made.
     _primed_with: "tuple[SharedRows | None, Any] | None" = field(default=None, repr=False)

@@ -1,14 +1,14 @@
 """Delivery choices and digests for GraphQL, the sweeper and the CLI: ``setNotificationDelivery``,
-``User.notificationDelivery`` and ``runDigests`` (engine/delivery.py, engine/digests.py)."""
+``User.notificationDelivery`` and ``runDigests`` (engine/notify/delivery.py, engine/notify/digests.py)."""
 
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from engine import delivery, digests
-from engine.actors import Actor
 from engine.errors import DomainError, ErrorCode
+from engine.notify import delivery, digests
+from engine.people.actors import Actor
 from models import Database, User
 from resolvers.context import Context
 from resolvers.errors import UserErrorRow

@@ -1,4 +1,4 @@
-"""Reading deputyships: by id, and each user's current and coming ones (engine/deputies.py).
+"""Reading deputyships: by id, and each user's current and coming ones (engine/people/deputies.py).
 A deputyship is seen by its absent user, its deputy and admins; anyone else reads it as missing."""
 
 from collections import defaultdict
@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 
-from engine import deputies
+from engine.people import deputies
 from models import Deputyship
 
 if TYPE_CHECKING:

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from graphql import GraphQLError
 
 from engine.errors import DomainError, DomainErrors, ErrorCode
-from engine.identity import TokenProblem
+from engine.people.identity import TokenProblem
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,7 @@
 """Verifying a resource's history, for admins."""
 
-from engine import history
 from engine.errors import DomainError, ErrorCode
+from engine.history import history
 from resolvers.context import Context
 from resolvers.errors import UserErrorRow, user_errors
 

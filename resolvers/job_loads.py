@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from engine.actors import Actor
+from engine.people.actors import Actor
 from models import Job, WorkflowItem
 from resolvers import visibility
 from resolvers.records import records as rows_of

@@ -1,7 +1,7 @@
 """Reading jobs and pulling their levers (``retryJob``, ``resumeJob``) for GraphQL and the CLI.
 
 A job is seen by whoever may read its workflow item's log (viewHistory on the item, its
-subproject or project, or a role in its case: engine/visibility.py), admins all: it was made by
+subproject or project, or a role in its case: engine/people/visibility.py), admins all: it was made by
 an entry of that log, and its input, progress and idempotency key tell what the log tells.
 workflowItem.view alone shows the item, not its jobs; a hidden job reads as missing. Its error's
 ``detail`` (an unexpected exception's message) is for admins only.
@@ -11,9 +11,9 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from engine.actors import Actor
 from engine.clock import SYSTEM_CLOCK
 from engine.jobs import levers
+from engine.people.actors import Actor
 from models import Job, kind_of
 from resolvers.context import Context
 from resolvers.job_loads import visible_jobs

@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from engine.actors import Actor
+from engine.people.actors import Actor
 from models import (
     Activity,
     Case,

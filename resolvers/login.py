@@ -15,8 +15,8 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any
 
-from engine import identity, passwords, throttle
 from engine.errors import DomainError
+from engine.people import identity, passwords, throttle
 from models import User, utcnow
 from resolvers.context import Context
 from resolvers.errors import UserErrorRow, user_errors

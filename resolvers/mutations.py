@@ -7,8 +7,8 @@ from typing import Any, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from engine.actors import Actor
 from engine.errors import DomainError
+from engine.people.actors import Actor
 from resolvers.context import Context
 from resolvers.errors import UserErrorRow, user_errors
 

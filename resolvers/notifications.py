@@ -2,7 +2,7 @@
 
 from sqlalchemy import func, select
 
-from engine.notifications import readable_notifications, unread_count
+from engine.notify.notifications import readable_notifications, unread_count
 from models import Notification
 from resolvers.context import Context
 from resolvers.pagination import Page, check_first, check_id_cursor, keyset_page
@@ -18,7 +18,7 @@ async def page(
     unread_counted: bool = True,
 ) -> tuple[Page[Notification], int | None]:
     """Newest first; the cursor is the notification id (ids are time-ordered). Only those whose
-    activity the viewer may read now (engine.visibility): the page, ``totalCount`` and
+    activity the viewer may read now (engine.people.visibility): the page, ``totalCount`` and
     ``unreadCount`` leave the others out alike, checked at each read, not only when written.
     Each count only when selected (``counted``, ``unread_counted``): it checks every one of the
     viewer's notifications, the page only ``first`` of them."""

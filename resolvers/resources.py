@@ -3,7 +3,7 @@
 from datetime import datetime
 from typing import Any
 
-from engine.permissions import intent_prefix
+from engine.people.permissions import intent_prefix
 from resolvers.context import Context
 from resolvers.filters import HistoryFilterKey
 from resolvers.pagination import Page, check_first, keyset_page, parse_seq_cursor
@@ -36,7 +36,7 @@ async def history(
     counted: bool = True,
 ) -> Page[Any]:
     """A page of the resource's log, oldest first; the cursor is the entry's ``seq``. Every
-    entry is one the viewer may read (``engine.visibility.entry_readable``): with viewHistory on
+    entry is one the viewer may read (``engine.people.visibility.entry_readable``): with viewHistory on
     the resource itself that is all of them but grant changes (which need listPermissions on
     their resource); without it,
     each entry is checked (a grant on an enclosing resource, a role in the item's case), so a

@@ -42,7 +42,7 @@ from sqlalchemy import (
     union_all,
 )
 
-from engine.actors import Actor
+from engine.people.actors import Actor
 from models import Case, CaseRoleParty, Permission, Project, Subproject, WorkflowItem, kind_of
 from resolvers import visibility
 from resolvers.context import Context
@@ -76,7 +76,7 @@ _CURSOR = re.compile(r"(-?[0-9][0-9.e+-]{0,30})~([a-z]{1,8}_[0-9A-Z]{1,40})")
 TSVECTOR = (
     "to_tsvector('simple', translate({table}.display_name || ' ' || {table}.description, '@/.:-+~<>&', '          '))"
 )
-# Each kind, its visibility rule, and the intent whose grants show it (engine/visibility.py).
+# Each kind, its visibility rule, and the intent whose grants show it (engine/people/visibility.py).
 _KINDS: tuple[tuple[Any, Any, str], ...] = (
     (Project, visibility.project_visible, "project.view"),
     (Subproject, visibility.subproject_visible, "subproject.view"),

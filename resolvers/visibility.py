@@ -1,12 +1,12 @@
 """SQL conditions for "the viewer may see this row" . The rules themselves are
-``engine.visibility``'s, one per kind of row; the read layer takes them from here."""
+``engine.people.visibility``'s, one per kind of row; the read layer takes them from here."""
 
 import json
 from typing import Any
 
 from sqlalchemy import ColumnElement, String, cast, func
 
-from engine.visibility import (
+from engine.people.visibility import (
     entry_readable,
     grant_entries_readable,
     item_log_readable,

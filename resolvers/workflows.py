@@ -2,9 +2,9 @@
 
 from typing import Any
 
-from engine import workflows
-from engine.diagnostics import Diagnostic, InvalidSpec
 from engine.errors import DomainError
+from engine.spec import workflows
+from engine.spec.diagnostics import Diagnostic, InvalidSpec
 from models import Workflow
 from resolvers.context import Context
 from resolvers.errors import UserErrorRow, user_errors

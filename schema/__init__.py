@@ -4,7 +4,7 @@ import strawberry
 from strawberry.extensions import AddValidationRules
 from strawberry.schema.config import StrawberryConfig
 
-from engine import migration
+from engine.migration import migration
 from resolvers import cases as case_reads
 from resolvers import due_dates, queries
 from resolvers.lookahead import selects

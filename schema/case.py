@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import strawberry
 
-from engine.assignment import PICK_LIST_LENGTH
-from engine.specs import RoleSpec
+from engine.cases.assignment import PICK_LIST_LENGTH
+from engine.spec.specs import RoleSpec
 from resolvers import cases as case_reads
 from resolvers import due_dates, resources
 from resolvers.job_loads import CASE_JOBS

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import strawberry
 
-from engine import delivery, digests
 from engine.clock import SYSTEM_CLOCK
 from engine.errors import DomainError, ErrorCode
+from engine.notify import delivery, digests
 from models import as_utc
 from resolvers import delivery as delivery_reads
 from resolvers.errors import user_errors

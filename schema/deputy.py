@@ -1,12 +1,12 @@
 """Deputies as clients see them: setDeputy, removeDeputy and the Deputyship type
-(engine/deputies.py holds the rules; docs/api.md "Deputies")."""
+(engine/people/deputies.py holds the rules; docs/api.md "Deputies")."""
 
 from datetime import datetime
 from typing import Annotated
 
 import strawberry
 
-from engine import deputies
+from engine.people import deputies
 from resolvers.loaders import one
 from resolvers.mutations import run
 from schema.base import AppInfo, Node, UserError, by_id_prefix

@@ -4,7 +4,7 @@ from datetime import datetime
 
 import strawberry
 
-from engine.history import Problem
+from engine.history.history import Problem
 from resolvers import history
 from schema.base import AppInfo, UserError
 

@@ -6,8 +6,8 @@ import strawberry
 from graphql import FragmentSpreadNode, GraphQLError, InlineFragmentNode, OperationType, SelectionSetNode
 from graphql.validation import ValidationRule
 
-from engine import identity
-from engine.deputies import MAX_OPEN, MAX_STANDING_IN
+from engine.people import identity
+from engine.people.deputies import MAX_OPEN, MAX_STANDING_IN
 from resolvers import delivery as delivery_reads
 from resolvers import login as logins
 from resolvers.mutations import run

@@ -1,11 +1,11 @@
-"""Mutations of a case's own lifecycle: suspendCase, resumeCase, cancelCase (engine/lifecycle.py)."""
+"""Mutations of a case's own lifecycle: suspendCase, resumeCase, cancelCase (engine/cases/lifecycle.py)."""
 
 from datetime import datetime
 from typing import Any
 
 import strawberry
 
-from engine import lifecycle
+from engine.cases import lifecycle
 from resolvers.mutations import run
 from schema.activity import Activity
 from schema.base import AppInfo, UserError

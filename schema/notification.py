@@ -6,8 +6,8 @@ from typing import Any
 
 import strawberry
 
-from engine import notifications
-from engine.notifications import UNREAD_COUNT_CAP as CAP
+from engine.notify import notifications
+from engine.notify.notifications import UNREAD_COUNT_CAP as CAP
 from resolvers import notifications as notification_reads
 from resolvers.lookahead import selects
 from resolvers.mutations import run

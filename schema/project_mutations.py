@@ -5,7 +5,7 @@ from typing import Any
 import strawberry
 
 import engine
-from engine import permissions
+from engine.people import permissions
 from resolvers.mutations import run
 from schema.base import JSON, AppInfo, UserError
 from schema.project import PermissionGrant, Project, Subproject, WorkflowMode, grant_list

@@ -7,7 +7,7 @@ from graphql import GraphQLError
 from sqlalchemy import exists, or_, select
 
 from engine.errors import not_found
-from engine.events import Event, Subscriber, SubscriberDropped, audiences
+from engine.notify.events import Event, Subscriber, SubscriberDropped, audiences
 from models import Activity as ActivityRow
 from models import Project, kind_of
 from models import Subproject as SubprojectRow
@@ -156,7 +156,7 @@ class Subscription:
             subscriber = await ctx.hub.subscribe(notifications_for=user_id)
             async for event in _events(ctx, subscriber, lambda: None):
                 viewer = ctx.viewer  # token expiry ends the stream
-                # The entry's audience is read from the grants as they are now (engine.visibility):
+                # The entry's audience is read from the grants as they are now (engine.people.visibility):
                 # a notification whose activity the viewer may no longer read is not delivered.
                 if not event.audience.admits(viewer):
                     continue

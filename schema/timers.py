@@ -4,7 +4,7 @@ from datetime import datetime
 
 import strawberry
 
-from engine import timers
+from engine.cases import timers
 from engine.clock import SYSTEM_CLOCK
 from engine.errors import DomainError
 from models import as_utc

@@ -1,11 +1,12 @@
-"""Mutations on workflow versions: migrateCases and retireWorkflow (engine/migration.py,
-engine/versions.py)."""
+"""Mutations on workflow versions: migrateCases and retireWorkflow (engine/migration/migration.py,
+engine/spec/versions.py)."""
 
 from enum import Enum
 
 import strawberry
 
-from engine import migration, versions
+from engine.migration import migration
+from engine.spec import versions
 from resolvers.errors import UserErrorRow, user_errors
 from resolvers.mutations import run
 from schema.base import AppInfo, UserError

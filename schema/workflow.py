@@ -7,10 +7,10 @@ from enum import Enum
 
 import strawberry
 
-from engine import diagnostics
-from engine.diagram import render
-from engine.specs import ActionSpec, RoleSpec, StateSpec
-from engine.workflows import spec_of
+from engine.spec import diagnostics
+from engine.spec.diagram import render
+from engine.spec.specs import ActionSpec, RoleSpec, StateSpec
+from engine.spec.workflows import spec_of
 from models import Workflow as WorkflowRow
 from resolvers import retirement
 from resolvers import workflows as workflow_checks

@@ -2,7 +2,7 @@
 the modules where a silent mistake is a security or data bug, then a report.
 
 Arguments go to `mutmut run` (mutant name globs narrow the run, e.g.
-"engine.permissions.x_visible_filter*"). The report, mutants-report.txt, counts the mutants
+"engine.people.permissions.x_visible_filter*"). The report, mutants-report.txt, counts the mutants
 by outcome and module and shows each survivor's diff: each is to be killed by a new test or
 explained (equivalent mutant) in bench/MUTANTS.md, which also says how long a run takes.
 Slow (each mutant runs the tests that reach it): not part of CI.

@@ -18,7 +18,7 @@ import asyncio
 import time
 from collections.abc import Callable
 
-from engine.actors import Actor
+from engine.people.actors import Actor
 from models import utcnow
 from server.shutdown import until_set
 

@@ -24,7 +24,7 @@ from strawberry.exceptions import ConnectionRejectionError
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL
 from strawberry.types.execution import ExecutionResult
 
-from engine import identity
+from engine.people import identity
 from models import Database
 from resolvers.context import Context
 from resolvers.errors import AUTH_MESSAGES

@@ -67,7 +67,7 @@ class Background:
         self._tasks["collector"] = asyncio.create_task(
             collect_forever(self.db, self.documents.store), name="caseway-collector"
         )
-        if settings.secret_key:  # signed history checkpoints, only with a key (engine/history.py)
+        if settings.secret_key:  # signed history checkpoints, only with a key (engine/history/history.py)
             self._tasks["signer"] = asyncio.create_task(
                 checkpoint_forever(self.db, secret_key=settings.secret_key, interval=settings.checkpoint_interval),
                 name="caseway-signer",

@@ -3,7 +3,8 @@
 from sqlalchemy import func, select
 
 import engine
-from engine import identity, permissions, workflows
+from engine.people import identity, permissions
+from engine.spec import workflows
 from models import Database, User
 from server.migrate import upgrade
 from server.settings import Settings

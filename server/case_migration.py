@@ -1,4 +1,4 @@
-"""`caseway migrate-cases`: migrateCases (engine/migration.py) from a shell, through every batch.
+"""`caseway migrate-cases`: migrateCases (engine/migration/migration.py) from a shell, through every batch.
 
 An operator moving a subproject's cases (or some cases by id) to a new version runs it once: it
 calls the engine batch after batch (``--batch-size`` cases each, at most ``migration.MAX_CASES``,
@@ -13,9 +13,9 @@ import argparse
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
-from engine import migration
-from engine.actors import SYSTEM
-from engine.migration_plan import CaseMigration
+from engine.migration import migration
+from engine.migration.migration_plan import CaseMigration
+from engine.people.actors import SYSTEM
 from models import Database
 from server.background import publishing
 from server.cli_errors import CliError

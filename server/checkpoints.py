@@ -1,7 +1,7 @@
 """Signing history checkpoints: the background task of every server process, and its one-off
 form for `caseway checkpoint-history`; and the copy of the checkpoints kept outside the
 database (`--export DIR|s3://bucket/prefix`), which `caseway verify-history --against` reads
-back. The rules live in ``engine/checkpoints.py``.
+back. The rules live in ``engine/history/checkpoints.py``.
 
 A copy is a set of files (or objects) ``checkpoints-<first>-<last>.jsonl``, one checkpoint a
 line, each export adding one file of the checkpoints after the copy's newest: nothing in it is
@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from engine import checkpoints
-from engine.checkpoints import Record
+from engine.history import checkpoints
+from engine.history.checkpoints import Record
 from models import Database
 from server.cli_errors import CliError
 

@@ -43,7 +43,7 @@ def _password(args: argparse.Namespace) -> str:
 
 
 async def _create_user(settings: Settings, args: argparse.Namespace) -> None:
-    from engine import identity
+    from engine.people import identity
 
     password = _password(args)
     db = await migrated_database(settings)
@@ -63,8 +63,8 @@ async def _create_user(settings: Settings, args: argparse.Namespace) -> None:
 
 
 async def _define_workflow(settings: Settings, path: Path) -> None:
-    from engine import workflows
     from engine.errors import DomainError
+    from engine.spec import workflows
 
     spec = load_spec(path)  # before the database: a typo in the file is told first
     db = await migrated_database(settings)
@@ -84,9 +84,9 @@ async def _define_workflow(settings: Settings, path: Path) -> None:
 def _check_workflow(path: Path) -> bool:
     """Print each finding as ``FILE: path: CODE message`` (its hint indented below); True when
     none is an error. Offline: no database, so user and group ids are not looked up."""
-    from engine import workflows
-    from engine.diagnostics import Severity
     from engine.errors import DomainError
+    from engine.spec import workflows
+    from engine.spec.diagnostics import Severity
 
     try:
         spec = load_spec(path)

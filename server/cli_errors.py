@@ -77,7 +77,7 @@ def sentence(error: BaseException, database_url: str) -> str | None:
 def load_spec(path: Path) -> Any:
     """A workflow spec file's content; a missing file or a syntax error as a sentence with the
     line and column."""
-    from engine.workflows import load_spec_file
+    from engine.spec.workflows import load_spec_file
 
     if not path.is_file():
         raise CliError(f"no such file: {path}" if not path.exists() else f"not a file: {path}")

@@ -30,12 +30,12 @@ from sqlalchemy import select
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from engine import identity
 from engine.clock import SYSTEM_CLOCK, Clock
 from engine.documents import records
 from engine.documents.collect import DEFAULT_GRACE, Collection, collect_orphans
 from engine.documents.storage import DocumentStore
 from engine.errors import DomainError
+from engine.people import identity
 from models import Database, User, utcnow
 from server import document_stores
 from server.request_limits import error_response

@@ -14,7 +14,7 @@ from server.settings import Settings
 async def verify_history(settings: Settings, resource_id: str | None, against: str | None) -> bool:
     """Print a sentence per chain (then, with --all, one on the checkpoint sequence, and with
     --against, on the copy); True if everything is intact."""
-    from engine import checkpoints, history
+    from engine.history import checkpoints, history
     from server.checkpoints import copy_at, read_copy
 
     copy = copy_at(against, endpoint_url=settings.s3_endpoint_url or None) if against else None
@@ -48,7 +48,7 @@ async def verify_history(settings: Settings, resource_id: str | None, against: s
 
 
 async def compare_with_copy(session: Any, copy: Any, secret_key: str, read_copy: Any) -> bool:
-    from engine import checkpoints
+    from engine.history import checkpoints
 
     check, missing = await checkpoints.compare_with_copy(
         session, read_copy(copy), secret_key=secret_key, where=copy.where

@@ -1,7 +1,7 @@
 """The event hub: follows the activity table and fans new entries out to live subscribers.
 
 Publishing only says "look again": subscribers are fed from rows read back by ``seq`` (which
-is commit order, see engine/activity.py), so nothing published can be lost or reordered, a
+is commit order, see engine/history/activity.py), so nothing published can be lost or reordered, a
 rolled-back transaction publishes nothing, and the table refills any gap after a reconnect.
 One read per wake-up serves every subscriber of this process; a process without subscribers
 reads nothing (it catches up with the table when its next subscriber arrives).
@@ -24,8 +24,8 @@ from typing import Any
 import asyncpg
 from sqlalchemy import func, select
 
-from engine.activity import LogEntry
-from engine.events import Event, Subscriber, audiences
+from engine.history.activity import LogEntry
+from engine.notify.events import Event, Subscriber, audiences
 from models import Activity, Database, Notification
 from resolvers.live import read_shared
 from server import metrics

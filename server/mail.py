@@ -1,7 +1,7 @@
 """A process's email settings (``CASEWAY_SMTP_URL``, ``CASEWAY_MAIL_FROM``, ``CASEWAY_PUBLIC_URL``)
-applied to engine/mail.py: by the server and by ``caseway run-jobs``, which send the messages."""
+applied to engine/notify/mail.py: by the server and by ``caseway run-jobs``, which send the messages."""
 
-from engine import mail
+from engine.notify import mail
 from models import Database
 from server.settings import Settings
 

@@ -59,7 +59,7 @@ class Settings(BaseSettings):
     # that builds their JSON (resolvers/compiled); false: every field through its resolver.
     compiled_reads: bool = True
 
-    # --- Logins and tokens (engine/throttle.py) ---
+    # --- Logins and tokens (engine/people/throttle.py) ---
     login_free_failures: int = 5  # failed logins per login name or address before any delay
     login_max_delay: float = 2.0  # seconds, the longest delay of a failed login's answer
     login_lockout_failures: int = 20  # failures of one login name from one address that lock the two
@@ -69,7 +69,7 @@ class Settings(BaseSettings):
     # takes ~0.13 s of one core here: 16 is about 2 s of work)
     login_max_password_checks: int = 16
 
-    # --- Verifiable history (engine/history.py) ---
+    # --- Verifiable history (engine/history/history.py) ---
     # HMAC key for signed checkpoints of the activity hash chains; never stored in the database.
     # Empty: no checkpoints are signed, and verification checks the hash chains alone.
     secret_key: str = ""
@@ -86,7 +86,7 @@ class Settings(BaseSettings):
     job_concurrency: int = 32  # jobs one process runs at once
     job_poll_interval: float = 5.0  # seconds between safety-net looks for due jobs
 
-    # --- Email (engine/mail.py, engine/delivery.py; docs/api.md "Email and digests") ---
+    # --- Email (engine/notify/mail.py, engine/notify/delivery.py; docs/api.md "Email and digests") ---
     # The SMTP server notifications are emailed through: smtp://[user:password@]host:port (STARTTLS
     # when offered) or smtps://...; empty: no email. Needs secret_key (it signs unsubscribe links).
     smtp_url: str = ""

@@ -6,7 +6,7 @@ the time, so a wake-up costs no query. It also sweeps every ``poll_interval`` se
 safety net (a NOTIFY lost, a timer written by `caseway run-due-timers`). Its first sweep, at
 startup, catches up with the timers that fell due while no server ran, oldest first, in the
 background: the server answers meanwhile. Several processes sweep one PostgreSQL database at
-once; each timer is claimed by one of them (engine/timers.py).
+once; each timer is claimed by one of them (engine/cases/timers.py).
 """
 
 import asyncio
@@ -15,8 +15,9 @@ import logging
 import time
 from datetime import datetime, timedelta
 
-from engine import digests, lifecycle, reminders, timers
+from engine.cases import lifecycle, timers
 from engine.clock import SYSTEM_CLOCK, Clock
+from engine.notify import digests, reminders
 from models import Database, as_utc
 from resolvers.delivery import run_digests
 from server import metrics

@@ -7,9 +7,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from engine import lifecycle, timers
-from engine.activity import LogEntry
+from engine.cases import lifecycle, timers
 from engine.errors import DomainError
+from engine.history.activity import LogEntry
 from models import Database, unit_of_work
 from server.reminder_runs import run_due_reminders
 
@@ -49,7 +49,7 @@ async def run_due_timers(
     if ends is not None and ends <= clock():
         await _resume_due_suspensions(db, now=clock(), limit=limit, run=run)
         any_due = True  # a resumed case's overdue timers are due now
-    reminded, run.more = await run_due_reminders(db, clock=clock, limit=limit)  # engine/reminders.py
+    reminded, run.more = await run_due_reminders(db, clock=clock, limit=limit)  # engine/notify/reminders.py
     run.fired += reminded
     if not any_due:
         return run
@@ -76,7 +76,7 @@ async def run_due_timers(
 
 
 async def _resume_due_suspensions(db: Database, *, now: datetime, limit: int, run: TimerRun) -> None:
-    """First the cases whose suspension ends by ``now`` (engine/lifecycle.py), one transaction
+    """First the cases whose suspension ends by ``now`` (engine/cases/lifecycle.py), one transaction
     each: their overdue timers are then due like any other and fire in the same run. A case
     that fails to resume is logged and left for the next run; the timers still fire."""
     for _ in range(limit):

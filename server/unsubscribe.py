@@ -1,4 +1,4 @@
-"""``/unsubscribe``: the signed link every email carries (engine/mail.py).
+"""``/unsubscribe``: the signed link every email carries (engine/notify/mail.py).
 
 A POST (what a mail client's one-click unsubscribe sends, RFC 8058, or the page's button) turns
 email off for the link's levels at once. A GET only shows that button: mail scanners fetch the
@@ -11,8 +11,8 @@ from html import escape
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
-from engine import delivery, mail
 from engine.clock import SYSTEM_CLOCK
+from engine.notify import delivery, mail
 from models import Database, User
 
 _PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Caseway email</title></head>

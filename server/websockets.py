@@ -17,7 +17,7 @@ from strawberry.asgi import ASGIWebSocketAdapter
 from strawberry.subscriptions import GRAPHQL_WS_PROTOCOL
 from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import BaseGraphQLTransportWSHandler
 
-from engine import identity
+from engine.people import identity
 from models import Database
 from resolvers.context import Context
 from resolvers.errors import AUTH_MESSAGES

@@ -11,7 +11,7 @@ from tests.fixtures.database import BACKEND
 
 @pytest.mark.skipif(BACKEND != "postgres", reason="the benchmark's bulk seed uses PostgreSQL COPY")
 async def test_r5_reads_every_list_page_on_a_tiny_seed(db):
-    from engine.history import verify_history
+    from engine.history.history import verify_history
     from models import Activity
 
     seeded = await seed.seed(db.url, 2, 2, 12, bulk=True)  # 48 items: 4 comments, notifications, jobs

@@ -16,8 +16,8 @@ SEEDED_TREE = """{ projects(first: 2) { edges { node { displayName subprojects(f
 
 @pytest.mark.skipif(BACKEND != "postgres", reason="bulk seeding uses PostgreSQL COPY")
 async def test_bulk_rows_read_like_engine_rows(db, gql):
-    from engine import identity
-    from engine.history import verify_history
+    from engine.history.history import verify_history
+    from engine.people import identity
 
     await seed.seed(db.url, 1, 1, 2)
     await seed.seed(db.url, 1, 1, 2, bulk=True)

@@ -4,9 +4,9 @@ state once the checker asked for one, and `make bench` stopped at J1's seeding."
 import pytest
 
 from bench import jobs, timed_webhooks, timers
-from engine.diagnostics import errors_of
 from engine.jobs import webhook
-from engine.workflows import check_spec
+from engine.spec.diagnostics import errors_of
+from engine.spec.workflows import check_spec
 
 
 @pytest.mark.parametrize("module", [jobs, timed_webhooks, timers], ids=lambda m: m.__name__)

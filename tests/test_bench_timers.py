@@ -9,7 +9,7 @@ from sqlalchemy import select
 
 from bench import timers
 from bench.server import Server, drop_postgres, fresh_postgres
-from engine.history import verify_history
+from engine.history.history import verify_history
 from models import Database, WorkflowItem
 from tests.fixtures.database import BACKEND
 

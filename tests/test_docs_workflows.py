@@ -13,7 +13,7 @@ import httpx
 import pytest
 import yaml
 
-from engine import identity
+from engine.people import identity
 from models import Database
 from server.app import create_app
 from server.settings import Settings

@@ -23,14 +23,14 @@ from typing import Any
 
 from sqlalchemy import bindparam, select
 
-from engine import assignment, notifications
-from engine.activity import LogEntry
-from engine.actors import SYSTEM
-from engine.cases import quorum, scopes
+from engine.cases import assignment, quorum, scopes
 from engine.cases.context import CaseContext, new_instance
 from engine.errors import DomainError, ErrorCode
-from engine.spec_checker import MAX_INSTANCES
-from engine.specs import ActionSpec
+from engine.history.activity import LogEntry
+from engine.notify import notifications
+from engine.people.actors import SYSTEM
+from engine.spec.spec_checker import MAX_INSTANCES
+from engine.spec.specs import ActionSpec
 from models import EnabledAction
 
 # transitions.recompute(ctx, scope, now): a child FSM's first enabled actions (a result with

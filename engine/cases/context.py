@@ -9,10 +9,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import make_transient_to_detached
 from sqlalchemy.orm.util import identity_key
 
-from engine import reminder_rows
 from engine.errors import DomainError, not_found
-from engine.specs import ActionSpec, WorkflowSpec
-from engine.workflows import spec_by_id
+from engine.notify import reminder_rows
+from engine.spec.specs import ActionSpec, WorkflowSpec
+from engine.spec.workflows import spec_by_id
 from models import (
     Case,
     CaseRoleParty,
@@ -27,7 +27,7 @@ from models import (
 
 OPT_IN_LEVELS = ("ROLE", "CASE", "WORKFLOW")
 # The statuses in which a case's actions run (a completed case can still be reopened); the task
-# index (engine/task_index.py) holds rows for these alone.
+# index (engine/cases/task_index.py) holds rows for these alone.
 EXECUTABLE_STATUSES = ("ACTIVE", "COMPLETED")
 
 
@@ -44,7 +44,7 @@ class CaseContext:
     # The case's ENABLED instances, when an operation loaded them (oldest first); the same ORM
     # rows the session holds, so status changes show in place, and recompute adds what it enables.
     enabled: list[EnabledAction] | None = None
-    # Who opted in to news of this case, per level (engine.notifications): read with the
+    # Who opted in to news of this case, per level (engine.notify.notifications): read with the
     # states and roles when the case is locked for a change, which is when it is needed.
     subscribers: dict[str, set[str]] | None = None
 
@@ -73,7 +73,7 @@ _CASE_QUERIES = {(by, lock): _case_query(by, lock=lock) for by in ("case", "item
 
 def subscribers_query() -> Any:
     """Who opted in to news of a case, as (level, user) rows: everyone at ROLE (narrowed to the
-    case's role players by engine.notifications), the item or case at CASE, its subproject or
+    case's role players by engine.notify.notifications), the item or case at CASE, its subproject or
     workflow at WORKFLOW."""
     sub = NotificationSubscription
     return select(sub.level, sub.user_id).where(
@@ -145,7 +145,7 @@ async def load_facts(
     """The rest of ``load_case`` for a case whose row (with its item and subproject) is in hand:
     its states, role players, and per ``lock`` and ``with_enabled`` its subscribers and ENABLED
     instances, in one round trip. A caller that locked the case with a statement of its own (a
-    timer's claim, engine/timers.py) calls it after that statement: read in the locking one,
+    timer's claim, engine/cases/timers.py) calls it after that statement: read in the locking one,
     these rows would come from before the lock was granted."""
     ctx = await _context(session, case, item, subproject)
     params = {"case": case.id}
@@ -245,7 +245,7 @@ def new_instance(
     )
     if fire_at is not None:  # the sweepers are told once the transaction commits
         unit_of_work(ctx.session).timer_written(fire_at)
-    if trigger is None and (action.reminders or action.escalate):  # told while it waits (engine/reminders.py)
+    if trigger is None and (action.reminders or action.escalate):  # told while it waits (engine/notify/reminders.py)
         reminder_rows.schedule_instance(ctx.session, instance, action, now)
     ctx.session.add(instance)
     if ctx.enabled is not None:

@@ -12,10 +12,8 @@ from typing import Any
 from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from engine import activity, assignment, deputies, notifications, permissions, validation
-from engine.activity import LogEntry
-from engine.actors import Actor
-from engine.cases import idempotency, refusals
+from engine import validation
+from engine.cases import assignment, idempotency, refusals
 from engine.cases.context import EXECUTABLE_STATUSES, CaseContext, case_not_found, load_case, new_case_context
 from engine.cases.transitions import (
     after_enable,
@@ -26,8 +24,13 @@ from engine.cases.transitions import (
     set_status_for_state,
 )
 from engine.errors import DomainError, ErrorCode
+from engine.history import activity
+from engine.history.activity import LogEntry
 from engine.jobs import outbox
-from engine.specs import WorkflowSpec
+from engine.notify import notifications
+from engine.people import deputies, permissions
+from engine.people.actors import Actor
+from engine.spec.specs import WorkflowSpec
 from models import (
     Activity,
     Case,
@@ -248,7 +251,7 @@ async def execute(
         record = await session.get(Idempotency, (actor.user_id, "executeAction", idempotency_key))
         assert record is not None
         record.response = {"caseId": ctx.case.id, "activityId": entry.id}
-    # Not flushed here: the writes go with the log entry at commit (engine/folded_writes.py).
+    # Not flushed here: the writes go with the log entry at commit (engine/history/folded_writes.py).
     return ExecutionResult(case=ctx.case, activity=entry)
 
 

@@ -9,8 +9,8 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from engine.actors import Actor
 from engine.errors import DomainError, ErrorCode
+from engine.people.actors import Actor
 from models import Idempotency, utcnow
 from models.db import insert_for
 

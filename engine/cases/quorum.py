@@ -15,8 +15,8 @@ A parent without members (a dynamic parent whose role is empty) never fires by i
 from dataclasses import dataclass
 from typing import Any
 
-from engine.child_specs import Condition
-from engine.specs import ActionSpec, WorkflowSpec
+from engine.spec.child_specs import Condition
+from engine.spec.specs import ActionSpec, WorkflowSpec
 
 
 @dataclass(frozen=True, slots=True)

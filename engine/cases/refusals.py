@@ -4,10 +4,10 @@ enabled now, and an action that runs by itself (when it will). Built only on the
 """
 
 from engine.cases.context import CaseContext
-from engine.child_specs import PARENT_TRIGGERS
 from engine.errors import DomainError, ErrorCode
-from engine.spec_checker import MAX_NAME
-from engine.specs import ActionSpec, WorkflowSpec
+from engine.spec.child_specs import PARENT_TRIGGERS
+from engine.spec.spec_checker import MAX_NAME
+from engine.spec.specs import ActionSpec, WorkflowSpec
 
 __all__ = ["MAX_NAMED_ACTIONS", "check_choices", "not_enabled", "runs_by_itself"]
 

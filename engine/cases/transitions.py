@@ -9,17 +9,19 @@ from typing import Any
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from engine import activity, assignment, notifications, ordering
-from engine.actors import SYSTEM, Actor
-from engine.cases import children, scopes
+from engine.cases import assignment, children, scopes
+from engine.cases.conditions import EnableCheck
 from engine.cases.context import CaseContext, new_instance, state_row
-from engine.conditions import EnableCheck
+from engine.cases.side_effects import Execution
 from engine.errors import DomainError, ErrorCode
+from engine.history import activity
 from engine.jobs import outbox
+from engine.notify import notifications
+from engine.people.actors import SYSTEM, Actor
 from engine.registry import enable_conditions, on_fire_callbacks, side_effects
-from engine.resources import require_open_to_reopen
-from engine.side_effects import Execution
-from engine.specs import ActionSpec
+from engine.spec.specs import ActionSpec
+from engine.tree import ordering
+from engine.tree.resources import require_open_to_reopen
 from models import EnabledAction, new_id, unit_of_work
 
 MAX_AUTOMATIC_STEPS = 100

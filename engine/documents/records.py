@@ -22,13 +22,13 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from engine import permissions
-from engine.activity import record
-from engine.actors import Actor
 from engine.errors import DomainError, ErrorCode, not_found
-from engine.resources import lock
-from engine.visibility import item_visible
-from engine.workflows import spec_of
+from engine.history.activity import record
+from engine.people import permissions
+from engine.people.actors import Actor
+from engine.people.visibility import item_visible
+from engine.spec.workflows import spec_of
+from engine.tree.resources import lock
 from models import Case, Document, Workflow, WorkflowItem, kind_of, new_id, utcnow
 
 from .storage import DocumentStore, StoredFile

@@ -10,11 +10,11 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from engine import permissions
-from engine.actors import Actor
 from engine.errors import DomainError, ErrorCode, not_found
 from engine.jobs.outbox import jobs_were_written
 from engine.jobs.records import FAILED, PENDING, STALLED, UNFINISHED, log_about, move
+from engine.people import permissions
+from engine.people.actors import Actor
 from models import Job
 
 __all__ = ["resume", "retry"]

@@ -2,7 +2,7 @@
 that declares them, so a rolled-back action leaves no job and a committed one always has its
 jobs. Nothing external happens here; the runner runs them after the commit.
 
-In a spec, ``side_effects`` lists in-process side effects by name (engine/side_effects.py) and
+In a spec, ``side_effects`` lists in-process side effects by name (engine/cases/side_effects.py) and
 jobs as ``{kind: {args}}`` (or a bare kind name, for a kind without arguments). An entry that
 names neither is refused when the workflow is defined (INVALID_SPEC), as are arguments the kind
 refuses, e.g. a webhook endpoint the operator has not configured.
@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from engine.activity import LogEntry
+from engine.history.activity import LogEntry
 from engine.jobs.kinds import job_kinds
 from models import Case, Job, WorkflowItem, new_id, unit_of_work
 

@@ -20,7 +20,7 @@ reconciliation reuses it and ``retryJob`` resets it.)
 
 Order: jobs that share a serialization key run one at a time in the order of the log entries
 they came from (``Activity.seq``, then id for the jobs of one entry). ``seq`` is handed out
-under the log's lock held until commit (engine/activity.py), so it is commit order: a job whose
+under the log's lock held until commit (engine/history/activity.py), so it is commit order: a job whose
 transaction commits late comes after the jobs that committed before it, never before them, as
 an id order (taken when the job is built, in any process) would have it. A job is claimable only
 while no job of its key is RUNNING (itself aside: a reconciliation) and no job of its key with
@@ -42,10 +42,11 @@ from sqlalchemy import JSON, Text, bindparam, cast, exists, func, literal, selec
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
-from engine import activity, notifications
-from engine.actors import SYSTEM
 from engine.cases.context import load_case
+from engine.history import activity
 from engine.jobs.kinds import JobError, JobKind, Permanent, Reconciled, Transient, job_kinds, policy_for
+from engine.notify import notifications
+from engine.people.actors import SYSTEM
 from models import Activity, Job
 
 PENDING, RUNNING, STALLED, COMPLETED, FAILED = "PENDING", "RUNNING", "STALLED", "COMPLETED", "FAILED"

@@ -6,14 +6,14 @@ Create Date: 2026-11-23 15:00:00
 
 Until now an entry's hash left out ``seq``, ``case_id`` and ``chain``, so moving an entry to
 another case went unnoticed. The new hash is ``sha256(f"{seq}:{digest}")``, where ``digest`` is
-the SHA-256 of every other column and the previous hash (``engine/activity.py``). This rewrites
+the SHA-256 of every other column and the previous hash (``engine/history/activity.py``). This rewrites
 every chain under it, chain by chain in seq order, so existing databases verify; the downgrade
 writes the old hashes back. A chain already broken is rewritten only up to its first broken
 entry, so the upgrade never hides tampering that happened before it. The functions are copied here, not imported: a migration must keep
 computing what it computed when it was written.
 
 The index on ``history_checkpoint.seq`` lets each checkpoint pass find where the last one
-stopped (``engine/history.py``) without reading every checkpoint.
+stopped (``engine/history/history.py``) without reading every checkpoint.
 """
 
 import hashlib

@@ -5,7 +5,7 @@ Revises: 0008
 Create Date: 2026-11-23 18:00:00
 
 Every sweep of every server process asks which SUSPENDED case's ``suspended_until`` comes
-first (engine/lifecycle.py ``next_suspension_end``) and which are due; without an index that
+first (engine/cases/lifecycle.py ``next_suspension_end``) and which are due; without an index that
 is a scan of every case.
 """
 

@@ -1,5 +1,5 @@
 """the task index: (party, enabled instance) rows, so a task list is a range scan from the
-viewer's parties (engine/task_index.py keeps them)
+viewer's parties (engine/cases/task_index.py keeps them)
 
 Revision ID: 0012
 Revises: 0011
@@ -17,7 +17,7 @@ down_revision: str | None = "0011"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
-# engine/task_index.py's rebuild_sql(), frozen here (tests/engine/test_task_index.py compares them).
+# engine/cases/task_index.py's rebuild_sql(), frozen here (tests/engine/test_task_index.py compares them).
 REBUILD = """INSERT INTO task_assignment (party_id, enabled_action_id, case_id)
 SELECT ea.assignee_party_id AS party_id, ea.id AS enabled_action_id, ea.case_id AS case_id
 FROM enabled_action ea JOIN workflow_case c ON c.id = ea.case_id

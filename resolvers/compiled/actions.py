@@ -7,7 +7,7 @@ its workflow's spec). A form uses what its row carries and looks up the rest; an
 read elsewhere has no ``on_behalf_of``: null, as its resolver says outside ``myTasks``.
 
 An ``Action`` is made of the same row (``SAME_ROW``): its fields read the action's body of the
-stored spec with the parser's defaults (engine/specs.py: a pretty name defaults to the short
+stored spec with the parser's defaults (engine/spec/specs.py: a pretty name defaults to the short
 name, a past tense to the pretty name, a flag to false, a list to empty). The bodies of every
 workflow's actions, children of parent actions included at any depth, are read once per
 statement (``_workflow_actions``, a CTE), as ``forms._workflow_states`` reads the states.
@@ -31,7 +31,7 @@ _CASE, _ITEM, _WORKFLOW = Case.__table__, WorkflowItem.__table__, Workflow.__tab
 
 def workflow_actions(b: Build) -> Any:
     """(workflow id, action, body) of every action of every workflow, a parent action's children
-    (``children``, nested up to engine.spec_checker.MAX_CHILD_DEPTH) with the others: action
+    (``children``, nested up to engine.spec.spec_checker.MAX_CHILD_DEPTH) with the others: action
     names are unique in a spec, whatever scope they are in. One recursive CTE per statement."""
 
     def make() -> Any:

@@ -12,8 +12,8 @@ from typing import Any
 from graphql.execution.values import get_argument_values
 from sqlalchemy import bindparam, func, select
 
-from engine import deputies
-from engine.actors import Actor
+from engine.people import deputies
+from engine.people.actors import Actor
 from models import Deputyship
 from resolvers.compiled.sql import JsonSql
 
@@ -36,7 +36,7 @@ class SqlViewer:
     """The viewer as the visibility rules see it while a statement is built: whether they are an
     admin (which changes the SQL) and their parties as one expanding parameter, so that the
     statement serves every viewer of that kind (``Build.params`` gives the parties). Their id
-    and the instant deputyships are judged at (``deputies_at``, as on ``engine.actors.Actor``)
+    and the instant deputyships are judged at (``deputies_at``, as on ``engine.people.actors.Actor``)
     are parameters too, so a cached statement never freezes the time."""
 
     __slots__ = ("deputies_at", "is_admin", "party_ids", "user_id")

@@ -217,7 +217,7 @@ def _found(b: Build, source: Any, mine: list[Any], args: dict[str, Any]) -> Any:
     primary key (LATERAL) until the page is full: a join of the ordering with the
     subproject's items let PostgreSQL, which guesses 100 elements for any JSON array, compare
     every listed id with every visible item (25 s for a 20,000-item ordering, bench R4). The
-    ordering names an item once (engine/ordering.py refuses a repeated id), so no grouping."""
+    ordering names an item once (engine/tree/ordering.py refuses a repeated id), so no grouping."""
     item = _ITEM
     ordering = source.c.workflow_item_ordering
     elements = (

@@ -27,7 +27,7 @@ from typing import Any
 from sqlalchemy import case, exists, func, literal_column, or_, select
 from sqlalchemy.dialects.postgresql import aggregate_order_by
 
-from engine.permissions import PROJECT_INTENTS, SUBPROJECT_INTENTS, WORKFLOW_ITEM_INTENTS
+from engine.people.permissions import PROJECT_INTENTS, SUBPROJECT_INTENTS, WORKFLOW_ITEM_INTENTS
 from models import Document, Group, Permission, ProjectedBudget, User, WorkflowItem
 from resolvers import visibility
 from resolvers.compiled.build import Build

@@ -73,7 +73,7 @@ class JsonSql:
     def object_at(self, value: Any, name: str) -> Any:
         """The object ``value`` (JSON) holds under ``name`` (a key of a workflow spec), else an
         empty one: a stored spec may hold null where the parser reads an empty object
-        (engine/spec_checker.py's ``mapping``), or leave the key out."""
+        (engine/spec/spec_checker.py's ``mapping``), or leave the key out."""
         if self.postgres:
             part = value.op("->")(key(name))
             empty = literal_column("'{}'::json")

@@ -3,7 +3,7 @@
 
 The tasks are read from the task index (``task_assignment``, keyed by party then instance):
 the viewer's own parties, and those of the absent users they stand in for now
-(``engine.deputies.represented``; such a task carries ``on_behalf_of`` unless it is the
+(``engine.people.deputies.represented``; such a task carries ``on_behalf_of`` unless it is the
 viewer's own too), once each. Oldest first (the default), each of the viewer's parties is a
 range of the index read past the cursor up to ``first`` + 1 rows, so a page costs the same
 however many tasks there are: the parties are rows of one JSON parameter (their number varies
@@ -24,7 +24,7 @@ from typing import Any
 from sqlalchemy import JSON, String, and_, func, null, or_, select, true, union_all
 from sqlalchemy import case as when
 
-from engine import deputies
+from engine.people import deputies
 from models import Case, Deputyship, EnabledAction, TaskAssignment, WorkflowItem
 from resolvers.compiled.actions import visible_due, workflow_actions
 from resolvers.compiled.build import Build, Page

@@ -3,14 +3,14 @@
 ``scopes``, ``timers`` and ``suspendedUntil``, and every ``State`` and ``Role`` field.
 A workflow's ``spec`` and ``diagram`` stay with the resolvers (Python makes them).
 
-A spec is read as stored (engine/specs.py: the normalized input, keys in the order given,
+A spec is read as stored (engine/spec/specs.py: the normalized input, keys in the order given,
 defaults left out), once per statement into CTEs (``b.shared``): parsing a case's spec again
 for each case cost R1 36 ms. The parser's defaults are written here again: a pretty name
 defaults to the short name, ``terminal`` to false, ``hidden_fields`` to none.
 
 States live in scopes: the top level's ``states``, then each parent action's (WORKFLOW,
-PARALLEL or DYNAMIC, ``engine.child_specs.PARENT_TRIGGERS``) own ``states`` and, below it, its
-``children``' scopes, at most ``MAX_CHILD_DEPTH`` levels deep. ``engine.specs._scope`` lists a
+PARALLEL or DYNAMIC, ``engine.spec.child_specs.PARENT_TRIGGERS``) own ``states`` and, below it, its
+``children``' scopes, at most ``MAX_CHILD_DEPTH`` levels deep. ``engine.spec.specs._scope`` lists a
 scope's states, then, for each of its actions in order, that action's scope, depth first:
 ``_spec_states`` walks the scopes the same way (a recursive CTE) and gives each state a sort
 key that orders them so (``place``, compared byte by byte). State names are unique across
@@ -27,7 +27,7 @@ from typing import Any
 
 from sqlalchemy import Boolean, String, and_, case, cast, false, func, literal_column, or_, select, true
 
-from engine.child_specs import PARENT_TRIGGERS
+from engine.spec.child_specs import PARENT_TRIGGERS
 from models import Case, CaseState, EnabledAction, Workflow
 from resolvers.compiled.build import Build
 from resolvers.compiled.form import LEAF, OBJECT, SAME_ROW, Form, column, timestamp
@@ -128,7 +128,7 @@ def _make_spec_states(b: Build) -> Any:
     """(workflow_id, state, pretty, terminal, hidden, place) of every state of every scope of
     every workflow. A state's ``place`` is its scope's, '0' and its place among the scope's
     states: a scope's states sort before the scopes of its actions, those in the actions' order
-    (engine.specs._scope)."""
+    (engine.spec.specs._scope)."""
     scopes = _spec_scopes(b)
     states = _each(b, scopes.c.body, _quoted("states"))
     place = _sortable(b, _then(scopes.c.place, _quoted("0"), _padded(b, _place(b, states))))
@@ -156,7 +156,7 @@ def _make_spec_states(b: Build) -> Any:
 
 def _spec_actions(b: Build) -> Any:
     """(workflow_id, action, action_spec, place) of every action of every scope of every
-    workflow, once per statement: ``engine.specs._scope`` lists a scope's actions, then each
+    workflow, once per statement: ``engine.spec.specs._scope`` lists a scope's actions, then each
     parent's child scope's, depth first (the order of ``_make_spec_states``). The columns are
     those an ``Action``'s forms read of a row: ``action`` (its name) and ``action_spec`` (its
     body, as a task's row of ``myTasks`` carries it), so every ``Action`` field compiled over an

@@ -11,7 +11,7 @@ import pytest
 import websockets
 from sqlalchemy import update
 
-from engine import identity
+from engine.people import identity
 from models import ApiToken, utcnow
 from tests.fixtures.documents import CREATE_PROJECT, VIEWER
 from tests.fixtures.live import LiveServer, WsClient

@@ -15,7 +15,7 @@ from graphql import build_schema
 from sqlalchemy import select
 from sqlmodel import SQLModel
 
-from engine import identity
+from engine.people import identity
 from tests.fixtures.authorization import ACTORS, DONE, MUTATIONS, NODES, Row, Scene, bug_spec
 from tests.fixtures.documents import (
     ADD_DOCUMENT,

@@ -12,7 +12,7 @@ not view in the ordering, a removed document.
 import pytest
 from sqlalchemy import delete, insert, text, update
 
-from engine.permissions import PROJECT_INTENTS
+from engine.people.permissions import PROJECT_INTENTS
 from models import Group, GroupMember, Permission, Subproject
 from tests.api import test_authorization_matrix as matrix
 from tests.fixtures.authorization import ACTORS

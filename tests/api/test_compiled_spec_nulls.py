@@ -1,4 +1,4 @@
-"""A stored workflow spec may hold null where its parser reads "not given" (engine/specs.py:
+"""A stored workflow spec may hold null where its parser reads "not given" (engine/spec/specs.py:
 ``pretty_name: null`` is the short name, ``allowed_roles: null`` none, ``states: {a: null}`` a
 state with every default, an output whose state is null is left out, a resolution's null pretty
 name is its code). The compiled reads (resolvers/compiled/workflows.py, actions.py, forms.py's

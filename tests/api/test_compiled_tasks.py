@@ -15,8 +15,8 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import select, update
 
-from engine import deputies
 from engine.clock import SYSTEM_CLOCK, SettableClock
+from engine.people import deputies
 from models import EnabledAction, WorkflowItem
 from tests.api import test_authorization_matrix as matrix
 from tests.fixtures.authorization import ACTORS, Scene

@@ -10,7 +10,7 @@ import httpx
 from sqlalchemy import select, update
 
 from engine.clock import SYSTEM_CLOCK, SettableClock
-from engine.digests import SETTLE
+from engine.notify.digests import SETTLE
 from models import DigestSchedule, Job
 from server.job_runner import JobRunner
 from server.settings import Settings
@@ -144,7 +144,7 @@ async def test_an_immediate_email_reaches_the_smtp_server_and_its_link_unsubscri
         )
         # EMAIL alone: nothing in dev's in-app list, one message in the mailbox.
         assert (await gql(INBOX, {}, token=dev))["notifications"]["totalCount"] == 0
-        # closed once settled (engine/digests.py, SETTLE), then sent
+        # closed once settled (engine/notify/digests.py, SETTLE), then sent
         await mailbox.wait_for(lambda box: len(box.to("dev@example.org")) == 1, within=15 + SETTLE.total_seconds())
         (message,) = mailbox.to("dev@example.org")
         assert message["From"] == "Caseway <cw@test>"
@@ -300,7 +300,7 @@ async def test_the_sweeper_closes_a_window_that_ended_and_the_runner_sends_it(db
         assert mailbox.messages == []  # a daily digest: nothing before its hour
         async with db.transaction() as s:  # as if the hour had come
             await s.execute(update(DigestSchedule).values(due_at=SYSTEM_CLOCK.now()))
-        # closed once settled (engine/digests.py, SETTLE), then sent
+        # closed once settled (engine/notify/digests.py, SETTLE), then sent
         await mailbox.wait_for(lambda box: len(box.to("dev@example.org")) == 1, within=15 + SETTLE.total_seconds())
         (digest,) = mailbox.to("dev@example.org")
         assert digest["Subject"] == "Caseway daily digest: 1 notification"
@@ -370,7 +370,7 @@ async def test_a_reminder_reaches_its_assignee_as_they_chose(db, mailbox, make_u
             token=root,
         )
         assert made["createWorkflowItem"]["userErrors"] == []
-        # closed once settled (engine/digests.py, SETTLE), then sent
+        # closed once settled (engine/notify/digests.py, SETTLE), then sent
         await mailbox.wait_for(
             lambda box: len(box.to("dev@example.org")) == 1, within=15 + SETTLE.total_seconds()
         )  # assigned

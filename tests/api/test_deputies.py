@@ -5,7 +5,7 @@ grants show, gets their notifications, one level only; every refusal changes not
 
 from datetime import UTC, datetime, timedelta
 
-from engine import deputies
+from engine.people import deputies
 from tests.fixtures.builders import bug_item, build_tree
 from tests.fixtures.deputies import (
     DEPUTIES_OF,

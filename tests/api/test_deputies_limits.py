@@ -4,7 +4,7 @@ disabled absent user or deputy lends nothing, decided when read and executed lik
 
 import pytest
 
-from engine import deputies
+from engine.people import deputies
 from tests.fixtures.builders import bug_item
 from tests.fixtures.child_workflows import case_of, define, new_item
 from tests.fixtures.deputies import (

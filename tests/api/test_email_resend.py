@@ -11,8 +11,8 @@ from datetime import timedelta
 from sqlalchemy import select
 
 from engine.clock import SYSTEM_CLOCK, SettableClock
-from engine.digests import SETTLE
 from engine.jobs import records
+from engine.notify.digests import SETTLE
 from models import Job
 from server.job_runner import JobRunner
 from server.settings import Settings

@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy.engine import make_url
 
 import engine
-from engine.events import SubscriberDropped
+from engine.notify.events import SubscriberDropped
 from server.hub import CHANNEL, EventHub, PostgresEventHub
 from tests.fixtures.database import BACKEND
 

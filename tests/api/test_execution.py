@@ -243,7 +243,7 @@ def _reference_schema() -> strawberry.Schema:
 
 
 async def test_caseway_reads_match_graphql_core(db, gql, make_user) -> None:
-    from engine import identity
+    from engine.people import identity
 
     _, token = await make_user("alice")
     _, other = await make_user("bob")

@@ -37,7 +37,8 @@ from hypothesis_graphql import from_schema, nodes
 from sqlalchemy import text
 from sqlmodel import SQLModel
 
-from engine import identity, workflows
+from engine.people import identity
+from engine.spec import workflows
 from models import Database
 from server.app import create_app
 from server.settings import Settings

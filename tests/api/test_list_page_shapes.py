@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from engine.activity import record
+from engine.history.activity import record
 from models import Project
 from tests.fixtures.documents import CREATE_PROJECT
 

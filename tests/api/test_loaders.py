@@ -11,7 +11,7 @@ from tests.fixtures.documents import CREATE_ITEM, EXECUTE
 
 
 async def test_loaders_batch_into_one_statement(db, gql, make_user, count_statements):
-    from engine import identity
+    from engine.people import identity
 
     _, token = await make_user("alice")
     _, sub, items = await build_tree(gql, token, items=4)
@@ -93,7 +93,7 @@ async def test_a_loader_by_id_reads_only_the_rows_asked_for(db, gql, make_user):
     them out afterwards: the same answer, but work that grows with all the viewer can see."""
     from sqlalchemy import select
 
-    from engine import identity
+    from engine.people import identity
     from models import Activity, Document, Subproject, WorkflowItem
     from models.ids import new_id
 

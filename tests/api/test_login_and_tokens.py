@@ -14,7 +14,7 @@ import websockets
 from sqlalchemy import func, select
 
 import resolvers.login
-from engine import passwords, throttle
+from engine.people import passwords, throttle
 from models import Database, LoginAttempt, utcnow
 from server.app import create_app
 from server.settings import Settings

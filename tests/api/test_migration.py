@@ -6,7 +6,7 @@ import asyncio
 import copy
 
 import engine
-from engine import migration
+from engine.migration import migration
 from resolvers.context import Context
 from schema import schema
 from server.hub import EventHub

@@ -76,9 +76,9 @@ async def test_no_notification_about_invisible_items_and_read_marks(gql, make_us
 
 
 async def test_the_unread_count_stops_at_its_cap_and_the_list_does_not(gql, make_user, monkeypatch):
-    """A badge's count is bounded (engine.notifications.UNREAD_COUNT_CAP); the list and its
+    """A badge's count is bounded (engine.notify.notifications.UNREAD_COUNT_CAP); the list and its
     totalCount still show every notification."""
-    from engine import notifications
+    from engine.notify import notifications
 
     monkeypatch.setattr(notifications, "UNREAD_COUNT_CAP", 2)
     _, sam = await make_user("sam")

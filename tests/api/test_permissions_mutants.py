@@ -1,5 +1,5 @@
 """The last-grant-holder rule counts the holders of *this* intent on *this* resource
-(engine/permissions.py revoke): a party holding another intent here, or this intent on another
+(engine/people/permissions.py revoke): a party holding another intent here, or this intent on another
 resource, does not let the last granter give it up. Written for mutants that survived
 `make mutants` (bench/MUTANTS.md)."""
 

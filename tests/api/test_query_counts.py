@@ -136,7 +136,7 @@ COMMENT = """mutation($item: ID!, $comment: String) {
 async def test_an_action_costs_three_statements_on_postgresql(db, gql, make_user, count_statements):
     """Bench W1's executeAction: the case locked (with its item and subproject), its facts read
     (states, role players, subscribers, enabled instances), then its rows written with the log
-    entry, whose insert reads the chain's head (engine/folded_writes.py). SQLite has no
+    entry, whose insert reads the chain's head (engine/history/folded_writes.py). SQLite has no
     data-modifying CTEs: there the case, the instance completed and the one enabled again are
     each a statement before the entry's insert."""
     _, alice = await make_user("alice")

@@ -6,7 +6,7 @@ from datetime import timedelta
 import httpx
 from sqlalchemy import update
 
-from engine import identity
+from engine.people import identity
 from models import ApiToken, utcnow
 from server import actor_cache
 from server.app import create_app

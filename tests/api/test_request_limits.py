@@ -10,7 +10,7 @@ import pytest
 from graphql import parse
 from sqlalchemy import select, text
 
-from engine import workflows
+from engine.spec import workflows
 from models import Database, Project
 from server.app import create_app
 from server.settings import Settings

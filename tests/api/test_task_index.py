@@ -1,4 +1,4 @@
-"""The task index (engine/task_index.py) follows every engine path that enables, completes,
+"""The task index (engine/cases/task_index.py) follows every engine path that enables, completes,
 cancels or reassigns an instance, changes a role's players or a case's status: after each step
 its rows equal the task list's rule recomputed from the tables (tests/fixtures/task_index.py),
 and each step's rows are spelled out, so a row given to the wrong party shows. Issue 25."""
@@ -10,7 +10,7 @@ from types import SimpleNamespace
 from sqlalchemy import delete
 
 import engine
-from engine import task_index
+from engine.cases import task_index
 from models import TaskAssignment
 from server.timer_runs import run_due_timers
 from tests.fixtures.builders import bug_case, build_tree, mutate

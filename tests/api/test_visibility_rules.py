@@ -2,7 +2,7 @@
 
 An activity entry (its comment and data) is read with viewHistory on its item, subproject or
 project, or by a player of the item's case; workflowItem.view alone shows the item, not its
-log (engine/visibility.py). And an id the viewer may not see gets exactly the answer of an id
+log (engine/people/visibility.py). And an id the viewer may not see gets exactly the answer of an id
 that does not exist.
 """
 

@@ -5,7 +5,7 @@ on the versions listed, on a case's and a subproject's version, and in retireWor
 
 from datetime import UTC, datetime
 
-from engine import versions
+from engine.spec import versions
 from tests.fixtures.builders import build_tree
 from tests.fixtures.documents import CREATE_ITEM, DEFINE
 from tests.fixtures.versions import PERMIT_V1, permit_v2

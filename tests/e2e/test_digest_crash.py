@@ -11,7 +11,8 @@ from sqlalchemy import func, select, update
 
 import engine
 from bench.server import Server, drop_postgres, fresh_postgres
-from engine import delivery, digests, identity, mail
+from engine.notify import delivery, digests, mail
+from engine.people import identity
 from models import Activity, Database, DigestSchedule, Job, Notification, new_id, utcnow
 from server.migrate import upgrade
 from tests.fixtures.database import BACKEND, create_test_user

@@ -8,7 +8,8 @@ from datetime import timedelta
 from sqlalchemy import select
 
 import engine
-from engine import delivery, digests, identity, mail
+from engine.notify import delivery, digests, mail
+from engine.people import identity
 from models import Activity, Database, DigestSchedule, Notification, new_id, utcnow
 from server.migrate import upgrade
 from tests.fixtures.builders import caseway

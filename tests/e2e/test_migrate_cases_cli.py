@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import func, select
 
 import engine
-from engine import identity
+from engine.people import identity
 from models import Activity, Case, Database, Subproject, Workflow
 from server.migrate import upgrade
 from tests.fixtures.builders import caseway

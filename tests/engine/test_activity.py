@@ -1,8 +1,8 @@
-"""engine/activity.py: appending to the log. An entry is queued by ``record`` and written just
+"""engine/history/activity.py: appending to the log. An entry is queued by ``record`` and written just
 before its transaction commits, so ``seq`` is commit order (a transaction that started first
 and commits last gets the later seq) and a rolled-back change leaves no entry; each entry
 carries the columns of the resource it is about (so each resource's history finds it) and
-extends that resource's hash chain. engine/history.py's tests verify chains; these pin how
+extends that resource's hash chain. engine/history/history.py's tests verify chains; these pin how
 entries are made."""
 
 import asyncio
@@ -11,8 +11,8 @@ import pytest
 from sqlalchemy import select
 
 import engine
-from engine.activity import record
-from engine.history import verify_history
+from engine.history.activity import record
+from engine.history.history import verify_history
 from models import Activity, Case, Project, Subproject, WorkflowItem
 from tests.fixtures.builders import bug_case, run
 from tests.fixtures.database import BACKEND
@@ -124,8 +124,8 @@ async def test_seq_is_commit_order_a_transaction_that_started_first_and_commits_
 async def test_concurrent_writers_keep_every_chain_intact_and_seq_in_commit_order(db, make_actor):
     """Writers of one resource's chain read its head in turn (each chain has its own lock),
     writers of several chains take them in one order (no deadlock), and seq never repeats."""
-    from engine.activity import record
-    from engine.history import verify_history
+    from engine.history.activity import record
+    from engine.history.history import verify_history
     from models import Project
 
     owner = await make_actor("owner")
@@ -162,7 +162,7 @@ async def test_concurrent_writers_keep_every_chain_intact_and_seq_in_commit_orde
 
 
 async def test_log_is_hash_chained(db, make_actor):
-    from engine.history import verify_history
+    from engine.history.history import verify_history
 
     owner, dev = await make_actor("owner"), await make_actor("dev")
     _, (case,) = await bug_case(db, owner, dev)

@@ -3,8 +3,9 @@
 import pytest
 
 import engine
-from engine import identity, permissions, registry
+from engine import registry
 from engine.errors import DomainError
+from engine.people import identity, permissions
 from tests.fixtures.builders import bug_case, make_admin_actor, run
 from tests.fixtures.engine import new_subproject
 

@@ -3,7 +3,7 @@ plays no role but holds workflowItem.update, so he may annotate; eve, with view 
 Written for mutants that survived `make mutants` (bench/MUTANTS.md)."""
 
 import engine
-from engine import permissions
+from engine.people import permissions
 from models import Case
 from tests.fixtures.builders import bug_case
 

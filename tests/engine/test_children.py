@@ -8,8 +8,8 @@ import pytest
 from sqlalchemy import select
 
 import engine
-from engine import permissions
 from engine.errors import DomainError
+from engine.people import permissions
 from models import Activity, CaseState, EnabledAction
 from tests.fixtures.builders import run, state_of
 from tests.fixtures.child_workflows import REVIEW

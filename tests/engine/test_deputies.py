@@ -1,4 +1,4 @@
-"""engine/deputies.py at the engine's API: a period's bounds to the microsecond, what a deputy
+"""engine/people/deputies.py at the engine's API: a period's bounds to the microsecond, what a deputy
 represents (the absent user and their groups, one level only, never admin rights), who stands
 in for a group's member, and removal."""
 
@@ -6,9 +6,9 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from engine import deputies, identity
 from engine.clock import SettableClock
 from engine.errors import DomainError
+from engine.people import deputies, identity
 
 T0 = datetime(2031, 3, 2, 9, 0, tzinfo=UTC)
 

@@ -3,9 +3,9 @@ which output leads where."""
 
 import pytest
 
-from engine import workflows
-from engine.diagram import duration, render
-from engine.workflows import spec_of
+from engine.spec import workflows
+from engine.spec.diagram import duration, render
+from engine.spec.workflows import spec_of
 from models import Database
 
 SPEC = {

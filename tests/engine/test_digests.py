@@ -1,4 +1,4 @@
-"""Digest windows (engine/digests.py): they end at the hours of the user's time zone, daylight
+"""Digest windows (engine/notify/digests.py): they end at the hours of the user's time zone, daylight
 saving time included; a late run closes one window for the time it missed; and processes that
 close windows at once make one digest per user and window between them."""
 
@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import select
 
-from engine import delivery, digests, mail
 from engine.clock import SYSTEM_CLOCK
+from engine.notify import delivery, digests, mail
 from models import DigestSchedule, Job, Notification, new_id
 from resolvers.delivery import run_digests
 

@@ -5,9 +5,11 @@ import pytest
 from sqlalchemy import select
 
 import engine
-from engine import identity, permissions, registry, workflows
+from engine import registry
 from engine.cases.context import load_case
 from engine.errors import DomainError
+from engine.people import identity, permissions
+from engine.spec import workflows
 from models import Activity
 from tests.fixtures.builders import bug_case, make_admin_actor, run, state_of
 

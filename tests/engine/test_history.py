@@ -1,4 +1,4 @@
-"""Verifiable history (engine/history.py): every column is hashed, signed checkpoints catch
+"""Verifiable history (engine/history/history.py): every column is hashed, signed checkpoints catch
 truncation and consistent rewrites. Tampering is done with plain SQL, as an intruder with
 database access would do it."""
 
@@ -12,9 +12,9 @@ from sqlalchemy import bindparam, select, text
 from sqlalchemy.orm.exc import StaleDataError
 
 import engine
-from engine.activity import entry_hash, record
-from engine.checkpoints import checkpoint_history
-from engine.history import Problem, verify_all, verify_history
+from engine.history.activity import entry_hash, record
+from engine.history.checkpoints import checkpoint_history
+from engine.history.history import Problem, verify_all, verify_history
 from models import Activity, CaseState, Project
 from server.app import create_app
 from server.checkpoints import run_checkpoints
@@ -235,7 +235,7 @@ async def test_recording_entries_costs_one_head_read_and_one_insert_for_all(db, 
 
 async def test_a_lone_entry_is_one_insert_whose_hash_verifies(db, item, count_statements):
     """A lone entry's insert reads its chain's head, draws its seq and seals its hash (the
-    content digest is built in SQL around the head, engine/activity.py): the hash it stores is the one the
+    content digest is built in SQL around the head, engine/history/activity.py): the hash it stores is the one the
     verifier computes, for any content (non-ASCII text, quotes, nested data, on_behalf_of)."""
 
     with count_statements() as counter:
@@ -256,7 +256,7 @@ async def test_a_lone_entry_is_one_insert_whose_hash_verifies(db, item, count_st
 
 async def test_a_folded_update_that_finds_no_row_fails_the_transaction(db, item):
     """On PostgreSQL the rows a transaction changes are written with its last log entry
-    (engine/folded_writes.py); an UPDATE that matches nothing fails the commit, as the ORM's
+    (engine/history/folded_writes.py); an UPDATE that matches nothing fails the commit, as the ORM's
     flush does on SQLite, and nothing of the transaction is written."""
     before = await seqs_of(db, item["project"])
     with pytest.raises(StaleDataError):
@@ -296,7 +296,8 @@ async def test_migration_0008_rehashes_existing_chains(fresh_url):
     writes the old hashes back."""
     from alembic import command
 
-    from engine import identity, workflows
+    from engine.people import identity
+    from engine.spec import workflows
     from models import Database
     from server.migrate import alembic_config, upgrade
 

@@ -1,4 +1,4 @@
-"""engine/identity.py: users, groups, passwords and bearer tokens at the engine's API. A token
+"""engine/people/identity.py: users, groups, passwords and bearer tokens at the engine's API. A token
 stands for its user and the user's groups until it expires, is revoked or its user is disabled,
 and each of those is told apart (``check_token``, ``token_problems``) so the client hears why; a
 password is stored only as a salted scrypt hash and checked off the event loop; creating users
@@ -9,9 +9,9 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select, update
 
-from engine import identity, passwords, permissions
 from engine.errors import DomainError
-from engine.identity import TokenProblem
+from engine.people import identity, passwords, permissions
+from engine.people.identity import TokenProblem
 from models import ApiToken, User, utcnow
 from tests.fixtures.database import PASSWORD
 

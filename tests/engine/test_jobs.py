@@ -340,7 +340,7 @@ async def test_a_job_that_could_not_run_is_refused_at_definition(db, billing, ef
 async def test_a_stored_definition_still_loads_when_its_endpoint_is_no_longer_configured(shop: Shop, billing: Receiver):
     case_id = await shop.new_case()
     from engine.jobs import webhook
-    from engine.workflows import _spec_cache
+    from engine.spec.workflows import _spec_cache
 
     webhook.configure({})
     _spec_cache.clear()  # re-read from the database, as a restarted server does

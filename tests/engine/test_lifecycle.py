@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import select
 
 import engine
-from engine import lifecycle
+from engine.cases import lifecycle
 from engine.errors import DomainError
 from models import Activity, Case, WorkflowItem
 from tests.fixtures.builders import bug_case, enabled, run, state_of
@@ -233,7 +233,7 @@ async def test_who_may_change_a_case(db, make_actor):
     assert (error.code, error.field) == ("NOT_FOUND", ["workflowItemId"])
 
     async with db.transaction() as s:  # a grant of the intent is what counts
-        await engine.permissions.grant(
+        await engine.people.permissions.grant(
             s, actor=sam, resource_id=item_id, intent="workflowItem.update", party_id=dev.user_id
         )
     await change(db, lifecycle.suspend_case, dev, case.id, now=T0)
@@ -251,8 +251,10 @@ async def test_resume_notifies_the_assignees_and_suspend_the_subscribers(db, mak
     async with db.transaction() as s:
         item_id = (await s.get(Case, case.id)).object_id
         for intent in ("workflowItem.view", "workflowItem.viewHistory"):
-            await engine.permissions.grant(s, actor=sam, resource_id=item_id, intent=intent, party_id=fan.user_id)
-        await engine.notifications.subscribe(s, actor=fan, level="CASE", target_id=item_id)
+            await engine.people.permissions.grant(
+                s, actor=sam, resource_id=item_id, intent=intent, party_id=fan.user_id
+            )
+        await engine.notify.notifications.subscribe(s, actor=fan, level="CASE", target_id=item_id)
     await change(db, lifecycle.suspend_case, sam, case.id, now=T0)
     await change(db, lifecycle.resume_case, sam, case.id, now=T0)
 

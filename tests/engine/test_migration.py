@@ -1,4 +1,4 @@
-"""engine/migration.py and engine/versions.py through the engine API: timers KEEP vs RESTART at
+"""engine/migration/migration.py and engine/spec/versions.py through the engine API: timers KEEP vs RESTART at
 a given instant, child scopes (mapped, and refused when left out), and what defining a version
 would strand (STRANDS_CASES)."""
 
@@ -7,10 +7,11 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import select
 
 import engine
-from engine import migration, versions
 from engine.cases.context import load_case
-from engine.history import verify_history
-from engine.workflows import parse_spec
+from engine.history.history import verify_history
+from engine.migration import migration
+from engine.spec import versions
+from engine.spec.workflows import parse_spec
 from models import Activity, EnabledAction
 from server.timer_runs import run_due_timers
 from tests.fixtures.versions import HOUR, PERMIT_V1, permit_v2

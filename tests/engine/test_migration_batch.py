@@ -1,5 +1,5 @@
-"""engine/migration_batch.py: the set-based real run leaves every case exactly as the engine's
-transitions would (engine/migration_moves.py, the path it stands in for), costs the same few
+"""engine/migration/migration_batch.py: the set-based real run leaves every case exactly as the engine's
+transitions would (engine/migration/migration_moves.py, the path it stands in for), costs the same few
 statements whatever the batch's size, and falls back to moving case by case when the database
 refuses the batch."""
 
@@ -11,7 +11,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 import engine
-from engine import migration, migration_batch
+from engine.migration import migration, migration_batch
 from models import Activity, Case, CaseState, EnabledAction, TaskAssignment, Workflow, WorkflowItem
 from tests.fixtures.versions import PERMIT_V1, permit_v2
 
@@ -156,7 +156,7 @@ async def test_a_batch_costs_the_same_statements_whatever_its_size(db, make_acto
     for sub, size in ((small, 3), (large, 12)):
         with count_statements() as counter:
             assert (await migrate(db, owner, sub, "KEEP")).migrated == size
-        # The log writer's reads of the chains' heads are its own (engine/activity.py: one round
+        # The log writer's reads of the chains' heads are its own (engine/history/activity.py: one round
         # trip for them all on PostgreSQL, one per item on SQLite); the rest is the migration's.
         counts.append(len([text for text in counter.statements if "FROM activity" not in text]))
     assert counts[0] == counts[1] <= 20

@@ -1,4 +1,4 @@
-"""engine/notifications.py: who hears of a case's activity, and at which level. Each user gets
+"""engine/notify/notifications.py: who hears of a case's activity, and at which level. Each user gets
 at most one notification per activity, at the first level that applies (ASSIGNED, then ROLE,
 CASE, WORKFLOW); the actor never hears of their own activity; nobody hears of an entry they may
 not read, and a notification that was written is shown only while its reader still may read the
@@ -8,8 +8,9 @@ import pytest
 from sqlalchemy import select
 
 import engine
-from engine import identity, notifications, permissions
 from engine.errors import DomainError
+from engine.notify import notifications
+from engine.people import identity, permissions
 from models import Notification
 from tests.fixtures.builders import run
 from tests.fixtures.engine import new_subproject

@@ -1,4 +1,4 @@
-"""engine/ordering.py: a subproject's explicit order of its items, then creation order;
+"""engine/tree/ordering.py: a subproject's explicit order of its items, then creation order;
 ``reorder`` replacing it whole (refusing duplicates and ids that are not visible items of the
 subproject, the hidden ones exactly as the missing ones); and in an ORDERED subproject an item
 that may not close while an item before it in that order is open."""
@@ -7,9 +7,9 @@ import pytest
 from sqlalchemy import select
 
 import engine
-from engine import permissions
 from engine.errors import DomainError
-from engine.ordering import ordered
+from engine.people import permissions
+from engine.tree.ordering import ordered
 from models import Activity, Subproject
 from tests.fixtures.builders import bug_case, run, state_of
 

@@ -1,12 +1,12 @@
-"""engine/permissions.py on its own: which intents each kind of resource has, what a new child
+"""engine/people/permissions.py on its own: which intents each kind of resource has, what a new child
 copies from its parent, and the refusal a check gives (NOT_FOUND to whoever may not see the
 resource, NOT_ALLOWED to whoever may)."""
 
 import pytest
 
 import engine
-from engine import permissions
 from engine.errors import DomainError
+from engine.people import permissions
 from tests.fixtures.engine import new_subproject
 
 

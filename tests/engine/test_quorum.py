@@ -4,7 +4,7 @@ open question as decided here: a CANCELED child counts as not done."""
 import pytest
 
 from engine.cases.quorum import Member, decide
-from engine.workflows import parse_spec
+from engine.spec.workflows import parse_spec
 
 
 def vote(**conditions) -> tuple:

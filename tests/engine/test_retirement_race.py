@@ -8,8 +8,8 @@ import pytest
 from sqlalchemy import text
 
 import engine
-from engine import versions
 from engine.errors import DomainError, ErrorCode
+from engine.spec import versions
 from tests.fixtures.database import BACKEND
 
 pytestmark = [

@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import select
 
 import engine
-from engine import identity
+from engine.people import identity
 from models import Activity, CaseState, EnabledAction
 from tests.fixtures.builders import run, state_of
 from tests.fixtures.child_workflows import tip

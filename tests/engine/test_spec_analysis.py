@@ -1,5 +1,5 @@
-"""engine/spec_analysis.py (and engine/spec_graph.py): the checks only the whole spec shows, one
-broken spec per finding with the exact path it names, through engine.workflows.check_spec (what
+"""engine/spec/spec_analysis.py (and engine/spec/spec_graph.py): the checks only the whole spec shows, one
+broken spec per finding with the exact path it names, through engine.spec.workflows.check_spec (what
 defineWorkflow, validateWorkflow and `caseway check-workflow` ask). The GraphQL side is in
 tests/api/test_workflow_checks_api.py, the command in tests/e2e/test_check_workflow_cli.py."""
 
@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from engine import workflows
-from engine.diagnostics import Severity
 from engine.errors import DomainError
-from engine.spec_analysis import analyze
-from engine.spec_checker import MAX_ERRORS, MAX_STATES
+from engine.spec import workflows
+from engine.spec.diagnostics import Severity
+from engine.spec.spec_analysis import analyze
+from engine.spec.spec_checker import MAX_ERRORS, MAX_STATES
 from tests.fixtures.specs import store_as_before
 
 # A small valid workflow each case below breaks in one way.

@@ -1,4 +1,4 @@
-"""Workflow specs (engine/specs.py, engine/spec_checker.py): every wrongly typed key and every
+"""Workflow specs (engine/spec/specs.py, engine/spec/spec_checker.py): every wrongly typed key and every
 value the engine cannot run is an INVALID_SPEC error with its path, never an exception and never
 a definition that breaks cases; sizes are bounded. How a valid spec runs is in test_transitions.py
 (and the child-workflow modules' tests)."""
@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 
-from engine import DomainError, registry, workflows
+from engine import DomainError, registry
 from engine.errors import DomainErrors
-from engine.spec_checker import MAX_ACTIONS, MAX_CHILD_DEPTH, MAX_ERRORS, MAX_STATES, MAX_TIMEOUT, MAX_TRANSITIONS
+from engine.spec import workflows
+from engine.spec.spec_checker import MAX_ACTIONS, MAX_CHILD_DEPTH, MAX_ERRORS, MAX_STATES, MAX_TIMEOUT, MAX_TRANSITIONS
 from models import Database
 
 
@@ -167,7 +168,7 @@ async def test_errors_of_one_spec_are_bounded(db: Database):
 
 def spec_errors(spec):
     """The INVALID_SPEC problems of a spec, as (path below spec, message)."""
-    from engine.workflows import parse_spec
+    from engine.spec.workflows import parse_spec
 
     with pytest.raises(DomainErrors) as errors:
         parse_spec(spec)

@@ -7,10 +7,10 @@ from datetime import timedelta
 from sqlalchemy import select, update
 
 import engine
-from engine import timers
-from engine.actors import SYSTEM_ID
+from engine.cases import timers
 from engine.cases.context import load_case
 from engine.clock import SettableClock
+from engine.people.actors import SYSTEM_ID
 from models import Activity, Case, EnabledAction
 from server.timer_runs import run_due_timers
 from tests.fixtures.engine import new_subproject
@@ -258,7 +258,7 @@ async def test_a_timer_firing_costs_a_fixed_few_statements(db, make_actor, count
 # seqs of the entries), and one insert of the two log entries (action_executed, case_completed).
 FIRING_STATEMENTS = 7
 # PostgreSQL: the claim, the facts, the rows written and then the chain's head with the seqs in
-# one statement (engine/folded_writes.py), and the insert of the two entries.
+# one statement (engine/history/folded_writes.py), and the insert of the two entries.
 FIRING_STATEMENTS_POSTGRES = 4
 
 

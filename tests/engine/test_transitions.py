@@ -158,7 +158,7 @@ async def test_resolutions_are_required_checked_logged_and_listed(db, make_actor
     done = await run(db, dev, case.id, "resolve", resolution="wont_fix", data={"resolution": "fixed"})
     assert done.activity.data["resolution"] == "wont_fix"  # the checked code, not free text in data
     async with db.session() as s:
-        spec = await engine.workflows.spec_by_id(s, done.case.workflow_id)
+        spec = await engine.spec.workflows.spec_by_id(s, done.case.workflow_id)
     assert spec.actions["resolve"].resolutions[1] == ("wont_fix", "Won't fix")
     assert spec.actions["resolve"].side_effects == ()  # capture_resolution is no longer needed
 

@@ -9,7 +9,7 @@ import { useNames } from '../api/names.js';
 import { ago, describe, when } from '../format.js';
 import { Failed } from '../ui.jsx';
 
-// The server counts unread notifications up to this bound (engine.notifications.UNREAD_COUNT_CAP).
+// The server counts unread notifications up to this bound (engine.notify.notifications.UNREAD_COUNT_CAP).
 const UNREAD_CAP = 1000;
 
 export function NotificationBadge() {

@@ -15,7 +15,7 @@ const SUFFIXES = ['view', 'viewHistory', 'update', 'assign', 'close', 'intent.li
 const PREFIX = { Project: 'project', Subproject: 'subproject', WorkflowItem: 'workflowItem' };
 const EXTRA = { Project: ['createSubproject'], Subproject: ['createWorkflowItem', 'reorderWorkflowItems'], WorkflowItem: [] };
 
-/** The intents a resource of this kind has (engine.permissions' lists). */
+/** The intents a resource of this kind has (engine.people.permissions' lists). */
 function intentsOf(kind) {
   const suffixes = [...SUFFIXES, ...EXTRA[kind]].filter((s) => !(kind === 'WorkflowItem' && s === 'close'));
   return suffixes.map((s) => `${PREFIX[kind]}.${s}`);
