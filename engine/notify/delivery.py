@@ -185,7 +185,12 @@ def notified(session: AsyncSession, rows: list[Notification]) -> None:
 
 
 async def _deliver(session: AsyncSession) -> None:
-    rows: list[Notification] = session.info.pop(NOTIFIED, [])
+    # Only the rows still in the session: a savepoint that rolled back (a migration's batch,
+    # engine/migration/migration_moves.py) took its rows out of it, and what it notified never
+    # happened, so it must not be emailed either.
+    rows: list[Notification] = [row for row in session.info.pop(NOTIFIED, []) if row in session]
+    if not rows:
+        return
     users = sorted({row.recipient_id for row in rows})
     choices = {
         (row.user_id, row.level): row
