@@ -8,16 +8,19 @@ written once in ``resolvers.visibility``) and runs it: the database returns the 
 finished JSON, which graphql-core takes as the field's completed value. Anything else, or an
 argument the resolvers would refuse, returns None: the executor resolves that root field the
 usual way (a slower answer, never a different one). ``CASEWAY_COMPILED_READS=false`` turns it
-all off.
+all off. A statement the database refuses is logged and the field resolved, as when SQLite's
+parser cannot take it: a compiled read is never answered as an error the resolvers would not
+give.
 """
 
 import json
+import logging
 from collections import OrderedDict
 from typing import Any
 
 from graphql import GraphQLError, GraphQLObjectType
 from sqlalchemy import select
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DBAPIError, OperationalError
 
 from models import kind_of
 from resolvers.compiled.build import Build
@@ -29,12 +32,17 @@ from resolvers.compiled.tasks import my_tasks
 
 __all__ = ["RootPlan", "TooDeep", "compiled_root"]
 
+log = logging.getLogger("caseway.compiled")
+
 
 class TooDeep(Exception):
-    """SQLite's parser took no statement this deep (it holds about five nested subqueries):
-    the plan is forgotten as not compilable and the field is resolved."""
+    """The compiled statement failed, and the field is resolved instead: SQLite's parser took
+    no statement this deep (it holds about five nested subqueries), or the database refused it
+    otherwise (logged). A plan that can never run is forgotten as not compilable."""
 
 
+# The most recently used plans are kept (least recently used dropped first): a hot document's
+# plan stays however many one-off documents pass through.
 _PLANS_KEPT = 512
 # (document, operation, response name, variable shape) -> RootPlan, or None: not compilable
 _plans: OrderedDict[tuple[Any, ...], "RootPlan | None"] = OrderedDict()
@@ -121,8 +129,10 @@ def compiled_root(executor: Any, parent_type: GraphQLObjectType, details: Any, a
         # myTasks' order decides its statement: an enum's shape alone would not tell the two apart
         order = args.get("orderBy")
         key = (location.source.body, operation, response, _shape(args.get("id")), getattr(order, "value", order), shape)
-    root = _plans.get(key) if key is not None else None
-    if key is None or key not in _plans:
+    if key is not None and key in _plans:
+        _plans.move_to_end(key)  # used now: the last to go
+        root = _plans[key]
+    else:
         root = _plan(executor, parent_type, details, args)
         if key is not None:
             _plans[key] = root
@@ -142,10 +152,12 @@ def compiled_root(executor: Any, parent_type: GraphQLObjectType, details: Any, a
 async def _run(ctx: Any, statement: Any, params: dict[str, Any], key: Any) -> Any:
     try:
         rows = await ctx.session.rows(statement, params)
-    except OperationalError as error:
-        if "parser stack overflow" not in str(error.orig):
-            raise
-        if key is not None:
+    except DBAPIError as error:
+        too_deep = "parser stack overflow" in str(error.orig)
+        if not too_deep:
+            log.exception("a compiled read failed; the resolvers answer it")
+        # An operational error may pass (a lost connection, a timeout): the plan is kept then.
+        if key is not None and (too_deep or not isinstance(error, OperationalError)):
             _plans[key] = None
         raise TooDeep from None
     value = rows[0][0] if rows else None
