@@ -15,9 +15,9 @@ import logging
 import time
 from datetime import datetime, timedelta
 
-from engine.cases import lifecycle, timers
+from engine.cases import lifecycle, reminders, timers
 from engine.clock import SYSTEM_CLOCK, Clock
-from engine.notify import digests, reminders
+from engine.notify import digests
 from models import Database, as_utc
 from resolvers.delivery import run_digests
 from server import metrics

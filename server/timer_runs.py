@@ -49,7 +49,7 @@ async def run_due_timers(
     if ends is not None and ends <= clock():
         await _resume_due_suspensions(db, now=clock(), limit=limit, run=run)
         any_due = True  # a resumed case's overdue timers are due now
-    reminded, run.more = await run_due_reminders(db, clock=clock, limit=limit)  # engine/notify/reminders.py
+    reminded, run.more = await run_due_reminders(db, clock=clock, limit=limit)  # engine/cases/reminders.py
     run.fired += reminded
     if not any_due:
         return run

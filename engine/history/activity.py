@@ -24,7 +24,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.history import folded_writes
 from engine.history.folded_writes import Folded
-from models import Activity, kind_of, new_id, unit_of_work, utcnow
+from models import Activity, Project, Subproject, WorkflowItem, kind_of, new_id, unit_of_work, utcnow
+
+# The tables of the resources that hold grants and history, by the kind their id names (here, below
+# both engine/people/permissions.py and engine/history/history.py, which read them).
+RESOURCE_MODELS = {"Project": Project, "Subproject": Subproject, "WorkflowItem": WorkflowItem}
 
 
 def scope_of(resource: Any, *, case_id: str | None = None) -> dict[str, str | None]:
