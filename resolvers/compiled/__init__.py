@@ -19,6 +19,7 @@ from collections import OrderedDict
 from typing import Any
 
 from graphql import GraphQLError, GraphQLObjectType
+from prometheus_client import Counter
 from sqlalchemy import select
 from sqlalchemy.exc import DBAPIError, OperationalError
 
@@ -33,6 +34,16 @@ from resolvers.compiled.tasks import my_tasks
 __all__ = ["RootPlan", "TooDeep", "compiled_root"]
 
 log = logging.getLogger("caseway.compiled")
+
+# How each query's root field was answered, in /metrics: ``compiled`` (one statement), ``resolved``
+# (a field without an SQL form, a node kind not compiled, or an argument the resolvers refuse)
+# or ``fell_back`` (the statement failed; the resolvers answered). The differential tests read
+# it to tell a compiled answer from a fallback (tests/fixtures/compiled.py).
+READS = Counter(
+    "caseway_compiled_reads",
+    "Query root fields the read planner was asked for, by how they were answered.",
+    ["outcome"],
+)
 
 
 class TooDeep(Exception):
@@ -139,12 +150,14 @@ def compiled_root(executor: Any, parent_type: GraphQLObjectType, details: Any, a
             if len(_plans) > _PLANS_KEPT:
                 _plans.popitem(last=False)
     if root is None:
+        READS.labels("resolved").inc()
         return None
     try:
         actor = ctx.viewer
         statement, b = root.statement(not ctx.db.is_sqlite, actor.is_admin, executor.variable_values)
         params = b.params(actor, executor.variable_values)
     except GraphQLError:  # a refused argument or no viewer: the resolvers say so
+        READS.labels("resolved").inc()
         return None
     return _run(ctx, statement, params, key)
 
@@ -159,6 +172,8 @@ async def _run(ctx: Any, statement: Any, params: dict[str, Any], key: Any) -> An
         # An operational error may pass (a lost connection, a timeout): the plan is kept then.
         if key is not None and (too_deep or not isinstance(error, OperationalError)):
             _plans[key] = None
+        READS.labels("fell_back").inc()
         raise TooDeep from None
+    READS.labels("compiled").inc()
     value = rows[0][0] if rows else None
     return json.loads(value) if isinstance(value, str) else value
