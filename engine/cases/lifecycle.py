@@ -35,13 +35,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from engine import validation
 from engine.cases.context import CaseContext, case_not_found, load_case
 from engine.cases.transitions import assigned_parties, set_status_for_state, timer_written
+from engine.clock import SYSTEM_CLOCK
 from engine.errors import DomainError, ErrorCode
 from engine.history import activity
 from engine.history.activity import LogEntry
 from engine.notify import notifications
 from engine.people import permissions
 from engine.people.actors import SYSTEM, Actor
-from models import Case, as_utc, utcnow
+from models import Case, as_utc
 
 MAX_SUSPENSION = timedelta(days=365)
 INTENT = "workflowItem.update"
@@ -66,7 +67,7 @@ async def suspend_case(
 ) -> LifecycleResult:
     """Suspend an ACTIVE case, indefinitely or until ``until`` (later than now, at most a year
     ahead), when ``resume_due_suspensions`` resumes it."""
-    now = now or utcnow()
+    now = now or SYSTEM_CLOCK.now()
     until = _check_until(until, now)
     ctx = await _lock(session, actor, case_id, workflow_item_id, comment, expected_version)
     status = ctx.case.status
@@ -96,7 +97,7 @@ async def resume_case(
 ) -> LifecycleResult:
     """Resume a SUSPENDED case before its time (or one suspended indefinitely). Its assignees
     hear of it (level ASSIGNED): their work can go on."""
-    now = now or utcnow()
+    now = now or SYSTEM_CLOCK.now()
     ctx = await _lock(session, actor, case_id, workflow_item_id, comment, expected_version, with_enabled=True)
     return await _resume(ctx, actor, comment, now)
 
@@ -113,7 +114,7 @@ async def cancel_case(
 ) -> LifecycleResult:
     """Cancel an ACTIVE or SUSPENDED case, for good: its enabled instances are canceled and no
     action, resume or suspend applies to it again."""
-    now = now or utcnow()
+    now = now or SYSTEM_CLOCK.now()
     ctx = await _lock(session, actor, case_id, workflow_item_id, comment, expected_version, with_enabled=True)
     status = ctx.case.status
     if status not in ("ACTIVE", "SUSPENDED"):

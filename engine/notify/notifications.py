@@ -16,6 +16,7 @@ from sqlalchemy import ColumnElement, and_, delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine import validation
+from engine.clock import SYSTEM_CLOCK
 from engine.errors import DomainError, ErrorCode, not_found
 from engine.history.activity import LogEntry
 from engine.notify import delivery
@@ -31,7 +32,6 @@ from models import (
     User,
     kind_of,
     new_id,
-    utcnow,
 )
 
 LEVELS = ("ASSIGNED", "ROLE", "CASE", "WORKFLOW")
@@ -187,7 +187,7 @@ async def mark_read(session: AsyncSession, *, actor: Actor, ids: list[str] | Non
     condition = and_(Notification.recipient_id == actor.user_id, Notification.read_at.is_(None))
     if not all:
         condition = and_(condition, Notification.id.in_(ids or []))
-    await session.execute(update(Notification).where(condition).values(read_at=utcnow()))
+    await session.execute(update(Notification).where(condition).values(read_at=SYSTEM_CLOCK.now()))
     return await unread_count(session, actor=actor)
 
 

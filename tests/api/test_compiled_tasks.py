@@ -16,7 +16,6 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import select, update
 
 from engine.clock import SYSTEM_CLOCK, SettableClock
-from engine.people import deputies
 from models import EnabledAction, WorkflowItem
 from tests.api import test_authorization_matrix as matrix
 from tests.fixtures.authorization import ACTORS, Scene
@@ -301,13 +300,12 @@ async def test_a_compiled_task_list_is_one_statement_that_asks_the_time_each_run
             assert compiled.count == 1, compiled.statements
     before = _listed(await same(TASKS, {"first": 100}, stranger))
     assert [lent for _, _, lent in before].count("victim") == 3
-    later = datetime.now(UTC) + timedelta(days=1)  # the deputyship has ended
-    monkeypatch.setattr(deputies, "clock", SettableClock(later))
-    after = _listed(await same(TASKS, {"first": 100}, stranger))
-    assert after == [task for task in before if task[2] is None]
     due = await same(BY_DUE, {"first": 100}, player)
     assert [e["node"]["overdue"] for e in due["data"]["myTasks"]["edges"]] == [False] * 4
-    monkeypatch.setattr(SYSTEM_CLOCK, "now", lambda: later)  # today's due date has passed
+    later = datetime.now(UTC) + timedelta(days=1)  # the deputyship has ended, today's due date passed
+    monkeypatch.setattr(SYSTEM_CLOCK, "now", SettableClock(later).now)  # the one clock (engine/clock.py)
+    after = _listed(await same(TASKS, {"first": 100}, stranger))
+    assert after == [task for task in before if task[2] is None]
     due = await same(BY_DUE, {"first": 100}, player)
     assert [e["node"]["overdue"] for e in due["data"]["myTasks"]["edges"]] == [True, True, True, False]
 
