@@ -19,8 +19,8 @@ from engine.cases import lifecycle, reminders, timers
 from engine.clock import SYSTEM_CLOCK, Clock
 from engine.notify import digests
 from models import Database, as_utc
-from resolvers.delivery import run_digests
 from server import metrics
+from server.digest_runs import run_digests
 from server.hub import EventHub
 from server.shutdown import until_set
 from server.timer_runs import run_due_timers
