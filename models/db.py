@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 
-from models.unit_of_work import UNIT_OF_WORK, Publisher, UnitOfWork
+from models.unit_of_work import APP_PUBLISHER, UNIT_OF_WORK, Publisher, UnitOfWork
 
 log = logging.getLogger("caseway.publisher")
 
@@ -103,10 +103,11 @@ class Database:
         Never raises: the transaction has ended, so a failure here must neither tell a client
         that a committed write failed nor replace the error that rolled a transaction back
         (the pollers are the safety net of a wake-up that was lost); it is logged."""
-        if self.publisher is None:
+        publisher = APP_PUBLISHER.get() or self.publisher
+        if publisher is None:
             return
         try:
-            await self.publisher(work)
+            await publisher(work)
         except Exception:
             log.exception("publishing a transaction's unit of work failed")
 

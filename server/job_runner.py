@@ -187,18 +187,27 @@ class JobRunner:
         await until_set(self._wake, seconds)
 
 
-def configure_jobs(settings: Settings) -> None:
-    """Apply the jobs' settings to this process: webhook endpoints and retry policies. A bad
-    value raises ValueError naming it, so a misconfigured process does not start."""
-    webhook.configure(webhook.parse_endpoints(settings.webhooks))
+def job_setup(settings: Settings) -> tuple[dict[str, webhook.Endpoint], dict[str, RetryPolicy]]:
+    """The jobs' settings: webhook endpoints and retry policies by kind. A bad value raises
+    ValueError naming it, so a misconfigured process does not start."""
+    endpoints = webhook.parse_endpoints(settings.webhooks)
     known = job_kinds()
-    for kind in list(known):
-        set_policy(kind, None)
+    policies = {}
     for kind, raw in settings.job_retry.items():
         if kind not in known:
             raise ValueError(f"CASEWAY_JOB_RETRY names unknown job kind {kind!r}")
         if not isinstance(raw, dict) or set(raw) - set(RetryPolicy.__dataclass_fields__):
             raise ValueError(f"CASEWAY_JOB_RETRY[{kind!r}] takes {', '.join(RetryPolicy.__dataclass_fields__)}")
-        set_policy(kind, RetryPolicy(**raw))
+        policies[kind] = RetryPolicy(**raw)
     if settings.job_concurrency < 1 or settings.job_poll_interval <= 0:
         raise ValueError("CASEWAY_JOB_CONCURRENCY must be at least 1 and CASEWAY_JOB_POLL_INTERVAL positive")
+    return endpoints, policies
+
+
+def configure_jobs(settings: Settings) -> None:
+    """Apply the jobs' settings to this process (``caseway run-jobs``; and the newest app's, for
+    what runs outside any app: an app's own calls read its own, server/wiring.py)."""
+    endpoints, policies = job_setup(settings)
+    webhook.configure(endpoints)
+    for kind in list(job_kinds()):
+        set_policy(kind, policies.get(kind))
