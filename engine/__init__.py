@@ -12,17 +12,18 @@ from engine.cases import (  # noqa: F401
     execute,
     get_enabled_actions,
     get_user_actions,
+    job_entries,
     side_effects,
     start_case,
 )
 from engine.cases.actions import execute_action
 from engine.cases.assignment import pick_list, reassign
+from engine.cases.items import assign_workflow_item, create_workflow_item, update_workflow_item
 from engine.cases.lifecycle import cancel_case, resume_case, resume_due_suspensions, suspend_case
 from engine.errors import DomainError, DomainErrors, ErrorCode
 from engine.people.actors import SYSTEM, Actor
 from engine.spec.workflows import define_workflow, latest_workflow, sync_spec_files
 from engine.tree.budgets import BudgetInput
-from engine.tree.items import assign_workflow_item, create_workflow_item, update_workflow_item
 from engine.tree.ordering import reorder
 from engine.tree.resources import (
     UNSET,

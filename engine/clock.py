@@ -1,6 +1,9 @@
-"""The one source of "now" for whatever acts on its own (the timer sweeper): the system clock in
-a server, a clock the test sets. Engine verbs still take ``now=``: a caller passes
-``clock.now()``, so a test replaces time in one place instead of patching ``utcnow``."""
+"""The process's one source of "now": ``SYSTEM_CLOCK.now()``, the system clock in a server. The
+engine's defaults (a verb given no ``now=``), the deputies' questions, the login throttle, the
+due dates, the sweeper and the job runner all read it, so a test moves time in one place
+(``monkeypatch.setattr(SYSTEM_CLOCK, "now", clock.now)`` with a ``SettableClock``) instead of
+patching each module's own. Engine verbs still take ``now=``: a caller passes ``SYSTEM_CLOCK.now()``
+(or a fixed time: ``runDueTimers(now:)``)."""
 
 from datetime import datetime, timedelta
 from typing import Protocol

@@ -4,6 +4,7 @@ import asyncio
 import contextlib
 import hashlib
 import json
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -18,7 +19,9 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 
-from models.unit_of_work import UNIT_OF_WORK, Publisher, UnitOfWork
+from models.unit_of_work import APP_PUBLISHER, UNIT_OF_WORK, Publisher, UnitOfWork
+
+log = logging.getLogger("caseway.publisher")
 
 
 def normalize_url(url: str) -> str:
@@ -96,9 +99,17 @@ class Database:
 
     async def publish(self, work: UnitOfWork) -> None:
         """Hand ``work`` to the publisher: every transaction's once it ended, and the unit of
-        work of a request refused before its transaction began (its outcome is counted too)."""
-        if self.publisher is not None:
-            await self.publisher(work)
+        work of a request refused before its transaction began (its outcome is counted too).
+        Never raises: the transaction has ended, so a failure here must neither tell a client
+        that a committed write failed nor replace the error that rolled a transaction back
+        (the pollers are the safety net of a wake-up that was lost); it is logged."""
+        publisher = APP_PUBLISHER.get() or self.publisher
+        if publisher is None:
+            return
+        try:
+            await publisher(work)
+        except Exception:
+            log.exception("publishing a transaction's unit of work failed")
 
     async def dispose(self) -> None:
         await self.engine.dispose()

@@ -1,6 +1,6 @@
 """How notifications reach people beyond the in-app list: each user's choice per level, the
 digest windows still to send, and the reminders of waiting work (engine/notify/delivery.py,
-engine/notify/digests.py, engine/notify/reminders.py)."""
+engine/notify/digests.py, engine/cases/reminders.py)."""
 
 from datetime import datetime
 

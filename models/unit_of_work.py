@@ -11,6 +11,7 @@ no writer can forget, and a rolled-back transaction publishes nothing it wrote.
 """
 
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -51,6 +52,11 @@ class UnitOfWork:
 
 
 Publisher = Callable[[UnitOfWork], Awaitable[None]]
+
+# The publisher of the app whose request or background task is running (server/wiring.py sets it
+# around each of the app's calls): it takes the place of ``Database.publisher`` (the newest
+# app's, or a command's), so two apps over one database each hear their own writes.
+APP_PUBLISHER: ContextVar[Publisher | None] = ContextVar("caseway_publisher", default=None)
 
 
 def unit_of_work(session: Any) -> UnitOfWork:

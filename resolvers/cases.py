@@ -152,6 +152,12 @@ def action(ctx: Context, instance: EnabledAction) -> Any:
     )
 
 
+async def case_of(ctx: Context, instance: EnabledAction) -> Case | None:
+    """An enabled instance's case, if the viewer may see it (hidden ≡ missing: a task may be
+    assigned to someone who may not see its item)."""
+    return await visible_case(ctx, await ctx.loaders.case_by_id.load(instance.case_id))
+
+
 async def visible_case(ctx: Context, case: Case | None) -> Case | None:
     """A case is visible exactly when its workflow item is."""
     if case is None or await ctx.loaders.item_by_id.load(case.object_id) is None:

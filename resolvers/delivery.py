@@ -1,20 +1,17 @@
-"""Delivery choices and digests for GraphQL, the sweeper and the CLI: ``setNotificationDelivery``,
-``User.notificationDelivery`` and ``runDigests`` (engine/notify/delivery.py, engine/notify/digests.py)."""
+"""Delivery choices for GraphQL: ``setNotificationDelivery``, ``User.notificationDelivery`` and who
+may ``runDigests`` (engine/notify/delivery.py, engine/notify/digests.py); the digests themselves
+run from server/digest_runs.py, beside timers and jobs."""
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from engine.errors import DomainError, ErrorCode
 from engine.notify import delivery, digests
 from engine.people.actors import Actor
-from models import Database, User
+from models import User
 from resolvers.context import Context
 from resolvers.errors import UserErrorRow
 from resolvers.mutations import run
-
-BATCH = 50  # windows closed per transaction
 
 
 def may_read(ctx: Context, user_id: str) -> bool:
@@ -39,13 +36,6 @@ async def set_delivery(
     return await run(ctx, op)
 
 
-@dataclass
-class DigestRun:
-    jobs: int = 0  # digest messages queued
-    empty: int = 0  # windows closed with nothing to send
-    more: bool = False  # the limit stopped the run while a window was still due
-
-
 def check_run(actor: Actor, *, limit: int, now: datetime | None) -> None:
     """Closing windows by hand (tests, operations) is for admins; ``limit`` bounds the work, and
     ``now`` is a time windows can close at (a window's end a day later must exist)."""
@@ -55,29 +45,3 @@ def check_run(actor: Actor, *, limit: int, now: datetime | None) -> None:
         raise DomainError(ErrorCode.INVALID_INPUT, f"limit must be between 1 and {digests.MAX_RUN}.", ["limit"])
     if now is not None and not 1970 <= now.year <= 9000:
         raise DomainError(ErrorCode.INVALID_INPUT, "now must be between the years 1970 and 9000.", ["now"])
-
-
-async def run_digests(
-    db: Database, *, now: datetime | None = None, clock: Callable[[], datetime] | None = None, limit: int
-) -> DigestRun:
-    """Close the digest windows due at ``now`` (or the clock's time, read per batch), up to
-    ``limit``, ``BATCH`` per transaction; each window's message is a job the runner sends (woken
-    when the transaction's unit of work is published)."""
-    result = DigestRun()
-    async with db.read_session() as session:
-        due = await digests.next_due(session)
-    at = now if now is not None else clock()  # type: ignore[misc]
-    if due is None or due > at:
-        return result
-    while result.jobs + result.empty < limit:
-        at = now if now is not None else clock()  # type: ignore[misc]
-        async with db.transaction() as session:
-            made = await digests.make_due(session, now=at, limit=min(BATCH, limit - result.jobs - result.empty))
-        result.jobs += made.jobs
-        result.empty += made.empty
-        if made.jobs + made.empty == 0:
-            return result
-    async with db.read_session() as session:
-        due = await digests.next_due(session)
-    result.more = due is not None and due <= at
-    return result

@@ -1,5 +1,5 @@
 """Due dates on the task list: ``myTasks(orderBy: DUE_DATE)``, and ``EnabledAction.dueDate`` /
-``overdue`` (the item's due date; engine/notify/reminders.py tells people when it comes)."""
+``overdue`` (the item's due date; engine/cases/reminders.py tells people when it comes)."""
 
 from datetime import date, timedelta
 from typing import Any
@@ -8,7 +8,7 @@ from sqlalchemy import and_, func, null, or_, select, union_all
 from sqlalchemy import case as when
 
 from engine.clock import SYSTEM_CLOCK
-from engine.notify.reminders import due_start
+from engine.notify.reminder_rows import due_start
 from engine.people import deputies
 from models import Case, EnabledAction, TaskAssignment, WorkflowItem
 from resolvers import visibility

@@ -12,17 +12,17 @@ pass on one stale count.
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from datetime import datetime
 from typing import Any
 
+from engine.clock import SYSTEM_CLOCK
 from engine.errors import DomainError
 from engine.people import identity, passwords, throttle
-from models import User, utcnow
+from models import User
 from resolvers.context import Context
 from resolvers.errors import UserErrorRow, user_errors
 
-# The clock and the wait of the throttle; tests replace them (module attributes, read at call time).
-clock: Callable[[], datetime] = utcnow
+# The wait of the throttle; tests replace it (a module attribute, read at call time). Its time
+# is the process's one clock (engine/clock.py), which tests move as they move every other.
 sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep
 
 
@@ -46,7 +46,7 @@ def client_address(ctx: Context) -> str | None:
 async def login(ctx: Context, *, login: str, password: str) -> tuple[tuple[str, User] | None, list[UserErrorRow]]:
     """A new bearer token for ``login`` and ``password``, or the userErrors saying why not."""
     keys = throttle.keys_for(login=login, address=client_address(ctx))
-    now = clock()
+    now = SYSTEM_CLOCK.now()
     try:
         async with ctx.db.transaction() as session:
             charged = await throttle.charge(session, keys=keys, policy=policy(ctx.settings), now=now)

@@ -81,10 +81,14 @@ class EnabledAction:
     def on_behalf_of(self, info: AppInfo) -> Party | None:
         return one(info.context.loaders.party_by_id, getattr(self, "on_behalf_of", None))
 
-    @strawberry.field(name="case")
+    @strawberry.field(
+        name="case",
+        description="Its case; null when you may not see the case's workflow item (a task assigned to you "
+        "straight, without a grant or a role in the case).",
+    )
     @context_only
-    async def case_(self, info: AppInfo) -> Annotated["Case", strawberry.lazy("schema.case")]:
-        return await info.context.loaders.case_by_id.load(self.case_id)  # type: ignore[attr-defined]
+    async def case_(self, info: AppInfo) -> Annotated["Case", strawberry.lazy("schema.case")] | None:
+        return await case_reads.case_of(info.context, self)  # type: ignore[arg-type]
 
     @strawberry.field(description="The due date of its workflow item, if it has one.")
     @context_only

@@ -1,5 +1,5 @@
 """How notifications reach a user (in-app, email, digests): ``setNotificationDelivery``, the
-choices as ``User.notificationDelivery`` reads them, and ``runDigests`` (resolvers/delivery.py)."""
+choices as ``User.notificationDelivery`` reads them, and ``runDigests`` (server/digest_runs.py)."""
 
 from datetime import datetime
 from enum import Enum
@@ -131,6 +131,6 @@ async def run_digests(info: AppInfo, input: RunDigestsInput) -> RunDigestsPayloa
         )  # type: ignore[arg-type]
     except DomainError as error:
         return RunDigestsPayload(user_errors=user_errors(error))  # type: ignore[arg-type]
-    run = await delivery_reads.run_digests(ctx.db, now=now, limit=input.limit)
+    run = await ctx.background.run_digests(now=now, limit=input.limit)  # in this process (server/digest_runs.py)
     await ctx.refresh()
     return RunDigestsPayload(queued=run.jobs, empty=run.empty, more=run.more)

@@ -44,6 +44,7 @@ from server.shutdown import stop_within
 from server.unsubscribe import unsubscribe_endpoint
 from server.web import WebAssets
 from server.websockets import REFUSAL, CasewayWebSocket, LiveConnections, TransportWS
+from server.wiring import Wired, Wiring
 
 log = logging.getLogger("caseway.server")
 
@@ -294,17 +295,19 @@ def create_app(
     actor_cache = ActorCache(settings.auth_cache_seconds)
     web = WebAssets(settings.web_dir)
     documents = documents or DocumentService(settings)
-    configure_jobs(settings)
+    configure_jobs(settings)  # the process's, for what runs outside any app (server/wiring.py)
     configure_mail(settings, db)
     graphql = CasewayGraphQL(db, settings, actor_cache, web, documents)
     background = graphql.background = Background(
         db, settings, actor_cache=actor_cache, documents=documents, recheck=graphql.live.recheck
     )
+    wiring = Wiring.of(settings, db, background.publisher)  # this app's own, set around its calls
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         tune_garbage_collector()
         introspection.warm(schema._schema)  # the first GraphiQL to open does not wait for it
+        tokens = wiring.set()  # the background tasks started here inherit it
         await background.start()
         try:
             yield
@@ -312,6 +315,7 @@ def create_app(
             await background.stop()
             await stop_within("the database pool", db.dispose)
             metrics.process_stopping()
+            wiring.reset(tokens)
 
     async def root(request: Request) -> Response:
         return web.dashboard()
@@ -329,6 +333,7 @@ def create_app(
             *web.routes(),
         ],
         middleware=[
+            Middleware(Wired, wiring=wiring),  # this app's mail, webhooks, job policies, publisher
             # Other origins' pages may call the HTTP endpoint as they may open a WebSocket;
             # same-origin pages and non-browser clients send no preflight and are unaffected.
             Middleware(

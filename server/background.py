@@ -18,6 +18,7 @@ from typing import Any
 from models import Database
 from server.actor_cache import ActorCache
 from server.checkpoints import checkpoint_forever
+from server.digest_runs import DigestRun, run_digests
 from server.documents import DocumentService, collect_forever
 from server.hub import EventHub, create_hub
 from server.job_runner import JobRunner
@@ -106,6 +107,10 @@ class Background:
     async def run_due_timers(self, *, now: datetime, limit: int) -> TimerRun:
         """``runDueTimers``: what is due at ``now``, fired in this process (server/timer_runs.py)."""
         return await run_due_timers(self.db, now=now, limit=limit)
+
+    async def run_digests(self, *, now: datetime, limit: int) -> DigestRun:
+        """``runDigests``: the windows due at ``now``, closed in this process (server/digest_runs.py)."""
+        return await run_digests(self.db, now=now, limit=limit)
 
 
 @contextlib.asynccontextmanager

@@ -13,9 +13,9 @@ from datetime import datetime
 
 from engine.clock import SYSTEM_CLOCK
 from models import Database
-from resolvers.delivery import run_digests
 from server.background import publishing
 from server.cli_errors import CliError
+from server.digest_runs import run_digests
 from server.settings import Settings
 
 

@@ -18,8 +18,7 @@ import asyncio
 import contextlib
 import logging
 import ssl
-import time
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import httpx
 
@@ -28,8 +27,8 @@ from engine.jobs import RetryPolicy, job_kinds, set_policy, webhook
 from models import Database
 from server.hub import EventHub
 from server.job_runs import Completions, claim_due, next_due, run_claimed
+from server.loop import Loop
 from server.settings import Settings
-from server.shutdown import until_set
 
 log = logging.getLogger("caseway.job_runner")
 
@@ -37,7 +36,6 @@ log = logging.getLogger("caseway.job_runner")
 # endpoints it delivered to last).
 _CLIENT_LIMITS = httpx.Limits(max_connections=4, max_keepalive_connections=4)
 BUSY_RETRY = 0.05  # seconds before claiming again a due job that another runner had locked
-MAX_BACKOFF = 30.0  # seconds, the longest pause after the database failed
 
 
 class JobRunner:
@@ -59,8 +57,7 @@ class JobRunner:
         # Outcomes not recorded: the claim was lost (another runner claimed the job after its
         # lease ended) or the database failed; the job is the other runner's, or reconciled.
         self.lost = 0
-        self._wake = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
+        self._loop = Loop("caseway-job-runner", self._step, poll_interval=poll_interval, clock=clock, log=log)
         self._running: set[asyncio.Task[None]] = set()
         self._clients: list[httpx.AsyncClient] = []  # free HTTP clients, one per slot at most
         self._all_clients: list[httpx.AsyncClient] = []
@@ -71,18 +68,18 @@ class JobRunner:
     @property
     def task(self) -> "asyncio.Task[None] | None":
         """The runner's loop (for /ready)."""
-        return self._task
+        return self._loop.task
 
     def start(self) -> None:
         if self.hub is not None:
             self.hub.on_jobs = self.wake
         self._closed = False
-        self._task = asyncio.create_task(self._run(), name="caseway-job-runner")
+        self._loop.start()  # the first pass at once: reconcile and catch up
 
     async def stop(self) -> None:
         """Stop claiming and cancel what runs: those jobs stay RUNNING and are reconciled when
         their lease ends, by this process's successor or another one."""
-        tasks = [t for t in (self._task, *self._running) if t is not None]
+        tasks = [t for t in (self._loop.task, *self._running) if t is not None]
         for task in tasks:
             task.cancel()
         for task in tasks:
@@ -108,8 +105,8 @@ class JobRunner:
     def wake(self) -> bool:
         """Jobs were written or made due: claim now. Whether this runner will (it runs, and has
         a free slot), so that the hub need not wake the other processes."""
-        self._wake.set()
-        return self._task is not None and not self._task.done() and len(self._running) < self.concurrency
+        self._loop.wake()
+        return self._loop.running and len(self._running) < self.concurrency
 
     def _client(self) -> httpx.AsyncClient:
         """An HTTP client for one job, the most recently used free one (its connections are
@@ -135,7 +132,7 @@ class JobRunner:
         finally:
             if not self._closed:
                 self._clients.append(http)
-            self._wake.set()  # a slot is free, and the next job of its key may be due
+            self._loop.wake()  # a slot is free, and the next job of its key may be due
 
     async def claim_and_start(self) -> tuple[int, datetime | None]:
         """Claim what is due into the free slots; how many were claimed, and when to look again
@@ -154,51 +151,36 @@ class JobRunner:
             return len(claims), None
         return 0, await next_due(self.db)
 
-    async def _run(self) -> None:
-        last_poll = -float("inf")
-        backoff = 0.0
-        deadline: datetime | None = self.clock.now()  # the first pass at once: reconcile and catch up
-        while True:
-            self._wake.clear()
-            now = self.clock.now()
-            woken = deadline is not None and deadline <= now
-            if woken or time.monotonic() - last_poll >= self.poll_interval:
-                try:
-                    _, deadline = await self.claim_and_start()
-                    backoff = 0.0
-                except Exception:
-                    backoff = min(max(backoff * 2, 0.5), MAX_BACKOFF)
-                    log.exception("claiming jobs failed; trying again in %.1f s", backoff)
-                    deadline = None
-                    await asyncio.sleep(backoff)
-                last_poll = time.monotonic()
-                if deadline is not None and deadline <= self.clock.now():
-                    # due, but locked by another runner or its key busy elsewhere: look again soon
-                    await self._sleep(BUSY_RETRY)
-                    deadline = self.clock.now()
-                    continue
-            wait = self.poll_interval - (time.monotonic() - last_poll)
-            if deadline is not None:
-                wait = min(wait, (deadline - self.clock.now()).total_seconds())
-            await self._sleep(max(wait, 0.0))
-            deadline = self.clock.now() if self._wake.is_set() else deadline
-
-    async def _sleep(self, seconds: float) -> None:
-        await until_set(self._wake, seconds)
+    async def _step(self) -> datetime | None:
+        """One pass of the loop (server/loop.py): claim what is due; when to look again."""
+        _, deadline = await self.claim_and_start()
+        if deadline is not None and deadline <= self.clock.now():
+            # due, but locked by another runner or its key busy elsewhere: look again soon
+            return self.clock.now() + timedelta(seconds=BUSY_RETRY)
+        return deadline
 
 
-def configure_jobs(settings: Settings) -> None:
-    """Apply the jobs' settings to this process: webhook endpoints and retry policies. A bad
-    value raises ValueError naming it, so a misconfigured process does not start."""
-    webhook.configure(webhook.parse_endpoints(settings.webhooks))
+def job_setup(settings: Settings) -> tuple[dict[str, webhook.Endpoint], dict[str, RetryPolicy]]:
+    """The jobs' settings: webhook endpoints and retry policies by kind. A bad value raises
+    ValueError naming it, so a misconfigured process does not start."""
+    endpoints = webhook.parse_endpoints(settings.webhooks)
     known = job_kinds()
-    for kind in list(known):
-        set_policy(kind, None)
+    policies = {}
     for kind, raw in settings.job_retry.items():
         if kind not in known:
             raise ValueError(f"CASEWAY_JOB_RETRY names unknown job kind {kind!r}")
         if not isinstance(raw, dict) or set(raw) - set(RetryPolicy.__dataclass_fields__):
             raise ValueError(f"CASEWAY_JOB_RETRY[{kind!r}] takes {', '.join(RetryPolicy.__dataclass_fields__)}")
-        set_policy(kind, RetryPolicy(**raw))
+        policies[kind] = RetryPolicy(**raw)
     if settings.job_concurrency < 1 or settings.job_poll_interval <= 0:
         raise ValueError("CASEWAY_JOB_CONCURRENCY must be at least 1 and CASEWAY_JOB_POLL_INTERVAL positive")
+    return endpoints, policies
+
+
+def configure_jobs(settings: Settings) -> None:
+    """Apply the jobs' settings to this process (``caseway run-jobs``; and the newest app's, for
+    what runs outside any app: an app's own calls read its own, server/wiring.py)."""
+    endpoints, policies = job_setup(settings)
+    webhook.configure(endpoints)
+    for kind in list(job_kinds()):
+        set_policy(kind, policies.get(kind))

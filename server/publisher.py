@@ -6,6 +6,8 @@ commands in a server's process), a committed unit of work wakes the event hub fo
 entries, the sweepers for its earliest timer, the job runners for its jobs, and makes the
 server forget the actors it remembers when who a token stands for changed. The actions it ran
 are counted in /metrics whether it committed or not (a refusal rolls back, and is counted).
+Publishing never raises (``Database.publish``): the transaction has ended, and what the client
+is told is what the transaction did.
 """
 
 import logging
@@ -23,8 +25,11 @@ class Publisher:
         self.on_identity_change = on_identity_change or (lambda: None)
 
     async def __call__(self, work: UnitOfWork) -> None:
-        for workflow, outcome in work.actions:
-            metrics.action_executed(workflow, outcome)
+        try:
+            for workflow, outcome in work.actions:
+                metrics.action_executed(workflow, outcome)
+        except Exception:  # counting is no reason to leave the hub and the pollers unwoken
+            log.exception("counting a transaction's actions failed")
         if not work.committed or not work.wrote:
             return
         try:

@@ -1,4 +1,4 @@
-"""Running due reminders, escalations and due-date notices (engine/notify/reminders.py): one
+"""Running due reminders, escalations and due-date notices (engine/cases/reminders.py): one
 transaction each, each a unit of work published after its commit. Part of every timer run: the
 sweeper's, ``runDueTimers`` and ``caseway run-due-timers`` (server/timer_runs.py)."""
 
@@ -6,8 +6,8 @@ import logging
 from collections.abc import Callable
 from datetime import datetime
 
+from engine.cases import reminders
 from engine.history.activity import LogEntry
-from engine.notify import reminders
 from models import Database, unit_of_work
 
 log = logging.getLogger("caseway.reminders")

@@ -10,58 +10,50 @@ once; each timer is claimed by one of them (engine/cases/timers.py).
 """
 
 import asyncio
-import contextlib
 import logging
-import time
 from datetime import datetime, timedelta
 
-from engine.cases import lifecycle, timers
+from engine.cases import lifecycle, reminders, timers
 from engine.clock import SYSTEM_CLOCK, Clock
-from engine.notify import digests, reminders
+from engine.notify import digests
 from models import Database, as_utc
-from resolvers.delivery import run_digests
 from server import metrics
+from server.digest_runs import run_digests
 from server.hub import EventHub
-from server.shutdown import until_set
+from server.loop import Loop
 from server.timer_runs import run_due_timers
 
 log = logging.getLogger("caseway.sweeper")
 
 BATCH = 100  # timers fired per pass before the next one is looked up
 BUSY_RETRY = 0.2  # seconds before trying again a due timer whose case was busy
-MAX_BACKOFF = 30.0  # seconds, the longest pause after the database failed
 
 
 class Sweeper:
+    """The timers' side of the one background loop (server/loop.py): its pass is ``sweep``."""
+
     def __init__(self, db: Database, hub: EventHub, *, poll_interval: float, clock: Clock = SYSTEM_CLOCK) -> None:
         self.db = db
         self.hub = hub
         self.clock = clock
         self.poll_interval = poll_interval
         self.fired = 0  # timers fired by this process (for logs and tests)
-        self._deadline: datetime | None = None  # when the next known timer falls due
-        self._wake = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
+        self._loop = Loop("caseway-sweeper", self.sweep, poll_interval=poll_interval, clock=clock, log=log)
 
     @property
     def task(self) -> "asyncio.Task[None] | None":
-        return self._task
+        return self._loop.task
 
     def start(self) -> None:
         self.hub.on_timer = self.timer_written
-        self._task = asyncio.create_task(self._run(), name="caseway-sweeper")
+        self._loop.start()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        await self._loop.stop()
 
     def timer_written(self, at: datetime) -> None:
         """A committed transaction wrote a timer due at ``at``: sleep no later than that."""
-        if self._deadline is None or at < self._deadline:
-            self._deadline = at
-            self._wake.set()
+        self._loop.wake(at)
 
     async def sweep(self) -> datetime | None:
         """Resume the cases whose suspension ended and fire what is due now; when the next timer
@@ -83,29 +75,3 @@ class Sweeper:
                 return self.clock.now()
             return self.clock.now() + timedelta(seconds=BUSY_RETRY)  # due, but its case was busy
         return next_at
-
-    async def _run(self) -> None:
-        last_sweep = -float("inf")
-        backoff = 0.0
-        while True:
-            self._wake.clear()
-            now = self.clock.now()
-            if (self._deadline is not None and self._deadline <= now) or (
-                time.monotonic() - last_sweep >= self.poll_interval
-            ):
-                self._deadline = None  # timers written from here on are remembered by timer_written
-                try:
-                    next_at = await self.sweep()
-                    backoff = 0.0
-                except Exception:
-                    backoff = min(max(backoff * 2, 0.5), MAX_BACKOFF)
-                    log.exception("sweeping timers failed; trying again in %.1f s", backoff)
-                    next_at = self.clock.now() + timedelta(seconds=backoff)
-                last_sweep = time.monotonic()
-                if next_at is not None and (self._deadline is None or next_at < self._deadline):
-                    self._deadline = next_at
-                continue
-            wait = self.poll_interval - (time.monotonic() - last_sweep)
-            if self._deadline is not None:
-                wait = min(wait, (self._deadline - now).total_seconds())
-            await until_set(self._wake, max(wait, 0.0))

@@ -19,7 +19,7 @@ log = logging.getLogger("caseway.timers")
 @dataclass
 class TimerRun:
     fired: list[LogEntry] = field(default_factory=list)  # every entry of every firing (and resumption), in order
-    failed: int = 0  # timers postponed by timers.RETRY_AFTER
+    failed: int = 0  # timers (and resumptions) postponed by timers.RETRY_AFTER
     more: bool = False  # the limit stopped the run while a timer was still due
 
 
@@ -49,7 +49,7 @@ async def run_due_timers(
     if ends is not None and ends <= clock():
         await _resume_due_suspensions(db, now=clock(), limit=limit, run=run)
         any_due = True  # a resumed case's overdue timers are due now
-    reminded, run.more = await run_due_reminders(db, clock=clock, limit=limit)  # engine/notify/reminders.py
+    reminded, run.more = await run_due_reminders(db, clock=clock, limit=limit)  # engine/cases/reminders.py
     run.fired += reminded
     if not any_due:
         return run
@@ -77,26 +77,46 @@ async def run_due_timers(
 
 async def _resume_due_suspensions(db: Database, *, now: datetime, limit: int, run: TimerRun) -> None:
     """First the cases whose suspension ends by ``now`` (engine/cases/lifecycle.py), one transaction
-    each: their overdue timers are then due like any other and fire in the same run. A case
-    that fails to resume is logged and left for the next run; the timers still fire."""
+    each: their overdue timers are then due like any other and fire in the same run. A case that
+    fails to resume, whatever the error, is postponed by ``timers.RETRY_AFTER`` (the failure
+    logged and written into its history), so the cases behind it resume and the timers fire; a
+    failure of the database itself propagates to the caller."""
     for _ in range(limit):
+        claimed: str | None = None
         try:
             async with db.transaction() as session:
-                if not await lifecycle.resume_due_suspensions(session, now=now, limit=1):
+                claimed = await lifecycle.claim_due_suspension(session, now=now)
+                if claimed is None:
                     return
+                await lifecycle.resume_claimed(session, case_id=claimed, now=now)
                 committed = unit_of_work(session).entries
-        except DomainError:
-            log.exception("resuming a case whose suspension ended failed")
-            return
+        except Exception as error:
+            if claimed is None:  # nothing claimed: the database itself failed
+                raise
+            code, message = _failure(
+                error, f"resuming case {claimed}", "The case could not resume because of an internal error."
+            )
+            async with db.transaction() as session:
+                retry_at = now + timers.RETRY_AFTER
+                await lifecycle.postpone_resumption(
+                    session, case_id=claimed, now=now, retry_at=retry_at, code=code, message=message
+                )
+            run.failed += 1
+            continue
         run.fired += committed
 
 
-async def _postpone(db: Database, instance_id: str, now: datetime, error: Exception) -> None:
+def _failure(error: Exception, about: str, internal: str) -> tuple[str, str]:
+    """The code and sentence a failure leaves in the history: a refusal's own, or INTERNAL with
+    ``internal`` (and the traceback in the log) for anything else."""
     if isinstance(error, DomainError):
-        code, message = str(error.code), error.message
-        log.warning("timer %s was refused: %s", instance_id, message)
-    else:
-        code, message = "INTERNAL", "The timer could not fire because of an internal error."
-        log.exception("timer %s failed", instance_id, exc_info=error)
+        log.warning("%s was refused: %s", about, error.message)
+        return str(error.code), error.message
+    log.exception("%s failed", about, exc_info=error)
+    return "INTERNAL", internal
+
+
+async def _postpone(db: Database, instance_id: str, now: datetime, error: Exception) -> None:
+    code, message = _failure(error, f"timer {instance_id}", "The timer could not fire because of an internal error.")
     async with db.transaction() as session:
         await timers.postpone(session, enabled_action_id=instance_id, now=now, code=code, message=message)

@@ -184,3 +184,88 @@ def test_engine_imports_run_one_way():
 
     cycles = [c for c in (cycle_from(name, []) for name in sorted(graph)) if c]
     assert cycles == [], f"an import circle: {' -> '.join(cycles[0])}"
+
+
+def _wing_stack() -> list[str]:
+    """docs/architecture.md's stack of wings, bottom first: the first fenced block under
+    "## Wings", one wing a line (its first word), the highest at the top."""
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    section = text[text.index("## Wings") :]
+    block = section.split("```")[1]
+    return [line.split()[0] for line in block.strip("\n").splitlines() if line[:1].strip()][::-1]
+
+
+def _wing(module: str) -> str:
+    """The wing of an engine module: its package under engine/, or ``root``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 or (len(parts) == 2 and (ROOT / "engine" / parts[1]).is_dir()) else "root"
+
+
+def _face(wing: str) -> set[str]:
+    """The names a wing's __init__.py lists in ``__all__``, read without importing it."""
+    for node in ast.parse((ROOT / "engine" / wing / "__init__.py").read_text()).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
+            return {element.value for element in node.value.elts}  # type: ignore[attr-defined]
+    return set()
+
+
+def test_the_wings_import_one_way_and_only_each_others_faces():
+    """Issue 46: the stack of docs/architecture.md, checked import by import (imports inside
+    functions included): an engine module imports only from its own wing and the wings below it,
+    and a module outside a wing (another wing, resolvers/, schema/, server/, bench/) imports
+    only the modules its face names. engine/__init__.py, the engine's face, may import any wing."""
+    stack = _wing_stack()
+    wings = {p.name for p in (ROOT / "engine").iterdir() if (p / "__init__.py").exists()}
+    assert sorted(stack) == sorted([*wings, "root"]), "every wing once in docs/architecture.md's stack"
+    rank = {wing: place for place, wing in enumerate(stack)}
+    modules = _engine_modules()
+    faces = {wing: _face(wing) for wing in wings}
+    wrong = []
+    for package in ("engine", "resolvers", "schema", "server", "models", "bench"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            if package == "engine":
+                imports = [target for _, target, _ in _engine_imports(name, path, modules)]
+            else:
+                imports = [t for t in _imported_names(path) if t in modules]
+            source = _wing(name) if package == "engine" else None
+            for target in imports:
+                wing = _wing(target)
+                if name == "engine" or target == "engine" or wing == source:
+                    continue
+                if source is not None and rank[wing] > rank[source]:
+                    wrong.append(f"{name} ({source}) imports {target} ({wing}, higher)")
+                module = target.split(".")
+                if wing != "root" and len(module) > 2 and module[2] not in faces[wing]:
+                    wrong.append(f"{name} imports {target}, private to engine/{wing}/")
+    assert wrong == []
+
+
+def _imported_names(path: Path) -> set[str]:
+    """The dotted modules (or module.name) a file imports, absolute imports only."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def test_the_engines_root_holds_only_errors_clock_registry_and_validation():
+    root = sorted(p.name for p in (ROOT / "engine").glob("*.py"))
+    assert root == ["__init__.py", "clock.py", "errors.py", "registry.py", "validation.py"]
+
+
+def test_no_module_is_over_400_lines():
+    """A module a reader can hold: the application's (engine/, models/, resolvers/, schema/,
+    server/) are at most 400 lines."""
+    long = [
+        f"{path.relative_to(ROOT)}: {lines}"
+        for package in ("engine", "models", "resolvers", "schema", "server")
+        for path in sorted((ROOT / package).rglob("*.py"))
+        if (lines := len(path.read_text().splitlines())) > 400
+    ]
+    assert long == []

@@ -4,13 +4,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import String, and_, bindparam, cast, literal, null, or_, select, union_all
+from sqlalchemy import String, bindparam, cast, literal, null, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import make_transient_to_detached
 from sqlalchemy.orm.util import identity_key
 
 from engine.errors import DomainError, not_found
 from engine.notify import reminder_rows
+from engine.notify.subscribers import OPT_IN_LEVELS, subscribers_query
 from engine.spec.specs import ActionSpec, WorkflowSpec
 from engine.spec.workflows import spec_by_id
 from models import (
@@ -18,14 +19,12 @@ from models import (
     CaseRoleParty,
     CaseState,
     EnabledAction,
-    NotificationSubscription,
     Subproject,
     WorkflowItem,
     new_id,
     unit_of_work,
 )
 
-OPT_IN_LEVELS = ("ROLE", "CASE", "WORKFLOW")
 # The statuses in which a case's actions run (a completed case can still be reopened); the task
 # index (engine/cases/task_index.py) holds rows for these alone.
 EXECUTABLE_STATUSES = ("ACTIVE", "COMPLETED")
@@ -69,20 +68,6 @@ def _case_query(by: str, *, lock: bool) -> Any:
 
 # Built once: statement construction cost as much as a round trip on the write path.
 _CASE_QUERIES = {(by, lock): _case_query(by, lock=lock) for by in ("case", "item") for lock in (False, True)}
-
-
-def subscribers_query() -> Any:
-    """Who opted in to news of a case, as (level, user) rows: everyone at ROLE (narrowed to the
-    case's role players by engine.notify.notifications), the item or case at CASE, its subproject or
-    workflow at WORKFLOW."""
-    sub = NotificationSubscription
-    return select(sub.level, sub.user_id).where(
-        or_(
-            and_(sub.level == "ROLE", sub.target_id == ""),
-            and_(sub.level == "CASE", sub.target_id.in_([bindparam("item"), bindparam("case")])),
-            and_(sub.level == "WORKFLOW", sub.target_id.in_([bindparam("subproject"), bindparam("workflow")])),
-        )
-    )
 
 
 def _case_rows(*, subscribers: bool, enabled: bool) -> Any:
@@ -245,7 +230,7 @@ def new_instance(
     )
     if fire_at is not None:  # the sweepers are told once the transaction commits
         unit_of_work(ctx.session).timer_written(fire_at)
-    if trigger is None and (action.reminders or action.escalate):  # told while it waits (engine/notify/reminders.py)
+    if trigger is None and (action.reminders or action.escalate):  # told while it waits (engine/cases/reminders.py)
         reminder_rows.schedule_instance(ctx.session, instance, action, now)
     ctx.session.add(instance)
     if ctx.enabled is not None:

@@ -23,6 +23,7 @@ from engine.cases.transitions import (
     run_automatic,
     set_status_for_state,
 )
+from engine.clock import SYSTEM_CLOCK
 from engine.errors import DomainError, ErrorCode
 from engine.history import activity
 from engine.history.activity import LogEntry
@@ -39,7 +40,6 @@ from models import (
     Idempotency,
     WorkflowItem,
     new_id,
-    utcnow,
 )
 
 
@@ -61,7 +61,7 @@ async def start_case(
 ) -> Case:
     """Create the case of a new workflow item on the definition ``workflow_id`` and run its
     INIT action."""
-    now = now or utcnow()
+    now = now or SYSTEM_CLOCK.now()
     case = Case(id=new_id("case"), workflow_id=workflow_id, object_id=item.id, created_by=actor.user_id, created_at=now)
     session.add(case)
     await session.flush()
@@ -165,7 +165,7 @@ async def execute(
     """Execute a USER action on a case as ``actor``.
     ``output`` picks among the action's outputs (and so its new state), ``resolution`` among its
     resolution codes; each is required when the action declares them, refused when it doesn't."""
-    now = now or utcnow()
+    now = now or SYSTEM_CLOCK.now()
     data = validation.json_object(data, "data")  # key/value data: a list or a string is refused
     if comment is not None:
         validation.optional_text(comment, "comment", max_len=validation.MAX_COMMENT)

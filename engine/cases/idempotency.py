@@ -9,9 +9,10 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from engine.clock import SYSTEM_CLOCK
 from engine.errors import DomainError, ErrorCode
 from engine.people.actors import Actor
-from models import Idempotency, utcnow
+from models import Idempotency
 from models.db import insert_for
 
 __all__ = ["claim_key", "request_hash"]
@@ -35,7 +36,7 @@ async def claim_key(
             key=key,
             request_hash=req_hash,
             response={},
-            created_at=utcnow(),
+            created_at=SYSTEM_CLOCK.now(),
         )
         .on_conflict_do_nothing()
         .returning(Idempotency.key)

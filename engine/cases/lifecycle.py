@@ -29,19 +29,20 @@ that entry; the caller publishes the entries after its commit, like every other 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import func, select
+from sqlalchemy import Select, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine import validation
 from engine.cases.context import CaseContext, case_not_found, load_case
 from engine.cases.transitions import assigned_parties, set_status_for_state, timer_written
+from engine.clock import SYSTEM_CLOCK
 from engine.errors import DomainError, ErrorCode
 from engine.history import activity
 from engine.history.activity import LogEntry
 from engine.notify import notifications
 from engine.people import permissions
 from engine.people.actors import SYSTEM, Actor
-from models import Case, as_utc, utcnow
+from models import Case, as_utc
 
 MAX_SUSPENSION = timedelta(days=365)
 INTENT = "workflowItem.update"
@@ -66,7 +67,7 @@ async def suspend_case(
 ) -> LifecycleResult:
     """Suspend an ACTIVE case, indefinitely or until ``until`` (later than now, at most a year
     ahead), when ``resume_due_suspensions`` resumes it."""
-    now = now or utcnow()
+    now = now or SYSTEM_CLOCK.now()
     until = _check_until(until, now)
     ctx = await _lock(session, actor, case_id, workflow_item_id, comment, expected_version)
     status = ctx.case.status
@@ -96,7 +97,7 @@ async def resume_case(
 ) -> LifecycleResult:
     """Resume a SUSPENDED case before its time (or one suspended indefinitely). Its assignees
     hear of it (level ASSIGNED): their work can go on."""
-    now = now or utcnow()
+    now = now or SYSTEM_CLOCK.now()
     ctx = await _lock(session, actor, case_id, workflow_item_id, comment, expected_version, with_enabled=True)
     return await _resume(ctx, actor, comment, now)
 
@@ -113,7 +114,7 @@ async def cancel_case(
 ) -> LifecycleResult:
     """Cancel an ACTIVE or SUSPENDED case, for good: its enabled instances are canceled and no
     action, resume or suspend applies to it again."""
-    now = now or utcnow()
+    now = now or SYSTEM_CLOCK.now()
     ctx = await _lock(session, actor, case_id, workflow_item_id, comment, expected_version, with_enabled=True)
     status = ctx.case.status
     if status not in ("ACTIVE", "SUSPENDED"):
@@ -146,17 +147,61 @@ async def resume_due_suspensions(session: AsyncSession, *, now: datetime, limit:
     (a row another transaction resumed meanwhile is re-checked under the lock and skipped)."""
     if limit < 1:
         raise validation.invalid("limit must be at least 1.", "limit")
+    resumed = []
+    for case_id in (await session.scalars(_claim(session, now, limit))).all():
+        case = await resume_claimed(session, case_id=case_id, now=now)
+        if case is not None:
+            resumed.append(case)
+    return resumed
+
+
+def _claim(session: AsyncSession, now: datetime, limit: int) -> Select:
     query = _DUE.where(Case.suspended_until <= now).limit(limit)
     if session.bind.dialect.name == "postgresql":
         query = query.with_for_update(skip_locked=True)
-    resumed = []
-    for case_id in (await session.scalars(query)).all():
-        ctx = await load_case(session, case_id=case_id, lock=True, with_enabled=True)
-        if ctx.case.status != "SUSPENDED" or ctx.case.suspended_until is None or ctx.case.suspended_until > now:
-            continue  # resumed (or suspended anew) by a transaction that committed before the lock
-        await _resume(ctx, SYSTEM, None, now)
-        resumed.append(ctx.case)
-    return resumed
+    return query
+
+
+async def claim_due_suspension(session: AsyncSession, *, now: datetime) -> str | None:
+    """The id of the oldest case whose suspension has ended by ``now``, locked (SKIP LOCKED on
+    PostgreSQL), or None. A sweeper claims, then resumes with ``resume_claimed`` in the same
+    transaction: when the resumption fails it knows which case failed, and postpones that one
+    alone (``postpone_resumption``) instead of meeting it first again on every run."""
+    return await session.scalar(_claim(session, now, 1))
+
+
+async def resume_claimed(session: AsyncSession, *, case_id: str, now: datetime) -> Case | None:
+    """Resume a claimed case as the system actor; None when a transaction that committed before
+    the lock resumed it (or suspended it anew) already."""
+    ctx = await load_case(session, case_id=case_id, lock=True, with_enabled=True)
+    if ctx.case.status != "SUSPENDED" or ctx.case.suspended_until is None or ctx.case.suspended_until > now:
+        return None
+    await _resume(ctx, SYSTEM, None, now)
+    return ctx.case
+
+
+async def postpone_resumption(
+    session: AsyncSession, *, case_id: str, now: datetime, retry_at: datetime, code: str, message: str
+) -> None:
+    """A case that could not be resumed (a rule refused, or something broke) is tried again at
+    ``retry_at``: its ``suspended_until`` moves there, so the cases due behind it resume and the
+    timers due fire in the meantime; the failure is written into its item's history, as a
+    timer's is."""
+    ctx = await load_case(session, case_id=case_id, lock=True)
+    if ctx.case.status != "SUSPENDED" or ctx.case.suspended_until is None:
+        return
+    ctx.case.suspended_until = retry_at
+    timer_written(session, retry_at)
+    await activity.record(
+        session,
+        kind="timer_failed",
+        actor_id=SYSTEM.user_id,
+        about=ctx.item,
+        case_id=ctx.case.id,
+        comment=message,
+        data={"code": code, "resumption": True, "retryAt": retry_at.isoformat()},
+        at=now,
+    )
 
 
 async def next_suspension_end(session: AsyncSession) -> datetime | None:
@@ -265,8 +310,11 @@ __all__ = [
     "MAX_SUSPENSION",
     "LifecycleResult",
     "cancel_case",
+    "claim_due_suspension",
     "next_suspension_end",
+    "postpone_resumption",
     "resume_case",
+    "resume_claimed",
     "resume_due_suspensions",
     "suspend_case",
 ]

@@ -22,6 +22,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from engine.clock import SYSTEM_CLOCK
 from engine.errors import DomainError, ErrorCode, not_found
 from engine.history.activity import record
 from engine.people import permissions
@@ -29,7 +30,7 @@ from engine.people.actors import Actor
 from engine.people.visibility import item_visible
 from engine.spec.workflows import spec_of
 from engine.tree.resources import lock
-from models import Case, Document, Workflow, WorkflowItem, kind_of, new_id, utcnow
+from models import Case, Document, Workflow, WorkflowItem, kind_of, new_id
 
 from .storage import DocumentStore, StoredFile
 
@@ -126,7 +127,7 @@ async def _attach(
         storage_key=stored.key,
         size=stored.size,
         content_type=stored.content_type,
-        added_at=utcnow(),
+        added_at=SYSTEM_CLOCK.now(),
         added_by=actor.user_id,
     )
     session.add(document)
@@ -226,7 +227,7 @@ async def remove_document(session: AsyncSession, *, actor: Actor, id: str) -> Do
     await session.refresh(document, with_for_update=True)
     if document.removed_at is not None:
         raise DomainError(ErrorCode.INVALID_INPUT, "The document was already removed.", ["id"])
-    document.removed_at = utcnow()
+    document.removed_at = SYSTEM_CLOCK.now()
     document.removed_by = actor.user_id
     await record(
         session,

@@ -22,9 +22,14 @@ from typing import Any
 from sqlalchemy import BigInteger, Text, bindparam, func, insert, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from engine.clock import SYSTEM_CLOCK
 from engine.history import folded_writes
 from engine.history.folded_writes import Folded
-from models import Activity, kind_of, new_id, unit_of_work, utcnow
+from models import Activity, Project, Subproject, WorkflowItem, kind_of, new_id, unit_of_work
+
+# The tables of the resources that hold grants and history, by the kind their id names (here, below
+# both engine/people/permissions.py and engine/history/history.py, which read them).
+RESOURCE_MODELS = {"Project": Project, "Subproject": Subproject, "WorkflowItem": WorkflowItem}
 
 
 def scope_of(resource: Any, *, case_id: str | None = None) -> dict[str, str | None]:
@@ -125,7 +130,7 @@ async def record(
         action=action,
         comment=comment,
         data=data or {},
-        at=at or utcnow(),
+        at=at or SYSTEM_CLOCK.now(),
         prev_hash=None,
         hash="",
         on_behalf_of=None,  # a deputy's action says whom for (engine.cases.execute)

@@ -27,7 +27,8 @@ from typing import Any
 from sqlalchemy import and_, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from models import Activity, HistoryCheckpoint, utcnow
+from engine.clock import SYSTEM_CLOCK
+from models import Activity, HistoryCheckpoint
 
 __all__ = [
     "CheckpointPass",
@@ -186,7 +187,7 @@ async def checkpoint_history(
     more, rows = len(rows) > limit, rows[:limit]
     heads = {row.chain: row for row in rows}  # the newest entry of each chain that grew
     existing = await newest_of(session, heads, anchors=True)
-    now = now or utcnow()
+    now = now or SYSTEM_CLOCK.now()
     counter, signature = (last.counter, last.signature) if last is not None else (0, None)
     values, refused = [], []
     for chain, head in sorted(heads.items(), key=lambda item: item[1].seq):

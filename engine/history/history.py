@@ -23,9 +23,8 @@ from sqlalchemy import select, tuple_
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.errors import not_found
-from engine.history.activity import entry_hash
+from engine.history.activity import RESOURCE_MODELS, entry_hash
 from engine.history.checkpoints import newest_of, signature_holds
-from engine.people.permissions import RESOURCE_MODELS
 from models import Activity, HistoryCheckpoint, kind_of
 
 __all__ = ["Checkpoint", "HistoryReport", "Problem", "verify_all", "verify_history"]

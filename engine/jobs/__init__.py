@@ -6,6 +6,11 @@
 - ``kinds``: what each kind does (``JobKind``, ``Transient``, ``Permanent``), the registry.
 - ``webhook``: the built-in kind.
 
+The wing sits below spec (a spec names job kinds), notify (email is a job kind) and cases (an
+action writes its jobs); a job's log entries about its case are handed down to ``records`` by
+the cases wing (``engine.cases.job_entries``). ``policy`` is its own detail (its names are
+exported here).
+
 The runner that commits around handlers lives in ``server/job_runs.py`` (one job) and
 ``server/job_runner.py`` (the background task).
 """
@@ -19,6 +24,7 @@ from engine.jobs.kinds import (
     Plan,
     Reconciled,
     Transient,
+    app_policies,
     job_kinds,
     policy_for,
     register_job_kind,
@@ -27,6 +33,8 @@ from engine.jobs.kinds import (
 from engine.jobs.outbox import check_job, enqueue
 from engine.jobs.policy import DEFAULT_POLICY, RetryPolicy
 
+# The names above, and the modules the other wings (and resolvers/, schema/, server/) may import
+# (tests/test_layers.py).
 __all__ = [
     "DEFAULT_POLICY",
     "JobCall",
@@ -37,10 +45,15 @@ __all__ = [
     "Reconciled",
     "RetryPolicy",
     "Transient",
+    "app_policies",
     "check_job",
     "enqueue",
     "job_kinds",
+    "kinds",
+    "levers",
+    "outbox",
     "policy_for",
+    "records",
     "register_job_kind",
     "set_policy",
     "webhook",

@@ -14,6 +14,7 @@ progress before going on with ``JobCall.checkpoint`` (write-ahead for multi-step
 
 import enum
 from collections.abc import Awaitable, Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any
@@ -115,7 +116,10 @@ class JobKind:
 
 
 _kinds: dict[str, JobKind] = {}
-_policies: dict[str, RetryPolicy] = {}
+_policies: dict[str, RetryPolicy] = {}  # the process's overrides (``set_policy``: the CLI's commands)
+# The overrides of the app whose request or background task is running (a context variable the
+# app sets around each of its calls): two apps in one process each keep their own.
+_app_policies: ContextVar[Mapping[str, RetryPolicy] | None] = ContextVar("caseway_job_policies", default=None)
 _plugins_loaded = False
 
 
@@ -144,9 +148,16 @@ def set_policy(kind: str, policy: RetryPolicy | None) -> None:
         _policies[kind] = policy
 
 
+def app_policies() -> ContextVar[Mapping[str, RetryPolicy] | None]:
+    """The context variable an app sets to its own policy overrides around its calls."""
+    return _app_policies
+
+
 def policy_for(kind: str) -> RetryPolicy:
     known = job_kinds().get(kind)
-    return _policies.get(kind) or (known.policy if known is not None else DEFAULT_POLICY)
+    overrides = _app_policies.get()
+    chosen = (_policies if overrides is None else overrides).get(kind)
+    return chosen or (known.policy if known is not None else DEFAULT_POLICY)
 
 
 __all__ = [
@@ -157,6 +168,7 @@ __all__ = [
     "Plan",
     "Reconciled",
     "Transient",
+    "app_policies",
     "job_kinds",
     "policy_for",
     "register_job_kind",

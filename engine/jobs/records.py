@@ -33,7 +33,7 @@ functions work in the caller's transaction and never commit.
 """
 
 import json
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -42,10 +42,7 @@ from sqlalchemy import JSON, Text, bindparam, cast, exists, func, literal, selec
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
-from engine.cases.context import load_case
-from engine.history import activity
 from engine.jobs.kinds import JobError, JobKind, Permanent, Reconciled, Transient, job_kinds, policy_for
-from engine.notify import notifications
 from engine.people.actors import SYSTEM
 from models import Activity, Job
 
@@ -319,6 +316,19 @@ async def _fenced(session: AsyncSession, claim: Claim) -> Job | None:
     return job
 
 
+# Writes a job's log entry about its case and notifies it: the case machinery sits above the
+# jobs wing (it writes jobs), so it hands this down when the engine package is imported
+# (engine/cases/job_entries.py registers it), as the built-in callbacks register (engine/registry.py).
+CaseEntry = Callable[..., Awaitable[None]]
+_case_entry: list[CaseEntry] = []
+
+
+def log_case_entries_with(write: CaseEntry) -> CaseEntry:
+    """Register the writer of jobs' log entries about their cases (one per process)."""
+    _case_entry[:] = [write]
+    return write
+
+
 async def log_about(
     session: AsyncSession, job: Job, kind: str, now: datetime, *, comment: str, actor_id: str | None = None
 ) -> None:
@@ -326,23 +336,13 @@ async def log_about(
     of no case (an email) has no history to write to: its record says it all."""
     if job.case_id is None:
         return
-    ctx = await load_case(session, case_id=job.case_id)
     data: dict[str, Any] = {"job": {"id": job.id, "kind": job.kind, "state": job.state, "attempts": job.attempts}}
     if job.error and job.state != COMPLETED:
         data["error"] = {key: job.error[key] for key in ("step", "code", "message", "recoverable") if key in job.error}
     if job.state == STALLED and job.next_attempt_at is not None:
         data["retryAt"] = job.next_attempt_at.isoformat()
-    entry = await activity.record(
-        session,
-        kind=kind,
-        actor_id=actor_id or SYSTEM.user_id,
-        about=ctx.item,
-        case_id=job.case_id,
-        comment=comment,
-        data=data,
-        at=now,
-    )
-    await notifications.notify(ctx, entry, assigned_parties=())
+    (write,) = _case_entry
+    await write(session, job.case_id, kind, now, comment=comment, data=data, actor_id=actor_id or SYSTEM.user_id)
 
 
 async def next_due(session: AsyncSession) -> datetime | None:
@@ -370,6 +370,7 @@ __all__ = [
     "failed_attempt",
     "lease_seconds",
     "log_about",
+    "log_case_entries_with",
     "merged",
     "move",
     "next_due",

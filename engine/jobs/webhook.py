@@ -13,6 +13,7 @@ import hashlib
 import hmac
 import json
 from collections.abc import Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -41,7 +42,10 @@ class Endpoint:
     serialize_by: str = "case"
 
 
-_endpoints: dict[str, Endpoint] = {}
+_endpoints: dict[str, Endpoint] = {}  # the process's (``configure``: the CLI's commands)
+# The endpoints of the app whose request or background task is running (a context variable the
+# app sets around each of its calls): two apps in one process each keep their own.
+_app_endpoints: ContextVar[Mapping[str, Endpoint] | None] = ContextVar("caseway_webhooks", default=None)
 
 
 def parse_endpoints(raw: Mapping[str, Any]) -> dict[str, Endpoint]:
@@ -75,8 +79,18 @@ def configure(endpoints: Mapping[str, Endpoint]) -> None:
     _endpoints.update(endpoints)
 
 
+def app_endpoints() -> ContextVar[Mapping[str, Endpoint] | None]:
+    """The context variable an app sets to its own endpoints around its calls."""
+    return _app_endpoints
+
+
+def _current() -> Mapping[str, Endpoint]:
+    found = _app_endpoints.get()
+    return _endpoints if found is None else found
+
+
 def configured() -> dict[str, Endpoint]:
-    return dict(_endpoints)
+    return dict(_current())
 
 
 def body_of(entry: Mapping[str, Any]) -> bytes:
@@ -97,8 +111,8 @@ class Webhook(JobKind):
         problems = [f"webhook takes no {key!r}; only endpoint." for key in args if key != "endpoint"]
         if not isinstance(endpoint, str) or not endpoint:
             problems.append('webhook needs {"endpoint": "<name>"}, an endpoint the operator configured.')
-        elif defining and endpoint not in _endpoints:
-            known = ", ".join(sorted(_endpoints)) or "none is configured"
+        elif defining and endpoint not in _current():
+            known = ", ".join(sorted(_current())) or "none is configured"
             problems.append(
                 f"No webhook endpoint {endpoint!r} is configured (CASEWAY_WEBHOOKS: {known}): define the spec where"
                 " the server's CASEWAY_WEBHOOKS is set, as `caseway define-workflow` reads it from its own environment."
@@ -107,18 +121,18 @@ class Webhook(JobKind):
 
     def plan(self, args: Mapping[str, Any], *, case_id: str) -> Plan:
         name = str(args["endpoint"])
-        endpoint = _endpoints.get(name)
+        endpoint = _current().get(name)
         serialize_by = endpoint.serialize_by if endpoint is not None else "case"
         key = {"case": f"webhook:{name}:case:{case_id}", "endpoint": f"webhook:{name}", "none": None}[serialize_by]
         return Plan(input={"endpoint": name}, serialization_key=key)
 
     def timeout_seconds(self, input: Mapping[str, Any]) -> float:
-        endpoint = _endpoints.get(str(input.get("endpoint")))
+        endpoint = _current().get(str(input.get("endpoint")))
         return (endpoint.timeout if endpoint is not None else 10.0) + TIMEOUT_SLACK
 
     async def run(self, call: JobCall) -> dict[str, Any]:
         name = str(call.input.get("endpoint"))
-        endpoint = _endpoints.get(name)
+        endpoint = _current().get(name)
         if endpoint is None:
             raise Permanent("UNKNOWN_ENDPOINT", f"Webhook endpoint {name!r} is no longer configured.")
         body = body_of(call.entry)
@@ -147,4 +161,4 @@ class Webhook(JobKind):
 
 WEBHOOK = register_job_kind(Webhook())
 
-__all__ = ["WEBHOOK", "Endpoint", "body_of", "configure", "configured", "parse_endpoints", "signature"]
+__all__ = ["WEBHOOK", "Endpoint", "app_endpoints", "body_of", "configure", "configured", "parse_endpoints", "signature"]

@@ -21,6 +21,7 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from engine.clock import SYSTEM_CLOCK
 from engine.errors import DomainError, ErrorCode
 from engine.migration import migration_access, migration_batch, migration_moves
 from engine.migration.migration_plan import CaseMigration, Loaded, Planner, load, snapshot
@@ -29,7 +30,7 @@ from engine.people.actors import Actor
 from engine.people.permissions import GLOBAL
 from engine.spec import versions
 from engine.spec.workflows import spec_by_id
-from models import Workflow, utcnow
+from models import Workflow
 
 MAX_CASES = 500  # cases per call: one transaction's worth; the cursor resumes
 MAX_MAP = 400  # stateMap entries: every state of two large versions
@@ -67,7 +68,7 @@ async def migrate_cases(
     its new items (a real run). Who may: holders of ``global.defineWorkflow`` (admins), or with
     ``subproject.update`` on the subproject (by subproject) or ``workflowItem.update`` on each
     case's item (by case ids)."""
-    now = now or utcnow()
+    now = now or SYSTEM_CLOCK.now()
     mapping = _check_request(state_map, timer_policy, subproject_id, case_ids, first)
     target = await versions.find_version(session, short_name=workflow, version=to_version, field="toVersion")
     versions.require_not_retired(target, field="toVersion", what="a migration")

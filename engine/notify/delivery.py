@@ -23,11 +23,12 @@ from zoneinfo import available_timezones
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from engine.clock import SYSTEM_CLOCK
 from engine.errors import DomainError, DomainErrors, ErrorCode, not_found
 from engine.jobs.kinds import JobCall, JobKind, Permanent, register_job_kind
 from engine.notify import digests, mail
 from engine.people.actors import Actor
-from models import Notification, NotificationDelivery, User, unit_of_work, utcnow
+from models import Notification, NotificationDelivery, User, unit_of_work
 
 LEVELS = ("ASSIGNED", "ROLE", "CASE", "WORKFLOW")
 CHANNELS = ("IN_APP", "EMAIL")
@@ -148,7 +149,7 @@ async def set_delivery(
         ):
             row.email, row.in_app = False, True
     await session.flush()
-    await digests.reschedule(session, user=user, now=now or utcnow())
+    await digests.reschedule(session, user=user, now=now or SYSTEM_CLOCK.now())
     return user
 
 
@@ -185,7 +186,12 @@ def notified(session: AsyncSession, rows: list[Notification]) -> None:
 
 
 async def _deliver(session: AsyncSession) -> None:
-    rows: list[Notification] = session.info.pop(NOTIFIED, [])
+    # Only the rows still in the session: a savepoint that rolled back (a migration's batch,
+    # engine/migration/migration_moves.py) took its rows out of it, and what it notified never
+    # happened, so it must not be emailed either.
+    rows: list[Notification] = [row for row in session.info.pop(NOTIFIED, []) if row in session]
+    if not rows:
+        return
     users = sorted({row.recipient_id for row in rows})
     choices = {
         (row.user_id, row.level): row
@@ -207,7 +213,7 @@ async def _deliver(session: AsyncSession) -> None:
             part = mine[start : start + MAX_PER_MESSAGE]
             input = {"user": user_id, "notifications": [row.id for row in part]}
             # due at once: a notification stamped later (a timer run for a time to come) is news now
-            due = min(part[0].created_at, utcnow())
+            due = min(part[0].created_at, SYSTEM_CLOCK.now())
             await mail.enqueue(session, key=f"email:{part[0].id}", input=input, now=due)
 
 

@@ -14,6 +14,7 @@ crash (a job reconciled mid-send) is the same message to the receiving side.
 import hashlib
 import hmac
 from collections.abc import Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
 from email.message import EmailMessage
@@ -74,24 +75,36 @@ def make_config(*, smtp_url: str, sender: str, public_url: str, secret_key: str)
     return MailConfig(host, port, tls, user, password, sender, public_url.rstrip("/"), key)
 
 
-_config: MailConfig | None = None
-_db: Database | None = None
+# The process's mail setup (``configure``: the CLI's commands), and the one of the app whose
+# request or background task is running (``app_setup``, a context variable the app sets around
+# each of its calls): two apps in one process each keep their own.
+_process: tuple[MailConfig | None, Database | None] = (None, None)
+_app: ContextVar[tuple[MailConfig | None, Database | None] | None] = ContextVar("caseway_mail", default=None)
 
 
 def configure(config: MailConfig | None, db: Database | None = None) -> None:
-    """Set this process's mail server (the server and ``caseway run-jobs`` do, from settings);
-    None: no email (choosing EMAIL is refused, and no message is made)."""
-    global _config, _db
-    _config, _db = config, db
+    """Set this process's mail server (``caseway run-jobs`` does, from settings); None: no email
+    (choosing EMAIL is refused, and no message is made). A server's app sets its own (``app_setup``)."""
+    global _process
+    _process = (config, db)
+
+
+def app_setup() -> ContextVar[tuple[MailConfig | None, Database | None] | None]:
+    """The context variable an app sets to its own (config, database) around its calls."""
+    return _app
+
+
+def _setup() -> tuple[MailConfig | None, Database | None]:
+    return _app.get() or _process
 
 
 def config() -> MailConfig | None:
-    return _config
+    return _setup()[0]
 
 
 def database() -> Database | None:
     """The database a message is composed from when it is sent (what its reader may see then)."""
-    return _db
+    return _setup()[1]
 
 
 # --- Unsubscribe links -------------------------------------------------------------------
@@ -104,20 +117,22 @@ def _signature(key: bytes, user_id: str, levels: str) -> str:
 def unsubscribe_url(user_id: str, levels: list[str]) -> str:
     """The link that turns email off for ``levels`` of ``user_id``. It does not expire: a
     message read months later still unsubscribes."""
-    assert _config is not None, "mail is not configured"
+    setup = config()
+    assert setup is not None, "mail is not configured"
     joined = ",".join(sorted(levels))
-    sig = _signature(_config.key, user_id, joined)
-    return f"{_config.public_url}/unsubscribe?user={quote(user_id)}&levels={quote(joined)}&sig={sig}"
+    sig = _signature(setup.key, user_id, joined)
+    return f"{setup.public_url}/unsubscribe?user={quote(user_id)}&levels={quote(joined)}&sig={sig}"
 
 
 def verify_unsubscribe(params: Mapping[str, str]) -> tuple[str, list[str]] | None:
     """The user and levels of a genuine link, else None (no mail configured, or a bad signature)."""
-    if _config is None:
+    setup = config()
+    if setup is None:
         return None
     user_id, levels, sig = params.get("user", ""), params.get("levels", ""), params.get("sig", "")
     if not (user_id and levels and sig) or len(user_id) > 100 or len(levels) > 100:
         return None
-    expected = _signature(_config.key, user_id, levels)
+    expected = _signature(setup.key, user_id, levels)
     if not hmac.compare_digest(sig.encode(), expected.encode()):
         return None
     return user_id, levels.split(",")
@@ -133,8 +148,9 @@ def message_id(key: str) -> str:
 
 def headers(message: EmailMessage, *, to: str, subject: str, key: str, unsubscribe: str) -> None:
     """The headers every message carries, one-click unsubscribe (RFC 8058) included."""
-    assert _config is not None, "mail is not configured"
-    message["From"] = _config.sender
+    setup = config()
+    assert setup is not None, "mail is not configured"
+    message["From"] = setup.sender
     message["To"] = to
     message["Subject"] = subject
     message["Message-ID"] = message_id(key)
@@ -146,16 +162,17 @@ def headers(message: EmailMessage, *, to: str, subject: str, key: str, unsubscri
 async def send(message: EmailMessage) -> None:
     """Hand the message to the SMTP server. Transient: it may work later (unreachable, timed out,
     a 4xx answer); Permanent: the server refused it for good (a 5xx answer)."""
-    if _config is None:
+    setup = config()
+    if setup is None:
         raise Permanent("NO_SMTP", "No SMTP server is configured (CASEWAY_SMTP_URL).")
     try:
         await aiosmtplib.send(
             message,
-            hostname=_config.hostname,
-            port=_config.port,
-            use_tls=_config.use_tls,
-            username=_config.username,
-            password=_config.password,
+            hostname=setup.hostname,
+            port=setup.port,
+            use_tls=setup.use_tls,
+            username=setup.username,
+            password=setup.password,
             timeout=SMTP_TIMEOUT,
         )
     except aiosmtplib.SMTPRecipientsRefused as refused:
@@ -201,6 +218,7 @@ async def enqueue(session: Any, *, key: str, input: dict[str, Any], now: datetim
 __all__ = [
     "KIND",
     "MailConfig",
+    "app_setup",
     "config",
     "configure",
     "database",

@@ -16,10 +16,11 @@ from sqlalchemy import ColumnElement, and_, delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine import validation
-from engine.cases.context import OPT_IN_LEVELS, CaseContext, subscribers_query
+from engine.clock import SYSTEM_CLOCK
 from engine.errors import DomainError, ErrorCode, not_found
 from engine.history.activity import LogEntry
 from engine.notify import delivery
+from engine.notify.subscribers import OPT_IN_LEVELS, CaseFacts, subscribers_query
 from engine.people import deputies
 from engine.people.actors import Actor
 from engine.people.visibility import HISTORY_INTENTS, notification_readable
@@ -31,7 +32,6 @@ from models import (
     User,
     kind_of,
     new_id,
-    utcnow,
 )
 
 LEVELS = ("ASSIGNED", "ROLE", "CASE", "WORKFLOW")
@@ -52,7 +52,7 @@ async def users_of(session: AsyncSession, parties: Iterable[str]) -> set[str]:
 _SUBSCRIBERS = subscribers_query()
 
 
-async def _subscribers(session: AsyncSession, ctx: CaseContext) -> dict[str, set[str]]:
+async def _subscribers(session: AsyncSession, ctx: CaseFacts) -> dict[str, set[str]]:
     """Who opted in, per level, to news of this case (see ``subscribers_query``)."""
     if ctx.subscribers is not None:
         return ctx.subscribers
@@ -64,7 +64,7 @@ async def _subscribers(session: AsyncSession, ctx: CaseContext) -> dict[str, set
 
 
 async def notify(
-    ctx: CaseContext, entry: LogEntry, *, assigned_parties: Iterable[str], already: set[str] | None = None
+    ctx: CaseFacts, entry: LogEntry, *, assigned_parties: Iterable[str], already: set[str] | None = None
 ) -> set[str]:
     """Write the notifications of one case activity; returns who heard of it (and the actor).
     ``already``: users who heard of the activity this one follows from (a child's completion
@@ -113,7 +113,7 @@ async def notify(
     return notified | (already or set())
 
 
-async def _may_read_history(session: AsyncSession, ctx: CaseContext, user_ids: set[str]) -> set[str]:
+async def _may_read_history(session: AsyncSession, ctx: CaseFacts, user_ids: set[str]) -> set[str]:
     """Which of these users may read the case's entries by a grant: viewHistory on its item,
     subproject or project (themselves or through a group), or admins (engine.people.visibility)."""
     resources = {
@@ -187,7 +187,7 @@ async def mark_read(session: AsyncSession, *, actor: Actor, ids: list[str] | Non
     condition = and_(Notification.recipient_id == actor.user_id, Notification.read_at.is_(None))
     if not all:
         condition = and_(condition, Notification.id.in_(ids or []))
-    await session.execute(update(Notification).where(condition).values(read_at=utcnow()))
+    await session.execute(update(Notification).where(condition).values(read_at=SYSTEM_CLOCK.now()))
     return await unread_count(session, actor=actor)
 
 

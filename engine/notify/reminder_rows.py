@@ -1,7 +1,7 @@
-"""The rows of engine/notify/reminders.py, written where what they are about is: a reminder and an
+"""The rows of engine/cases/reminders.py, written where what they are about is: a reminder and an
 escalation row when an instance of an action that asks for them is enabled
 (``engine.cases.context.new_instance``), a due and an overdue row when an item gets a due date
-(``engine.tree.items``). Kept apart from the firing so that those low modules need nothing above them.
+(``engine.cases.items``). Kept apart from the firing so that those low modules need nothing above them.
 """
 
 from datetime import UTC, date, datetime, time, timedelta

@@ -18,8 +18,8 @@ comes from the absent user's own parties, never from whom the absent user stands
 A disabled absent user or a disabled deputy lends nothing, whatever the period says.
 
 Nothing runs when a period starts or ends (nor when a user is disabled): each question is asked
-with the time it is asked at (``clock``, which tests replace), so a deputyship starts and ends
-exactly at its instants.
+with the time it is asked at (the process's one clock, engine/clock.py, which tests move), so a
+deputyship starts and ends exactly at its instants.
 """
 
 from collections import defaultdict
@@ -32,14 +32,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
 from engine import validation
-from engine.clock import SYSTEM_CLOCK, Clock
+from engine.clock import SYSTEM_CLOCK
 from engine.errors import DomainError, ErrorCode, not_found
 from engine.people.actors import SYSTEM_ID, Actor
 from models import Deputyship, GroupMember, Notification, User, as_utc, kind_of, new_id
-
-clock: Clock = SYSTEM_CLOCK
-"""The time every deputy question is asked at; tests replace it (a module attribute, read at
-each call, as ``resolvers.login.clock``)."""
 
 MAX_PERIOD = timedelta(days=366)  # a deputyship longer than a year is a role, not an absence
 MAX_OPEN = 20  # deputyships of one absent user not yet ended: ``User.deputies`` lists them all
@@ -48,7 +44,8 @@ MAX_COMMENT = validation.MAX_TEXT
 
 
 def now() -> datetime:
-    return clock.now()
+    """The time every deputy question is asked at: the process's one clock (engine/clock.py)."""
+    return SYSTEM_CLOCK.now()
 
 
 # Its own alias, correlated to the deputyship alone: a query embedding ``represented`` that
@@ -281,7 +278,6 @@ __all__ = [
     "MAX_OPEN",
     "MAX_PERIOD",
     "MAX_STANDING_IN",
-    "clock",
     "deputies_of",
     "deputies_of_parties",
     "notify_deputies",

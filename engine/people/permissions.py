@@ -14,6 +14,7 @@ from sqlalchemy.orm import aliased
 
 from engine.errors import DomainError, ErrorCode, not_found
 from engine.history import activity
+from engine.history.activity import RESOURCE_MODELS
 from engine.people.actors import Actor
 from engine.people.role_players import plays_role
 from models import Group, GroupMember, Permission, Project, Subproject, User, WorkflowItem, kind_of
@@ -41,8 +42,6 @@ _INTENTS_BY_KIND = {
     "Subproject": SUBPROJECT_INTENTS,
     "WorkflowItem": WORKFLOW_ITEM_INTENTS,
 }
-# The tables of the resources that hold grants and history, by the kind their id names.
-RESOURCE_MODELS = {"Project": Project, "Subproject": Subproject, "WorkflowItem": WorkflowItem}
 _PREFIX_BY_KIND = {"Project": "project", "Subproject": "subproject", "WorkflowItem": "workflowItem"}
 # The intents whose last holder cannot be revoked, one per kind of resource.
 GRANT_INTENTS = tuple(f"{prefix}.intent.grantPermission" for prefix in _PREFIX_BY_KIND.values())

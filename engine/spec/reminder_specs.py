@@ -1,5 +1,5 @@
 """The spec keys that tell people about waiting work (docs/workflows.md, "Reminders and
-escalation"), validated into plain values; engine/notify/reminders.py runs them.
+escalation"), validated into plain values; engine/cases/reminders.py runs them.
 
 - ``reminders: {every: seconds, max: n}``: while an instance of the action stays enabled and
   unexecuted, its assignees are reminded every ``every`` seconds after it was enabled, at most

@@ -65,7 +65,7 @@ class ActionSpec:
     for_each: tuple[tuple[str, str], ...] = ()  # (role, per_role|per_member|per_user): DYNAMIC
     complete_when: tuple[Condition, ...] = ()  # in the spec's order: the first that holds fires
     has_scope: bool = False  # the parent's children run in child FSM scopes with their own states
-    reminders: Reminders | None = None  # remind the assignees while it waits (engine/notify/reminders.py)
+    reminders: Reminders | None = None  # remind the assignees while it waits (engine/cases/reminders.py)
     escalate: Escalation | None = None  # tell a role once it has waited that long
 
     def is_enabled_in(self, state: str) -> bool:

@@ -14,13 +14,14 @@ from datetime import datetime
 from sqlalchemy import func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from engine.clock import SYSTEM_CLOCK
 from engine.errors import DomainError, ErrorCode
 from engine.people import permissions
 from engine.people.actors import Actor
 from engine.spec.diagnostics import Diagnostic, finding
 from engine.spec.spec_graph import SpecGraph
 from engine.spec.specs import WorkflowSpec
-from models import Case, CaseState, EnabledAction, Workflow, utcnow
+from models import Case, CaseState, EnabledAction, Workflow
 
 RUNNING_STATUSES = ("ACTIVE", "SUSPENDED")  # the cases a version change concerns (and migrateCases moves)
 
@@ -71,7 +72,7 @@ async def retire_workflow(
     await permissions.require_global(session, actor=actor, intent="global.defineWorkflow")
     row = await find_version(session, short_name=workflow, version=version)
     if row.retired_at is None:
-        row.retired_at, row.retired_by = now or utcnow(), actor.user_id
+        row.retired_at, row.retired_by = now or SYSTEM_CLOCK.now(), actor.user_id
         await session.flush()
     return row
 

@@ -8,16 +8,20 @@ written once in ``resolvers.visibility``) and runs it: the database returns the 
 finished JSON, which graphql-core takes as the field's completed value. Anything else, or an
 argument the resolvers would refuse, returns None: the executor resolves that root field the
 usual way (a slower answer, never a different one). ``CASEWAY_COMPILED_READS=false`` turns it
-all off.
+all off. A statement the database refuses is logged and the field resolved, as when SQLite's
+parser cannot take it: a compiled read is never answered as an error the resolvers would not
+give.
 """
 
 import json
+import logging
 from collections import OrderedDict
 from typing import Any
 
 from graphql import GraphQLError, GraphQLObjectType
+from prometheus_client import Counter
 from sqlalchemy import select
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DBAPIError, OperationalError
 
 from models import kind_of
 from resolvers.compiled.build import Build
@@ -29,12 +33,27 @@ from resolvers.compiled.tasks import my_tasks
 
 __all__ = ["RootPlan", "TooDeep", "compiled_root"]
 
+log = logging.getLogger("caseway.compiled")
+
+# How each query's root field was answered, in /metrics: ``compiled`` (one statement), ``resolved``
+# (a field without an SQL form, a node kind not compiled, or an argument the resolvers refuse)
+# or ``fell_back`` (the statement failed; the resolvers answered). The differential tests read
+# it to tell a compiled answer from a fallback (tests/fixtures/compiled.py).
+READS = Counter(
+    "caseway_compiled_reads",
+    "Query root fields the read planner was asked for, by how they were answered.",
+    ["outcome"],
+)
+
 
 class TooDeep(Exception):
-    """SQLite's parser took no statement this deep (it holds about five nested subqueries):
-    the plan is forgotten as not compilable and the field is resolved."""
+    """The compiled statement failed, and the field is resolved instead: SQLite's parser took
+    no statement this deep (it holds about five nested subqueries), or the database refused it
+    otherwise (logged). A plan that can never run is forgotten as not compilable."""
 
 
+# The most recently used plans are kept (least recently used dropped first): a hot document's
+# plan stays however many one-off documents pass through.
 _PLANS_KEPT = 512
 # (document, operation, response name, variable shape) -> RootPlan, or None: not compilable
 _plans: OrderedDict[tuple[Any, ...], "RootPlan | None"] = OrderedDict()
@@ -121,20 +140,24 @@ def compiled_root(executor: Any, parent_type: GraphQLObjectType, details: Any, a
         # myTasks' order decides its statement: an enum's shape alone would not tell the two apart
         order = args.get("orderBy")
         key = (location.source.body, operation, response, _shape(args.get("id")), getattr(order, "value", order), shape)
-    root = _plans.get(key) if key is not None else None
-    if key is None or key not in _plans:
+    if key is not None and key in _plans:
+        _plans.move_to_end(key)  # used now: the last to go
+        root = _plans[key]
+    else:
         root = _plan(executor, parent_type, details, args)
         if key is not None:
             _plans[key] = root
             if len(_plans) > _PLANS_KEPT:
                 _plans.popitem(last=False)
     if root is None:
+        READS.labels("resolved").inc()
         return None
     try:
         actor = ctx.viewer
         statement, b = root.statement(not ctx.db.is_sqlite, actor.is_admin, executor.variable_values)
         params = b.params(actor, executor.variable_values)
     except GraphQLError:  # a refused argument or no viewer: the resolvers say so
+        READS.labels("resolved").inc()
         return None
     return _run(ctx, statement, params, key)
 
@@ -142,11 +165,15 @@ def compiled_root(executor: Any, parent_type: GraphQLObjectType, details: Any, a
 async def _run(ctx: Any, statement: Any, params: dict[str, Any], key: Any) -> Any:
     try:
         rows = await ctx.session.rows(statement, params)
-    except OperationalError as error:
-        if "parser stack overflow" not in str(error.orig):
-            raise
-        if key is not None:
+    except DBAPIError as error:
+        too_deep = "parser stack overflow" in str(error.orig)
+        if not too_deep:
+            log.exception("a compiled read failed; the resolvers answer it")
+        # An operational error may pass (a lost connection, a timeout): the plan is kept then.
+        if key is not None and (too_deep or not isinstance(error, OperationalError)):
             _plans[key] = None
+        READS.labels("fell_back").inc()
         raise TooDeep from None
+    READS.labels("compiled").inc()
     value = rows[0][0] if rows else None
     return json.loads(value) if isinstance(value, str) else value

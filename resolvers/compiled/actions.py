@@ -16,7 +16,8 @@ statement (``_workflow_actions``, a CTE), as ``forms._workflow_states`` reads th
 from datetime import UTC
 from typing import Any
 
-from sqlalchemy import Boolean, Date, Integer, case, cast, false, func, literal_column, null, select, true
+from sqlalchemy import Boolean, Date, Integer, case, cast, exists, false, func, literal_column, null, select, true
+from sqlalchemy.sql.util import ClauseAdapter
 
 from engine.clock import SYSTEM_CLOCK
 from models import Case, Workflow, WorkflowItem
@@ -176,8 +177,14 @@ def _on_behalf_of(b: Build, source: Any, field: Any) -> Any:
 
 
 def _case(b: Build, source: Any, field: Any) -> Any:
-    """The instance's case, whoever may see it (its resolver reads it by id, unfiltered)."""
-    return b.one(field.sub, _CASE, "id", source.c.case_id)
+    """The instance's case, null when the viewer may not see its item (``resolvers.cases.case_of``:
+    a task may be assigned to someone who may not see its item), the item's rule adapted to a
+    fresh alias of its table as the parent pointers read it (``relations._parent``)."""
+    item = _ITEM.alias()
+    seen = exists().where(
+        item.c.id == _CASE.c.object_id, ClauseAdapter(item).traverse(visibility.item_visible(b.actor))
+    )
+    return b.one(field.sub, _CASE, "id", source.c.case_id, (seen,))
 
 
 FORMS: dict[str, dict[str, Form]] = {

@@ -16,7 +16,6 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import select, update
 
 from engine.clock import SYSTEM_CLOCK, SettableClock
-from engine.people import deputies
 from models import EnabledAction, WorkflowItem
 from tests.api import test_authorization_matrix as matrix
 from tests.fixtures.authorization import ACTORS, Scene
@@ -301,13 +300,12 @@ async def test_a_compiled_task_list_is_one_statement_that_asks_the_time_each_run
             assert compiled.count == 1, compiled.statements
     before = _listed(await same(TASKS, {"first": 100}, stranger))
     assert [lent for _, _, lent in before].count("victim") == 3
-    later = datetime.now(UTC) + timedelta(days=1)  # the deputyship has ended
-    monkeypatch.setattr(deputies, "clock", SettableClock(later))
-    after = _listed(await same(TASKS, {"first": 100}, stranger))
-    assert after == [task for task in before if task[2] is None]
     due = await same(BY_DUE, {"first": 100}, player)
     assert [e["node"]["overdue"] for e in due["data"]["myTasks"]["edges"]] == [False] * 4
-    monkeypatch.setattr(SYSTEM_CLOCK, "now", lambda: later)  # today's due date has passed
+    later = datetime.now(UTC) + timedelta(days=1)  # the deputyship has ended, today's due date passed
+    monkeypatch.setattr(SYSTEM_CLOCK, "now", SettableClock(later).now)  # the one clock (engine/clock.py)
+    after = _listed(await same(TASKS, {"first": 100}, stranger))
+    assert after == [task for task in before if task[2] is None]
     due = await same(BY_DUE, {"first": 100}, player)
     assert [e["node"]["overdue"] for e in due["data"]["myTasks"]["edges"]] == [True, True, True, False]
 
@@ -368,10 +366,36 @@ async def test_a_task_on_an_item_its_assignee_may_not_see_tells_no_due_date(gql,
         (edge,) = body["data"]["myTasks"]["edges"]
         node = edge["node"]
         assert (node["id"], node["dueDate"], node["overdue"]) == (instance.id, None, False)
-        # its case's instances, read through the task (the case is not checked on either road;
-        # the read falls back there: enabled_action twice on one path)
-        assert {(ea["dueDate"], ea["overdue"]) for ea in node["case"]["enabledActions"]} == {(None, False)}
+        assert node["case"] is None  # its case is hidden with its item (issue 46)
     owned = await same(DUE_OUTSIDE, {"id": scene.item}, scene.tokens["owner"])
     listed = {ea["id"]: ea for ea in owned["data"]["node"]["case"]["enabledActions"]}
     assert listed[instance.id]["dueDate"] == past.isoformat() and listed[instance.id]["overdue"] is True
     await same(DUE_OUTSIDE, {"id": scene.item}, scene.tokens["player"])
+
+
+HIDDEN_CASE = """query { myTasks(first: 10) { edges { node { id action { shortName }
+  case { id status state { shortName } roles { role { shortName } assignees { __typename } } } } } } }"""
+CASE_OF_ITEM = """query Case($id: ID!) { node(id: $id) { ... on WorkflowItem { case { id } } } }"""
+
+
+async def test_a_task_on_an_item_its_assignee_may_not_see_shows_no_case(gql, db, actors, same, count_statements):
+    """Issue 46: a task assigned straight to a party without a grant or a role (hidden ≡
+    missing) showed its case's status, state and role players while its item was hidden. Its
+    case is null, on both roads, in one statement on the compiled one; the item's owner still
+    reads the case through the task's item."""
+    scene = await matrix.build_scene(gql, db, actors)
+    async with db.transaction() as s:
+        instance = await s.scalar(
+            select(EnabledAction).where(
+                EnabledAction.case_id == scene.case, EnabledAction.status == "ENABLED", EnabledAction.trigger == "user"
+            )
+        )
+        instance.assignee_party_id = actors["stranger"]  # through the ORM: the task index follows
+    with count_statements() as compiled:
+        await gql.raw(HIDDEN_CASE, token=scene.tokens["stranger"])
+    body = await same(HIDDEN_CASE, None, scene.tokens["stranger"])
+    (edge,) = body["data"]["myTasks"]["edges"]
+    assert (edge["node"]["id"], edge["node"]["case"]) == (instance.id, None)
+    assert compiled.count == 1, compiled.statements
+    owned = await same(CASE_OF_ITEM, {"id": scene.item}, scene.tokens["owner"])
+    assert owned["data"]["node"]["case"]["id"] == scene.case

@@ -14,6 +14,7 @@ import websockets
 from sqlalchemy import func, select
 
 import resolvers.login
+from engine.clock import SYSTEM_CLOCK
 from engine.people import passwords, throttle
 from models import Database, LoginAttempt, utcnow
 from server.app import create_app
@@ -55,7 +56,7 @@ class FakeTime:
 @pytest.fixture
 def fake_time(monkeypatch: pytest.MonkeyPatch) -> FakeTime:
     time = FakeTime()
-    monkeypatch.setattr(resolvers.login, "clock", time.clock)
+    monkeypatch.setattr(SYSTEM_CLOCK, "now", time.clock)
     monkeypatch.setattr(resolvers.login, "sleep", time.sleep)
     return time
 

@@ -5,6 +5,7 @@ from datetime import datetime, timedelta
 
 import httpx
 
+from engine.cases import lifecycle
 from server.app import create_app
 from server.settings import Settings
 from tests.fixtures.conditions import wait_until
@@ -187,3 +188,47 @@ async def test_a_server_told_not_to_run_timers_leaves_them_to_the_others(db, mak
             await case_in_state(gql, admin, item, "late")
             await wait_until(lambda: app.state.sweeper.fired >= 1, what="the sweeper counted its firing")
             assert app.state.sweeper.fired == 1
+
+
+async def test_a_case_that_fails_to_resume_is_postponed_and_the_rest_resume_and_fire(gql, make_user, monkeypatch):
+    """Issue 46: a resumption that breaks (anything, not only a refusal) aborted the whole run
+    before any timer fired, and the same case came first on every retry. It is postponed by a
+    minute, with a timer_failed entry in its history; the case behind it resumes and the due
+    timers fire in the same run; a minute later it is tried again."""
+    _, admin = await make_user("root", admin=True)
+    _, (broken, behind, active) = await make_items(gql, admin, SPEC, 3)
+    (nudge,) = (await case_of(gql, admin, active))["timers"]
+    until = at(nudge["fireAt"]) - timedelta(minutes=30)
+    for item, end in ((broken, until), (behind, until + timedelta(minutes=1))):
+        answer = await gql(
+            SUSPEND_UNTIL, {"input": {"workflowItemId": item["id"], "until": end.isoformat()}}, token=admin
+        )
+        assert answer["suspendCase"]["userErrors"] == []
+    broken_case = (await case_of(gql, admin, broken))["id"]
+    record = lifecycle._record
+
+    async def breaks(ctx, kind, *args, **kwargs):
+        if ctx.case.id == broken_case:
+            raise RuntimeError("a bug in resuming")
+        return await record(ctx, kind, *args, **kwargs)
+
+    monkeypatch.setattr(lifecycle, "_record", breaks)
+    due = at(nudge["fireAt"]) + timedelta(minutes=5)
+    for _ in range(2):  # a retry is not blocked by the same case either
+        ran = (await gql(RUN_DUE, {"input": {"now": due.isoformat()}}, token=admin))["runDueTimers"]
+        assert ran["userErrors"] == []
+        assert (await case_of(gql, admin, broken))["status"] == "SUSPENDED"
+    case = await case_of(gql, admin, behind)
+    assert (case["status"], case["state"]["shortName"]) == ("ACTIVE", "nudged")  # resumed, its overdue timer fired
+    assert (await case_of(gql, admin, active))["state"]["shortName"] == "nudged"
+    failed = [
+        e["node"] for e in (await case_of(gql, admin, broken))["log"]["edges"] if e["node"]["kind"] == "timer_failed"
+    ]
+    assert len(failed) == 1  # the second run found it not due yet: postponed, not met first again
+
+    monkeypatch.setattr(lifecycle, "_record", record)  # mended: a minute later it resumes
+    later = (due + timedelta(minutes=1)).isoformat()
+    ran = (await gql(RUN_DUE, {"input": {"now": later}}, token=admin))["runDueTimers"]
+    assert ran["userErrors"] == []
+    case = await case_of(gql, admin, broken)
+    assert (case["status"], case["state"]["shortName"]) == ("ACTIVE", "nudged")

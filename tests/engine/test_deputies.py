@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from engine.clock import SettableClock
+from engine.clock import SYSTEM_CLOCK, SettableClock
 from engine.errors import DomainError
 from engine.people import deputies, identity
 
@@ -16,7 +16,7 @@ T0 = datetime(2031, 3, 2, 9, 0, tzinfo=UTC)
 @pytest.fixture
 def clock(monkeypatch) -> SettableClock:
     moved = SettableClock(T0)
-    monkeypatch.setattr(deputies, "clock", moved)
+    monkeypatch.setattr(SYSTEM_CLOCK, "now", moved.now)
     return moved
 
 

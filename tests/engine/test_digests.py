@@ -11,7 +11,7 @@ from sqlalchemy import select
 from engine.clock import SYSTEM_CLOCK
 from engine.notify import delivery, digests, mail
 from models import DigestSchedule, Job, Notification, new_id
-from resolvers.delivery import run_digests
+from server.digest_runs import run_digests
 
 
 def utc(*parts: int) -> datetime:

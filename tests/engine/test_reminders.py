@@ -1,4 +1,4 @@
-"""Reminders, escalation and due dates (engine/notify/reminders.py, engine/spec/reminder_specs.py), driven
+"""Reminders, escalation and due dates (engine/cases/reminders.py, engine/spec/reminder_specs.py), driven
 through the engine with a clock the test moves: the assignees are reminded every so often while
 the action waits, at most max times; the role is told once when it has waited too long; nothing
 is sent for work done, nor while the case is suspended; an item's due date tells its assignees

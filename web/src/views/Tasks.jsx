@@ -16,7 +16,7 @@ const MAX_TASKS = 100;
 /** Runs a task from the list: the action's dialog, its preview, then the real run. */
 function TaskButton({ task, onDone }) {
   const [open, setOpen] = useState(false);
-  const item = task.case.workflowItem;
+  const item = task.case?.workflowItem;
   if (!item) return null;
   const states = Object.fromEntries(task.case.workflow.states.map((s) => [s.shortName, s.prettyName]));
   return (
@@ -62,7 +62,7 @@ export function Tasks() {
       {tasks.length === 0 && <Empty>Nothing is waiting for you.</Empty>}
       <ul className="tasks">
         {tasks.map((task) => {
-          const item = task.case.workflowItem;
+          const item = task.case?.workflowItem; // none when the item is hidden from you
           const isLate = task.overdue;
           return (
             <li key={task.id} data-testid="task" className={isLate ? 'late' : undefined}>
@@ -70,7 +70,7 @@ export function Tasks() {
               {task.onBehalfOf && <> for {task.onBehalfOf.displayName}</>} on{' '}
               {item ? <a href={`#/item/${item.id}`}>{item.displayName}</a> : 'a case'}{' '}
               <small>
-                {task.case.state.prettyName}
+                {task.case?.state.prettyName}
                 {item?.subproject && ` · ${item.subproject.displayName}`}
                 {task.dueDate && ` · due ${task.dueDate}`}
                 {' · waiting since '}

@@ -118,7 +118,7 @@ async def create_workflow_item(
     case = await cases.start_case(
         session, actor=actor, item=item, workflow_id=subproject.workflow_id, assignments=assignments
     )
-    if item.due_date is not None:  # its assignees are told at due and when overdue (engine/notify/reminders.py)
+    if item.due_date is not None:  # its assignees are told at due and when overdue (engine/cases/reminders.py)
         await reminder_rows.schedule_due(session, case_id=case.id, item_id=item.id, due=item.due_date)
     return item, case
 
@@ -175,7 +175,7 @@ async def update_workflow_item(
         changes.update(_budget_fields(default_currency=subproject.currency, **merged))
     before = item.due_date
     updated = await apply_update(session, actor=actor, resource=item, kind="workflow_item_updated", changes=changes)
-    if updated.due_date != before:  # a new due date: new reminders (engine/notify/reminders.py)
+    if updated.due_date != before:  # a new due date: new reminders (engine/cases/reminders.py)
         case_id = await session.scalar(select(Case.id).where(Case.object_id == item.id))
         await reminder_rows.schedule_due(session, case_id=case_id, item_id=item.id, due=updated.due_date)
     return updated
