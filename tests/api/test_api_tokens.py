@@ -22,7 +22,15 @@ from server.app import create_app
 from server.settings import Settings
 from tests.fixtures.api import GraphQLClient
 from tests.fixtures.builders import bug_item
-from tests.fixtures.documents import ADD_DOCUMENT, CREATE_API_TOKEN, CREATE_PROJECT, CREATE_USER, LOGIN, VIEWER
+from tests.fixtures.documents import (
+    ADD_DOCUMENT,
+    CREATE_API_TOKEN,
+    CREATE_PROJECT,
+    CREATE_USER,
+    LOGIN,
+    VERIFY_INTACT,
+    VIEWER,
+)
 from tests.fixtures.live import WsClient
 from tests.fixtures.uploads import multipart
 
@@ -31,13 +39,12 @@ REVOKE_API_TOKEN = (
     """mutation($id: ID!) { revokeApiToken(input: {id: $id}) { id userErrors { code message field } } }"""
 )
 SERVICE_USER = """query($id: ID!) { node(id: $id) { ... on User { login kind } } }"""
-COMMENT = """mutation($input: ExecuteActionInput!) {
+COMMENT_WITH_VIA = """mutation($input: ExecuteActionInput!) {
   executeAction(input: $input) { activity { seq actor { login } via } userErrors { code message } } }"""
-ITEM_LOG = """query($id: ID!) { node(id: $id) { ... on WorkflowItem {
+ITEM_LOG_WITH_VIA = """query($id: ID!) { node(id: $id) { ... on WorkflowItem {
   case { log(first: 50) { edges { node { kind comment via actor { login kind } } } } }
   history(first: 50) { edges { node { kind comment via } } } } } }"""
-VERIFY = """query($id: ID!) { verifyHistory(resourceId: $id) { report { intact entries } userErrors { code } } }"""
-LIVE_ACTIVITY = """subscription($p: ID, $after: String) { activity(projectId: $p, after: $after) { kind via } }"""
+LIVE_PROJECT_VIA = """subscription($p: ID, $after: String) { activity(projectId: $p, after: $after) { kind via } }"""
 FIRST_SEQ = """query($id: ID!) { node(id: $id) { ... on Project { history(first: 1) { edges { cursor } } } } }"""
 
 
@@ -309,13 +316,13 @@ async def test_activity_names_the_token_on_both_read_roads_and_its_hash_covers_i
     executor = (await _api_token(gql, admin, bot, "nightly sync", ["EXECUTE"]))["token"]
 
     through_token = {"workflowItemId": item["id"], "action": "comment", "comment": "synced"}
-    done = (await gql(COMMENT, {"input": through_token}, token=executor))["executeAction"]
+    done = (await gql(COMMENT_WITH_VIA, {"input": through_token}, token=executor))["executeAction"]
     assert done["userErrors"] == [] and done["activity"]["via"] == "nightly sync"
     assert done["activity"]["actor"] == {"login": "ci-bot"}
     by_alice = {"workflowItemId": item["id"], "action": "comment", "comment": "by hand"}
-    assert (await gql(COMMENT, {"input": by_alice}, token=alice))["executeAction"]["activity"]["via"] is None
+    assert (await gql(COMMENT_WITH_VIA, {"input": by_alice}, token=alice))["executeAction"]["activity"]["via"] is None
 
-    node = (await gql(ITEM_LOG, {"id": item["id"]}, token=admin))["node"]  # compiled, and resolved alike
+    node = (await gql(ITEM_LOG_WITH_VIA, {"id": item["id"]}, token=admin))["node"]  # compiled, and resolved alike
     log = {e["node"]["comment"]: e["node"] for e in node["case"]["log"]["edges"] if e["node"]["comment"]}
     assert log["synced"] == {
         "kind": "action_executed",
@@ -326,10 +333,10 @@ async def test_activity_names_the_token_on_both_read_roads_and_its_hash_covers_i
     assert log["by hand"]["via"] is None
     assert {e["node"]["via"] for e in node["history"]["edges"]} == {None, "nightly sync"}
 
-    assert (await gql(VERIFY, {"id": item["id"]}, token=admin))["verifyHistory"]["report"]["intact"] is True
+    assert (await gql(VERIFY_INTACT, {"id": item["id"]}, token=admin))["verifyHistory"]["report"]["intact"] is True
     async with db.transaction() as s:  # another name in the log: the chain no longer verifies
         await s.execute(update(Activity).where(Activity.via == "nightly sync").values(via="someone else"))
-    assert (await gql(VERIFY, {"id": item["id"]}, token=admin))["verifyHistory"]["report"]["intact"] is False
+    assert (await gql(VERIFY_INTACT, {"id": item["id"]}, token=admin))["verifyHistory"]["report"]["intact"] is False
 
 
 async def test_uploads_need_an_execute_token(gql, make_user):
@@ -360,7 +367,7 @@ async def test_over_websocket_a_read_token_subscribes_and_a_revoked_one_is_close
     client = await WsClient.connect(live_server.ws, made["token"])
     try:
         created = (await gql(FIRST_SEQ, {"id": project["id"]}, token=alice))["node"]["history"]["edges"][0]["cursor"]
-        subscription = await client.subscribe(LIVE_ACTIVITY, {"p": project["id"], "after": created})
+        subscription = await client.subscribe(LIVE_PROJECT_VIA, {"p": project["id"], "after": created})
         # A mutation over the same connection is outside the scope.
         await client.socket.send(
             json.dumps(
