@@ -10,10 +10,11 @@ import json
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
+import asyncpg
 import httpx
 import pytest
 import websockets
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select, text, update
 
 from engine.clock import SettableClock
 from engine.people import api_tokens
@@ -22,6 +23,7 @@ from server.app import create_app
 from server.settings import Settings
 from tests.fixtures.api import GraphQLClient
 from tests.fixtures.builders import bug_item
+from tests.fixtures.database import BACKEND
 from tests.fixtures.documents import (
     ADD_DOCUMENT,
     CREATE_API_TOKEN,
@@ -403,3 +405,30 @@ async def test_over_websocket_a_read_token_subscribes_and_a_revoked_one_is_close
         assert closed.value.rcvd.reason == "The token was revoked (logged out): log in again."
     finally:
         await client.close()
+
+
+@pytest.mark.skipif(BACKEND != "postgres", reason="PostgreSQL's notifications")
+async def test_noting_a_use_does_not_make_the_servers_forget_who_tokens_stand_for(db, gql, make_user):
+    """Migration 0022: ``lastUsedAt``'s writes send no ``caseway_identity`` notification (every
+    process would drop its remembered actors once a minute per token); a revocation still does.
+    A notification of another channel, committed after the write, is the sentinel: PostgreSQL
+    delivers notifications in commit order, so nothing may arrive before it."""
+    alice_id, alice = await make_user("alice")
+    made = await _api_token(gql, alice, alice_id, "poller", ["READ"])
+    heard: asyncio.Queue[str] = asyncio.Queue()
+    listener = await asyncpg.connect(db.url.replace("postgresql+asyncpg://", "postgresql://"))
+    try:
+        for channel in ("caseway_identity", "caseway_test_sentinel"):
+            await listener.add_listener(channel, lambda _c, _p, name, _m: heard.put_nowait(name))
+        async with db.transaction() as s:
+            await api_tokens.note_use(s, token_id=made["apiToken"]["id"], at=utcnow())
+        async with db.transaction() as s:
+            await s.execute(text("SELECT pg_notify('caseway_test_sentinel', '')"))
+        assert await asyncio.wait_for(heard.get(), 10) == "caseway_test_sentinel"
+        assert (await gql(API_TOKENS, token=alice))["apiTokens"][0]["lastUsedAt"] is not None
+
+        revoked = (await gql(REVOKE_API_TOKEN, {"id": made["apiToken"]["id"]}, token=alice))["revokeApiToken"]
+        assert revoked["userErrors"] == []
+        assert await asyncio.wait_for(heard.get(), 10) == "caseway_identity"
+    finally:
+        await listener.close()
