@@ -38,6 +38,7 @@ class ErrorCode(StrEnum):
     STATE_STRANDED = "STATE_STRANDED"
     MISSING_IN_VERSION = "MISSING_IN_VERSION"
     ALREADY_ON_VERSION = "ALREADY_ON_VERSION"
+    TOKEN_SCOPE = "TOKEN_SCOPE"  # the request's API token does not reach the mutation (resolvers/token_scopes.py)
 
 
 class DomainError(Exception):

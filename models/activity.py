@@ -40,6 +40,7 @@ class Activity(SQLModel, table=True):
     action: str | None = None
     actor_id: str | None = None
     on_behalf_of: str | None = None  # the absent user a deputy acted for (engine/people/deputies.py)
+    via: str | None = None  # the name of the API token the actor acted through (engine/people/api_tokens.py)
     at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
     comment: str | None = None
     data: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSONType, nullable=False))

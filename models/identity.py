@@ -24,6 +24,8 @@ class User(SQLModel, table=True):
     email: str | None = None
     time_zone: str = Field(default="UTC", sa_column_kwargs={"server_default": "UTC"})
     digest_hour: int = Field(default=8, sa_column_kwargs={"server_default": "8"})
+    # PERSON signs in with a password; SERVICE (an integration) has none and uses API tokens alone.
+    kind: str = Field(default="PERSON", sa_column_kwargs={"server_default": "PERSON"})
 
 
 class Group(SQLModel, table=True):
@@ -52,6 +54,12 @@ class ApiToken(SQLModel, table=True):
     expires_at: datetime = Field(sa_column=Column(UTCDateTime, nullable=False))
     revoked: bool = False
     created_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
+    # An API token (createApiToken) has a name; a login's session token has none.
+    name: str | None = None
+    # The highest scope the token carries (READ, EXECUTE or WRITE); null: all its user may do.
+    scopes: str | None = None
+    # Written at most once a minute per token (engine/people/api_tokens.py's ``note_use``).
+    last_used_at: datetime | None = Field(default=None, sa_column=Column(UTCDateTime, nullable=True))
 
 
 class LoginAttempt(SQLModel, table=True):

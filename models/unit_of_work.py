@@ -33,6 +33,9 @@ class UnitOfWork:
     # Actions run, as (workflow short name or None, outcome): "ok", "replayed", "dry_run" or an
     # error code. Counted by the publisher whether or not the transaction commits.
     actions: list[tuple[str | None, str]] = field(default_factory=list)
+    # (user id, token name): the API token the transaction's actor acts through. The entries that
+    # user writes in it say so (``Activity.via``); the system's entries in it (automatic actions) do not.
+    via: tuple[str, str] | None = None
     # Called with the session after the caller's block, before the commit (the log's inserts).
     before_commit: list[Hook] = field(default_factory=list)
     committed: bool = False

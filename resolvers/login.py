@@ -55,6 +55,7 @@ async def login(ctx: Context, *, login: str, password: str) -> tuple[tuple[str, 
             raise throttle.too_many_attempts(until=charged.locked_until, now=now)
         if charged.delay:
             await sleep(charged.delay)
+        identity.require_may_log_in(user)
         if not await passwords.password_matches(user, password, max_pending=ctx.settings.login_max_password_checks):
             raise passwords.invalid_credentials()
         assert user is not None  # password_matches is False without a user

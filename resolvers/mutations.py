@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.errors import DomainError
+from engine.history import activity
 from engine.people.actors import Actor
 from resolvers.context import Context
 from resolvers.errors import UserErrorRow, user_errors
@@ -28,6 +29,7 @@ async def run(
     actor = ctx.viewer if authenticated else None
     try:
         async with ctx.db.transaction() as session:
+            activity.acting_through(session, actor)  # its entries name the API token it came with
             result = await operation(session, actor)
             if rollback:
                 raise _DryRun(result)

@@ -9,6 +9,7 @@ from resolvers import cases as case_reads
 from resolvers import due_dates, queries
 from resolvers.lookahead import selects
 from schema import (
+    api_token,
     case_mutations,
     delivery,
     deputy,
@@ -36,6 +37,7 @@ from schema.masking import MaskUnexpectedErrors
 from schema.project import Project, ProjectFilter, Subproject, filter_key
 from schema.runner import Schema
 from schema.subscription import Subscription
+from schema.token_scope import scoped
 from schema.workflow import Workflow, validate_workflow_field
 
 __all__ = ["schema"]
@@ -97,8 +99,10 @@ class Query:
     verify_history = history.verify_history_field
     validate_workflow = validate_workflow_field
     verify_document = document.verify_document_field
+    api_tokens = api_token.api_tokens_field
 
 
+@scoped  # each mutation checks the request's API token's scope first (schema/token_scope.py)
 @strawberry.type
 class Mutation:
     login = strawberry.mutation(
@@ -116,7 +120,18 @@ class Mutation:
         resolver=identity.disable_user,
         description="Admin: disable a user (no login, no token works, live connections closed) or enable them again.",
     )
-    create_user = strawberry.mutation(resolver=identity.create_user)
+    create_user = strawberry.mutation(
+        resolver=identity.create_user,
+        description="A person (with a password), or a SERVICE user for an integration (no password; API tokens).",
+    )
+    create_api_token = strawberry.mutation(
+        resolver=api_token.create_api_token,
+        description="A named, scoped API token for a user (yours; anyone's for an admin): its secret is in this "
+        "answer alone.",
+    )
+    revoke_api_token = strawberry.mutation(
+        resolver=api_token.revoke_api_token, description="Revoke an API token: it stops working at once."
+    )
     create_group = strawberry.mutation(resolver=identity.create_group)
     add_group_member = strawberry.mutation(resolver=identity.add_group_member)
     remove_group_member = strawberry.mutation(resolver=identity.remove_group_member)

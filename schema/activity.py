@@ -26,6 +26,10 @@ class Activity(Node):
     action: str | None = strawberry.field(description="Short name of the action executed, if any.")
     hash: str = strawberry.field(description="SHA-256 over this entry and the previous entry's hash.")
     prev_hash: str | None
+    via: str | None = strawberry.field(
+        description="The name of the API token the actor acted through (createApiToken); null when they acted "
+        "otherwise (signed in, or the system)."
+    )
 
     is_type_of = by_id_prefix("Activity")
 

@@ -20,13 +20,19 @@ if TYPE_CHECKING:
     from schema.deputy import Deputyship
 
 
-@strawberry.type(description="A person who signs in.")
+UserKind = strawberry.enum(identity.UserKind, name="UserKind", description="A person, or a service (a machine).")
+
+
+@strawberry.type(description="A person who signs in, or a service user (an integration) that uses API tokens.")
 class User(Node):
     login: str
     display_name: str
     organization: str
     is_admin: bool = strawberry.field(name="admin")
     disabled: bool = strawberry.field(description="A disabled user cannot log in, and none of their tokens works.")
+    kind: UserKind = strawberry.field(
+        description="PERSON signs in with a password; SERVICE (an integration) cannot log in and uses API tokens."
+    )
 
     is_type_of = by_id_prefix("User")
 
@@ -100,10 +106,17 @@ class LoginPayload:
 @strawberry.input
 class CreateUserInput:
     login: str
-    password: str
+    password: str | None = strawberry.field(
+        default=None, description="At least 8 characters; required for a PERSON, refused for a SERVICE."
+    )
     display_name: str | None = None
     organization: str | None = None
     admin: bool = False
+    kind: UserKind = strawberry.field(
+        default=identity.UserKind.PERSON,
+        description="SERVICE: a user for an integration, with no password; it cannot log in, an admin gives it "
+        "API tokens (createApiToken).",
+    )
 
 
 @strawberry.type
@@ -228,6 +241,7 @@ async def create_user(info: AppInfo, input: CreateUserInput) -> UserPayload:
             display_name=input.display_name,
             organization=input.organization or "",
             admin=input.admin,
+            kind=input.kind,
         ),
     )
     return UserPayload(user=user, user_errors=errors)

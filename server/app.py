@@ -33,6 +33,7 @@ from server import metrics
 from server.access_log import request_logged
 from server.actor_cache import ActorCache
 from server.background import Background
+from server.credentials import Credentials
 from server.documents import DocumentService, download_endpoint
 from server.job_runner import configure_jobs
 from server.mail import configure_mail
@@ -81,7 +82,7 @@ class CasewayGraphQL(GraphQL):
         self,
         db: Database,
         settings: Settings,
-        actor_cache: ActorCache,
+        credentials: Credentials,
         web: WebAssets,
         documents: DocumentService,
     ) -> None:
@@ -101,8 +102,9 @@ class CasewayGraphQL(GraphQL):
         self.db = db
         self.settings = settings
         self.background: Background | None = None  # set by create_app: the hub, runDueTimers
-        self.actor_cache = actor_cache
-        self.live = LiveConnections(db, actor_cache, refresh_seconds=settings.ws_auth_refresh)
+        self.credentials = credentials
+        self.actor_cache = credentials.cache
+        self.live = LiveConnections(db, credentials.cache, refresh_seconds=settings.ws_auth_refresh)
         self.web = web
         self.documents = documents
 
@@ -132,25 +134,17 @@ class CasewayGraphQL(GraphQL):
             response.media_type = GRAPHQL_RESPONSE  # read by create_response and execute_operation
         header = request.headers.get("authorization", "")
         if header and not live:
-            token = ctx.token = bearer_token(header)  # ``logout`` revokes it
-            ctx.actor = self.actor_cache.get(token)
-            if ctx.actor is None:
-                await self._authenticate(ctx, token)
+            ctx.token = bearer_token(header)  # ``logout`` revokes it
+            await self._authenticate(ctx, ctx.token)
         return ctx
 
     async def _authenticate(self, ctx: Context, token: str) -> None:
-        """Sets ``ctx.actor`` from the database, or ``ctx.auth_problem`` to say why not."""
-        generation = self.actor_cache.generation
-        # Its own short connection: the request's read session opens only once execution
-        # starts, so a client that disconnects before that leaves nothing checked out.
-        async with self.db.reader.connect() as connection:
-            checked = await identity.check_token(connection, token)
+        """Sets ``ctx.actor``, or ``ctx.auth_problem`` to say why not (server/credentials.py)."""
+        checked = await self.credentials.resolve(token, remember=not ctx.live)
         if isinstance(checked, identity.TokenProblem):
             ctx.auth_problem = checked
-            return
-        ctx.actor = checked
-        if not ctx.live:
-            self.actor_cache.put(token, checked, read_in=generation)
+        else:
+            ctx.actor = checked
 
     async def on_ws_connect(self, context: Context) -> None:  # type: ignore[override]
         """Authenticates the connection_init payload's ``authorization``; a refusal closes the
@@ -293,11 +287,12 @@ def create_app(
     settings = settings or Settings()
     db = db or Database(settings.database_url, pool_size=settings.db_pool_size)
     actor_cache = ActorCache(settings.auth_cache_seconds)
+    credentials = Credentials(db, actor_cache)
     web = WebAssets(settings.web_dir)
     documents = documents or DocumentService(settings)
     configure_jobs(settings)  # the process's, for what runs outside any app (server/wiring.py)
     configure_mail(settings, db)
-    graphql = CasewayGraphQL(db, settings, actor_cache, web, documents)
+    graphql = CasewayGraphQL(db, settings, credentials, web, documents)
     background = graphql.background = Background(
         db, settings, actor_cache=actor_cache, documents=documents, recheck=graphql.live.recheck
     )
@@ -327,7 +322,7 @@ def create_app(
             Route("/ready", ready_endpoint(db, lambda: background.tasks)),
             Route("/metrics", metrics_endpoint),
             Route("/graphql", graphql, methods=["GET", "POST"]),
-            Route("/documents/{id}", download_endpoint(db, documents, actor_cache), methods=["GET"]),
+            Route("/documents/{id}", download_endpoint(db, documents, credentials), methods=["GET"]),
             Route("/unsubscribe", unsubscribe_endpoint(db), methods=["GET", "POST"]),
             WebSocketRoute("/graphql", graphql),
             *web.routes(),
@@ -351,6 +346,7 @@ def create_app(
     app.state.background = background
     app.state.hub = background.hub
     app.state.actor_cache = actor_cache
+    app.state.credentials = credentials
     app.state.sweeper = background.sweeper
     app.state.job_runner = background.job_runner
     app.state.settings = settings

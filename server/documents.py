@@ -98,10 +98,13 @@ def content_disposition(file_name: str) -> str:
 NOT_FOUND_MESSAGE = "No such document."
 
 
-def download_endpoint(db: Database, documents: DocumentService, actor_cache: Any) -> Any:
+def download_endpoint(db: Database, documents: DocumentService, credentials: Any) -> Any:
+    """GET /documents/{id}: the bytes, for a bearer token (server/credentials.py resolves it, as
+    for /graphql) or a signed link."""
+
     async def download(request: Request) -> Response:
         document_id = request.path_params["id"]
-        actor = await _actor(request, db, documents, actor_cache, document_id)
+        actor = await _actor(request, db, documents, credentials, document_id)
         if actor is None:
             response = error_response(401, "Sign in (a bearer token) or use a fresh link.", "UNAUTHENTICATED")
             response.headers["www-authenticate"] = "Bearer"
@@ -136,18 +139,14 @@ def download_endpoint(db: Database, documents: DocumentService, actor_cache: Any
     return download
 
 
-async def _actor(request: Request, db: Database, documents: DocumentService, actor_cache: Any, document_id: str) -> Any:
+async def _actor(request: Request, db: Database, documents: DocumentService, credentials: Any, document_id: str) -> Any:
     header = request.headers.get("authorization", "")
     if header:
         scheme, _, token = header.strip().partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             return None
-        token = token.strip()
-        actor = actor_cache.get(token) if actor_cache is not None else None
-        if actor is None:
-            async with db.reader.connect() as connection:
-                checked = await identity.check_token(connection, token)
-            actor = checked if not isinstance(checked, identity.TokenProblem) else None
+        checked = await credentials.resolve(token.strip())
+        actor = checked if not isinstance(checked, identity.TokenProblem) else None
         expired = actor is not None and actor.expires_at is not None and actor.expires_at <= utcnow()
         return None if expired else actor
     user_id = documents.signed_user(document_id, request.query_params)

@@ -87,6 +87,10 @@ def content_tail(entry: Any) -> str:
             entry.data,
             # Only when set, so the entries written before the column existed keep their hashes.
             *([entry.on_behalf_of] if getattr(entry, "on_behalf_of", None) else []),
+            # The token an entry came through is part of what it records (who acted, and with which
+            # credential), so rewriting it breaks the chain like any other column. Only when set,
+            # for the same reason; as an object, so it can never pass for an ``on_behalf_of``.
+            *([{"via": entry.via}] if getattr(entry, "via", None) else []),
         ],
         sort_keys=True,
         separators=(",", ":"),
@@ -134,12 +138,23 @@ async def record(
         prev_hash=None,
         hash="",
         on_behalf_of=None,  # a deputy's action says whom for (engine.cases.execute)
+        via=None,
     )
     work = unit_of_work(session)
+    if work.via is not None and work.via[0] == actor_id:
+        entry.via = work.via[1]
     if not work.entries:
         work.before_commit.append(_write_pending)
     work.entries.append(entry)  # published to live subscribers once the transaction commits
     return entry
+
+
+def acting_through(session: AsyncSession, actor: Any) -> None:
+    """The transaction acts for ``actor`` (an ``engine.people.actors.Actor``): if they came with an
+    API token, the entries they write in it name it (``via``). Called once, by whoever opens the
+    transaction for a request (resolvers/mutations.py)."""
+    if actor is not None and actor.via is not None:
+        unit_of_work(session).via = (actor.user_id, actor.via)
 
 
 def queued(session: AsyncSession) -> int:

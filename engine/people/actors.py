@@ -21,6 +21,12 @@ class Actor:
     # read's viewer (resolvers/compiled/build.py) gives a bound parameter instead, set at each
     # execution, so that a statement kept for many requests never freezes the time.
     deputies_at: datetime | None = None
+    # The API token the request came with (engine/people/api_tokens.py), if it came with one: its
+    # id, its name (what the log's entries say they came ``via``) and its highest scope (None: a
+    # session token, which may do all the user may).
+    token_id: str | None = None
+    via: str | None = None
+    scope: str | None = None
 
     def is_any(self, parties: "set[str] | frozenset[str] | list[str]") -> bool:
         return not self.party_ids.isdisjoint(parties)

@@ -15,6 +15,7 @@ from engine.errors import DomainError, ErrorCode, not_found
 from engine.people import permissions
 from engine.people.actors import Actor
 from engine.people.passwords import hash_password
+from engine.people.scopes import highest
 from engine.validation import require_text
 from models import ApiToken, Group, GroupMember, User, as_utc, new_id, unit_of_work, utcnow
 from models.db import insert_for
@@ -33,24 +34,36 @@ def _token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+class UserKind(enum.StrEnum):
+    PERSON = "PERSON"  # signs in with a password
+    SERVICE = "SERVICE"  # an integration: no password, API tokens alone (engine/people/api_tokens.py)
+
+
 async def create_user(
     session: AsyncSession,
     *,
     actor: Actor | None,
     login: str,
-    password: str,
+    password: str | None,
     display_name: str | None = None,
     organization: str = "",
     admin: bool = False,
+    kind: str = UserKind.PERSON,
 ) -> User:
     """Create a user. ``actor=None`` is the operator (CLI); otherwise global.createUser is needed,
-    and only an admin may create another admin."""
+    and only an admin may create another admin. A person needs a password; a service user has
+    none (it cannot log in: an admin gives it API tokens)."""
     if actor is not None:
         await permissions.require_global(session, actor=actor, intent="global.createUser")
         if admin and not actor.is_admin:
             raise DomainError(ErrorCode.NOT_ALLOWED, "Only an admin may create an admin.", ["admin"])
     login = require_text(login, "login", max_len=64)
-    if len(password) < 8:
+    if kind == UserKind.SERVICE:
+        if password is not None:
+            raise DomainError(
+                ErrorCode.INVALID_INPUT, "A service user has no password: it uses API tokens.", ["password"]
+            )
+    elif password is None or len(password) < 8:
         raise DomainError(ErrorCode.INVALID_INPUT, "A password has at least 8 characters.", ["password"])
     if await session.scalar(select(User.id).where(User.login == login)):
         raise DomainError(ErrorCode.ALREADY_EXISTS, f"The login {login!r} is taken.", ["login"])
@@ -59,14 +72,27 @@ async def create_user(
         login=login,
         display_name=require_text(display_name or login, "displayName"),
         organization=organization or "",
-        password_hash=hash_password(password),
+        # Never checked: login refuses a service user first (require_may_log_in).
+        password_hash="" if password is None else hash_password(password),
         is_admin=admin,
+        kind=UserKind(kind),
     )
     session.add(user)
     await session.flush()
     for intent in DEFAULT_USER_INTENTS:
         await permissions.grant_raw(session, resource_id=permissions.GLOBAL, intent=intent, party_id=user.id)
     return user
+
+
+def require_may_log_in(user: User | None) -> None:
+    """A service user never logs in (it has no password): said in words, after the throttle has
+    charged the attempt, so this answer costs a guesser as much as a wrong password."""
+    if user is not None and user.kind == UserKind.SERVICE:
+        raise DomainError(
+            ErrorCode.NOT_ALLOWED,
+            f"{user.login} is a service user: it cannot log in; it uses API tokens an admin gives it.",
+            ["login"],
+        )
 
 
 async def create_group(session: AsyncSession, *, actor: Actor, name: str, display_name: str | None = None) -> Group:
@@ -205,12 +231,36 @@ def issue_token_value() -> str:
 # Revoked tokens and disabled users are read too, so that a refusal can say why in the same query.
 _AUTHENTICATE = (
     select(
-        User.id, User.login, User.is_admin, User.disabled, ApiToken.expires_at, ApiToken.revoked, GroupMember.group_id
+        User.id,
+        User.login,
+        User.is_admin,
+        User.disabled,
+        ApiToken.expires_at,
+        ApiToken.revoked,
+        ApiToken.id.label("token_id"),
+        ApiToken.name,
+        ApiToken.scopes,
+        GroupMember.group_id,
     )
     .join(ApiToken, ApiToken.user_id == User.id)
     .outerjoin(GroupMember, GroupMember.user_id == User.id)
     .where(ApiToken.token_hash == bindparam("token_hash"))
 )
+
+
+def _token_actor(row: Any, groups: list[str]) -> Actor:
+    """The actor of a token's row: its user and groups, and, for an API token (one with a name),
+    the token itself: its id, its name and the highest of its scopes, which narrow what it may do."""
+    return Actor(
+        user_id=row.id,
+        login=row.login,
+        is_admin=row.is_admin,
+        expires_at=as_utc(row.expires_at),
+        party_ids=frozenset([row.id, *groups]),
+        token_id=row.token_id if row.name is not None else None,
+        via=row.name,
+        scope=str(highest(row.scopes.split(","))) if row.scopes else None,
+    )
 
 
 async def check_token(
@@ -232,13 +282,7 @@ async def check_token(
         return TokenProblem.DISABLED
     if row.expires_at <= now:
         return TokenProblem.EXPIRED
-    return Actor(
-        user_id=row.id,
-        login=row.login,
-        is_admin=row.is_admin,
-        expires_at=row.expires_at,
-        party_ids=frozenset([row.id, *groups]),
-    )
+    return _token_actor(row, groups)
 
 
 async def authenticate(
@@ -308,7 +352,16 @@ async def authenticate_many(
     by_hash = {_token_hash(t): t for t in tokens}
     rows = (
         await session.execute(
-            select(ApiToken.token_hash, ApiToken.expires_at, User.id, User.login, User.is_admin)
+            select(
+                ApiToken.token_hash,
+                ApiToken.expires_at,
+                ApiToken.id.label("token_id"),
+                ApiToken.name,
+                ApiToken.scopes,
+                User.id,
+                User.login,
+                User.is_admin,
+            )
             .join(User, User.id == ApiToken.user_id)
             .where(ApiToken.token_hash.in_(by_hash), ApiToken.revoked.is_(False), User.disabled.is_(False))
         )
@@ -319,16 +372,7 @@ async def authenticate_many(
         select(GroupMember.group_id, GroupMember.user_id).where(GroupMember.user_id.in_({r.id for r in rows}))
     ):
         groups.setdefault(user_id, []).append(group_id)
-    return {
-        by_hash[r.token_hash]: Actor(
-            user_id=r.id,
-            login=r.login,
-            is_admin=r.is_admin,
-            expires_at=r.expires_at,
-            party_ids=frozenset([r.id, *groups.get(r.id, [])]),
-        )
-        for r in rows
-    }
+    return {by_hash[r.token_hash]: _token_actor(r, groups.get(r.id, [])) for r in rows}
 
 
 async def actor_for(session: AsyncSession, *, user_id: str, login: str, is_admin: bool) -> Actor:

@@ -295,6 +295,7 @@ _CORE: dict[str, dict[str, Form]] = {
         "prevHash": column("prev_hash"),
         "actor": Form(OBJECT, _entry_actor, "party"),
         "onBehalfOf": Form(PARTIES, _on_behalf_of, "party"),
+        "via": column("via"),
     },
     "EnabledAction": {
         "id": column("id"),
@@ -309,6 +310,7 @@ _CORE: dict[str, dict[str, Form]] = {
         "login": column("login"),
         "displayName": column("display_name"),
         "organization": column("organization"),
+        "kind": column("kind"),
     },
     "Group": {"id": column("id"), "name": column("name"), "displayName": column("display_name")},
 }

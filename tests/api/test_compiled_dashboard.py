@@ -29,6 +29,7 @@ READS = {
     "SEARCH": (lambda s: [{"query": "I2", "after": None}], False),
     "NOTIFICATIONS": (lambda s: [{}], False),
     "VIEWER": (lambda s: [{}], False),
+    "API_TOKENS": (lambda s: [{"userId": s.ids["owner"]}, {"userId": s.ids["viewer"]}], False),
 }
 
 

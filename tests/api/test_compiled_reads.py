@@ -293,7 +293,8 @@ async def test_new_fields_answer_the_same_at_their_edges(gql, db, actors, same, 
 
 LOG_PAGE = """query Log($id: ID!, $after: String) { node(id: $id) { ... on WorkflowItem { case { log(first: 2,
   after: $after) { totalCount pageInfo { hasNextPage endCursor } edges { cursor node { seq at kind comment data
-    hash prevHash actor { login } onBehalfOf { __typename ... on User { login } ... on Group { name } } } } } } } } }"""
+    hash prevHash via actor { login kind }
+    onBehalfOf { __typename ... on User { login } ... on Group { name } } } } } } } } }"""
 
 
 async def test_a_case_log_compiles_and_answers_the_same_at_its_edges(gql, db, actors, same, count_statements):
@@ -327,10 +328,14 @@ async def test_a_case_log_compiles_and_answers_the_same_at_its_edges(gql, db, ac
         assert log["pageInfo"] == {"hasNextPage": True, "endCursor": str(second_seq)}
         assert log["edges"][1]["node"]["onBehalfOf"] == {"__typename": "User", "login": "victim"}
         assert log["edges"][0]["node"]["onBehalfOf"] is None
-        assert log["edges"][0]["node"]["actor"] == {"login": "owner"}
+        assert log["edges"][0]["node"]["actor"] == {"login": "owner", "kind": "PERSON"}
         assert log["edges"][0]["node"]["at"].endswith("+00:00")
+        assert log["edges"][0]["node"]["via"] is None
     after = await same(LOG_PAGE, {"id": scene.item, "after": str(first_seq)}, owner)
     assert after["data"]["node"]["case"]["log"]["edges"][0]["node"]["seq"] == second_seq
+    # the third entry came through an API token (tests/fixtures/compiled_scene.py)
+    third = await same(LOG_PAGE, {"id": scene.item, "after": str(second_seq)}, owner)
+    assert third["data"]["node"]["case"]["log"]["edges"][0]["node"]["via"] == "nightly sync"
     with count_statements() as compiled:
         await gql.raw(LOG_PAGE, {"id": scene.item, "after": str(first_seq)}, token=owner)
     assert compiled.count == 1, compiled.statements

@@ -20,6 +20,7 @@ from tests.fixtures.documents import (
     NODE_ID,
     REMOVE_DOCUMENT,
     VERIFY_DOCUMENT,
+    VERIFY_INTACT,
 )
 from tests.fixtures.uploads import TEST_LIMIT
 
@@ -29,9 +30,6 @@ UNKNOWN = "doc_01JDZZZZZZZZZZZZZZZZZZZZZZ"
 
 ITEM_HISTORY = """query($id: ID!) { node(id: $id) { ... on WorkflowItem {
   history(first: 50) { edges { node { kind action data actor { login } } } } } } }"""
-VERIFY_INTACT = (
-    """query($id: ID!) { verifyHistory(resourceId: $id) { report { intact entries } userErrors { code } } }"""
-)
 
 
 @pytest.fixture

@@ -4,6 +4,7 @@ diagram shown; a permission granted and revoked; axe-core on each screen."""
 
 import re
 
+import httpx
 from playwright.async_api import expect
 
 from bench.server import Serve
@@ -110,3 +111,56 @@ async def test_a_permission_is_granted_and_revoked(servers: tuple[Serve, Serve],
     await keep.get_by_role("button", name=re.compile("^Revoke project.intent.grantPermission")).first.click()
     await expect(page.locator("[data-code=LAST_GRANT_HOLDER]")).to_be_visible()
     await expect(keep.get_by_role("button")).to_have_count(1)
+
+
+async def test_an_admin_gives_a_service_user_an_api_token_and_revokes_it(servers: tuple[Serve, Serve], open_page):
+    """The "API tokens" panel: a service user made without a password, a token made for it whose
+    secret is shown once and works, listed without it, then revoked: refused from then on."""
+    first, _ = servers
+    admin = await open_page(first, width=390)
+    await admin.sign_in("admin")
+    page = admin.page
+    await page.get_by_role("link", name="Admin").click()
+
+    form = page.get_by_role("form", name="New user")
+    await form.get_by_label("Service user").check()
+    await expect(form.get_by_label("Password", exact=True)).to_have_count(0)  # a service user has none
+    await form.get_by_label("Login").fill("erp-bot")
+    await form.get_by_role("button", name="Create user").click()
+    row = page.get_by_test_id("users").locator('tr[data-login="erp-bot"]')
+    await expect(row).to_contain_text("service")
+
+    await row.get_by_role("button", name="API tokens of erp-bot").click()
+    panel = page.get_by_test_id("api-tokens")
+    await expect(panel).to_contain_text("No API tokens.")
+    make = panel.get_by_role("form", name="New API token for erp-bot")
+    await make.get_by_label("Token name").fill("nightly import")
+    await make.get_by_label("Scope").select_option("EXECUTE")
+    await make.get_by_role("button", name="Create token").click()
+    secret = panel.get_by_test_id("token-secret")
+    await expect(secret).to_contain_text("copy it now, it is not shown again")
+    token = (await secret.locator("code").text_content() or "").strip()
+    assert token.startswith("cw_")
+    listed = panel.locator('tr[data-token="nightly import"]')
+    await expect(listed).to_contain_text("EXECUTE")
+    await expect(listed).to_contain_text("never")
+    await admin.axe("API tokens at 390 px")
+
+    async with httpx.AsyncClient(base_url=first.url) as http:
+        viewer = await http.post(
+            "/graphql", json={"query": "{ viewer { login } }"}, headers={"Authorization": f"Bearer {token}"}
+        )
+        assert viewer.json()["data"] == {"viewer": {"login": "erp-bot"}}
+        await row.get_by_role("button", name="API tokens of erp-bot").click()  # closed, and opened afresh
+        await row.get_by_role("button", name="API tokens of erp-bot").click()
+        await expect(listed).to_be_visible()
+        await expect(panel.get_by_test_id("token-secret")).to_have_count(0)  # never shown again
+        assert token not in (await panel.text_content() or "")
+        await listed.get_by_role("button", name="Revoke nightly import").click()
+        await expect(panel).to_contain_text("No API tokens.")
+        refused = await http.post(
+            "/graphql", json={"query": "{ viewer { login } }"}, headers={"Authorization": f"Bearer {token}"}
+        )
+        assert refused.json()["errors"][0]["message"] == "The token was revoked (logged out): log in again."
+    assert admin.foreign_requests() == []
+    assert admin.policy_violations() == []

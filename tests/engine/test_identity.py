@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import select, update
 
 from engine.errors import DomainError
-from engine.people import identity, passwords, permissions
+from engine.people import api_tokens, identity, passwords, permissions
 from engine.people.identity import TokenProblem
 from models import ApiToken, User, utcnow
 from tests.fixtures.database import PASSWORD
@@ -88,6 +88,25 @@ async def test_a_token_stands_for_its_user_and_groups_until_it_expires(db, make_
         assert await identity.check_token(s, token, now=expires - timedelta(seconds=1)) == actor
         assert await identity.check_token(s, token, now=expires) == TokenProblem.EXPIRED
         assert await identity.authenticate(s, token, now=expires) is None
+
+
+async def test_an_api_token_carries_its_scope_and_name_on_every_road(db, make_actor):
+    """A request's first read (``check_token``) and a live connection's re-check
+    (``authenticate_many``) make the same actor of an API token: its user, and the token's id,
+    name (``via``) and highest scope; a re-check that dropped them would lift the scope."""
+    alice = await make_actor("alice")
+    async with db.transaction() as s:
+        secret, made = await api_tokens.create_api_token(
+            s, actor=alice, user_id=alice.user_id, name="ci", scopes=["READ", "EXECUTE"], expires_at=None, now=utcnow()
+        )
+        session_token = await identity.create_token(s, user_id=alice.user_id, ttl_seconds=3600)
+    async with db.session() as s:
+        first = await identity.check_token(s, secret)
+        again = await identity.authenticate_many(s, [secret, session_token])
+        plain = await identity.check_token(s, session_token)
+    assert (first.token_id, first.via, first.scope) == (made.id, "ci", "EXECUTE")
+    assert again[secret] == first
+    assert (plain.token_id, plain.via, plain.scope) == (None, None, None) and again[session_token] == plain
 
 
 async def test_each_reason_a_token_does_not_work_is_told_apart(db, make_actor):

@@ -280,12 +280,24 @@ export const USERS = `query Users($after: String) {
   users(first: 100, after: $after) {
     totalCount
     pageInfo { hasNextPage endCursor }
-    edges { node { id login displayName organization admin disabled } }
+    edges { node { id login displayName organization admin disabled kind } }
   }
 }`;
 
 export const CREATE_USER = `mutation CreateUser($input: CreateUserInput!) {
   createUser(input: $input) { user { id login displayName } ${ERRORS} }
+}`;
+
+export const API_TOKENS = `query ApiTokens($userId: ID!) {
+  apiTokens(userId: $userId) { id name scopes createdAt lastUsedAt expiresAt }
+}`;
+
+export const CREATE_API_TOKEN = `mutation CreateApiToken($input: CreateApiTokenInput!) {
+  createApiToken(input: $input) { token apiToken { id name scopes createdAt lastUsedAt expiresAt } ${ERRORS} }
+}`;
+
+export const REVOKE_API_TOKEN = `mutation RevokeApiToken($input: RevokeApiTokenInput!) {
+  revokeApiToken(input: $input) { id ${ERRORS} }
 }`;
 
 export const DISABLE_USER = `mutation DisableUser($input: DisableUserInput!) {

@@ -1,5 +1,5 @@
-// For administrators: users (create, disable/enable), groups (find, create, members) and
-// workflows (AdminWorkflows.jsx).
+// For administrators: users (create, disable/enable, their API tokens: AdminTokens.jsx), groups
+// (find, create, members) and workflows (AdminWorkflows.jsx).
 import { useEffect, useState } from 'react';
 
 import { gql } from '../api/client.js';
@@ -15,19 +15,29 @@ import {
 import { meetParties, reloadPeople, usePeople } from '../api/people.jsx';
 import { useLoad } from '../hooks.js';
 import { Empty, Failed, Field, FieldErrors, Loading, useMutation } from '../ui.jsx';
+import { ApiTokens } from './AdminTokens.jsx';
 import { Workflows } from './AdminWorkflows.jsx';
 
 function Users() {
   const [{ loading, error, data }, reload] = useLoad(() => gql(USERS, { after: null }), []);
-  const [values, setValues] = useState({ login: '', password: '', displayName: '', organization: '', admin: false });
+  const blank = { login: '', password: '', displayName: '', organization: '', admin: false, service: false };
+  const [values, setValues] = useState(blank);
+  const [tokensOf, setTokensOf] = useState(null); // the user whose API tokens are shown
   const [create, creating] = useMutation(CREATE_USER, 'createUser');
   const [disable, disabling] = useMutation(DISABLE_USER, 'disableUser');
   const set = (k, v) => setValues((s) => ({ ...s, [k]: v }));
   async function submit(e) {
     e.preventDefault();
-    const input = { ...values, displayName: values.displayName || null, organization: values.organization || null };
+    const { service, ...rest } = values;
+    const input = {
+      ...rest,
+      password: service ? null : values.password,
+      kind: service ? 'SERVICE' : 'PERSON',
+      displayName: values.displayName || null,
+      organization: values.organization || null,
+    };
     if (await create({ input })) {
-      setValues({ login: '', password: '', displayName: '', organization: '', admin: false });
+      setValues(blank);
       reload();
       reloadPeople().catch(() => {});
     }
@@ -57,10 +67,15 @@ function Users() {
                 <td>{u.login}</td>
                 <td>{u.organization}</td>
                 <td>
-                  {u.admin && <span className="tag">admin</span>} {u.disabled ? 'disabled' : 'active'}{' '}
+                  {u.admin && <span className="tag">admin</span>}{' '}
+                  {u.kind === 'SERVICE' && <span className="tag">service</span>} {u.disabled ? 'disabled' : 'active'}{' '}
                   <button type="button" className="link"
                     onClick={async () => (await disable({ input: { userId: u.id, disabled: !u.disabled } })) && reload()}>
                     {u.disabled ? `Enable ${u.login}` : `Disable ${u.login}`}
+                  </button>{' '}
+                  <button type="button" className="link" aria-expanded={tokensOf?.id === u.id}
+                    onClick={() => setTokensOf(tokensOf?.id === u.id ? null : u)}>
+                    API tokens of {u.login}
                   </button>
                 </td>
               </tr>
@@ -70,13 +85,16 @@ function Users() {
       </div>
       {data?.users.pageInfo.hasNextPage && <p className="hint">The first 100 users are shown.</p>}
       <FieldErrors errors={disabling.errors} field={null} />
+      {tokensOf && <ApiTokens key={tokensOf.id} user={tokensOf} />}
       <form className="form" onSubmit={submit} aria-label="New user">
         <h3>New user</h3>
         <div className="row">
           <Field label="Login" name="login" required errors={creating.errors} value={values.login}
             onChange={(e) => set('login', e.target.value)} />
-          <Field label="Password" name="password" type="password" autoComplete="new-password" required
-            errors={creating.errors} value={values.password} onChange={(e) => set('password', e.target.value)} />
+          {!values.service && (
+            <Field label="Password" name="password" type="password" autoComplete="new-password" required
+              errors={creating.errors} value={values.password} onChange={(e) => set('password', e.target.value)} />
+          )}
         </div>
         <div className="row">
           <Field label="Full name" name="displayName" errors={creating.errors} value={values.displayName}
@@ -86,6 +104,10 @@ function Users() {
         </div>
         <label className="check">
           <input type="checkbox" checked={values.admin} onChange={(e) => set('admin', e.target.checked)} /> Administrator
+        </label>
+        <label className="check">
+          <input type="checkbox" checked={values.service} onChange={(e) => set('service', e.target.checked)} /> Service
+          user (an integration: no password, it signs in with API tokens)
         </label>
         <FieldErrors errors={creating.errors} field={null} shown={['login', 'password', 'displayName', 'organization']} />
         <div className="buttons">
