@@ -27,7 +27,7 @@ from strawberry.types.execution import ExecutionResult
 from engine.people import identity
 from models import Database
 from resolvers.context import Context
-from resolvers.errors import AUTH_MESSAGES
+from resolvers.errors import AUTH_MESSAGES, RETRY_AFTER_SECONDS, UNAVAILABLE_MESSAGE, database_unavailable
 from schema import introspection, schema
 from server import metrics
 from server.access_log import request_logged
@@ -181,6 +181,12 @@ class CasewayGraphQL(GraphQL):
             response = error_response(refusal.status_code, refusal.reason)
         except StarletteHTTPException as refusal:  # the form parser's: a multipart body it cannot read
             response = error_response(refusal.status_code, _unreadable_form(refusal))
+        except Exception as error:  # before any GraphQL ran (the token's check): the database, if unavailable
+            if not database_unavailable(error):
+                raise
+            log.warning("the database is unavailable: %s", error)
+            response = error_response(503, UNAVAILABLE_MESSAGE, "UNAVAILABLE")
+            response.headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
         finally:  # a multipart request's spooled files (uploads): closed, so their temporary files go now
             await request.close()
         seconds = time.perf_counter() - started
@@ -241,6 +247,10 @@ class CasewayGraphQL(GraphQL):
         if not isinstance(result, ExecutionResult):  # a batch, or a subscription's stream
             return result
         rejected = request_error_status(result) if result.errors else None
+        codes = [(e.extensions or {}).get("code") for e in result.errors or ()]
+        if sub_response is not None and "UNAVAILABLE" in codes:
+            sub_response.status_code = 503  # the database: the client may try again (resolvers/errors.py)
+            sub_response.headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
         if rejected is not None and getattr(sub_response, "media_type", None) == GRAPHQL_RESPONSE:
             sub_response.status_code = rejected  # a request error: its status, and no data entry (process_result)
             request.scope[REQUEST_ERROR] = True
