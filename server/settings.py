@@ -96,6 +96,17 @@ class Settings(BaseSettings):
         le=3600,
         description="seconds between safety-net sweeps for due timers",
     )
+    # The floor on how often one case's timers fire (engine/cases/timers.py): a 1-second TIME
+    # action that left its case where it is enabled again wrote to the log every second for ever.
+    timer_min_interval: float = Field(
+        60.0,
+        ge=0,
+        le=86400,
+        description=(
+            "seconds: a timer enabled by the firing of a timer of the same case falls due no sooner than this "
+            "after it (a `time` action that repeats fires at most this often; `0`: as the spec says)"
+        ),
+    )
     # seconds an HTTP request's bearer token is remembered (server/actor_cache.py); 0: never
     auth_cache_seconds: float = Field(
         10.0,

@@ -312,8 +312,8 @@ def _timers_that_repeat(graph: SpecGraph) -> list[Diagnostic]:
                     "TIMER_REPEATS",
                     action_path(spec, action),
                     f"Action {action.short_name!r} fires by its timer and leaves the case in {again!r}, where it "
-                    f"is enabled again: it fires every {action.timeout_seconds} seconds until something else "
-                    "moves the case on.",
+                    f"is enabled again: it fires every {action.timeout_seconds} seconds (at most once per "
+                    "CASEWAY_TIMER_MIN_INTERVAL, 60 by default) until something else moves the case on.",
                     f"Give it a new_state where it is not enabled, or cap it: "
                     f"depends_on: {{{action.short_name}: {{max: 1}}}}.",
                 )
