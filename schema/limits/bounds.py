@@ -46,6 +46,7 @@ class Shape:
     subscription: bool = False  # its events do not repeat the cost in their extensions
     introspection: int = 0  # nodes its `__schema` and `__type` fields return (schema/introspection.py)
     introspection_limit: int = 0  # one full introspection of the schema
+    introspection_bytes: int = 0  # the bytes of one full introspection's answer (schema/introspection.py)
     alike: bool = False  # a query of introspection fields alone: the same answer for every viewer
     repeated: int = 0  # the most copies of one response key in one selection set (fragments merged in)
     repeated_key: str = ""  # that key
@@ -66,7 +67,8 @@ def refusal(shape: Shape, limits: Limits) -> GraphQLError | None:
     if shape.introspection > shape.introspection_limit:
         return limit_error(
             f"The query's introspection asks for more than the whole schema (at most {shape.introspection_limit}"
-            " nodes, one full introspection, are allowed); ask for it once.",
+            f" nodes and about {shape.introspection_bytes:,} bytes, one full introspection, are allowed); ask for it"
+            " once.",
             "QUERY_TOO_COSTLY",
             limit=shape.introspection_limit,
         )
