@@ -43,7 +43,7 @@ from server.settings import Settings
 from server.shutdown import stop_within
 from server.unsubscribe import unsubscribe_endpoint
 from server.web import WebAssets
-from server.websockets import REFUSAL, CasewayWebSocket, LiveConnections, TransportWS
+from server.websockets import REFUSAL, CasewayWebSocket, LiveConnections, TokenChecks, TransportWS
 
 log = logging.getLogger("caseway.server")
 
@@ -102,6 +102,7 @@ class CasewayGraphQL(GraphQL):
         self.background: Background | None = None  # set by create_app: the hub, runDueTimers
         self.actor_cache = actor_cache
         self.live = LiveConnections(db, actor_cache, refresh_seconds=settings.ws_auth_refresh)
+        self.token_checks = TokenChecks(db)  # connection_init's tokens, checked in batches
         self.web = web
         self.documents = documents
 
@@ -157,7 +158,11 @@ class CasewayGraphQL(GraphQL):
         params = context.connection_params if isinstance(context.connection_params, dict) else {}
         header = str(params.get("authorization") or params.get("Authorization") or "")
         context.token = bearer_token(header)
-        await self._authenticate(context, context.token)
+        checked = await self.token_checks.check(context.token)  # batched with the others arriving (a storm)
+        if isinstance(checked, identity.TokenProblem):
+            context.auth_problem = checked
+        else:
+            context.actor = checked
         if context.actor is None:
             reason = context.request.scope[REFUSAL] = AUTH_MESSAGES[context.auth_problem]
             raise ConnectionRejectionError({"message": reason})  # the payload: the legacy protocol's answer
