@@ -64,7 +64,11 @@ async def test_a_bad_token_in_a_storm_is_refused_with_its_reason_and_the_rest_op
 
     *_, closed = await asyncio.gather(*(s.open(alice) for s in good), refused())
     try:
-        assert closed == {"type": "websocket.close", "code": 4403, "reason": "The token is unknown: log in to get a new one."}
+        assert closed == {
+            "type": "websocket.close",
+            "code": 4403,
+            "reason": "The token is unknown: log in to get a new one.",
+        }
         assert all(s.task is not None and not s.task.done() for s in good)
     finally:
         await asyncio.gather(*(s.close() for s in good))
