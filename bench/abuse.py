@@ -35,7 +35,7 @@ import httpx
 from sqlalchemy import select
 
 from bench import sections, seed
-from bench.abusive import DIAGRAM_STATES, Document, documents, workflow_spec
+from bench.abusive import DIAGRAM_STATES, Document, documents, hostile, workflow_spec
 from bench.server import ROOT, Server, drop_postgres, fresh_postgres
 from bench.timed import JSON, PROBE, PROBE_PAUSE, Answer, Probe, send
 from engine.people import identity
@@ -47,6 +47,7 @@ ROUNDS = 5
 TIMEOUT = 30.0  # seconds: a request's client timeout, and what one document's rounds may take
 REFUSAL_GOAL_MS = 50.0
 WAIT_GOAL_MS = 100.0
+RSS_GOAL_MB = 50.0  # growth of the server's RSS over a document's distinct hostile documents
 
 
 @dataclass
@@ -56,6 +57,7 @@ class Result:
     probe_ms: list[float]  # latencies of the `{ __typename }` requests in flight with the document
     timeout: float = TIMEOUT
     probe_failures: int = 0  # `{ __typename }` requests that got no 200 (a crashed server answers none)
+    rss_mb: tuple[float, float] | None = None  # the server's RSS before and after document.hostile documents
     hung: bool = field(init=False)
 
     def __post_init__(self) -> None:
@@ -90,6 +92,8 @@ class Result:
         slowest = self.refusal_ms[1]
         if not self.hung and slowest > REFUSAL_GOAL_MS:
             found.append(f"took {slowest:,.0f} ms > {REFUSAL_GOAL_MS:.0f}")
+        if self.rss_mb is not None and self.rss_mb[1] - self.rss_mb[0] > RSS_GOAL_MB:
+            found.append(f"RSS grew {self.rss_mb[1] - self.rss_mb[0]:,.0f} MB > {RSS_GOAL_MB:.0f}")
         if self.probe_failures:
             found.append(f"`{{ __typename }}` failed {self.probe_failures} times")
         waited = self.probe_p99_max[1]
@@ -140,6 +144,24 @@ async def measure(
         probe.stop()
     latencies, failures = probe.during(start, end)
     return Result(document, answers, latencies, time_limit, failures)
+
+
+def rss_mb(pid: int) -> float:
+    """A process's resident memory now, in MB (VmRSS of /proc/<pid>/status)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no VmRSS for {pid}")
+
+
+async def hostile_rss(url: str, pid: int, count: int) -> tuple[float, float]:
+    """The server's RSS (MB) before and after ``count`` distinct hostile documents, one after the
+    other (issue 47: each left ~21 MB behind, with no plateau)."""
+    async with httpx.AsyncClient(timeout=TIMEOUT) as client:
+        before = rss_mb(pid)
+        for n in range(count):
+            await client.post(url, json={"query": hostile(n)}, headers=JSON)
+        return before, rss_mb(pid)
 
 
 async def _admin_token(database_url: str) -> str:
@@ -244,6 +266,8 @@ async def run(
                 await warm.post(endpoint, json=viewer, headers={"Authorization": f"Bearer {token}"})
             result = await measure(endpoint, document, token=token, rounds=rounds, time_limit=time_limit)
             hung = result.hung
+            if document.hostile and not hung:
+                result.rss_mb = await hostile_rss(endpoint, server.process.pid, document.hostile)
             results.append(result)
         finally:
             _stop(server, hung=hung)
@@ -284,6 +308,15 @@ def section(results: list[Result], setup: dict[str, Any], checkout: Path | None 
             f"| {r.document.key}: {r.document.what} | {r.codes} | {len(r.answers)} | {p50:,.1f} / {slowest:,.1f} | "
             f"{len(r.probe_ms)}, {p99:,.1f} / {waited:,.1f} | {r.verdict} |"
         )
+    for r in results:
+        if r.rss_mb is not None:
+            lines += [
+                "",
+                f"{r.document.key}, memory: the server's RSS was {r.rss_mb[0]:,.0f} MB before "
+                f"{r.document.hostile} distinct hostile documents (`bench.abusive.hostile`: 495 copies of one "
+                f"field, and 20 x 19 copies that reach validation's work bound, alternately) and {r.rss_mb[1]:,.0f} MB "
+                f"after (goal: within {RSS_GOAL_MB:.0f} MB).",
+            ]
     return [*lines, "", END]
 
 

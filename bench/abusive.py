@@ -22,6 +22,7 @@ class Document:
     pushed: bool = False  # written while its answer is read (bench.abuse._push), not by httpx
     chunked: bool = False  # pushed without a Content-Length
     may_answer: bool = False  # a quick answer is as good as a refusal (a diagram of a workflow the server accepted)
+    hostile: int = 0  # then this many distinct hostile documents (hostile()), the server's RSS measured around them
 
 
 def _query(document: str, variables: dict[str, Any] | None = None) -> Callable[[], bytes]:
@@ -65,6 +66,21 @@ NESTED_TYPES = (
     '__type(name: "Mutation") { fields { type { ofType { fields { type { ofType { fields { type { ofType { '
     "fields { name } } } } } } } } } } }"
 )
+
+
+def repeated_fields(copies: int = 495, name: str = "Q0") -> str:
+    """Issue 47, finding 1: 495 copies of `viewer { login }` (7 KB, under the token limit); a new
+    operation ``name`` makes each document new to every cache."""
+    return f"query {name} {{ " + "viewer { login } " * copies + "}"
+
+
+def hostile(n: int) -> str:
+    """The ``n``-th of a series of distinct hostile documents: in turn 495 copies of one field
+    (refused by the repeat limit) and 20 x 19 copies (within it, stopped by validation's work
+    bound), each under a name of its own."""
+    if n % 2 == 0:
+        return repeated_fields(name=f"H{n}")
+    return f"query H{n} {{ " + ("viewer { " + "login " * 19 + "} ") * 20 + "}"
 
 
 def _body_of(size: int) -> Callable[[], bytes]:
@@ -129,6 +145,13 @@ def documents(*, workflow_id: str, workflow_states: int) -> list[Document]:
             "50 aliases of one `__schema` fragment (1.3 KB)",
             (_query(aliases(50, "__schema { ...S }") + " " + SCHEMA_FRAGMENT),),
             False,
+        ),
+        Document(
+            "R495",
+            "495 copies of `viewer { login }` (7 KB), a new operation name each round",
+            tuple(_query(repeated_fields(name=f"Q{n}")) for n in range(5)),
+            False,
+            hostile=200,
         ),
         Document("IT10", "10 aliases of `__type` fields nested 4 levels", (_query(aliases(10, NESTED_TYPES)),), False),
         Document(

@@ -156,6 +156,16 @@ def _load(server_pid: int, url: str, bodies: list[dict], **kwargs: Any) -> Run:
     return result, meter.stop(result.requests)
 
 
+def _subscribers(run: dict[str, Any]) -> str:
+    """S1's subscribers, and how many connected when not all did (bench/subscriptions.py)."""
+    subscribers, connected = run["subscribers"], run.get("connected", run["subscribers"])
+    return str(subscribers) if connected == subscribers else f"{subscribers} ({connected} connected)"
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
 def _median(runs: list[Any], rate: Callable[[Any], float] = lambda run: run[0].requests_per_second) -> Any:
     """The run with the median ``rate`` (throughput unless told; the lower middle one for an
     even count)."""
@@ -556,9 +566,9 @@ async def main_async(args: argparse.Namespace) -> None:
                 "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
             ]
             lines += [
-                f"| {f['subscribers']} | {f['deliveries']} | {f['p50_ms']:.1f} | {f['p99_ms']:.1f} | "
+                f"| {_subscribers(f)} | {f['deliveries']} | {f['p50_ms']:.1f} | {f['p99_ms']:.1f} | "
                 f"{f['max_ms']:.1f} | {', '.join(f'{p:.0f}' for p in f['rounds_p99_ms'])} | "
-                f"{f['server_ms_per_delivery']:.3f} | {f['client_ms_per_delivery']:.3f} |"
+                f"{_ms(f['server_ms_per_delivery'])} | {_ms(f['client_ms_per_delivery'])} |"
                 for f in fanout
             ]
             lines += ["", "<!-- /S1 -->"]  # kept by a later run that skips the subscriptions

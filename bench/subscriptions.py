@@ -9,6 +9,7 @@ measured the same). The client's garbage collector is off while the events are m
 """
 
 import asyncio
+import contextlib
 import gc
 import json
 import statistics
@@ -61,10 +62,25 @@ async def _viewers(database_url: str, project_id: str, item_id: str) -> list[str
     return tokens
 
 
+# Seconds the subscribers have to connect and subscribe, all of them; past it the run stops and
+# says how many did (a storm the server cannot open made S1 wait for ever: issue 47, finding 7).
+CONNECT_TIMEOUT = 60.0
+
+
 async def measure(
-    server_url: str, database_url: str, *, subscribers: int, events: int = 30, server_pid: int | None = None
+    server_url: str,
+    database_url: str,
+    *,
+    subscribers: int,
+    events: int = 30,
+    server_pid: int | None = None,
+    connect_timeout: float = CONNECT_TIMEOUT,
 ) -> dict[str, Any]:
-    """With ``server_pid``, also the CPU per delivery of the server and of this process (the
+    """``connected`` says how many subscribers opened and subscribed; when not all did within
+    ``connect_timeout`` seconds (each has the client's 10 s for its opening handshake), the
+    run stops there, its latencies NaN, and ``failures`` counts why the others did not.
+
+    With ``server_pid``, also the CPU per delivery of the server and of this process (the
     subscribers' client), from the first event to the last delivery, the connections made by
     then. The server's share includes what it spends once per event (the mutation, the hub's
     reads), which weighs on each delivery ten times more at 100 subscribers than at 1,000."""
@@ -95,9 +111,19 @@ async def measure(
         ws_url = server_url.replace("http://", "ws://") + "/graphql"
         received: dict[str, list[float]] = {}
         ready = 0
+        failures: dict[str, int] = {}
         all_ready = asyncio.Event()
 
         async def subscriber(token: str) -> None:
+            try:
+                await subscribed(token)
+            except (TimeoutError, OSError, websockets.WebSocketException) as error:
+                failures[type(error).__name__] = failures.get(type(error).__name__, 0) + 1
+                if ready + sum(failures.values()) == subscribers:
+                    all_ready.set()  # every one has answered, some with a failure: stop waiting
+                raise
+
+        async def subscribed(token: str) -> None:
             nonlocal ready
             async with websockets.connect(ws_url, subprotocols=["graphql-transport-ws"], max_queue=None) as ws:
                 await ws.send(json.dumps({"type": "connection_init", "payload": {"authorization": f"Bearer {token}"}}))
@@ -106,7 +132,7 @@ async def measure(
                 message["payload"]["variables"] = {"p": project_id}
                 await ws.send(json.dumps(message))
                 ready += 1
-                if ready == subscribers:
+                if ready + sum(failures.values()) == subscribers:
                     all_ready.set()
                 seen = 0
                 while seen < events:
@@ -123,7 +149,24 @@ async def measure(
             tasks.append(asyncio.create_task(subscriber(viewers[i % VIEWERS])))
             if i % 50 == 49:
                 await asyncio.sleep(0.05)  # do not stampede the accept queue
-        await all_ready.wait()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(all_ready.wait(), connect_timeout)
+        if ready < subscribers:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            nan = float("nan")
+            return {
+                "subscribers": subscribers,
+                "connected": ready,
+                "failures": failures,
+                "events": 0,
+                "deliveries": 0,
+                **dict.fromkeys(("p50_ms", "p99_ms", "max_ms", "slowest_event_median_ms"), nan),
+                "first_event_median_ms": None,
+                "server_ms_per_delivery": None,
+                "client_ms_per_delivery": None,
+            }
         await asyncio.sleep(1.0)  # every subscription registered with the hub
         # This client's own collector stays out of the measurement: with 1,000 connections'
         # objects alive, its full collections paused the receive loop for 85-151 ms in the
@@ -154,6 +197,8 @@ async def measure(
     per_event = {key: statistics.median((t - committed[key]) * 1000 for t in times) for key, times in received.items()}
     return {
         "subscribers": subscribers,
+        "connected": ready,
+        "failures": failures,
         "events": events,
         "deliveries": len(latencies),
         "p50_ms": statistics.median(latencies),

@@ -194,13 +194,19 @@ def _postgres_matches(viewer: Actor, found: list[str]) -> list[Select[Any]]:
 
 
 def _sqlite_matches(viewer: Actor, found: list[str]) -> list[Select[Any]]:
+    """Per kind, the newest ``MAX_RANKED`` matches and the viewer's own rows (``_own``), those
+    of them the viewer may see; then ``bm25`` ranks those alone, in a second full-text query
+    restricted to them. It ranked every match first: the time of an answer then grew with the
+    rows holding the words that the viewer may not see, a side channel on what others wrote
+    (issue 47, finding 6)."""
     fts = literal_column("search_fts")
+    words_matched = fts.op("MATCH")(" ".join(f'"{w}"*' if _prefix(w) else f'"{w}"' for w in found))
     hits = (
-        select(_ENTRY.c.resource_id.label("id"), cast(func.bm25(fts), Float).label("key"))
+        select(_ENTRY.c.resource_id.label("id"))
         .select_from(_FTS.join(_ENTRY, _ENTRY.c.rowid == _FTS.c.rowid))
-        .where(fts.op("MATCH")(" ".join(f'"{w}"*' if _prefix(w) else f'"{w}"' for w in found)))
+        .where(words_matched)
         .cte("hits")
-        .prefix_with("MATERIALIZED")  # bm25 is asked of the FTS query alone, once per match
+        .prefix_with("MATERIALIZED")  # the index read once, for every kind
     )
     kinds = []
     for model, visible, intent in _KINDS:
@@ -208,12 +214,14 @@ def _sqlite_matches(viewer: Actor, found: list[str]) -> list[Select[Any]]:
             select(hits.c.id.label("id")).join(model, model.id == hits.c.id).order_by(model.id.desc()).limit(MAX_RANKED)
         )
         listed = _ids(f"listed_{model.__tablename__}", [newest, *_own(viewer, model, intent)])
-        kinds.append(
-            select(hits.c.id, hits.c.key)
-            .join(model, model.id == hits.c.id)
-            .where(hits.c.id.in_(listed), visible(viewer))
-        )
-    return kinds
+        kinds.append(select(hits.c.id).join(model, model.id == hits.c.id).where(hits.c.id.in_(listed), visible(viewer)))
+    shown = union_all(*kinds).cte("shown").prefix_with("MATERIALIZED")
+    ranked = (
+        select(_ENTRY.c.resource_id.label("id"), cast(func.bm25(fts), Float).label("key"))
+        .select_from(_FTS.join(_ENTRY, _ENTRY.c.rowid == _FTS.c.rowid))
+        .where(words_matched, _ENTRY.c.resource_id.in_(select(shown.c.id)))
+    )
+    return [ranked]
 
 
 def page_statement(

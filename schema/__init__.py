@@ -237,7 +237,7 @@ schema = Schema(
     extensions=[
         # Parse with a token limit, check depth, aliases and cost, then validate (schema/limits/).
         # Clients send the same documents over and over: each is parsed and validated once.
-        lambda: BoundedWork(maxsize=512),
+        BoundedWork,
         InputGuard,  # after BoundedWork: NUL, lone surrogates, sizes (schema/input_guard.py)
         # At most one login per operation: each is a password check (schema/identity.py).
         lambda: AddValidationRules([identity.OneLoginPerOperation]),

@@ -59,6 +59,7 @@ class Budget:
 
     nodes: int
     work: int
+    size: int = 0  # the answer's bytes, estimated as ``Walk`` estimates them (0: not bounded)
 
 
 class Walk:
@@ -75,8 +76,9 @@ class Walk:
         self.fragments = fragments
         self.variables = variables
         self.budget = budget
-        self.memo: dict[tuple[int, tuple[int, ...]], int] = {}
+        self.memo: dict[tuple[int, tuple[int, ...]], tuple[int, int]] = {}
         self.nodes = 0  # counted so far, over every introspection field of the operation
+        self.size = 0  # bytes of the answer, estimated: its keys, scalars and descriptions
         self.work = 0
 
     def root_field(self, node: FieldNode) -> int:
@@ -85,8 +87,12 @@ class Walk:
             value: Any = self.schema
         else:
             value = self.schema.get_type(self._name_argument(node) or "")
-        counted = 0 if value is None else 1 + self._count(value, (node.selection_set,) if node.selection_set else ())
+        counted, size = (
+            (0, 0) if value is None else self._count(value, (node.selection_set,) if node.selection_set else ())
+        )
+        counted += value is not None
         self.nodes += counted
+        self.size += size
         self._check()
         return counted
 
@@ -102,30 +108,39 @@ class Walk:
         return None
 
     def _check(self) -> None:
-        if self.budget is not None and (self.nodes > self.budget.nodes or self.work > self.budget.work):
+        budget = self.budget
+        if budget is not None and (
+            self.nodes > budget.nodes or self.work > budget.work or (budget.size and self.size > budget.size)
+        ):
             raise OverBudget
 
-    def _count(self, value: Any, selection_sets: tuple[SelectionSetNode, ...]) -> int:
+    def _count(self, value: Any, selection_sets: tuple[SelectionSetNode, ...]) -> tuple[int, int]:
         """Objects below ``value`` (a schema, type, field, argument, enum value or directive)
-        that the merged ``selection_sets`` select."""
+        that the merged ``selection_sets`` select, and the bytes of its answer (each key, each
+        scalar, each description and deprecation reason at its length: aliases of `description`
+        repeat the schema's text, which counting objects alone did not see; issue 47, finding 5)."""
         key = (id(value), tuple(id(s) for s in selection_sets))
         found = self.memo.get(key)
         if found is not None:
             return found
-        total = 0
-        for nodes in self._collect(selection_sets).values():
+        total = size = 0
+        for response_key, nodes in self._collect(selection_sets).items():
             children = _children(self.schema, value, nodes[0].name.value)
+            size += len(response_key) + 4  # "key": and a comma
             if children is None:
+                size += _scalar_size(value, nodes[0].name.value)
                 continue  # a scalar, or null here
             inner = tuple(n.selection_set for n in nodes if n.selection_set is not None)
             for child in children:
                 self.work += 1
-                total += 1 + self._count(child, inner)
+                nodes_below, size_below = self._count(child, inner)
+                total += 1 + nodes_below
+                size += 2 + size_below
             if self.budget is not None and total > self.budget.nodes:
                 raise OverBudget  # what this value alone holds is too much already
-        self.memo[key] = total
+        self.memo[key] = total, size
         self._check()
-        return total
+        return total, size
 
     def _collect(self, selection_sets: Iterable[SelectionSetNode]) -> dict[str, list[FieldNode]]:
         """Fields by response key, fragments written out (as graphql-core merges them)."""
@@ -148,6 +163,16 @@ class Walk:
                         pending.append(fragment.selection_set)
         self._check()
         return fields
+
+
+def _scalar_size(value: Any, field: str) -> int:
+    """A scalar's bytes in the answer: a description or deprecation reason at its length, any
+    other (a name, a kind, a flag) as a short string."""
+    if field == "description":
+        return len(getattr(value, "description", None) or "") + 2
+    if field == "deprecationReason":
+        return len(getattr(value, "deprecation_reason", None) or "") + 2
+    return 12
 
 
 def _children(schema: GraphQLSchema, value: Any, field: str) -> list[Any] | None:
@@ -203,7 +228,7 @@ def budget(schema: GraphQLSchema) -> Budget:
         operation = _FULL.definitions[0]
         for field in operation.selection_set.selections:  # type: ignore[attr-defined]
             walk.root_field(field)
-        found = _budgets[id(schema)] = Budget(nodes=walk.nodes, work=3 * walk.work)
+        found = _budgets[id(schema)] = Budget(nodes=walk.nodes, work=3 * walk.work, size=walk.size)
     return found
 
 

@@ -2,9 +2,10 @@
 
 from typing import Any
 
+from graphql import GraphQLError
 from strawberry.extensions import MaskErrors
 
-from resolvers.errors import is_client_error
+from resolvers.errors import database_unavailable, is_client_error, unavailable
 
 
 class MaskUnexpectedErrors(MaskErrors):
@@ -14,6 +15,13 @@ class MaskUnexpectedErrors(MaskErrors):
 
     def __init__(self) -> None:
         super().__init__(should_mask_error=lambda error: not is_client_error(error))
+
+    def anonymise_error(self, error: GraphQLError) -> GraphQLError:
+        """ "Unexpected error.", but for a database that is unavailable: the client may try again
+        (resolvers/errors.py), so it is told so with the code UNAVAILABLE."""
+        if database_unavailable(error.original_error):
+            return unavailable(error)
+        return super().anonymise_error(error)
 
     def on_stream_result(self, result: Any) -> None:  # type: ignore[override]
         """strawberry's hook, as a plain call rather than a generator around nothing: the same

@@ -49,7 +49,9 @@ class Background:
         # From the server's creation (its requests' writes are published before it runs, as in
         # tests that never run it) until it stops; the newest server of a process takes over.
         self.publisher = db.publisher = Publisher(self.hub, on_identity_change=actor_cache.clear)
-        self.sweeper = Sweeper(db, self.hub, poll_interval=settings.timer_poll_interval)
+        self.sweeper = Sweeper(
+            db, self.hub, poll_interval=settings.timer_poll_interval, min_interval=settings.timer_min_interval
+        )
         self.job_runner = (
             JobRunner(db, self.hub, poll_interval=settings.job_poll_interval, concurrency=settings.job_concurrency)
             if settings.run_jobs
@@ -106,7 +108,7 @@ class Background:
 
     async def run_due_timers(self, *, now: datetime, limit: int) -> TimerRun:
         """``runDueTimers``: what is due at ``now``, fired in this process (server/timer_runs.py)."""
-        return await run_due_timers(self.db, now=now, limit=limit)
+        return await run_due_timers(self.db, now=now, limit=limit, min_interval=self.settings.timer_min_interval)
 
     async def run_digests(self, *, now: datetime, limit: int) -> DigestRun:
         """``runDigests``: the windows due at ``now``, closed in this process (server/digest_runs.py)."""

@@ -18,9 +18,9 @@ from datetime import datetime
 from pathlib import Path
 
 from models import as_utc
-from server import history_commands, serve_command, work_commands
+from server import history_commands, serve_command, settings_table, work_commands
 from server.cli_database import migrated_database
-from server.cli_errors import CliError, domain_sentence, load_spec, sentence
+from server.cli_errors import CliError, SettingError, domain_sentence, load_spec, sentence
 from server.settings import Settings
 
 
@@ -127,7 +127,9 @@ def _parser() -> argparse.ArgumentParser:
     serve = command("serve", "apply migrations and serve /graphql (and /health, /ready, /metrics)")
     serve.add_argument("--host", help="address to listen on (default: CASEWAY_HOST or 127.0.0.1)")
     serve.add_argument("--port", type=serve_command.port, help="port to listen on (default: CASEWAY_PORT or 8000)")
-    serve.add_argument("--workers", type=int, help="worker processes, PostgreSQL only (default: CASEWAY_WORKERS or 1)")
+    serve.add_argument(
+        "--workers", type=_workers, help="worker processes, PostgreSQL only (default: CASEWAY_WORKERS or 1)"
+    )
     serve.add_argument(
         "--demo",
         action="store_true",
@@ -217,6 +219,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _settings() -> Settings:
+    """The settings from the environment; the first one refused is said in one sentence naming
+    it, its value and what it may be (server/settings_table.py), with exit code 2."""
     from pydantic import ValidationError
     from pydantic_settings import SettingsError
 
@@ -231,16 +235,35 @@ def _settings() -> Settings:
             if isinstance(cause, json.JSONDecodeError)
             else ""
         )
-        raise CliError(f"{name} is not valid JSON{why}.") from None
+        raise SettingError(f"{name} is not valid JSON{why}.") from None
     except ValidationError as error:
         first = error.errors()[0]
         message = first["msg"].removeprefix("Value error, ")
         if not first["loc"]:  # a rule of several settings: its message names them
-            raise CliError(f"{message}.") from None
+            raise SettingError(f"{message}.") from None
         name = "CASEWAY_" + "_".join(str(part) for part in first["loc"]).upper()
         if name == "CASEWAY_DATABASE_URL":  # not echoed: it may hold a password
-            raise CliError(f"{name} {message}.") from None
-        raise CliError(f"{name}: {message} (got {first.get('input')!r}).") from None
+            raise SettingError(f"{name} {message}.") from None
+        field = Settings.model_fields.get(str(first["loc"][0]))
+        if field is not None and settings_table.is_number(field):
+            raise SettingError(
+                f"{name} is {first.get('input')!r}: it must be {settings_table.allowed(field)}."
+            ) from None
+        raise SettingError(f"{name}: {message} (got {first.get('input')!r}).") from None
+
+
+def _workers(text: str) -> int:
+    """--workers: at least one (0 and -3 were taken for the default and for nothing)."""
+    field = Settings.model_fields["workers"]
+    try:
+        workers = int(text)
+    except ValueError:
+        workers = None
+    if workers is None or not 1 <= workers <= 256:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a number of workers: it must be {settings_table.allowed(field)}"
+        )
+    return workers
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -262,7 +285,7 @@ def main(argv: list[str] | None = None) -> None:
                 f"(at {Path(last.filename).name}:{last.lineno}; `caseway --debug {args.command} ...` shows where)"
             )
         print(f"error: {message}", file=sys.stderr)
-        raise SystemExit(1) from None
+        raise SystemExit(error.exit_code if isinstance(error, CliError) else 1) from None
 
 
 def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -279,9 +302,10 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         configure_jobs(settings)  # webhook endpoints and retry policies: refused before anything runs
         configure_mail(settings, None)  # the SMTP URL and its link key, likewise (run-jobs adds the database)
     except ValueError as error:
-        raise CliError(str(error)) from None
+        raise SettingError(str(error)) from None
     if args.command == "serve":
-        overrides = {k: v for k, v in (("host", args.host), ("port", args.port), ("workers", args.workers)) if v}
+        given = (("host", args.host), ("port", args.port), ("workers", args.workers))
+        overrides = {k: v for k, v in given if v is not None}
         serve_command.serve(settings.model_copy(update=overrides), args.demo)
     elif args.command == "migrate":
         asyncio.run(serve_command.migrate(settings))

@@ -22,6 +22,15 @@ from engine.errors import DomainError, DomainErrors
 class CliError(Exception):
     """An expected failure, its message the sentence to print."""
 
+    exit_code = 1
+
+
+class SettingError(CliError):
+    """A setting refused at start (out of its range, not JSON, not a database URL): exit code 2,
+    as for a command line argparse refuses."""
+
+    exit_code = 2
+
 
 def _causes(error: BaseException) -> list[BaseException]:
     """The error and what it wraps (SQLAlchemy's ``orig``, ``__cause__``, ``__context__``)."""
@@ -114,4 +123,4 @@ def check_port_free(host: str, port: int) -> None:
             raise CliError(f"cannot listen on {host}:{port}: {error.strerror}.") from None
 
 
-__all__ = ["CliError", "check_port_free", "domain_sentence", "load_spec", "sentence", "where"]
+__all__ = ["CliError", "SettingError", "check_port_free", "domain_sentence", "load_spec", "sentence", "where"]

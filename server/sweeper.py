@@ -32,8 +32,17 @@ BUSY_RETRY = 0.2  # seconds before trying again a due timer whose case was busy
 class Sweeper:
     """The timers' side of the one background loop (server/loop.py): its pass is ``sweep``."""
 
-    def __init__(self, db: Database, hub: EventHub, *, poll_interval: float, clock: Clock = SYSTEM_CLOCK) -> None:
+    def __init__(
+        self,
+        db: Database,
+        hub: EventHub,
+        *,
+        poll_interval: float,
+        clock: Clock = SYSTEM_CLOCK,
+        min_interval: float = timers.MIN_INTERVAL,
+    ) -> None:
         self.db = db
+        self.min_interval = min_interval  # CASEWAY_TIMER_MIN_INTERVAL
         self.hub = hub
         self.clock = clock
         self.poll_interval = poll_interval
@@ -58,7 +67,7 @@ class Sweeper:
     async def sweep(self) -> datetime | None:
         """Resume the cases whose suspension ended and fire what is due now; when the next timer
         or suspension falls due (None: neither)."""
-        run = await run_due_timers(self.db, clock=self.clock.now, limit=BATCH)
+        run = await run_due_timers(self.db, clock=self.clock.now, limit=BATCH, min_interval=self.min_interval)
         fired = [e for e in run.fired if "timer" in e.data]
         self.fired += len(fired)
         for entry in fired:  # lateness: from fireAt to the entry's commit

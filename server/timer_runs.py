@@ -29,13 +29,15 @@ async def run_due_timers(
     now: datetime | None = None,
     clock: Callable[[], datetime] | None = None,
     limit: int,
+    min_interval: float = timers.MIN_INTERVAL,
 ) -> TimerRun:
     """Fire up to ``limit`` timers due, oldest first, each in its own transaction. ``now`` is a
     fixed time (runDueTimers, the CLI: what is due then, fired as of then); ``clock`` is read
     afresh for each timer (the sweeper: a run goes on with the timers that fall due while it
     fires, each entry stamped with the time it really fired). A timer that fails is postponed
     (and the failure logged in its history) so the ones behind it still fire; a failure of the
-    database itself propagates to the caller."""
+    database itself propagates to the caller. ``min_interval``: the floor on how often one
+    case's timers fire (CASEWAY_TIMER_MIN_INTERVAL, engine/cases/timers.py)."""
     if clock is None:
         assert now is not None, "run_due_timers needs now or clock"
         fixed = now
@@ -62,7 +64,7 @@ async def run_due_timers(
                 if firing is None:
                     return run
                 claimed = firing.enabled_action_id
-                await timers.fire_claimed(session, firing, now=now)
+                await timers.fire_claimed(session, firing, now=now, min_interval=min_interval)
         except Exception as error:
             if claimed is None:  # nothing claimed: the database itself failed
                 raise

@@ -17,7 +17,9 @@ async def run_due_timers_command(settings: Settings, now: datetime | None, limit
     db = await migrated_database(settings)
     try:
         async with publishing(db):  # the servers hear of what fired (its jobs, its log entries)
-            run = await run_due_timers(db, now=now or SYSTEM_CLOCK.now(), limit=limit)
+            run = await run_due_timers(
+                db, now=now or SYSTEM_CLOCK.now(), limit=limit, min_interval=settings.timer_min_interval
+            )
     finally:
         await db.dispose()
     for entry in run.fired:

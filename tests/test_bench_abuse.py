@@ -141,3 +141,16 @@ def test_the_a1_section_replaces_only_its_own_part_of_the_report(tmp_path: Path)
         "# Report\n\n| R1 | 30 |\n\n"
         f"{abuse.BEGIN}\nsecond A1\n{abuse.END}\n\n## Profile findings and what changed\n\nSession 11\n"
     )
+
+
+async def test_a1_measures_repeated_fields_and_the_servers_memory_after_distinct_hostile_documents(db, make_user):
+    """Issue 47, finding 1: R495 is refused in time and the server's RSS is read around 200
+    distinct hostile documents, and both reach the report."""
+    _, token = await make_user("a1-reader")
+    results, setup = await abuse.run(db.url, token, rounds=2, only=["R495"], workflow_sizes=(30,))
+
+    [repeated] = results
+    assert repeated.codes == "200 TOO_MANY_REPEATED_FIELDS"
+    assert repeated.rss_mb is not None and repeated.rss_mb[1] - repeated.rss_mb[0] < abuse.RSS_GOAL_MB
+    section = "\n".join(abuse.section(results, setup))
+    assert "R495, memory: the server's RSS was" in section and "200 distinct hostile documents" in section

@@ -31,6 +31,7 @@ from graphql import parse, validate
 
 from models import Database
 from schema import schema
+from server import settings_table
 from server.bootstrap import demo_token, load_demo
 from server.settings import Settings
 from tests.docs_blocks import ROOT, Block, blocks
@@ -224,26 +225,21 @@ def _user_errors(data: Any):  # type: ignore[no-untyped-def]
             yield from _user_errors(value)
 
 
-_TABLE_ROW = re.compile(r"^\| `CASEWAY_([A-Z0-9_]+)` \| (`[^`]*`|unset) \|", re.M)
+def test_configuration_table_is_generated_from_the_settings():
+    """Every setting, its default, what it allows and its meaning, as server/settings.py declares them."""
+    text = README.read_text()
+    shown = text[text.index(settings_table.BEGIN) : text.index(settings_table.END) + len(settings_table.END)]
+    assert shown == "\n".join(settings_table.table()), "run: python -m server.settings_table README.md"
 
 
-def _shown(value: Any) -> str:
-    """A setting's default as the README writes it."""
-    if value is None or value == "":
-        return "unset"
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    if isinstance(value, list):
-        return json.dumps(value)
-    return str(value)
-
-
-def test_configuration_table_lists_every_setting_with_its_default():
-    rows = {name.lower(): cell.strip("`") for name, cell in _TABLE_ROW.findall(README.read_text())}
+def test_every_setting_says_what_it_means_and_every_number_its_bounds():
+    """What a new setting needs: a description, and for a number both bounds (a polling interval
+    of 0 spun an idle server at a full core; issue 47, finding 2)."""
     fields = Settings.model_fields
-    assert set(rows) == set(fields), {"missing": set(fields) - set(rows), "not settings": set(rows) - set(fields)}
-    shown = {name: _shown(field.default) for name, field in fields.items()}
-    wrong = {name: (rows[name], default) for name, default in shown.items() if rows[name] != default}
-    assert not wrong, wrong
+    assert not [name for name, field in fields.items() if not field.description]
+    unbounded = [
+        name
+        for name, field in fields.items()
+        if settings_table.is_number(field) and not re.search(r"\d+ to |, at most ", settings_table.bounds(field) or "")
+    ]
+    assert not unbounded

@@ -23,6 +23,11 @@ from models import Case, EnabledAction, Subproject, WorkflowItem
 
 # A timer whose firing failed is tried again this much later, so it does not hold up the others.
 RETRY_AFTER = timedelta(seconds=60)
+# The floor on how often one case's timers fire (CASEWAY_TIMER_MIN_INTERVAL; docs/workflows.md
+# "Timers"): a timer enabled by a timer's firing falls due no sooner than this after it. A TIME
+# action that leaves its case where it is enabled again fired every second, for ever, writing to
+# the log each time (issue 47, finding 3).
+MIN_INTERVAL = 60.0
 
 _DUE = (EnabledAction.status == "ENABLED") & (EnabledAction.fire_at <= bindparam("now")) & (Case.status == "ACTIVE")
 
@@ -80,17 +85,26 @@ async def claim_due(session: AsyncSession, *, now: datetime) -> Firing | None:
     return Firing(enabled_action_id=instance_id, case=case, item=item, subproject=subproject)
 
 
-async def fire_claimed(session: AsyncSession, firing: Firing, *, now: datetime) -> Firing:
+async def fire_claimed(
+    session: AsyncSession, firing: Firing, *, now: datetime, min_interval: float = MIN_INTERVAL
+) -> Firing:
     """Fire a claimed timer, re-checked under its case's lock (still enabled, the case ACTIVE),
     then the automatic actions and other due timers of its case that follow. The case's states,
     roles, subscribers and instances are read after the claim, as ``load_case`` reads them
-    after its lock."""
+    after its lock. The timers this firing enabled fall due ``min_interval`` seconds from now
+    at the soonest (``MIN_INTERVAL``)."""
     ctx = await load_facts(session, firing.case, firing.item, firing.subproject, lock=True, with_enabled=True)
     instance = next((ea for ea in ctx.enabled or () if ea.id == firing.enabled_action_id), None)
     if instance is None or ctx.case.status != "ACTIVE":  # changed since the claim (SQLite: cannot happen)
         return firing
     firing.entries.append(await fire_as_system(ctx, instance, now))
     firing.entries += await run_automatic(ctx, now)
+    floor = now + timedelta(seconds=min_interval)
+    for enabled in ctx.enabled or ():
+        if enabled.status == "ENABLED" and enabled.enabled_at == now and enabled.fire_at is not None:
+            if enabled.fire_at < floor:  # enabled by this firing: not again within the floor
+                enabled.fire_at = floor
+                timer_written(session, floor)
     return firing
 
 
@@ -141,6 +155,7 @@ def check_run(actor: Actor, *, limit: int) -> None:
 
 __all__ = [
     "MAX_RUN",
+    "MIN_INTERVAL",
     "RETRY_AFTER",
     "Firing",
     "check_run",

@@ -76,6 +76,8 @@ def _dead_actions(graph: SpecGraph) -> list[Diagnostic]:
         name = action.short_name
         if action.trigger == "init" or name in graph.live or not graph.owner_live(action):
             continue  # a parent never enabled is reported, not each of its children
+        if name in graph.never_opens:
+            continue  # GUARD_UNSATISFIABLE says why (_gates_never_open)
         states = (*action.enabled_states, *action.assigned_states)
         gate = graph.gated_dead.get(name)
         if gate is not None:
@@ -160,6 +162,32 @@ def _unsatisfiable_guards(graph: SpecGraph) -> list[Diagnostic]:
                 )
         if action.trigger == "dynamic":
             found += _empty_fan_out(graph, action, path)
+    return found + _gates_never_open(graph)
+
+
+def _gates_never_open(graph: SpecGraph) -> list[Diagnostic]:
+    """Gates in a ring, and gates on an action after which the gated one is never enabled
+    again (engine.spec.spec_graph): the gated action can never run."""
+    spec, found = graph.spec, []
+    for name, why in graph.never_opens.items():
+        action, dep = spec.actions[name], graph.gated_dead[name]
+        if why == "ring":
+            because = f"{dep!r} can complete only after {name!r} has (through its own depends_on), so neither is first"
+            hint = f"Drop one gate of the ring, e.g. depends_on.{dep} of {name!r}."
+        else:
+            states = (
+                "every state" if action.always_enabled else _names([*action.enabled_states, *action.assigned_states])
+            )
+            because = f"once {dep!r} has completed, no case comes back to {states}, where {name!r} is enabled"
+            hint = f"Enable {name!r} in a state a case reaches after {dep!r}, or drop depends_on.{dep}."
+        found.append(
+            finding(
+                "GUARD_UNSATISFIABLE",
+                (*action_path(spec, action), "depends_on", dep),
+                f"Action {name!r} can never run: it is gated on {dep!r} having completed, and {because}.",
+                hint,
+            )
+        )
     return found
 
 
@@ -284,8 +312,8 @@ def _timers_that_repeat(graph: SpecGraph) -> list[Diagnostic]:
                     "TIMER_REPEATS",
                     action_path(spec, action),
                     f"Action {action.short_name!r} fires by its timer and leaves the case in {again!r}, where it "
-                    f"is enabled again: it fires every {action.timeout_seconds} seconds until something else "
-                    "moves the case on.",
+                    f"is enabled again: it fires every {action.timeout_seconds} seconds (at most once per "
+                    "CASEWAY_TIMER_MIN_INTERVAL, 60 by default) until something else moves the case on.",
                     f"Give it a new_state where it is not enabled, or cap it: "
                     f"depends_on: {{{action.short_name}: {{max: 1}}}}.",
                 )

@@ -13,13 +13,16 @@ have players. What it does not assume is what the engine never does:
 - a parent fires only when its children let it (``engine.cases.quorum``): a child workflow that can
   reach a terminal state (or the state a ``complete_when`` condition counts, when the condition
   can hold with the children that can exist), children that can each complete, or its own timer;
-- a gate ``{action: {min >= 1}}`` on an action that never runs never opens.
+- a gate ``{action: {min >= 1}}`` on an action that never runs never opens; nor do gates in a
+  ring (each action gated on the next having completed: none can be first), nor a gate on an
+  action of the same scope after which the case is never again where the gated one is enabled.
 
 Each FSM scope (the top level, and each parent with ``states``) is a set of states with
 edges; the children of a parent without states are enabled all at once, with it.
 """
 
 from collections import defaultdict
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from engine.spec.child_specs import Condition
@@ -47,6 +50,8 @@ class SpecGraph:
     # per FSM scope and state, the actions enabled there (init excluded)
     enabled_in: dict[Scope, dict[str, list[ActionSpec]]] = field(default_factory=dict)
     gated_dead: dict[str, str] = field(default_factory=dict)  # action -> why its gate never opens
+    # action -> "ring" or "order": its gate on gated_dead[action] never opens though that one can run
+    never_opens: dict[str, str] = field(default_factory=dict)
     reach: dict[Scope, set[str]] = field(default_factory=dict)
     live: set[str] = field(default_factory=set)  # actions some case can have enabled
     _firing: dict[str, Firing] = field(default_factory=dict)
@@ -188,8 +193,46 @@ class SpecGraph:
                         shut[action.short_name] = dep
                         break
             if not shut:
+                found = self._gates_never_open()
+                self.never_opens.update({name: why for name, (_, why) in found.items()})
+                shut = {name: dep for name, (dep, _) in found.items()}
+            if not shut:
                 return
             self.gated_dead.update(shut)
+
+    def _gates_never_open(self) -> dict[str, tuple[str, str]]:
+        """Live actions whose gate never opens although each action it names can be enabled:
+        gated in a ring (A on B, B on A: neither completes first), or gated on an action of
+        their scope after which the case never again reaches a state they are enabled in."""
+        gates = {
+            a.short_name: [dep for dep, low, _ in a.depends_on if low >= 1 and dep != a.short_name]
+            for a in self.spec.actions.values()
+            if a.short_name in self.live
+        }
+        opens: set[str] = set()
+        while grown := {n for n, deps in gates.items() if n not in opens and all(d in opens for d in deps)}:
+            opens |= grown
+        found: dict[str, tuple[str, str]] = {}
+        for name, deps in gates.items():
+            ring = next((d for d in deps if d not in opens and name in _closure({d}, gates)), None)
+            if name not in opens and ring is not None:
+                found[name] = (ring, "ring")  # those gated on a ring, not in it, follow as DEAD_ACTION
+            elif name in opens:
+                late = next((d for d in deps if self._never_after(self.spec.actions[name], self.spec.actions[d])), None)
+                if late is not None:
+                    found[name] = (late, "order")
+        return found
+
+    def _never_after(self, action: ActionSpec, dep: ActionSpec) -> bool:
+        """Whether, in their one FSM scope, no state ``action`` is enabled in can be reached
+        once ``dep`` has fired (an action of another scope: not judged)."""
+        scope = action.parent
+        if dep.parent != scope or not self.is_fsm(scope):
+            return False
+        table, reached = self.enabled_in[scope], self.reached(scope)
+        fired = {t for state in reached if dep in table[state] for t in self.targets(dep, state)}
+        after = _closure(fired, self.edges(scope))
+        return not any(action in table[state] for state in after)
 
     def _can_enable(self, action: ActionSpec) -> bool:
         if action.short_name in self.gated_dead or not self.owner_live(action):
@@ -202,7 +245,7 @@ class SpecGraph:
         return any(s in reached for s in (*action.enabled_states, *action.assigned_states))
 
 
-def _closure(start: set[str], edges: dict[str, set[str]]) -> set[str]:
+def _closure(start: set[str], edges: Mapping[str, Iterable[str]]) -> set[str]:
     seen = set(start)
     todo = list(start)
     while todo:

@@ -18,6 +18,7 @@ class Limits(NamedTuple):
     operation_timeout: float = 10.0
     ws_max_operations: int = 10
     max_chars: int = 100_000
+    max_repeated_fields: int = 20
 
     @classmethod
     def of(cls, settings: Any) -> "Limits":
@@ -30,6 +31,7 @@ class Limits(NamedTuple):
             settings.operation_timeout,
             settings.ws_max_operations,
             settings.max_query_chars,
+            settings.max_repeated_fields,
         )
 
 
@@ -44,7 +46,10 @@ class Shape:
     subscription: bool = False  # its events do not repeat the cost in their extensions
     introspection: int = 0  # nodes its `__schema` and `__type` fields return (schema/introspection.py)
     introspection_limit: int = 0  # one full introspection of the schema
+    introspection_bytes: int = 0  # the bytes of one full introspection's answer (schema/introspection.py)
     alike: bool = False  # a query of introspection fields alone: the same answer for every viewer
+    repeated: int = 0  # the most copies of one response key in one selection set (fragments merged in)
+    repeated_key: str = ""  # that key
 
 
 def refusal(shape: Shape, limits: Limits) -> GraphQLError | None:
@@ -62,7 +67,8 @@ def refusal(shape: Shape, limits: Limits) -> GraphQLError | None:
     if shape.introspection > shape.introspection_limit:
         return limit_error(
             f"The query's introspection asks for more than the whole schema (at most {shape.introspection_limit}"
-            " nodes, one full introspection, are allowed); ask for it once.",
+            f" nodes and about {shape.introspection_bytes:,} bytes, one full introspection, are allowed); ask for it"
+            " once.",
             "QUERY_TOO_COSTLY",
             limit=shape.introspection_limit,
         )
@@ -73,6 +79,12 @@ def refusal(shape: Shape, limits: Limits) -> GraphQLError | None:
             "QUERY_TOO_COSTLY",
             cost=shape.cost,
             limit=limits.max_cost,
+        )
+    if shape.repeated > limits.max_repeated_fields:
+        return limit_error(
+            f"The query asks for `{shape.repeated_key}` {shape.repeated} times in one selection set (fragments"
+            f" merged in); at most {limits.max_repeated_fields} copies of one field are allowed: ask for it once.",
+            "TOO_MANY_REPEATED_FIELDS",
         )
     return None
 

@@ -8,28 +8,37 @@ import logging
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-from graphql import ExecutionResult, GraphQLError, OperationType, execute_sync
+from graphql import ExecutionResult, GraphQLError, OperationType, execute_sync, parse
 from graphql.error import GraphQLSyntaxError
+from graphql.validation.rules import overlapping_fields_can_be_merged
+from graphql.validation.validate import ValidationAbortedError
 from strawberry.extensions import SchemaExtension
-from strawberry.extensions.parser_cache import _get_parse_cache
-from strawberry.extensions.validation_cache import _get_validate_cache
+from strawberry.schema.schema import validate_document
 
 from schema import introspection
 from schema.limits.bounds import Limits, limit_error, refusal
+from schema.limits.documents import Documents, Key
 from schema.limits.shapes import measure
 
 log = logging.getLogger("caseway.limits")
 
+# graphql-core's overlap check stops after this much work (its own default, 500,000, was 1.4 s
+# here); the dashboard's documents spend at most 27, and a document within the repeat limit at
+# most ~145,000 (40 ms): refused past 20,000, a few milliseconds. Read when the rule starts.
+VALIDATION_WORK = 20_000
+overlapping_fields_can_be_merged.MAX_COMPLEXITY_BUDGET = VALIDATION_WORK
+
 
 class BoundedWork(SchemaExtension):
-    """Parses (through the shared parse cache, stopping at the token limit), checks the
-    operation against the limits of the server's settings (from the request context), then
-    validates it (through the shared validation cache) — so a document refused by a cheap check
-    never reaches graphql-core's rules. Takes the place of ParserCache and ValidationCache."""
+    """Parses (stopping at the token limit), checks the operation against the limits of the
+    server's settings (from the request context), then validates it — so a document refused by
+    a cheap check never reaches graphql-core's rules; a valid document is remembered, parsed and
+    validated, by its text (schema/limits/documents.py). Takes the place of ParserCache and
+    ValidationCache."""
 
-    def __init__(self, maxsize: int = 512) -> None:
-        self.parse = _get_parse_cache(maxsize)
-        self.validate = _get_validate_cache(maxsize)
+    def __init__(self) -> None:
+        self.key: Key | None = None
+        self.known = False  # the document was found remembered: parsed and valid
         self.limits = Limits()
         self.cost: int | None = None
         self.answer_key: tuple[Any, ...] | None = None  # of an introspection answer to serve or keep
@@ -50,8 +59,11 @@ class BoundedWork(SchemaExtension):
                 "QUERY_TOO_LARGE",
             )
         if context.query:  # strawberry refuses a missing query itself
+            self.key = Key(context.query, self.limits.max_tokens, tuple(context.validation_rules))
+            known = _documents.get(self.key)
+            self.known = known is not None
             try:
-                context.graphql_document = self.parse(context.query, **context.parse_options)
+                context.graphql_document = known or parse(context.query, **context.parse_options)
             except GraphQLSyntaxError as error:
                 code = "TOO_MANY_TOKENS" if _TOKENS_EXCEEDED in error.message else "GRAPHQL_PARSE_FAILED"
                 raise GraphQLError(
@@ -68,8 +80,11 @@ class BoundedWork(SchemaExtension):
         if refused is not None:
             context.pre_execution_errors = [refused]
         else:
-            errors = self.validate(context.schema._schema, document, context.validation_rules)
+            rules = tuple(context.validation_rules)
+            errors = [] if self.known else validate_document(context.schema._schema, document, rules)
             context.pre_execution_errors = [_about_the_document(e) for e in errors]
+            if not errors and not self.known and self.key is not None:
+                _documents.put(self.key, document)
             if shape is not None and not shape.subscription and not errors:
                 self.cost = shape.cost
             if shape is not None and shape.alike and not errors:
@@ -121,6 +136,7 @@ class BoundedWork(SchemaExtension):
 
 
 _TOKENS_EXCEEDED = "tokens. Parsing aborted."
+_documents = Documents()
 _answers = introspection.AnswerCache()
 
 
@@ -148,6 +164,12 @@ def _about_the_document(error: GraphQLError) -> GraphQLError:
     conversion raised (an integer literal of 5,000 digits), which is not masked as unexpected."""
     if error.original_error is None and (error.extensions or {}).get("code"):
         return error
+    if isinstance(error, ValidationAbortedError):
+        return limit_error(
+            "The query's fields take too much work to compare (fields of one name in one selection set, fragments"
+            f" merged in, are compared pairwise; at most {VALIDATION_WORK} steps are allowed): ask for each once.",
+            "QUERY_TOO_COMPLEX",
+        )
     return GraphQLError(
         error.message.split("; use sys.")[0],  # Python's advice on its digit limit means nothing to a client
         nodes=error.nodes,

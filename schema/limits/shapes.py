@@ -85,7 +85,10 @@ def measure(
         subscription=subscription,
         introspection=nodes,
         introspection_limit=walk.budget.nodes,
+        introspection_bytes=walk.budget.size,
         alike=operation.operation is OperationType.QUERY and _alike(operation.selection_set, walk.fragments),
+        repeated=walk.repeated[0],
+        repeated_key=walk.repeated[1],
     )
     if key is not None:
         if entry is None:

@@ -30,6 +30,24 @@ async def test_fifty_aliases_of_a_schema_fragment_are_refused_before_anything_ru
     assert len(body["errors"]) == 1
 
 
+async def test_aliases_of_descriptions_are_refused_by_the_bytes_they_would_answer(app_client):
+    """Issue 47, finding 5: bounded in objects alone, ten aliases of `description` on every type
+    and field answered 313 KB (49: 1.5 MB), more than the whole schema's introspection (226 KB)
+    with no more objects; the walk now counts the answer's bytes too."""
+    descriptions = " ".join(f"d{i}: description" for i in range(10))
+    body = (
+        await app_client.post(
+            "/graphql",
+            json={"query": f"{{ __schema {{ types {{ name {descriptions} fields {{ name {descriptions} }} }} }} }}"},
+        )
+    ).json()
+    assert body["data"] is None and codes(body) == ["QUERY_TOO_COSTLY"], str(body)[:500]
+    assert " bytes, one full introspection, are allowed" in body["errors"][0]["message"]
+    one = "{ __schema { types { name description fields { name description } } } }"
+    answered = (await app_client.post("/graphql", json={"query": one})).json()
+    assert "errors" not in answered and len(answered["data"]["__schema"]["types"]) > 50
+
+
 async def test_the_full_introspection_is_answered_as_graphql_core_answers_it_and_again_the_same(app_client):
     """GraphiQL's query (graphql-core's with every option is a superset of it), twice: the
     second answer comes from the cache and must be the first one. graphql-core executing it on

@@ -81,7 +81,7 @@ async def test_aliases_are_counted_at_every_use_of_their_fragment(gql, make_user
 
 
 async def test_too_many_tokens_are_refused_while_parsing(app_with):
-    async with await app_with(max_query_tokens=100) as client:
+    async with await app_with(max_query_tokens=100, max_repeated_fields=100) as client:
         body = (await client.post("/graphql", json={"query": "{ " + "__typename " * 120 + "}"})).json()
         assert codes(body) == ["TOO_MANY_TOKENS"], body
         assert "more than 100 tokens" in body["errors"][0]["message"]

@@ -34,7 +34,8 @@ def test_findings_are_printed_one_per_line_and_errors_exit_1(tmp_path):
         f"{path}: states.limbo: UNREACHABLE_STATE State 'limbo' is never reached: no action leads there from "
         "'open', where a case starts.",
         f"{path}: actions.nag: TIMER_REPEATS Action 'nag' fires by its timer and leaves the case in 'open', where "
-        "it is enabled again: it fires every 60 seconds until something else moves the case on.",
+        "it is enabled again: it fires every 60 seconds (at most once per CASEWAY_TIMER_MIN_INTERVAL, 60 by default) "
+        "until something else moves the case on.",
     ]
     assert "    hint: Give it a new_state where it is not enabled" in done.stdout
     assert f"{path}: 1 errors, 1 warnings." in done.stderr

@@ -38,9 +38,10 @@ def caseway(*args: str, url: str, stdin: str | None = None, cwd: Path = ROOT) ->
     )
 
 
-def one_line_failure(run: subprocess.CompletedProcess[str], *expected: str) -> str:
-    """The run failed with exit code 1 and one line on stderr that contains ``expected``."""
-    assert run.returncode == 1, (run.returncode, run.stdout, run.stderr)
+def one_line_failure(run: subprocess.CompletedProcess[str], *expected: str, code: int = 1) -> str:
+    """The run failed with exit code ``code`` (2: a setting refused) and one line on stderr that
+    contains ``expected``."""
+    assert run.returncode == code, (run.returncode, run.stdout, run.stderr)
     assert "Traceback" not in run.stderr
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: "), run.stderr
@@ -140,7 +141,7 @@ def test_a_bad_setting_is_said(tmp_path):
         timeout=60,
         cwd=ROOT,
     )
-    one_line_failure(run, "CASEWAY_PORT", "'eighty'")
+    one_line_failure(run, "CASEWAY_PORT", "'eighty'", code=2)
 
 
 def test_create_user_reads_the_password_from_stdin(migrated_database):

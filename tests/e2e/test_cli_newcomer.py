@@ -37,7 +37,7 @@ def test_a_port_that_does_not_exist_is_refused_naming_it(tmp_path):
     word = caseway("serve", "--port", "eighty", CASEWAY_DATABASE_URL=url)
     assert word.returncode == 2 and "'eighty' is not a port number (1 to 65535)" in word.stderr
     variable = caseway("serve", CASEWAY_DATABASE_URL=url, CASEWAY_PORT="99999")
-    one_line_failure(variable, "CASEWAY_PORT: Input should be less than or equal to 65535 (got '99999').")
+    one_line_failure(variable, "CASEWAY_PORT is '99999': it must be a whole number, 1 to 65535.", code=2)
     assert not (tmp_path / "caseway.db").exists()  # refused before anything was created
 
 
@@ -61,7 +61,7 @@ def test_a_port_that_does_not_exist_is_refused_naming_it(tmp_path):
     ],
 )
 def test_a_database_url_caseway_cannot_use_is_one_sentence(url, expected):
-    line = one_line_failure(caseway("migrate", CASEWAY_DATABASE_URL=url), expected)
+    line = one_line_failure(caseway("migrate", CASEWAY_DATABASE_URL=url), expected, code=2)
     assert "s3cret" not in line  # a URL may hold a password: it is not echoed
 
 
@@ -71,6 +71,7 @@ def test_a_json_setting_that_is_not_json_and_a_file_that_is_not_a_database(tmp_p
     one_line_failure(
         webhooks,
         "CASEWAY_WEBHOOKS is not valid JSON: Expecting property name enclosed in double quotes (line 1, column 2).",
+        code=2,
     )
     notes = tmp_path / "notes.db"
     notes.write_text("shopping: milk, eggs\n" * 20)

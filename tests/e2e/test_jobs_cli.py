@@ -46,7 +46,7 @@ async def test_a_bad_webhook_configuration_is_refused_with_a_sentence(tmp_path):
     ):
         env = {**os.environ, "CASEWAY_DATABASE_URL": url, "CASEWAY_WEBHOOKS": json.dumps(bad)}
         refused = await asyncio.to_thread(caseway, "jobs", env=env)
-        assert refused.returncode == 1 and words in refused.stderr and "Traceback" not in refused.stderr, refused.stderr
+        assert refused.returncode == 2 and words in refused.stderr and "Traceback" not in refused.stderr, refused.stderr
     env = {**os.environ, "CASEWAY_DATABASE_URL": url, "CASEWAY_JOB_RETRY": json.dumps({"fax": {}})}
     refused = await asyncio.to_thread(caseway, "jobs", env=env)
     assert "unknown job kind 'fax'" in refused.stderr

@@ -144,6 +144,31 @@ CASES: list[tuple[str, dict[str, Any], str, tuple[str, ...]]] = [
         ("actions", "remind", "depends_on", "submit", "max"),
     ),
     (
+        "two actions gated on each other (issue 47, finding 4)",
+        base(
+            approve={"enabled_states": ["review"], "depends_on": {"check": {"min": 1}}},
+            check={"enabled_states": ["review"], "depends_on": {"approve": {"min": 1}}},
+        ),
+        "GUARD_UNSATISFIABLE",
+        ("actions", "approve", "depends_on", "check"),
+    ),
+    (
+        "a ring of three gates",
+        base(
+            a={"enabled_states": ["review"], "depends_on": {"c": {}}},
+            b={"enabled_states": ["review"], "depends_on": {"a": {}}},
+            c={"enabled_states": ["review"], "depends_on": {"b": {}}},
+        ),
+        "GUARD_UNSATISFIABLE",
+        ("actions", "b", "depends_on", "a"),
+    ),
+    (
+        "a gate on an action after which the case never comes back (issue 47, finding 4)",
+        base(amend={"enabled_states": ["open"], "depends_on": {"pay": {"min": 1}}}),
+        "GUARD_UNSATISFIABLE",
+        ("actions", "amend", "depends_on", "pay"),
+    ),
+    (
         "a quorum larger than the one child workflow a workflow parent has",
         base(
             pay={
@@ -252,6 +277,45 @@ def test_the_base_spec_and_the_fixes_find_nothing():
     capped = base(remind={"trigger": "time", "timeout_seconds": 3600, "enabled_states": ["review"]})
     capped["actions"]["remind"]["depends_on"] = {"remind": {"max": 3}}
     assert workflows.check_spec(capped)[1] == []
+
+
+def test_a_ring_of_gates_is_said_once_per_member_and_what_waits_on_it_is_dead():
+    spec = base(
+        approve={"enabled_states": ["review"], "depends_on": {"check": {"min": 1}}},
+        check={"enabled_states": ["review"], "depends_on": {"approve": {"min": 1}}},
+        archive={"enabled_states": ["review"], "depends_on": {"approve": {"min": 1}}},
+    )
+    found = [(d.code, d.path) for d in workflows.check_spec(spec)[1]]
+    assert found == [
+        ("DEAD_ACTION", ("actions", "archive")),  # gated on one that never runs
+        ("GUARD_UNSATISFIABLE", ("actions", "approve", "depends_on", "check")),
+        ("GUARD_UNSATISFIABLE", ("actions", "check", "depends_on", "approve")),
+    ]
+    [approve] = [d for d in workflows.check_spec(spec)[1] if d.path[1] == "approve"]
+    assert approve.message == (
+        "Action 'approve' can never run: it is gated on 'check' having completed, and 'check' can complete only "
+        "after 'approve' has (through its own depends_on), so neither is first."
+    )
+
+
+def test_gates_that_can_open_are_not_findings():
+    """A gate on an action that leaves the case where the gated one is enabled again, or on one
+    that stays: no finding (the graph assumes what could happen does)."""
+    back = base(
+        reopen={"enabled_states": ["review"], "new_state": "open"},
+        amend={"enabled_states": ["open"], "depends_on": {"submit": {"min": 1}}},
+    )
+    assert workflows.check_spec(back)[1] == []
+    stays = base(
+        note={"enabled_states": ["review"]},
+        approve={"enabled_states": ["review"], "depends_on": {"note": {"min": 1}}},
+    )
+    assert workflows.check_spec(stays)[1] == []
+    one_way = base(  # b waits on a, a does not wait on b: no ring
+        a={"enabled_states": ["review"]},
+        b={"enabled_states": ["review"], "depends_on": {"a": {}}},
+    )
+    assert workflows.check_spec(one_way)[1] == []
 
 
 def test_every_finding_comes_at_once_in_order():
