@@ -60,8 +60,9 @@ def project_visible(actor: Actor) -> ColumnElement[bool]:
     return visible_filter(Project.id, "project.view", actor)
 
 
-def subproject_visible(actor: Actor) -> ColumnElement[bool]:
-    return visible_filter(Subproject.id, "subproject.view", actor)
+def subproject_visible(actor: Actor, *, probe: bool = False) -> ColumnElement[bool]:
+    """``probe``: one probe per subproject, never a join (``visible_filter``): a project's page."""
+    return visible_filter(Subproject.id, "subproject.view", actor, probe=probe)
 
 
 def item_visible(actor: Actor, item_id: Any = WorkflowItem.id) -> ColumnElement[bool]:
