@@ -6,10 +6,13 @@ python -m bench.run [--size medium|large] [--workers 2] [--seconds 10] [--connec
 
 `--size large` (`make bench SIZE=large`) runs every scenario on 1,000,000 items, bulk-seeded
 with COPY (bench/bulk.py: about 7 minutes and 9 GB, then a VACUUM ANALYZE), and adds R5
-(bench/pages.py): every list page at 1M items against a `medium` database of its own; it takes
-several minutes more than the default, 40-60 in all on a 2-core machine.
+(bench/pages.py): every list page at 1M items against a `medium` database of its own, and R6
+(bench/dashboard_reads.py): every read document of the dashboard (web/src/api/documents.js) at 1M, as the
+owner and as the user with a million tasks; it takes several minutes more than the default, 40-60
+in all on a 2-core machine.
 
-R5 also runs alone on two seeded databases: `python -m bench.pages --large-url … --medium-url …`.
+R5 also runs alone on two seeded databases: `python -m bench.pages --large-url … --medium-url …`;
+R6 on one: `python -m bench.dashboard_reads --url …`.
 R1f (bench/read_floor.py, R1 as one hand-written SQL statement), R1s (bench/sqlite_reads.py, R1
 on SQLite with and without the planner) and J2 (bench/timed_webhooks.py, webhooks on TIME
 actions) also run alone. A1 (abusive documents, bench/abuse.py) also runs alone: `python -m bench.abuse` seeds its own
@@ -37,6 +40,7 @@ import httpx
 from bench import (
     abuse,
     cpu,
+    dashboard_reads,
     jobs,
     pages,
     queries,
@@ -429,6 +433,8 @@ async def main_async(args: argparse.Namespace) -> None:
         if bulk and not args.skip_pages:
             print("R5 (seeding a medium database to compare with)...", flush=True)
             r5 = await _list_pages(url)
+            print("R6 (the dashboard's read documents)...", flush=True)
+            r5 += ["", *await dashboard_reads.run(url)]
         # After S1, on a database of its own: S1 measures as in earlier reports, undisturbed
         # by the bulk load (and its autovacuum) that R4's data takes.
         print("R4 (seeding the wide data)...", flush=True)
@@ -612,7 +618,9 @@ def main() -> None:
         "--skip-jobs", action="store_true", help="leave out J1 and J2 (bench/jobs.py, bench/timed_webhooks.py)"
     )
     parser.add_argument("--skip-sqlite", action="store_true", help="leave out R1s (bench/sqlite_reads.py)")
-    parser.add_argument("--skip-pages", action="store_true", help="leave out R5 (bench/pages.py; --size large only)")
+    parser.add_argument(
+        "--skip-pages", action="store_true", help="leave out R5 and R6 (bench/pages.py, dashboard_reads.py; large only)"
+    )
     parser.add_argument("--report", type=Path, default=REPORT, help="where to write the report")
     asyncio.run(main_async(parser.parse_args()))
 

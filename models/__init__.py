@@ -16,7 +16,7 @@ from models.resources import (
     Subproject,
     WorkflowItem,
 )
-from models.task import TaskAssignment
+from models.task import TaskAssignment, TaskCount
 from models.types import as_utc, utcnow
 from models.unit_of_work import UnitOfWork, unit_of_work
 from models.workflow import Case, CaseRoleParty, CaseState, EnabledAction, Idempotency, Workflow
@@ -47,6 +47,7 @@ __all__ = [
     "Reminder",
     "Subproject",
     "TaskAssignment",
+    "TaskCount",
     "UnitOfWork",
     "User",
     "Workflow",

@@ -2,7 +2,7 @@
 
 from datetime import datetime
 
-from sqlalchemy import Column, Index, UniqueConstraint, true
+from sqlalchemy import Column, Index, UniqueConstraint, text, true
 from sqlmodel import Field, SQLModel
 
 from models.types import UTCDateTime, utcnow
@@ -14,6 +14,15 @@ class Notification(SQLModel, table=True):
         UniqueConstraint("recipient_id", "activity_id"),
         Index("ix_notification_recipient", "recipient_id", "id"),
         Index("ix_notification_activity", "activity_id"),
+        # The unread badge (``unreadCount``): a range of the recipient's unread rows, not a scan
+        # of every notification for the first thousand unread (issue 52).
+        Index(
+            "ix_notification_unread",
+            "recipient_id",
+            "id",
+            postgresql_where=text("read_at IS NULL AND in_app"),
+            sqlite_where=text("read_at IS NULL AND in_app"),
+        ),
     )
 
     id: str = Field(primary_key=True)

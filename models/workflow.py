@@ -31,7 +31,11 @@ class Workflow(SQLModel, table=True):
 class Case(SQLModel, table=True):
     __tablename__ = "workflow_case"
     # The sweepers' question "which suspension ends next" (engine/cases/lifecycle.py), answered from the index.
-    __table_args__ = (Index("ix_workflow_case_status_suspended_until", "status", "suspended_until"),)
+    # A pick list's history: a workflow version's newest cases, a backward range (engine/cases/assignment.py).
+    __table_args__ = (
+        Index("ix_workflow_case_status_suspended_until", "status", "suspended_until"),
+        Index("ix_workflow_case_workflow_id_id", "workflow_id", "id"),
+    )
 
     id: str = Field(primary_key=True)
     workflow_id: str = Field(foreign_key="workflow.id", index=True)

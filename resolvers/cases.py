@@ -4,7 +4,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import case as when
-from sqlalchemy import distinct, func, null, select, union_all
+from sqlalchemy import func, null, select, union_all
 
 from engine.cases import EXECUTABLE_STATUSES, may_perform
 from engine.people import deputies
@@ -12,6 +12,7 @@ from engine.spec.specs import RoleSpec
 from engine.spec.workflows import spec_of
 from models import Case, EnabledAction, TaskAssignment
 from resolvers.context import Context
+from resolvers.due_dates import task_total
 from resolvers.loaders import MISSING, cached, with_loaded
 from resolvers.pagination import Page, check_first, check_id_cursor, keyset_page
 from resolvers.records import records
@@ -174,8 +175,8 @@ async def my_tasks(ctx: Context, *, first: int | None, after: str | None, counte
     row carries ``on_behalf_of``, unless the task is the viewer's own too); the page is the first
     ids of their union, once each (a user and their group can both be assigned), joined to their
     instances in the same statement. So a page costs the same for a user with no task and one
-    with a million. ``counted``: ``totalCount`` was selected; it counts the viewer's index rows
-    (an index-only scan, as long as their task list)."""
+    with a million. ``counted``: ``totalCount`` was selected; it is read from the parties' kept
+    counts (``resolvers.due_dates.task_total``)."""
     limit = check_first(first)
     cursor = check_id_cursor(after)
     task = TaskAssignment.__table__.c
@@ -217,8 +218,5 @@ async def my_tasks(ctx: Context, *, first: int | None, after: str | None, counte
     rows = records(await ctx.session.execute(query))
     total = None
     if counted:
-        mine = select(task.enabled_action_id).where(task.party_id.in_(sorted(viewer.party_ids)))
-        lent_ids = select(task.enabled_action_id).join(represented, represented.c.party_id == task.party_id)
-        every = union_all(mine, lent_ids).subquery("every")
-        total = await ctx.session.scalar(select(func.count(distinct(every.c.enabled_action_id)))) or 0
+        total = await ctx.session.scalar(select(task_total(viewer))) or 0
     return keyset_page(rows, limit=limit, total=total, cursor=lambda r: r.id)  # type: ignore[arg-type]

@@ -4,7 +4,20 @@
 from datetime import date, timedelta
 from typing import Any
 
-from sqlalchemy import and_, func, null, or_, select, union_all
+from sqlalchemy import (
+    Date,
+    String,
+    and_,
+    column,
+    distinct,
+    func,
+    literal,
+    null,
+    or_,
+    select,
+    union_all,
+    values,
+)
 from sqlalchemy import case as when
 
 from engine.clock import SYSTEM_CLOCK
@@ -16,6 +29,7 @@ from resolvers.context import Context
 from resolvers.loaders import with_loaded
 from resolvers.pagination import Page, check_first, check_id_cursor, keyset_page
 from resolvers.records import records
+from resolvers.task_order import due_range, kept_total
 
 
 def due_date(ctx: Context, instance: Any) -> Any:
@@ -53,33 +67,16 @@ async def my_tasks_by_due_date(
     """The viewer's tasks as ``myTasks`` has them (the task index: their own, and those of the
     absent users they stand in for now, marked ``on_behalf_of`` unless their own too), soonest
     due first, those without a due date last, ties by id; the cursor is the last instance's id.
-    Unlike the order by id, every one of the viewer's tasks is sorted for a page: its cost grows
-    with their task list."""
+    On PostgreSQL each party's first page in that order is a range of the index
+    (resolvers/task_order.py), so a page costs the same for a million tasks as for ten; SQLite
+    sorts every task of the viewer."""
     limit = check_first(first)
     cursor = check_id_cursor(after)
-    task = TaskAssignment.__table__.c
     viewer = ctx.viewer
-    represented = deputies.represented(viewer.user_id).subquery("represented")
-    own = select(task.enabled_action_id, null().label("behalf")).where(task.party_id.in_(sorted(viewer.party_ids)))
-    lent = select(task.enabled_action_id, represented.c.absent_id.label("behalf")).join(
-        represented, represented.c.party_id == task.party_id
-    )
-    found = union_all(own, lent).subquery("found")
-    own_too = func.max(when((found.c.behalf.is_(None), 1), else_=0))
-    tasks = (
-        select(found.c.enabled_action_id, when((own_too == 1, None), else_=func.min(found.c.behalf)).label("behalf"))
-        .group_by(found.c.enabled_action_id)
-        .subquery("tasks")
-    )
     # Hidden ≡ missing: the due date of an item the viewer may not see (a task assigned to them
     # directly, without a grant or a role in its case) is none, for the order as for the field.
     due = when((visibility.item_visible(viewer), WorkflowItem.due_date), else_=None)
-    query = (
-        select(EnabledAction.__table__, tasks.c.behalf.label("on_behalf_of"), due.label("item_due"))
-        .join(tasks, tasks.c.enabled_action_id == EnabledAction.id)
-        .join(Case, Case.id == EnabledAction.case_id)
-        .join(WorkflowItem, WorkflowItem.id == Case.object_id)
-    )
+    after_due = None
     if cursor is not None:
         after_due = await ctx.session.scalar(
             select(due)
@@ -87,6 +84,15 @@ async def my_tasks_by_due_date(
             .join(EnabledAction, EnabledAction.case_id == Case.id)
             .where(EnabledAction.id == cursor)
         )
+    postgres = ctx.session.bind.dialect.name == "postgresql"
+    tasks = _tasks(viewer, limit + 1 if postgres else None, cursor, after_due).subquery("tasks")
+    query = (
+        select(EnabledAction.__table__, tasks.c.behalf.label("on_behalf_of"), due.label("item_due"))
+        .join(tasks, tasks.c.enabled_action_id == EnabledAction.id)
+        .join(Case, Case.id == EnabledAction.case_id)
+        .join(WorkflowItem, WorkflowItem.id == Case.object_id)
+    )
+    if cursor is not None:
         later = EnabledAction.id > cursor
         if after_due is None:
             query = query.where(due.is_(None), later)
@@ -96,5 +102,48 @@ async def my_tasks_by_due_date(
     rows = records(await ctx.session.execute(query))
     total = None
     if counted:
-        total = await ctx.session.scalar(select(func.count()).select_from(tasks)) or 0
+        total = await ctx.session.scalar(select(task_total(viewer))) or 0
     return keyset_page(rows, limit=limit, total=total, cursor=lambda r: r.id)
+
+
+def _tasks(viewer: Any, limit: int | None, cursor: str | None, after_due: date | None) -> Any:
+    """(enabled_action_id, behalf) of the viewer's tasks, once each: on PostgreSQL (``limit``
+    given) only each party's first ``limit`` in due-date order past the cursor, else all."""
+    represented = deputies.represented(viewer.user_id).subquery("represented")
+    if limit is None:
+        task = TaskAssignment.__table__.c
+        own = select(task.enabled_action_id, null().label("behalf")).where(task.party_id.in_(sorted(viewer.party_ids)))
+        lent = select(task.enabled_action_id, represented.c.absent_id.label("behalf")).join(
+            represented, represented.c.party_id == task.party_id
+        )
+    else:
+        parties = _parties(viewer)
+        at_due = literal(after_due, type_=Date())
+        own = due_range(parties, parties.c.value, null(), viewer, limit, "own", cursor, at_due)
+        lent = due_range(
+            represented, represented.c.party_id, represented.c.absent_id, viewer, limit, "lent", cursor, at_due
+        )
+    found = union_all(own, lent).subquery("found")
+    columns = found.c
+    id_ = columns.enabled_action_id if limit is None else columns.id
+    own_too = func.max(when((columns.behalf.is_(None), 1), else_=0))
+    return select(
+        id_.label("enabled_action_id"), when((own_too == 1, None), else_=func.min(columns.behalf)).label("behalf")
+    ).group_by(id_)
+
+
+def _parties(viewer: Any) -> Any:
+    return values(column("value", String()), name="own_parties").data([(p,) for p in sorted(viewer.party_ids)])
+
+
+def task_total(viewer: Any) -> Any:
+    """``myTasks``' totalCount (both orders): the kept count when one of the viewer's parties
+    (and those of everyone they stand in for) has tasks, else their tasks counted once each."""
+    task = TaskAssignment.__table__.c
+    represented = deputies.represented(viewer.user_id).subquery("represented")
+    mine = select(task.enabled_action_id).where(task.party_id.in_(sorted(viewer.party_ids)))
+    lent_ids = select(task.enabled_action_id).join(represented, represented.c.party_id == task.party_id)
+    every = union_all(mine, lent_ids).subquery("every")
+    counted = select(func.count(distinct(every.c.enabled_action_id))).scalar_subquery()
+    lent_parties = deputies.represented(viewer.user_id).subquery("lent_parties")
+    return kept_total(counted, sorted(viewer.party_ids), select(lent_parties.c.party_id))

@@ -17,6 +17,11 @@ class ReadSession:
         self._session = session
         self._lock = asyncio.Lock()
 
+    @property
+    def bind(self) -> Any:
+        """The engine, as ``AsyncSession.bind``: engine reads ask it which dialect they speak."""
+        return self._session.bind
+
     async def execute(self, *args: Any, **kwargs: Any) -> Any:
         async with self._lock:
             return await self._session.execute(*args, **kwargs)

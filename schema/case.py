@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import strawberry
 
-from engine.cases.assignment import PICK_LIST_LENGTH
+from engine.cases.assignment import PICK_LIST_CASES, PICK_LIST_LENGTH
 from engine.spec.specs import RoleSpec
 from resolvers import cases as case_reads
 from resolvers import due_dates, resources
@@ -135,8 +135,9 @@ class CaseRole:
         return case_reads.parties(info.context, self.party_ids)  # type: ignore[attr-defined]
 
     @strawberry.field(
-        description=f"Likely assignees, at most {PICK_LIST_LENGTH}: the parties who played this role in other "
-        "cases of the workflow that you may view, most often first, then the role's allowed parties.",
+        description=f"Likely assignees, at most {PICK_LIST_LENGTH}: the parties who played this role in the "
+        f"newest {PICK_LIST_CASES} other cases of the workflow (any version), those you may view, most often "
+        "first, then the role's allowed parties.",
         metadata={MAX_ITEMS: PICK_LIST_LENGTH},
     )
     @context_only

@@ -4,7 +4,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import delete, func, select, tuple_
+from sqlalchemy import and_, delete, func, select, true, tuple_
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
@@ -21,10 +21,11 @@ from engine.spec.specs import RoleSpec
 from engine.spec.workflows import spec_of
 from engine.tree.resources import check_party
 from models import Case as CaseRow
-from models import CaseRoleParty, GroupMember, Workflow, WorkflowItem
+from models import CaseRoleParty, GroupMember, Workflow
 
 REASSIGN_MODES = ("REPLACE", "ADD", "REMOVE")
 PICK_LIST_LENGTH = 20  # parties a pick list names at most
+PICK_LIST_CASES = 500  # the newest cases of the workflow a pick list ranks its players from
 
 
 @register_assignee("creation_user")
@@ -190,15 +191,55 @@ async def reassign(
 
 
 async def pick_list(
-    session: AsyncSession, *, actor: Actor, case: CaseRow, role: str, limit: int = PICK_LIST_LENGTH
+    session: AsyncSession,
+    *,
+    actor: Actor,
+    case: CaseRow,
+    role: str,
+    limit: int = PICK_LIST_LENGTH,
+    recent: int = PICK_LIST_CASES,
 ) -> list[str]:
     """Likely assignees for one role of one case (see ``pick_lists``)."""
     workflow = await session.get(Workflow, case.workflow_id)
     assert workflow is not None
     (result,) = await pick_lists(
-        session, actor=actor, wanted=[(case.id, role)], workflows={case.id: workflow}, limit=limit
+        session, actor=actor, wanted=[(case.id, role)], workflows={case.id: workflow}, limit=limit, recent=recent
     )
     return result
+
+
+def _recent_cases(session: AsyncSession, case_ids: list[str], recent: int) -> Any:
+    """(target case, one of the ``recent`` newest other cases of its workflow, any version, and
+    that case's item): the history a pick list ranks from, bounded however many cases the
+    workflow has. Case ids grow with time (models/ids.py), so the newest are the highest. On
+    PostgreSQL each version's newest are a backward range of ``ix_workflow_case_workflow_id``
+    (workflow_id, id) read by a LATERAL join (tests/api/test_dashboard_plans.py holds that
+    plan); SQLite, which has no LATERAL and no million cases, ranks every case of the
+    workflow."""
+    target, target_workflow, version = aliased(CaseRow), aliased(Workflow), aliased(Workflow)
+    other = aliased(CaseRow)
+    newest = (other.id.desc(),)
+    base = (
+        select(target.id.label("target_id"))
+        .join(target_workflow, target_workflow.id == target.workflow_id)
+        .join(version, version.short_name == target_workflow.short_name)
+        .where(target.id.in_(case_ids))
+    )
+    if session.bind.dialect.name == "postgresql":
+        found = (
+            select(other.id, other.object_id)
+            .where(other.workflow_id == version.id, other.id != target.id)
+            .order_by(*newest)
+            .limit(recent)
+            .lateral("recent")
+        )
+        base = base.join(found, true())
+        case_id, item_id = found.c.id, found.c.object_id
+    else:
+        base = base.join(other, and_(other.workflow_id == version.id, other.id != target.id))
+        case_id, item_id = other.id, other.object_id
+    rank = func.row_number().over(partition_by=target.id, order_by=case_id.desc())
+    return base.add_columns(case_id.label("case_id"), item_id.label("item_id"), rank.label("n")).subquery("cases")
 
 
 async def pick_lists(
@@ -208,11 +249,18 @@ async def pick_lists(
     wanted: Sequence[tuple[str, str]],
     workflows: Mapping[str, Any],
     limit: int = PICK_LIST_LENGTH,
+    recent: int = PICK_LIST_CASES,
 ) -> list[list[str]]:
     """Likely assignees for each (case id, role) in ``wanted``, in that order: parties playing
-    the role in other cases of the same workflow (any version) that ``actor`` may view, most
-    frequent first (ties by party id), then the role's allowed parties; at most ``limit``.
-    Cases the actor may not view count for nothing: their players are not named.
+    the role in the ``recent`` newest other cases of the same workflow (any version) that
+    ``actor`` may view, most frequent first (ties by party id), then the role's allowed parties;
+    at most ``limit``. Cases the actor may not view count for nothing: their players are not
+    named.
+
+    Why the newest cases and not every case: counting the players of every case of a workflow
+    costs as much as the workflow has cases (past 10 s at a million, issue 52), and who played
+    the role lately is the better guess anyway. A count kept per role would be bounded too, but
+    it would count cases the viewer may not see; the newest cases are checked one by one.
 
     One statement for all the pairs, however many (a page of cases asks every role of each):
     the counts are grouped per (case, role, party) and ranked per (case, role) with a window
@@ -221,29 +269,40 @@ async def pick_lists(
     pairs = list(dict.fromkeys(wanted))
     if not pairs:
         return [[] for _ in wanted]
-    target, target_workflow = aliased(CaseRow), aliased(Workflow)  # the case a list is for
+    cases = _recent_cases(session, list(dict.fromkeys(case_id for case_id, _ in pairs)), recent)
+    # Each of those cases' players of the roles asked: probes of their key. On PostgreSQL a
+    # LATERAL fenced by OFFSET 0, so that the planner never joins them by scanning every role
+    # player (it would at a few thousand cases).
+    roles = sorted({role for _, role in pairs})
+    if session.bind.dialect.name == "postgresql":
+        players = (
+            select(CaseRoleParty.role, CaseRoleParty.party_id)
+            .where(CaseRoleParty.case_id == cases.c.case_id, CaseRoleParty.role.in_(roles))
+            .offset(0)
+            .lateral("players")
+        )
+        joined = true()
+    else:  # SQLite has no LATERAL: a join, which it plans as probes anyway
+        players = CaseRoleParty.__table__.alias("players")
+        joined = and_(players.c.case_id == cases.c.case_id, players.c.role.in_(roles))
     count = func.count()
     ranked = (
         select(
-            target.id.label("case_id"),
-            CaseRoleParty.role,
-            CaseRoleParty.party_id,
+            cases.c.target_id.label("case_id"),
+            players.c.role,
+            players.c.party_id,
             func.row_number()
-            .over(partition_by=(target.id, CaseRoleParty.role), order_by=(count.desc(), CaseRoleParty.party_id))
+            .over(partition_by=(cases.c.target_id, players.c.role), order_by=(count.desc(), players.c.party_id))
             .label("rank"),
         )
-        .select_from(target)
-        .join(target_workflow, target_workflow.id == target.workflow_id)
-        .join(Workflow, Workflow.short_name == target_workflow.short_name)
-        .join(CaseRow, CaseRow.workflow_id == Workflow.id)
-        .join(CaseRoleParty, CaseRoleParty.case_id == CaseRow.id)
-        .join(WorkflowItem, WorkflowItem.id == CaseRow.object_id)
+        .select_from(cases)
+        .join(players, joined)
         .where(
-            tuple_(target.id, CaseRoleParty.role).in_(pairs),
-            CaseRoleParty.case_id != target.id,
-            item_visible(actor),
+            cases.c.n <= recent,
+            tuple_(cases.c.target_id, players.c.role).in_(pairs),
+            item_visible(actor, cases.c.item_id),
         )
-        .group_by(target.id, CaseRoleParty.role, CaseRoleParty.party_id)
+        .group_by(cases.c.target_id, players.c.role, players.c.party_id)
         .subquery()
     )
     rows = await session.execute(

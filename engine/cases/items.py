@@ -7,6 +7,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine import cases, validation
+from engine.cases import task_index
 from engine.errors import DomainError, ErrorCode
 from engine.history import activity
 from engine.notify import reminder_rows
@@ -177,6 +178,7 @@ async def update_workflow_item(
     updated = await apply_update(session, actor=actor, resource=item, kind="workflow_item_updated", changes=changes)
     if updated.due_date != before:  # a new due date: new reminders (engine/cases/reminders.py)
         case_id = await session.scalar(select(Case.id).where(Case.object_id == item.id))
+        task_index.touch(session, [case_id])  # its tasks' rows carry the due date (their order by it)
         await reminder_rows.schedule_due(session, case_id=case_id, item_id=item.id, due=updated.due_date)
     return updated
 

@@ -14,8 +14,10 @@ an ORM flush of an ``EnabledAction``, ``CaseRoleParty`` or ``Case`` row, or thro
 changes can move a row (an instance that is or was assigned to somebody, a role player, a status
 crossing between runnable and not: running ``comment``, which anyone may, costs nothing), and
 just before the transaction commits their rows are recomputed from the tables with
-the statement that builds the whole index (``rebuild``, migration 0012): one statement on
-PostgreSQL (the stale rows deleted and the missing inserted together), two on SQLite. A path
+the statement that builds the whole index (``rebuild``, migration 0024): one statement on
+PostgreSQL (the stale rows deleted, the moved updated, the missing inserted and the parties'
+counts moved together), four on SQLite. A new due date of an item touches its case
+(engine/tree/items.py): the rows carry it, for the order by due date. A path
 added later cannot forget the index, and the rows cannot disagree with the tables they come
 from. The cost is the touched cases' instances, a handful per case.
 
@@ -44,18 +46,19 @@ _CHUNK = 1000  # cases per statement: bind parameters stay far below both databa
 # through its assignee or, when it has none, through its assigned role; the two halves are
 # disjoint, and each yields a (party, instance) pair once (case_role_party's key), so UNION ALL.
 _ROWS = """
-SELECT ea.assignee_party_id AS party_id, ea.id AS enabled_action_id, ea.case_id AS case_id
-FROM enabled_action ea JOIN workflow_case c ON c.id = ea.case_id
+SELECT ea.assignee_party_id AS party_id, ea.id AS enabled_action_id, ea.case_id AS case_id, wi.due_date AS due_date
+FROM enabled_action ea JOIN workflow_case c ON c.id = ea.case_id JOIN workflow_item wi ON wi.id = c.object_id
 WHERE ea.status = 'ENABLED' AND ea."trigger" = 'user' AND c.status IN {statuses}
 AND ea.assignee_party_id IS NOT NULL{cases}
 UNION ALL
-SELECT r.party_id AS party_id, ea.id AS enabled_action_id, ea.case_id AS case_id
-FROM enabled_action ea JOIN workflow_case c ON c.id = ea.case_id
+SELECT r.party_id AS party_id, ea.id AS enabled_action_id, ea.case_id AS case_id, wi.due_date AS due_date
+FROM enabled_action ea JOIN workflow_case c ON c.id = ea.case_id JOIN workflow_item wi ON wi.id = c.object_id
 JOIN case_role_party r ON r.case_id = ea.case_id AND r.role = ea.assigned_role
 WHERE ea.status = 'ENABLED' AND ea."trigger" = 'user' AND c.status IN {statuses}
 AND ea.assignee_party_id IS NULL{cases}
 """
-_COLUMNS = "task_assignment (party_id, enabled_action_id, case_id)"
+_COLUMNS = "task_assignment (party_id, enabled_action_id, case_id, due_date)"
+_COUNT_ALL = "INSERT INTO task_count (party_id, tasks) SELECT party_id, count(*) FROM task_assignment GROUP BY party_id"
 
 
 def _rows(*, some_cases: bool) -> str:
@@ -64,7 +67,7 @@ def _rows(*, some_cases: bool) -> str:
 
 
 def rebuild_sql() -> str:
-    """The INSERT that fills an empty index from the tables: migration 0012 runs this text, and
+    """The INSERT that fills an empty index from the tables: migration 0024 runs this text, and
     ``rebuild`` after a bulk load."""
     return f"INSERT INTO {_COLUMNS}{_rows(some_cases=False)}"
 
@@ -73,30 +76,59 @@ def rebuild_sql() -> str:
 def _statements(dialect: str) -> tuple[Any, ...]:
     cases = bindparam("cases", expanding=True)
     if dialect == "postgresql":
-        # The stale rows deleted and the missing inserted by one statement: the two key sets are
-        # disjoint (deleted: not among the fresh rows; inserted: fresh and not there already).
+        # The stale rows deleted, the moved due dates updated and the missing rows inserted by
+        # one statement (the three key sets are disjoint: deleted, not among the fresh rows;
+        # updated, fresh and there; inserted, fresh and not there), and each party's count moved
+        # by the rows it gained and lost (in party order: two commits never wait on each other's).
         settle = f"""
 WITH fresh AS ({_rows(some_cases=True)}),
 gone AS (
   DELETE FROM task_assignment t WHERE t.case_id IN :cases AND NOT EXISTS (
-    SELECT 1 FROM fresh f WHERE f.party_id = t.party_id AND f.enabled_action_id = t.enabled_action_id))
-INSERT INTO {_COLUMNS} SELECT party_id, enabled_action_id, case_id FROM fresh ON CONFLICT DO NOTHING"""
+    SELECT 1 FROM fresh f WHERE f.party_id = t.party_id AND f.enabled_action_id = t.enabled_action_id)
+  RETURNING t.party_id),
+moved AS (
+  UPDATE task_assignment t SET due_date = f.due_date FROM fresh f
+  WHERE t.party_id = f.party_id AND t.enabled_action_id = f.enabled_action_id
+  AND t.due_date IS DISTINCT FROM f.due_date),
+added AS (
+  INSERT INTO {_COLUMNS} SELECT party_id, enabled_action_id, case_id, due_date FROM fresh
+  ON CONFLICT DO NOTHING RETURNING party_id),
+delta AS (SELECT party_id, 1 AS n FROM added UNION ALL SELECT party_id, -1 AS n FROM gone)
+INSERT INTO task_count (party_id, tasks) SELECT party_id, sum(n) FROM delta GROUP BY party_id ORDER BY party_id
+ON CONFLICT (party_id) DO UPDATE SET tasks = task_count.tasks + excluded.tasks"""
         return (text(settle).bindparams(cases),)
     return (
+        text(
+            "UPDATE task_count SET tasks = tasks - (SELECT count(*) FROM task_assignment t "
+            "WHERE t.party_id = task_count.party_id AND t.case_id IN :cases) "
+            "WHERE party_id IN (SELECT party_id FROM task_assignment WHERE case_id IN :cases)"
+        ).bindparams(cases),
         text("DELETE FROM task_assignment WHERE case_id IN :cases").bindparams(cases),
         text(f"INSERT INTO {_COLUMNS}{_rows(some_cases=True)}").bindparams(cases),
+        text(
+            "INSERT INTO task_count (party_id, tasks) SELECT party_id, count(*) FROM task_assignment "
+            "WHERE case_id IN :cases GROUP BY party_id "
+            "ON CONFLICT (party_id) DO UPDATE SET tasks = tasks + excluded.tasks"
+        ).bindparams(cases),
     )
 
 
 def statements_per_commit(dialect: str) -> int:
-    """What settling the touched cases costs a transaction: 1 statement on PostgreSQL, 2 on SQLite."""
+    """What settling the touched cases costs a transaction: 1 statement on PostgreSQL, 4 on SQLite."""
     return len(_statements(dialect))
 
 
 async def rebuild(session: AsyncSession) -> None:
-    """Recompute the whole index (after a bulk load that bypassed the engine, bench/seed.py)."""
+    """Recompute the whole index and the counts (after a bulk load that bypassed the engine, bench/seed.py)."""
     await session.execute(text("DELETE FROM task_assignment"))
     await session.execute(text(rebuild_sql()))
+    await session.execute(text("DELETE FROM task_count"))
+    await session.execute(text(_COUNT_ALL))
+
+
+def count_sql() -> str:
+    """The INSERT that fills an empty ``task_count`` from a full index (migration 0024, ``rebuild``)."""
+    return _COUNT_ALL
 
 
 def touch(session: AsyncSession | Session, case_ids: Iterable[str]) -> None:

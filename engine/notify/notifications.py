@@ -211,7 +211,10 @@ every page must not. A badge reads the cap as "1000+"."""
 async def unread_count(session: AsyncSession, *, actor: Actor) -> int:
     """The actor's readable unread notifications, counted up to ``UNREAD_COUNT_CAP``."""
     readable = readable_notifications(actor, unread_only=True)
-    unread = select(Notification.id).where(readable).limit(UNREAD_COUNT_CAP).subquery()
+    # Newest first, as the list: a range of ``ix_notification_unread``. Unordered, PostgreSQL
+    # scanned the table for the first thousand unread (50,000 rows read at 1M items, issue 52).
+    unread = select(Notification.id).where(readable).order_by(Notification.id.desc()).limit(UNREAD_COUNT_CAP)
+    unread = unread.subquery()
     return await session.scalar(select(func.count()).select_from(unread)) or 0
 
 

@@ -111,15 +111,21 @@ async def require_global(session: AsyncSession, *, actor: Actor, intent: str) ->
         raise DomainError(ErrorCode.NOT_ALLOWED, f"You need the {intent} permission.")
 
 
-def visible_filter(column: ColumnElement[str], intent: str, actor: Actor) -> ColumnElement[bool]:
+def visible_filter(
+    column: ColumnElement[str], intent: str, actor: Actor, *, probe: bool = False
+) -> ColumnElement[bool]:
     """Rows whose id the actor holds ``intent`` on (admins: all). A correlated EXISTS, so the
     database probes the permission key once per candidate row instead of first collecting every
-    id the actor may see (10,000 for a user who sees 10,000 items, on each nested read)."""
+    id the actor may see (10,000 for a user who sees 10,000 items, on each nested read).
+    ``probe``: fenced (OFFSET 0), so PostgreSQL cannot make it a join either: a nested page of a
+    few rows (a project's subprojects) otherwise merged them with the actor's whole range of
+    grants of the intent, once per project (issue 52: 20,000 grants, the projects page 360 ms)."""
     if actor.is_admin:
         return true()
-    return exists().where(
-        Permission.resource_id == column, Permission.intent == intent, Permission.party_id.in_(actor.party_ids)
-    )
+    held = (Permission.resource_id == column, Permission.intent == intent, Permission.party_id.in_(actor.party_ids))
+    if probe:
+        return select(Permission.resource_id).where(*held).offset(0).exists()
+    return exists().where(*held)
 
 
 async def grant_raw(session: AsyncSession, *, resource_id: str, intent: str, party_id: str) -> None:

@@ -60,15 +60,18 @@ def project_visible(actor: Actor) -> ColumnElement[bool]:
     return visible_filter(Project.id, "project.view", actor)
 
 
-def subproject_visible(actor: Actor) -> ColumnElement[bool]:
-    return visible_filter(Subproject.id, "subproject.view", actor)
+def subproject_visible(actor: Actor, *, probe: bool = False) -> ColumnElement[bool]:
+    """``probe``: one probe per subproject, never a join (``visible_filter``): a project's page."""
+    return visible_filter(Subproject.id, "subproject.view", actor, probe=probe)
 
 
-def item_visible(actor: Actor) -> ColumnElement[bool]:
-    """Workflow items: a grant of workflowItem.view, or a role in the item's case."""
+def item_visible(actor: Actor, item_id: Any = WorkflowItem.id) -> ColumnElement[bool]:
+    """Workflow items: a grant of workflowItem.view, or a role in the item's case. Over
+    ``item_id`` when given (a column holding an item's id), so a read that has the id needs no
+    join to the item (a pick list)."""
     if actor.is_admin:
         return true()
-    return or_(visible_filter(WorkflowItem.id, "workflowItem.view", actor), plays_role(actor, WorkflowItem.id))
+    return or_(visible_filter(item_id, "workflowItem.view", actor), plays_role(actor, item_id))
 
 
 def item_log_readable(actor: Actor) -> ColumnElement[bool]:

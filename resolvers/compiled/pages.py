@@ -122,7 +122,10 @@ def projects_page(b: Build, field: Any) -> Page:
 
 def subprojects_page(b: Build, source: Any, field: Any) -> Any:
     page = _by_id_page(
-        b, field, _SUBPROJECT, [_SUBPROJECT.c.project_id == source.c.id, visibility.subproject_visible(b.actor)]
+        b,
+        field,
+        _SUBPROJECT,
+        [_SUBPROJECT.c.project_id == source.c.id, visibility.subproject_visible(b.actor, probe=True)],
     )
     return b.json.nested(b.connection(field.sub, page).correlate_except(page.query).scalar_subquery())
 

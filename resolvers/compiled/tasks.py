@@ -9,8 +9,10 @@ range of the index read past the cursor up to ``first`` + 1 rows, so a page cost
 however many tasks there are: the parties are rows of one JSON parameter (their number varies
 from viewer to viewer, and one statement serves every viewer of its kind), each with its range
 (PostgreSQL: LATERAL; SQLite, which has none: the range's ids gathered into a JSON array by a
-subquery correlated to the party). By due date (soonest first, none last, ties by id) every
-task is sorted, as the resolver sorts them.
+subquery correlated to the party). By due date (soonest first, none last, ties by id) each
+party's first page in that order is read from the index on PostgreSQL and the handful sorted
+(resolvers/task_order.py, as the resolver reads them); SQLite sorts every task. ``totalCount``
+is the kept count of the one party that has tasks, when only one has (``kept_total``).
 
 The viewer's parties, their id and the instant deputyships are judged at are parameters of
 each execution, for admins too: an admin's task list is theirs, not everyone's. The page's
@@ -29,6 +31,7 @@ from models import Case, Deputyship, EnabledAction, TaskAssignment, WorkflowItem
 from resolvers.compiled.actions import visible_due, workflow_actions
 from resolvers.compiled.build import Build, Page
 from resolvers.pagination import check_first, check_id_cursor
+from resolvers.task_order import due_range, kept_total
 
 __all__ = ["my_tasks"]
 
@@ -82,6 +85,17 @@ def _found(b: Build, past: Any = None, limit: Any = None) -> Any:
     )
 
 
+def _due_found(b: Build, limit: Any, past: Any, at_due: Any) -> Any:
+    """(instance, NULL or the absent user it is lent by) of each of the viewer's parties' (and
+    the lent parties') first ``limit`` tasks in due-date order past the cursor
+    (resolvers/task_order.py): the page is among them."""
+    party, lent = _parties(b), _lent(b)
+    return union_all(
+        due_range(party, party.c.value, null(), b.actor, limit, "own", past, at_due),
+        due_range(lent, lent.c.party_id, lent.c.absent_id, b.actor, limit, "lent", past, at_due),
+    )
+
+
 def _once(found: Any) -> Any:
     """One row per instance: the viewer's own task when any of their parties has it (NULL),
     else the first absent user (by id) it is lent by."""
@@ -111,8 +125,21 @@ def my_tasks(b: Build, field: Any) -> Any:
     by_due = getattr(order, "value", order) == "DUE_DATE"
     has_after = cursor is not None
     task, due = _ENABLED, visible_due(b)
+    at_due = None
+    if by_due and has_after:  # the viewer's due date of the cursor's task
+        cursor_due = (
+            select(visible_due(b).label("due"))
+            .join(_CASE, _CASE.c.object_id == _ITEM.c.id)
+            .join(_ENABLED, _ENABLED.c.case_id == _CASE.c.id)
+            .where(_ENABLED.c.id == after)
+            .cte("cursor_due")
+        )
+        at_due = select(cursor_due.c.due).scalar_subquery()  # once, however many ranges compare with it
     if by_due:
-        ids = _once(_found(b)).subquery("tasks")
+        if b.json.postgres:  # each party's first page in this order, from the index
+            ids = _once(_due_found(b, limit, after if has_after else None, at_due)).subquery("tasks")
+        else:  # SQLite sorts every task of the viewer
+            ids = _once(_found(b)).subquery("tasks")
         joined = ids.join(task, task.c.id == ids.c.id).join(_CASE, _CASE.c.id == task.c.case_id)
         joined = joined.join(_ITEM, _ITEM.c.id == _CASE.c.object_id)
         order_by = [due.is_(None), due, task.c.id]
@@ -131,13 +158,6 @@ def my_tasks(b: Build, field: Any) -> Any:
     rows = select(*columns, func.row_number().over(order_by=order_by).label("rn")).select_from(joined)
     if by_due:
         if has_after:
-            at_due = (
-                select(visible_due(b))
-                .join(_CASE, _CASE.c.object_id == _ITEM.c.id)
-                .join(_ENABLED, _ENABLED.c.case_id == _CASE.c.id)
-                .where(_ENABLED.c.id == after)
-                .scalar_subquery()
-            )
             later = task.c.id > after
             rows = rows.where(
                 or_(
@@ -155,5 +175,6 @@ def my_tasks(b: Build, field: Any) -> Any:
     )
     total = None
     if b.counted(field.sub):
-        total = select(func.count()).select_from(_once(_found(b)).subquery("counted")).scalar_subquery()
+        counted = select(func.count()).select_from(_once(_found(b)).subquery("counted")).scalar_subquery()
+        total = kept_total(counted, select(_parties(b).c.value), select(_lent(b).c.party_id))
     return b.connection(field.sub, Page(page, first, total))

@@ -24,8 +24,9 @@ from tests.fixtures.documents import (
     REASSIGN,
     RESUME,
     SUSPEND,
+    UPDATE_ITEM,
 )
-from tests.fixtures.task_index import index_follows, recomputed
+from tests.fixtures.task_index import held, index_follows, recomputed
 
 ASSIGN_ITEM = """mutation($input: AssignInput!) { assignWorkflowItem(input: $input) { userErrors { code } } }"""
 
@@ -154,11 +155,12 @@ async def test_the_index_follows_child_workflows_and_a_quorum(db, gql, make_user
 
 
 async def test_the_migration_and_a_bulk_load_build_the_same_rows(db, gql, make_user):
-    """Migration 0012 backfills with the statement ``rebuild`` runs after a bulk load."""
+    """Migration 0024 backfills with the statements ``rebuild`` runs after a bulk load."""
     from importlib import import_module
 
-    migration = import_module("migrations.versions.0012_task_index")
+    migration = import_module("migrations.versions.0024_dashboard_reads")
     assert re.sub(r"\s+", " ", migration.REBUILD).strip() == re.sub(r"\s+", " ", task_index.rebuild_sql()).strip()
+    assert migration.COUNT == task_index.count_sql()
     sam_id, sam = await make_user("sam")
     dev_id, dev = await make_user("dev")
     _, sub, _ = await build_tree(gql, sam, items=0, workflow="bug")
@@ -166,7 +168,7 @@ async def test_the_migration_and_a_bulk_load_build_the_same_rows(db, gql, make_u
     await bug(gql, sam, sub, "B", dev_id)
     await act(gql, dev, first, "resolve", resolution="fixed")
     rows = await recomputed(db)
-    assert {party for party, _, _ in rows} == {sam_id, dev_id}
+    assert {party for party, *_ in rows} == {sam_id, dev_id}
     async with db.transaction() as s:
         await s.execute(delete(TaskAssignment))  # as after COPY: nothing in the index
     async with db.transaction() as s:
@@ -205,3 +207,17 @@ async def test_only_a_change_to_somebodys_task_costs_the_index_a_statement(db, m
     assert await index_follows(db) == {dev.user_id: ["resolve"]}
     assert len(await index_statements("resolve", dev, resolution="fixed")) == settle  # dev's task done
     assert await index_follows(db) == {owner.user_id: ["close"]}
+
+
+async def test_a_new_due_date_moves_the_rows_of_the_items_tasks(db, gql, make_user):
+    """The rows carry their item's due date (the order by due date reads it from the index):
+    setting, changing and clearing it reaches every row of the item's tasks."""
+    _, sam = await make_user("sam")
+    dev_id, _ = await make_user("dev")
+    _, sub, _ = await build_tree(gql, sam, items=0, workflow="bug")
+    item = await bug(gql, sam, sub, "A", dev_id)
+    for due in ("2031-07-01", "2031-06-15", None):
+        done = await gql(UPDATE_ITEM, {"input": {"id": item["id"], "dueDate": due}}, token=sam)
+        assert done["updateWorkflowItem"]["userErrors"] == []
+        assert await index_follows(db) == {dev_id: ["resolve"]}  # and its due date is the item's
+        assert {str(d) if d else None for *_, d in await held(db)} == {due}

@@ -75,7 +75,7 @@ async def test_each_task_is_listed_once_however_many_of_your_parties_reach_it(db
 
     rows = await recomputed(db)
     for token, parties, cases in ((dev, {dev_id, group}, 6), (ann, {ann_id}, 3)):
-        expected = sorted({instance for party, instance, _ in rows if party in parties})
+        expected = sorted({instance for party, instance, *_ in rows if party in parties})
         assert len(expected) == cases  # one resolve per case, whichever party reaches it
         for first in (1, 2, 5):
             ids, counts = await walk(token, first)

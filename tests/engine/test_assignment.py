@@ -97,6 +97,24 @@ async def test_pick_list_names_the_most_frequent_players_first_ties_by_id(db, ma
         ]
 
 
+async def test_pick_list_ranks_the_players_of_the_newest_cases_only(db, make_actor):
+    """dev0 played "assignee" in three older cases, dev1 in two newer ones: ranked from the
+    two newest other cases, dev0 (the most frequent over all) is not named at all."""
+    owner, dev0, dev1 = await make_actor("owner"), await make_actor("dev0"), await make_actor("dev1")
+    await bug_case(db, owner, dev0, items=3)
+    await bug_case(db, owner, dev1, items=2)
+    _, (target,) = await bug_case(db, owner, owner)
+    async with db.session() as s:
+        from models import Case
+
+        case = await s.get(Case, target.id)
+        assert await engine.pick_list(s, actor=owner, case=case, role="assignee", recent=2) == [dev1.user_id]
+        assert await engine.pick_list(s, actor=owner, case=case, role="assignee", recent=5) == [
+            dev0.user_id,
+            dev1.user_id,
+        ]
+
+
 async def test_plugin_assignee_callback(db, make_actor):
     owner, boss = await make_actor("owner"), await make_actor("boss")
 
