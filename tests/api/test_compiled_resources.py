@@ -185,10 +185,10 @@ PERMISSIONS = """query Permissions($id: ID!) { node(id: $id) { ... on Project { 
 
 @pytest.mark.skipif(BACKEND != "postgres", reason="a collation other than byte order: PostgreSQL's")
 async def test_allowed_intents_sort_by_code_point_whatever_the_collation(gql, db, actors):
-    """``allowedIntents`` is Python's ``sorted`` (code points), ``permissions`` the grants
-    loader's ORDER BY (the database's collation): with the intent column under an ICU collation,
-    where "project.apple" sorts before "project.Zed" (in code points it is after), each read
-    answers as its resolver on the other road does."""
+    """``allowedIntents`` and ``permissions`` are in code points (Python's ``sorted``: the grants
+    loader merges a resource's own grants with those reaching it in Python): with the intent
+    column under an ICU collation, where "project.apple" sorts before "project.Zed" (in code
+    points it is after), each read answers as its resolver on the other road does."""
     async with db.engine.begin() as connection:
         found = await connection.scalar(text("SELECT count(*) FROM pg_collation WHERE collname = 'en-x-icu'"))
     if not found:
@@ -205,7 +205,7 @@ async def test_allowed_intents_sort_by_code_point_whatever_the_collation(gql, db
         await _collate_intents(db, "default")
     assert reads["viewer"]["node"]["allowedIntents"] == ["project.Zed", "project.apple", "project.view"]
     intents = [g["intent"] for g in reads["owner"]["node"]["permissions"]]
-    assert intents.index("project.apple") < intents.index("project.Zed")  # the collation's order
+    assert intents.index("project.Zed") < intents.index("project.apple")  # code points, not the collation
 
 
 async def _collate_intents(db, collation):
