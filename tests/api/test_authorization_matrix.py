@@ -27,6 +27,7 @@ from tests.fixtures.documents import (
     DEFINE,
     EXECUTE,
     GRANT,
+    GRANT_REACHING,
     NODE_ID,
     SET_DEPUTY,
 )
@@ -106,7 +107,10 @@ async def build_scene(gql, db, ids: dict[str, str]) -> Scene:
     # Grants that must not show what they are not for: the stranger views a project of its
     # own (not P), the player may list P's grants (not view it).
     await _ok(gql, CREATE_PROJECT, {"input": {"displayName": "Stranger's"}}, tokens["stranger"])
-    await _ok(gql, GRANT, {"r": p, "i": "project.intent.listPermissions", "p": ids["player"]}, owner)
+    # The player's reaches down (engine/people/inheritance.py): it lists the grants of S and of
+    # the items it sees too, so every read test built on the scene (the compiled reads'
+    # differential tests among them) reads a grant inherited from above.
+    await _ok(gql, GRANT_REACHING, {"r": p, "i": "project.intent.listPermissions", "p": ids["player"]}, owner)
     await _ok(gql, SUSPEND_ITEM, {"id": i2}, owner)
     comment = {"workflowItemId": i, "action": "comment", "comment": "owner's note"}
     await _ok(gql, EXECUTE, {"input": comment}, owner)

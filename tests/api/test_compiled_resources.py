@@ -39,7 +39,9 @@ UPDATE_SUBPROJECT = """mutation($input: UpdateResourceInput!) {
 
 DATA = {"z": {"b": [1, 2.5, -0.0, 1e16, 1.0, "x", None, True], "a": {}}, "a": 'ünï ☃ "q" \\', "n": -12345678901234567}
 PARTY = "__typename ... on User { login } ... on Group { name }"
-RESOURCE = f"tags additionalData allowedIntents permissions {{ intent parties {{ {PARTY} }} }}"
+PLAYER = {"__typename": "User", "login": "player"}
+RESOURCE = f"""tags additionalData allowedIntents permissions {{ intent parties {{ {PARTY} }}
+  holders {{ inherited reachesDown inheritedFrom party {{ {PARTY} }} }} }}"""
 
 PROJECTS = f"""query Projects {{ projects(first: 100) {{ totalCount edges {{ node {{
   id displayName description status {RESOURCE} projectedBudgets {{ organization currency value }}
@@ -167,7 +169,18 @@ async def test_resource_fields_answer_the_same_for_every_viewer(gql, db, actors,
     viewer_item = reads["viewer"]["items"][0]
     assert viewer_item["permissions"] is None and viewer_item["allowedIntents"] == ["workflowItem.view"]
     assert reads["stranger"]["items"] == [None, None] and reads["player"]["board"] is None
-    assert reads["player"]["items"][0]["allowedIntents"] == [] and reads["player"]["items"][0]["permissions"] is None
+    # the player's listPermissions on P reaches the items it sees (the matrix's scene)
+    player_item = reads["player"]["items"][0]
+    assert player_item["allowedIntents"] == ["workflowItem.intent.listPermissions"]
+    listed = {g["intent"]: g["parties"] for g in player_item["permissions"]}
+    assert {"__typename": "User", "login": "owner"} in listed["workflowItem.intent.grantPermission"]
+    held = {g["intent"]: g["holders"] for g in player_item["permissions"]}["workflowItem.intent.listPermissions"]
+    # its own hold, inherited from P, which it may not see: the source is not named
+    assert {"inherited": True, "reachesDown": False, "inheritedFrom": None, "party": PLAYER} in held
+    owner_read = {g["intent"]: g["holders"] for g in reads["owner"]["items"][0]["permissions"]}
+    assert {"inherited": True, "reachesDown": False, "inheritedFrom": scene.project, "party": PLAYER} in owner_read[
+        "workflowItem.intent.listPermissions"
+    ]
     for document, variables in (
         (PROJECTS, None),
         (BOARD, {"id": scene.subproject, "first": 10}),
