@@ -231,6 +231,17 @@ class Subproject(ResourceFields, Node):
         vid = self.validator_id  # type: ignore[attr-defined]
         return await info.context.loaders.party_by_id.load(vid) if vid else None
 
+    @strawberry.field(
+        description="Who may grant permissions on this subproject (by its own grants or ones reaching it "
+        "from its project), each once: whom to ask for access to what is in it."
+    )
+    @context_only
+    async def grantors(self, info: AppInfo) -> list[Party]:
+        grants = await info.context.loaders.grants_by_resource.load(self.id)
+        ids = list(dict.fromkeys(h.party_id for h in grants.get("subproject.intent.grantPermission", [])))
+        found = await info.context.loaders.party_by_id.load_many(ids)
+        return [p for p in found if p is not None]
+
     @strawberry.field(description="The workflow (and version) this subproject's items follow.")
     @context_only
     async def workflow(self, info: AppInfo) -> Annotated["Workflow", strawberry.lazy("schema.workflow")]:

@@ -32,7 +32,7 @@ from resolvers import visibility
 from resolvers.compiled.build import Build
 from resolvers.compiled.form import LEAF, OBJECT, PARTIES, Form, column, party
 
-__all__ = ["FORMS", "allowed_intents", "permissions", "strings"]
+__all__ = ["FORMS", "allowed_intents", "grantors", "permissions", "strings"]
 
 _PERMISSION, _USER, _GROUP = Permission.__table__, User.__table__, Group.__table__
 _PROJECT, _SUBPROJECT = Project.__table__, Subproject.__table__
@@ -191,7 +191,22 @@ def _existing(held: Any) -> Any:
 
 def _grant_parties(b: Build, source: Any, field: Any) -> Any:
     """Each party holding the grant's intent once, by party id, those gone left out."""
-    held = _holds_of(source)
+    return _parties(b, _holds_of(source), field)
+
+
+def grantors(kind: str) -> Form:
+    """``grantors`` of a kind: the parties holding its ``intent.grantPermission``, as
+    ``PermissionGrant.parties`` lists them."""
+    intent = literal_column(f"'{PREFIX_BY_KIND[kind]}.intent.grantPermission'")
+
+    def build(b: Build, source: Any, field: Any) -> Any:
+        return _parties(b, _holdings(kind, _refs(kind, source), intent=intent), field)
+
+    return Form(PARTIES, build, "party")
+
+
+def _parties(b: Build, held: Any, field: Any) -> Any:
+    """The parties of the holds ``held``, each once, by party id, those gone left out."""
     inner = (
         select(
             case(

@@ -102,6 +102,7 @@ FORMS: dict[str, dict[str, Form]] = {
         **_resource("Subproject"),
         "projectedBudgets": _BUDGETS,
         "workflowItemOrdering": Form(LEAF, _item_ordering),
+        "grantors": grants.grantors("Subproject"),
     },
     "WorkflowItem": {
         **_resource("WorkflowItem"),

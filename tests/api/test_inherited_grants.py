@@ -12,20 +12,20 @@ from tests.fixtures.live import WsClient
 # Every query here is also answered without compiled reads, the same (tests/fixtures/api.py).
 pytestmark = pytest.mark.usefixtures("differential_reads")
 
-GRANT = """mutation($r: ID!, $i: String!, $p: ID!, $inherit: Boolean!) {
+GRANT_WITH_REACH = """mutation($r: ID!, $i: String!, $p: ID!, $inherit: Boolean!) {
   grantPermission(input: {resourceId: $r, intent: $i, partyId: $p, inherit: $inherit}) {
     permissions { intent holders { inherited reachesDown inheritedFrom party { ... on User { login } } } }
     userErrors { code message field } } }"""
-REVOKE = """mutation($r: ID!, $i: String!, $p: ID!, $inherit: Boolean!) {
+REVOKE_WITH_REACH = """mutation($r: ID!, $i: String!, $p: ID!, $inherit: Boolean!) {
   revokePermission(input: {resourceId: $r, intent: $i, partyId: $p, inherit: $inherit}) {
     permissions { intent } userErrors { code message field } } }"""
-BOARD = """query($s: ID!) { node(id: $s) { ... on Subproject { displayName allowedIntents
+BOARD_AND_INTENTS = """query($s: ID!) { node(id: $s) { ... on Subproject { displayName allowedIntents
   workflowItems(first: 20) { totalCount edges { node { displayName allowedIntents } } } } } }"""
 GRANTS = """query($id: ID!) { node(id: $id) { ... on Project { permissions { ...G } } ... on Subproject {
   permissions { ...G } } ... on WorkflowItem { permissions { ...G } } } }
 fragment G on PermissionGrant { intent parties { ... on User { login } }
   holders { inherited reachesDown inheritedFrom party { ... on User { login } } } }"""
-SEARCH = """query($q: String!) { search(query: $q, first: 20) { totalCount edges { node {
+SEARCH_BELOW = """query($q: String!) { search(query: $q, first: 20) { totalCount edges { node {
   ... on Subproject { displayName } ... on WorkflowItem { displayName } } } } }"""
 NOTES = """{ notifications { totalCount unreadCount edges { node { activity { id comment } } } } }"""
 ENTRY = """query($id: ID!) { node(id: $id) { ... on Activity { comment } } }"""
@@ -39,11 +39,11 @@ async def _ok(gql, document, variables, token, inherit=False):
 
 
 async def _grant(gql, token, resource, intent, party, *, inherit=False):
-    return await _ok(gql, GRANT, {"r": resource, "i": intent, "p": party}, token, inherit)
+    return await _ok(gql, GRANT_WITH_REACH, {"r": resource, "i": intent, "p": party}, token, inherit)
 
 
 async def _revoke(gql, token, resource, intent, party, *, inherit=False):
-    return await _ok(gql, REVOKE, {"r": resource, "i": intent, "p": party}, token, inherit)
+    return await _ok(gql, REVOKE_WITH_REACH, {"r": resource, "i": intent, "p": party}, token, inherit)
 
 
 async def _item(gql, token, sub_id, name):
@@ -59,10 +59,10 @@ async def test_a_grant_on_the_project_reaches_its_items_now_and_later(gql, make_
     _, sam = await make_user("sam")
     ann_id, ann = await make_user("ann")
     project, sub, items = await build_tree(gql, sam, items=2)
-    assert (await gql(BOARD, {"s": sub["id"]}, token=ann))["node"] is None
+    assert (await gql(BOARD_AND_INTENTS, {"s": sub["id"]}, token=ann))["node"] is None
 
     await _grant(gql, sam, project["id"], "project.view", ann_id, inherit=True)
-    board = await gql(BOARD, {"s": sub["id"]}, token=ann)
+    board = await gql(BOARD_AND_INTENTS, {"s": sub["id"]}, token=ann)
     assert board["node"]["allowedIntents"] == ["subproject.view"]
     assert board["node"]["workflowItems"]["totalCount"] == 2
     assert _names(board) == ["Item 0", "Item 1"]
@@ -78,8 +78,8 @@ async def test_a_grant_on_the_project_reaches_its_items_now_and_later(gql, make_
         )
     )["createSubproject"]["subproject"]
     await _item(gql, sam, new_sub["id"], "Brick")
-    assert _names(await gql(BOARD, {"s": sub["id"]}, token=ann)) == ["Item 0", "Item 1", "Item 2"]
-    assert _names(await gql(BOARD, {"s": new_sub["id"]}, token=ann)) == ["Brick"]
+    assert _names(await gql(BOARD_AND_INTENTS, {"s": sub["id"]}, token=ann)) == ["Item 0", "Item 1", "Item 2"]
+    assert _names(await gql(BOARD_AND_INTENTS, {"s": new_sub["id"]}, token=ann)) == ["Brick"]
     # what ann holds stays one grant, on the project: nothing was copied onto the new rows
     listed = (await gql(GRANTS, {"id": items[0]}, token=sam))["node"]["permissions"]
     view = next(g for g in listed if g["intent"] == "workflowItem.view")
@@ -102,7 +102,7 @@ async def test_each_intent_reaches_its_counterpart_and_no_other(gql, make_user):
     for intent in ("project.view", "project.viewHistory", "project.close", "project.createSubproject"):
         await _grant(gql, sam, project["id"], intent, ann_id, inherit=True)
     await _grant(gql, sam, sub["id"], "subproject.createWorkflowItem", ann_id, inherit=True)
-    board = await gql(BOARD, {"s": sub["id"]}, token=ann)
+    board = await gql(BOARD_AND_INTENTS, {"s": sub["id"]}, token=ann)
     # close reaches the subproject (items have no close); createSubproject and
     # createWorkflowItem have no counterpart below and reach nothing there
     assert board["node"]["allowedIntents"] == [
@@ -124,24 +124,26 @@ async def test_revoking_takes_the_reach_back_and_grants_made_below_stay(gql, mak
     await _grant(gql, sam, project["id"], "project.view", ann_id, inherit=True)
     await _grant(gql, sam, sub["id"], "subproject.view", ann_id)
     await _grant(gql, sam, kept, "workflowItem.view", ann_id)
-    assert (await gql(BOARD, {"s": sub["id"]}, token=ann))["node"]["workflowItems"]["totalCount"] == 2
+    assert (await gql(BOARD_AND_INTENTS, {"s": sub["id"]}, token=ann))["node"]["workflowItems"]["totalCount"] == 2
 
     # Revoked as if it were one grant, it is refused: it would take everything below too.
-    refused = await gql(REVOKE, {"r": project["id"], "i": "project.view", "p": ann_id, "inherit": False}, token=sam)
+    refused = await gql(
+        REVOKE_WITH_REACH, {"r": project["id"], "i": "project.view", "p": ann_id, "inherit": False}, token=sam
+    )
     assert [(e["code"], e["field"]) for e in refused["revokePermission"]["userErrors"]] == [
         ("INVALID_INPUT", ["inherit"])
     ]
     assert "inherit: true" in refused["revokePermission"]["userErrors"][0]["message"]
-    assert (await gql(BOARD, {"s": sub["id"]}, token=ann))["node"]["workflowItems"]["totalCount"] == 2
+    assert (await gql(BOARD_AND_INTENTS, {"s": sub["id"]}, token=ann))["node"]["workflowItems"]["totalCount"] == 2
 
     await _revoke(gql, sam, project["id"], "project.view", ann_id, inherit=True)
-    board = await gql(BOARD, {"s": sub["id"]}, token=ann)
+    board = await gql(BOARD_AND_INTENTS, {"s": sub["id"]}, token=ann)
     assert board["node"]["workflowItems"]["totalCount"] == 1 and _names(board) == ["Item 0"]
     assert (await gql(NODE_ID, {"id": project["id"]}, token=ann))["node"] is None
     # hidden is missing: the item it no longer covers answers as a made-up id does
     assert (await gql(NODE_ID, {"id": gone}, token=ann))["node"] is None
     assert (await gql(NODE_ID, {"id": gone[:-4] + "0000"}, token=ann))["node"] is None
-    found = (await gql(SEARCH, {"q": "Item"}, token=ann))["search"]
+    found = (await gql(SEARCH_BELOW, {"q": "Item"}, token=ann))["search"]
     assert found["totalCount"] == 1 and [e["node"]["displayName"] for e in found["edges"]] == ["Item 0"]
 
 
@@ -170,7 +172,7 @@ async def test_a_grant_with_nothing_below_cannot_reach_down(gql, make_user):
     _, _, (item,) = await build_tree(gql, sam, items=1)
     for resource, intent in ((item, "workflowItem.view"), ("global", "global.createProject")):
         _, admin = await make_user(f"admin{intent[0]}", admin=True)
-        answer = await gql(GRANT, {"r": resource, "i": intent, "p": ann_id, "inherit": True}, token=admin)
+        answer = await gql(GRANT_WITH_REACH, {"r": resource, "i": intent, "p": ann_id, "inherit": True}, token=admin)
         errors = answer["grantPermission"]["userErrors"]
         assert [(e["code"], e["field"]) for e in errors] == [("INVALID_INPUT", ["inherit"])], errors
         listed = (await gql(GRANTS, {"id": item}, token=sam))["node"]["permissions"]
@@ -182,7 +184,7 @@ async def test_the_last_holder_rule_counts_reaching_grants(gql, make_user):
     ann_id, _ = await make_user("ann")
     project, _sub, (item,) = await build_tree(gql, sam, items=1)
     intent = "workflowItem.intent.grantPermission"
-    alone = await gql(REVOKE, {"r": item, "i": intent, "p": sam_id, "inherit": False}, token=sam)
+    alone = await gql(REVOKE_WITH_REACH, {"r": item, "i": intent, "p": sam_id, "inherit": False}, token=sam)
     assert [e["code"] for e in alone["revokePermission"]["userErrors"]] == ["LAST_GRANT_HOLDER"]
 
     # ann may grant on everything in the project: sam may give up the item's grant
@@ -190,7 +192,9 @@ async def test_the_last_holder_rule_counts_reaching_grants(gql, make_user):
     await _revoke(gql, sam, item, intent, sam_id)
     # and now ann's reaching grant is the item's last: not taken back while it is
     below = await gql(
-        REVOKE, {"r": project["id"], "i": "project.intent.grantPermission", "p": ann_id, "inherit": True}, token=sam
+        REVOKE_WITH_REACH,
+        {"r": project["id"], "i": "project.intent.grantPermission", "p": ann_id, "inherit": True},
+        token=sam,
     )
     errors = below["revokePermission"]["userErrors"]
     assert [e["code"] for e in errors] == ["LAST_GRANT_HOLDER"] and "below" in errors[0]["message"]
@@ -206,9 +210,9 @@ async def test_a_board_read_by_a_reaching_grant_is_one_statement(gql, make_user,
     ann_id, ann = await make_user("ann")
     project, sub, _ = await build_tree(gql, sam, items=3)
     await _grant(gql, sam, project["id"], "project.view", ann_id, inherit=True)
-    await gql(BOARD, {"s": sub["id"]}, token=ann)  # the token is remembered now
+    await gql(BOARD_AND_INTENTS, {"s": sub["id"]}, token=ann)  # the token is remembered now
     with count_statements() as counted:
-        board = await gql(BOARD, {"s": sub["id"]}, token=ann)
+        board = await gql(BOARD_AND_INTENTS, {"s": sub["id"]}, token=ann)
     assert board["node"]["workflowItems"]["totalCount"] == 3
     assert counted.count == 1, counted.statements
 
@@ -223,7 +227,9 @@ async def test_a_live_stream_shows_what_a_reaching_grant_still_covers(live_serve
     project, _, (item,) = await build_tree(gql, sam, items=1)
 
     async def grant(intent, inherit):
-        data = await gql(GRANT, {"r": project["id"], "i": intent, "p": ann_id, "inherit": inherit}, token=sam)
+        data = await gql(
+            GRANT_WITH_REACH, {"r": project["id"], "i": intent, "p": ann_id, "inherit": inherit}, token=sam
+        )
         assert data["grantPermission"]["userErrors"] == []
 
     await grant("project.viewHistory", False)
@@ -234,7 +240,9 @@ async def test_a_live_stream_shows_what_a_reaching_grant_still_covers(live_serve
         comment = {"workflowItemId": item, "action": "comment", "comment": "seen"}
         await gql(EXECUTE, {"input": comment}, token=sam)
         first = await client.receive(1)
-        revoked = await gql(REVOKE, {"r": project["id"], "i": "project.view", "p": ann_id, "inherit": True}, token=sam)
+        revoked = await gql(
+            REVOKE_WITH_REACH, {"r": project["id"], "i": "project.view", "p": ann_id, "inherit": True}, token=sam
+        )
         assert revoked["revokePermission"]["userErrors"] == []
         await gql(EXECUTE, {"input": {**comment, "comment": "unseen item"}}, token=sam)
         second = await client.receive(1)
@@ -242,3 +250,21 @@ async def test_a_live_stream_shows_what_a_reaching_grant_still_covers(live_serve
         await client.close()
     assert first == [{"activity": {"comment": "seen", "workflowItem": {"displayName": "Item 0"}}}]
     assert second == [{"activity": {"comment": "unseen item", "workflowItem": None}}]
+
+
+GRANTORS = """query($s: ID!) { node(id: $s) { ... on Subproject {
+  grantors { ... on User { login } } workflowItems { totalCount } } } }"""
+
+
+async def test_a_subproject_names_who_may_grant_access_to_what_is_in_it(gql, make_user):
+    """A viewer of a subproject that shows them no item can read whom to ask: its own holders of
+    subproject.intent.grantPermission and those whose grant reaches it from the project."""
+    _, sam = await make_user("sam")
+    ann_id, ann = await make_user("ann")
+    bob_id, _ = await make_user("bob")
+    project, sub, _ = await build_tree(gql, sam, items=2)
+    await _grant(gql, sam, sub["id"], "subproject.view", ann_id)  # after the items: none copied to them
+    await _grant(gql, sam, project["id"], "project.intent.grantPermission", bob_id, inherit=True)
+    read = (await gql(GRANTORS, {"s": sub["id"]}, token=ann))["node"]
+    assert read["workflowItems"]["totalCount"] == 0
+    assert sorted(g["login"] for g in read["grantors"]) == ["bob", "sam"]
