@@ -6,7 +6,7 @@ What such a grant no longer covers is hidden as a missing row is, on every read 
 import pytest
 
 from tests.fixtures.builders import build_tree
-from tests.fixtures.documents import CREATE_ITEM, CREATE_SUBPROJECT, EXECUTE, NODE_ID, SUBSCRIBE
+from tests.fixtures.documents import CREATE_ITEM, CREATE_SUBPROJECT, EXECUTE, NODE_ID, SET_DISABLED, SUBSCRIBE
 from tests.fixtures.live import WsClient
 
 # Every query here is also answered without compiled reads, the same (tests/fixtures/api.py).
@@ -201,6 +201,18 @@ async def test_the_last_holder_rule_counts_reaching_grants(gql, make_user):
     listed = (await gql(GRANTS, {"id": item}, token=sam))["node"]["permissions"]
     granting = next(g for g in listed if g["intent"] == intent)
     assert [(h["party"]["login"], h["inherited"]) for h in granting["holders"]] == [("ann", True)]
+
+
+async def test_disabling_the_last_holder_that_reaches_an_item_is_refused(gql, make_user):
+    sam_id, sam = await make_user("sam")
+    ann_id, _ = await make_user("ann")
+    _, admin = await make_user("root", admin=True)
+    project, _, (item,) = await build_tree(gql, sam, items=1)
+    await _grant(gql, sam, project["id"], "project.intent.grantPermission", ann_id, inherit=True)
+    await _revoke(gql, sam, item, "workflowItem.intent.grantPermission", sam_id)
+    disabled = (await gql(SET_DISABLED, {"u": ann_id, "disabled": True}, token=admin))["disableUser"]
+    assert [e["code"] for e in disabled["userErrors"]] == ["LAST_GRANT_HOLDER"]
+    assert disabled["user"] is None or disabled["user"]["disabled"] is False
 
 
 async def test_a_board_read_by_a_reaching_grant_is_one_statement(gql, make_user, count_statements):
