@@ -44,6 +44,8 @@ class Batch:
         self.rows: dict[str, list[dict[str, Any]]] = {t: [] for t in _TABLES}
 
     def add(self, table: str, **row: Any) -> None:
+        if table == "permission":  # a seeded grant holds where it is made (engine/people/inheritance.py)
+            row.setdefault("inherit", False)
         self.rows[table].append(row)
 
     def log(self, **row: Any) -> None:

@@ -3,7 +3,7 @@
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import BigInteger, Column, Index
+from sqlalchemy import BigInteger, Column, Index, false, text
 from sqlmodel import Field, SQLModel
 
 from models.types import JSONType, UTCDateTime, utcnow
@@ -100,11 +100,26 @@ class Document(SQLModel, table=True):
 
 
 class Permission(SQLModel, table=True):
+    """A grant. ``inherit``: on a project or subproject, the grant also reaches everything below
+    it, now and later (engine/people/inheritance.py), held here once rather than copied."""
+
     __tablename__ = "permission"
     # Covering: a read's visibility check hashes the viewer's grants of one intent straight
-    # from the index (migration 0005).
-    __table_args__ = (Index("ix_permission_party_intent_resource", "party_id", "intent", "resource_id"),)
+    # from the index (migration 0005). The inherited ones again, alone (few rows): a read asks
+    # for the viewer's reaching grants of one intent (migration 0020).
+    __table_args__ = (
+        Index("ix_permission_party_intent_resource", "party_id", "intent", "resource_id"),
+        Index(
+            "ix_permission_inherited",
+            "party_id",
+            "intent",
+            "resource_id",
+            postgresql_where=text("inherit"),
+            sqlite_where=text("inherit"),
+        ),
+    )
 
     resource_id: str = Field(primary_key=True)
     intent: str = Field(primary_key=True)
     party_id: str = Field(primary_key=True)
+    inherit: bool = Field(default=False, sa_column_kwargs={"server_default": false()})

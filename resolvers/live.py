@@ -96,12 +96,22 @@ async def read_shared(session: AsyncSession, entries: Sequence[Activity]) -> Sha
             view_intent.update(dict.fromkeys(ids, intent))
     viewers: dict[str, set[str]] = defaultdict(set)
     if view_intent:
-        grants = select(Permission.resource_id, Permission.intent, Permission.party_id).where(
+        grants = select(Permission.resource_id, Permission.intent, Permission.party_id, Permission.inherit).where(
             Permission.resource_id.in_(view_intent), Permission.intent.in_(set(view_intent.values()))
         )
-        for resource_id, intent, party in await session.execute(grants):
+        reaching: dict[str, set[str]] = defaultdict(set)  # view grants that reach down
+        for resource_id, intent, party, inherit in await session.execute(grants):
             if view_intent[resource_id] == intent:
                 viewers[resource_id].add(party)
+                if inherit:
+                    reaching[resource_id].add(party)
+        # An entry names its item's subproject and project too: their reaching view grants
+        # were read above (engine/people/inheritance.py).
+        for resource_id in view_intent:
+            row = rows.get(resource_id)
+            for above in ("subproject_id", "project_id"):
+                if row is not None and resource_id != getattr(row, above, resource_id):
+                    viewers[resource_id] |= reaching.get(getattr(row, above), set())
         items = [i for i, intent in view_intent.items() if intent == "workflowItem.view"]
         if items:
             players = (

@@ -3,6 +3,7 @@
 from datetime import datetime
 from typing import Any
 
+from engine.people.inheritance import Holding
 from engine.people.permissions import intent_prefix
 from resolvers.context import Context
 from resolvers.filters import HistoryFilterKey
@@ -15,8 +16,9 @@ async def allowed_intents(ctx: Context, resource_id: str) -> list[str]:
     return sorted(await ctx.loaders.intents_by_resource.load(resource_id))
 
 
-async def grants(ctx: Context, resource_id: str) -> dict[str, list[str]] | None:
-    """All grants on the resource, or None when the viewer may not list them."""
+async def grants(ctx: Context, resource_id: str) -> dict[str, list[Holding]] | None:
+    """All grants holding on the resource (reaching ones too), or None when the viewer may not
+    list them."""
     held = await ctx.loaders.intents_by_resource.load(resource_id)
     if f"{intent_prefix(resource_id)}.intent.listPermissions" not in held:
         return None

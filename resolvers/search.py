@@ -43,6 +43,7 @@ from sqlalchemy import (
 )
 
 from engine.people.actors import Actor
+from engine.people.inheritance import reached_parents
 from models import Case, CaseRoleParty, Permission, Project, Subproject, WorkflowItem, kind_of
 from resolvers import visibility
 from resolvers.context import Context
@@ -145,6 +146,14 @@ def _own(viewer: Actor, model: Any, intent: str) -> list[Select[Any]]:
                 .order_by(CaseRoleParty.case_id.desc())
                 .limit(MAX_RANKED)
             )
+    # the rows under the viewer's grants that reach down (engine/people/inheritance.py): the
+    # newest of them, as for each grant above
+    parent = {Subproject: Subproject.project_id, WorkflowItem: WorkflowItem.subproject_id}.get(model)
+    reaching = None if parent is None else reached_parents(model.__name__, intent, viewer)
+    if reaching is not None:
+        sources.append(
+            select(model.id.label("id")).where(parent.in_(reaching)).order_by(model.id.desc()).limit(MAX_RANKED)
+        )
     return sources
 
 

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import strawberry
 
+from engine.people.inheritance import Holding
+from models import kind_of
 from resolvers import resources
 from resolvers.child_pages import PageKey
 from resolvers.filters import ResourceFilterKey
@@ -56,24 +58,71 @@ class ProjectedBudget:
     value: str
 
 
+@strawberry.type(description="One party's hold of an intent on a resource: made there, or reaching it from above.")
+class PermissionHolder:
+    inherited: bool = strawberry.field(
+        description="Whether the party holds the intent by a grant on a project or subproject above "
+        "that reaches down (grantPermission with inherit), not by one made here."
+    )
+    reaches_down: bool = strawberry.field(
+        description="Whether this grant, made here, also holds on everything below this resource, "
+        "now and later (revoke it with inherit: true)."
+    )
+
+    @strawberry.field(description="The user or group holding the intent.")
+    @context_only
+    async def party(self, info: AppInfo) -> Party:
+        return self.found  # type: ignore[attr-defined]
+
+    @strawberry.field(
+        description="The project or subproject whose grant reaches here; null when the grant was "
+        "made here, or when you may not see that resource."
+    )
+    @context_only
+    async def inherited_from(self, info: AppInfo) -> strawberry.ID | None:
+        source = self.source  # type: ignore[attr-defined]
+        if source is None:
+            return None
+        loader = (
+            info.context.loaders.project_by_id
+            if kind_of(source) == "Project"
+            else info.context.loaders.subproject_by_id
+        )
+        return source if await loader.load(source) is not None else None
+
+
 @strawberry.type(description="The parties holding one intent on a resource.")
 class PermissionGrant:
     intent: str
 
-    @strawberry.field
+    @strawberry.field(description="Every party holding the intent here, once each, however it holds it.")
     @context_only
     async def parties(self, info: AppInfo) -> list[Party]:
-        found = await info.context.loaders.party_by_id.load_many(self.party_ids)  # type: ignore[attr-defined]
+        ids = list(dict.fromkeys(h.party_id for h in self.holdings))  # type: ignore[attr-defined]
+        found = await info.context.loaders.party_by_id.load_many(ids)  # type: ignore[attr-defined]
         return [p for p in found if p is not None]
 
+    @strawberry.field(description="Each party's hold of the intent: by party, made here before inherited.")
+    @context_only
+    async def holders(self, info: AppInfo) -> list[PermissionHolder]:
+        holdings = self.holdings  # type: ignore[attr-defined]
+        found = await info.context.loaders.party_by_id.load_many([h.party_id for h in holdings])
+        result = []
+        for holding, party in zip(holdings, found, strict=True):
+            if party is not None:
+                holder = PermissionHolder(inherited=holding.source is not None, reaches_down=holding.reaches)
+                holder.found, holder.source = party, holding.source  # type: ignore[attr-defined]
+                result.append(holder)
+        return result
 
-def grant_list(grants: dict[str, list[str]] | None) -> list[PermissionGrant] | None:
+
+def grant_list(grants: "dict[str, list[Holding]] | None") -> list[PermissionGrant] | None:
     if grants is None:
         return None
     result = []
-    for intent, parties in grants.items():
+    for intent, holdings in grants.items():
         grant = PermissionGrant(intent=intent)
-        grant.party_ids = parties  # type: ignore[attr-defined]
+        grant.holdings = holdings  # type: ignore[attr-defined]
         result.append(grant)
     return result
 
@@ -181,6 +230,17 @@ class Subproject(ResourceFields, Node):
     async def validator(self, info: AppInfo) -> Party | None:
         vid = self.validator_id  # type: ignore[attr-defined]
         return await info.context.loaders.party_by_id.load(vid) if vid else None
+
+    @strawberry.field(
+        description="Who may grant permissions on this subproject (by its own grants or ones reaching it "
+        "from its project), each once: whom to ask for access to what is in it."
+    )
+    @context_only
+    async def grantors(self, info: AppInfo) -> list[Party]:
+        grants = await info.context.loaders.grants_by_resource.load(self.id)
+        ids = list(dict.fromkeys(h.party_id for h in grants.get("subproject.intent.grantPermission", [])))
+        found = await info.context.loaders.party_by_id.load_many(ids)
+        return [p for p in found if p is not None]
 
     @strawberry.field(description="The workflow (and version) this subproject's items follow.")
     @context_only

@@ -96,6 +96,12 @@ class PermissionInput:
     resource_id: strawberry.ID = strawberry.field(description="A project, subproject or workflow item id, or `global`.")
     intent: str
     party_id: strawberry.ID
+    inherit: bool = strawberry.field(
+        default=False,
+        description="On a project or subproject: the grant also holds, with the same suffix "
+        "(project.view: subproject.view and workflowItem.view), on everything below it, now and "
+        "later. Revoking such a grant needs inherit: true too; grants made below stay.",
+    )
 
 
 @strawberry.type
@@ -199,9 +205,16 @@ async def close_subproject(info: AppInfo, input: CloseInput) -> SubprojectPayloa
 
 
 async def _change_permission(info: AppInfo, input: PermissionInput, verb: Any) -> PermissionPayload:
-    async def operation(session: Any, actor: Any) -> dict[str, list[str]]:
-        await verb(session, actor=actor, resource_id=input.resource_id, intent=input.intent, party_id=input.party_id)
-        return await permissions.grants_of(session, input.resource_id)
+    async def operation(session: Any, actor: Any) -> Any:
+        await verb(
+            session,
+            actor=actor,
+            resource_id=input.resource_id,
+            intent=input.intent,
+            party_id=input.party_id,
+            inherit=input.inherit,
+        )
+        return await permissions.holdings_of(session, input.resource_id)
 
     grants, errors = await run(info.context, operation)
     return PermissionPayload(permissions=grant_list(grants), user_errors=errors)

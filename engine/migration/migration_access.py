@@ -9,8 +9,9 @@ from engine.errors import DomainError, ErrorCode
 from engine.migration.migration_plan import Loaded
 from engine.people import permissions
 from engine.people.actors import Actor
+from engine.people.inheritance import effective_grants, hold
 from engine.spec import versions
-from models import Case, Permission, Subproject, Workflow, WorkflowItem
+from models import Case, Subproject, Workflow, WorkflowItem
 
 
 async def subproject(
@@ -76,13 +77,10 @@ async def items_allowed(session: AsyncSession, actor: Actor, loaded: Loaded) -> 
     held: dict[str, set[str]] = {"view": set(), "update": set()}
     if not items:
         return held
-    rows = await session.execute(
-        select(Permission.intent, Permission.resource_id).where(
-            Permission.resource_id.in_(items),
-            Permission.intent.in_(("workflowItem.view", "workflowItem.update")),
-            Permission.party_id.in_(actor.party_ids),
-        )
-    )
-    for intent, item_id in rows:
-        held["view" if intent == "workflowItem.view" else "update"].add(item_id)
+    # the item's own grants and those reaching it from above (engine/people/inheritance.py)
+    holdings = hold(await session.execute(effective_grants(items, actor.party_ids)))
+    for item_id, intents in holdings.items():
+        for intent, key in (("workflowItem.view", "view"), ("workflowItem.update", "update")):
+            if intent in intents:
+                held[key].add(item_id)
     return held

@@ -1,84 +1,117 @@
 """Intents: who may do what to which resource.
 
-Grants are rows (resource_id, intent, party_id); a party is a user or a group, and the actor's
-``party_ids`` already include their groups. Admins pass every check.
+Grants are rows (resource_id, intent, party_id, inherit); a party is a user or a group, and the
+actor's ``party_ids`` already include their groups. A grant with ``inherit`` on a project or
+subproject holds on everything below it too (engine/people/inheritance.py): every check here
+counts it. Admins pass every check.
 """
 
-from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, delete, exists, or_, select, true
+from sqlalchemy import ColumnElement, and_, delete, exists, or_, select, true
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import aliased
 
 from engine.errors import DomainError, ErrorCode, not_found
 from engine.history import activity
 from engine.history.activity import RESOURCE_MODELS
 from engine.people.actors import Actor
+from engine.people.grant_holders import (
+    check_revoke,
+    lock_grant_holders,
+    may_act,
+    require_grant_holders_remain,
+    resources_granted_to,
+)
+from engine.people.inheritance import Holding, ancestors_of, effective_grants, hold
+from engine.people.intents import (
+    GLOBAL,
+    GLOBAL_INTENTS,
+    GRANT_INTENTS,
+    PROJECT_INTENTS,
+    SUBPROJECT_INTENTS,
+    WORKFLOW_ITEM_INTENTS,
+    counterpart,
+    intent_prefix,
+    intents_for,
+    reaching,
+)
 from engine.people.role_players import plays_role
-from models import Group, GroupMember, Permission, Project, Subproject, User, WorkflowItem, kind_of
+from models import Group, Permission, Project, Subproject, User, WorkflowItem, kind_of
 from models.db import insert_for
 
-GLOBAL = "global"
-GLOBAL_INTENTS = ("global.createProject", "global.createUser", "global.createGroup", "global.defineWorkflow")
-_RESOURCE_SUFFIXES = (
-    "view",
-    "viewHistory",
-    "update",
-    "assign",
-    "close",
-    "intent.listPermissions",
-    "intent.grantPermission",
-    "intent.revokePermission",
-)
-PROJECT_INTENTS = tuple(f"project.{s}" for s in (*_RESOURCE_SUFFIXES, "createSubproject"))
-SUBPROJECT_INTENTS = tuple(
-    f"subproject.{s}" for s in (*_RESOURCE_SUFFIXES, "createWorkflowItem", "reorderWorkflowItems")
-)
-WORKFLOW_ITEM_INTENTS = tuple(f"workflowItem.{s}" for s in _RESOURCE_SUFFIXES if s != "close")
-_INTENTS_BY_KIND = {
-    "Project": PROJECT_INTENTS,
-    "Subproject": SUBPROJECT_INTENTS,
-    "WorkflowItem": WORKFLOW_ITEM_INTENTS,
-}
-_PREFIX_BY_KIND = {"Project": "project", "Subproject": "subproject", "WorkflowItem": "workflowItem"}
-# The intents whose last holder cannot be revoked, one per kind of resource.
-GRANT_INTENTS = tuple(f"{prefix}.intent.grantPermission" for prefix in _PREFIX_BY_KIND.values())
+__all__ = [
+    "GLOBAL",
+    "GLOBAL_INTENTS",
+    "GRANT_INTENTS",
+    "PROJECT_INTENTS",
+    "RESOURCE_MODELS",
+    "SUBPROJECT_INTENTS",
+    "WORKFLOW_ITEM_INTENTS",
+    "Holding",
+    "grant",
+    "grant_new_resource",
+    "grant_raw",
+    "grants_of",
+    "has_intent",
+    "held_intents",
+    "holdings_of",
+    "intent_prefix",
+    "intents_for",
+    "lock_grant_holders",
+    "may_act",
+    "require",
+    "require_global",
+    "require_grant_holders_remain",
+    "resources_granted_to",
+    "revoke",
+    "visible_filter",
+]
 
 
-def intents_for(resource_id: str) -> tuple[str, ...]:
-    if resource_id == GLOBAL:
-        return GLOBAL_INTENTS
-    return _INTENTS_BY_KIND.get(kind_of(resource_id) or "", ())
+def _holds_here(resource_id: str, intents: list[str] | None = None) -> ColumnElement[bool]:
+    """Grants that hold on ``resource_id``: its own, and its ancestors' reaching ones (of the
+    intents ``reaching`` names for each of ``intents``, when given)."""
+    own = [Permission.resource_id == resource_id]
+    if intents is not None:
+        own.append(Permission.intent.in_(intents))
+    above = ancestors_of(resource_id)
+    if above is None:
+        return and_(*own)
+    sources = None if intents is None else [source for i in intents for _, source in reaching(i)]
+    inherited = [Permission.inherit, Permission.resource_id.in_(above)]
+    if sources is not None:
+        inherited.append(Permission.intent.in_(sources))
+    return or_(and_(*own), and_(*inherited))
 
 
-def intent_prefix(resource_id: str) -> str:
-    return _PREFIX_BY_KIND[kind_of(resource_id) or ""]
+def _as_held(resource_id: str, rows: Any) -> set[str]:
+    """The intents of ``(resource, intent)`` rows, as called on ``resource_id``."""
+    kind = kind_of(resource_id) or ""
+    found = {intent if source == resource_id else counterpart(intent, kind) for source, intent in rows}
+    return {intent for intent in found if intent is not None}
 
 
 async def held_intents(session: AsyncSession, *, actor: Actor, resource_id: str) -> set[str]:
     if actor.is_admin:
         return set(intents_for(resource_id))
-    rows = await session.scalars(
-        select(Permission.intent).where(Permission.resource_id == resource_id, Permission.party_id.in_(actor.party_ids))
+    rows = await session.execute(
+        select(Permission.resource_id, Permission.intent).where(
+            Permission.party_id.in_(actor.party_ids), _holds_here(resource_id)
+        )
     )
-    return set(rows)
+    return _as_held(resource_id, rows)
 
 
 async def has_intent(session: AsyncSession, *, actor: Actor, resource_id: str, intent: str) -> bool:
     if actor.is_admin:
         return True
-    found = await session.scalar(
-        select(Permission.intent)
-        .where(
-            Permission.resource_id == resource_id,
-            Permission.intent == intent,
-            Permission.party_id.in_(actor.party_ids),
-        )
+    rows = await session.execute(
+        select(Permission.resource_id, Permission.intent)
+        .where(Permission.party_id.in_(actor.party_ids), _holds_here(resource_id, [intent]))
         .limit(1)
     )
-    return found is not None
+    return intent in _as_held(resource_id, rows)
 
 
 async def require(
@@ -163,25 +196,31 @@ async def _copied_grants(session: AsyncSession, *, source_id: str, target_id: st
     (project.view -> subproject.view); intents the child does not have are skipped."""
     source_prefix, target_prefix = intent_prefix(source_id), intent_prefix(target_id)
     target_intents = set(intents_for(target_id))
+    # A reaching grant holds below already, and its revocation must take it back: not copied.
     rows = (
-        await session.execute(select(Permission.intent, Permission.party_id).where(Permission.resource_id == source_id))
+        await session.execute(
+            select(Permission.intent, Permission.party_id).where(
+                Permission.resource_id == source_id, Permission.inherit.is_(False)
+            )
+        )
     ).all()
     mapped = [(target_prefix + intent.removeprefix(source_prefix), party_id) for intent, party_id in rows]
     return [(target_id, intent, party_id) for intent, party_id in mapped if intent in target_intents]
 
 
+async def holdings_of(session: AsyncSession, resource_id: str) -> dict[str, list[Holding]]:
+    """Who holds each intent on the resource: its own grants and those reaching it from above
+    (engine/people/inheritance.py), by intent, then party."""
+    rows = await session.execute(effective_grants([resource_id]))
+    return hold(rows).get(resource_id, {})
+
+
 async def grants_of(session: AsyncSession, resource_id: str) -> dict[str, list[str]]:
-    rows = (
-        await session.execute(
-            select(Permission.intent, Permission.party_id)
-            .where(Permission.resource_id == resource_id)
-            .order_by(Permission.intent, Permission.party_id)
-        )
-    ).all()
-    result: dict[str, list[str]] = defaultdict(list)
-    for intent, party_id in rows:
-        result[intent].append(party_id)
-    return dict(result)
+    """The parties holding each intent on the resource, each once, however they hold it."""
+    return {
+        intent: list(dict.fromkeys(h.party_id for h in holdings))
+        for intent, holdings in (await holdings_of(session, resource_id)).items()
+    }
 
 
 async def _check_party(session: AsyncSession, party_id: str) -> None:
@@ -206,58 +245,86 @@ async def _resource(session: AsyncSession, resource_id: str) -> Project | Subpro
 
 
 async def _log_change(
-    session: AsyncSession, *, kind: str, actor: Actor, resource: Any, intent: str, party_id: str
+    session: AsyncSession, *, kind: str, actor: Actor, resource: Any, intent: str, party_id: str, inherit: bool
 ) -> None:
     """A grant or revocation, in the history of the resource it changes (each
     resource's log), read by whoever may read that history (engine/people/visibility.py). Global
-    grants (no resource, admins only) have no history to go in."""
+    grants (no resource, admins only) have no history to go in. A reaching grant's entry says
+    so (``inherit``); the others' read as they always have."""
     if resource is not None:
-        await activity.record(
-            session, kind=kind, actor_id=actor.user_id, about=resource, data={"intent": intent, "partyId": party_id}
-        )
+        data: dict[str, Any] = {"intent": intent, "partyId": party_id}
+        if inherit:
+            data["inherit"] = True
+        await activity.record(session, kind=kind, actor_id=actor.user_id, about=resource, data=data)
 
 
-async def grant(session: AsyncSession, *, actor: Actor, resource_id: str, intent: str, party_id: str) -> None:
+async def grant(
+    session: AsyncSession, *, actor: Actor, resource_id: str, intent: str, party_id: str, inherit: bool = False
+) -> None:
     """Grant ``intent`` to a party, logged as ``permission_granted``; granting what the party
-    already holds changes nothing and logs nothing."""
+    already holds changes nothing and logs nothing. ``inherit``: on a project or subproject, the
+    grant also holds on everything below it, now and later (engine/people/inheritance.py); a
+    grant made without it gains that reach."""
     resource = await _check_change(session, actor=actor, resource_id=resource_id, intent=intent, verb="grantPermission")
+    if inherit and kind_of(resource_id) not in ("Project", "Subproject"):
+        raise DomainError(
+            ErrorCode.INVALID_INPUT,
+            "Only a project's or a subproject's grant can reach down: this resource has nothing below it.",
+            ["inherit"],
+        )
     await _check_party(session, party_id)
-    inserted = await session.execute(
-        insert_for(session)(Permission)
-        .values(resource_id=resource_id, intent=intent, party_id=party_id)
-        .on_conflict_do_nothing()
-        .returning(Permission.intent)
+    insert = insert_for(session)(Permission).values(
+        resource_id=resource_id, intent=intent, party_id=party_id, inherit=inherit
     )
-    if inserted.first() is not None:
+    if inherit:
+        keys = [Permission.resource_id, Permission.intent, Permission.party_id]
+        insert = insert.on_conflict_do_update(
+            index_elements=keys, set_={"inherit": True}, where=Permission.__table__.c.inherit.is_(False)
+        )
+    else:
+        insert = insert.on_conflict_do_nothing()
+    changed = await session.execute(insert.returning(Permission.intent))
+    if changed.first() is not None:
         await _log_change(
-            session, kind="permission_granted", actor=actor, resource=resource, intent=intent, party_id=party_id
+            session,
+            kind="permission_granted",
+            actor=actor,
+            resource=resource,
+            intent=intent,
+            party_id=party_id,
+            inherit=inherit,
         )
 
 
-async def revoke(session: AsyncSession, *, actor: Actor, resource_id: str, intent: str, party_id: str) -> None:
-    """Take ``intent`` on a resource from a party. The last party that may act on a resource's
-    grantPermission intent keeps it (LAST_GRANT_HOLDER): the intent's grants are locked first,
-    so two concurrent revokes of its last two holders cannot both see the other one remain.
-    Logged as ``permission_revoked``; revoking a grant that does not exist changes nothing and
-    logs nothing."""
+async def revoke(
+    session: AsyncSession, *, actor: Actor, resource_id: str, intent: str, party_id: str, inherit: bool = False
+) -> None:
+    """Take ``intent`` on a resource from a party. A grant that reaches down is revoked with
+    ``inherit`` (it takes back the grant and its reach; grants made below stay), so that no one
+    takes a team's access to everything below by revoking what looks like one grant. The last
+    party that may act on a resource's grantPermission intent keeps it (LAST_GRANT_HOLDER,
+    counting the grants reaching it, and for a reaching grant everything below:
+    engine/people/grant_holders.py). Logged as ``permission_revoked``; revoking a grant that
+    does not exist changes nothing and logs nothing."""
     resource = await _check_change(
         session, actor=actor, resource_id=resource_id, intent=intent, verb="revokePermission"
     )
-    if intent in GRANT_INTENTS:
-        await lock_grant_holders(session, [resource_id])
-        acting = set(
-            await session.scalars(
-                select(Permission.party_id).where(
-                    Permission.resource_id == resource_id, Permission.intent == intent, may_act(Permission.party_id)
-                )
+    reaching = bool(
+        await session.scalar(
+            select(Permission.inherit).where(
+                Permission.resource_id == resource_id, Permission.intent == intent, Permission.party_id == party_id
             )
         )
-        if acting == {party_id}:
-            raise DomainError(
-                ErrorCode.LAST_GRANT_HOLDER,
-                "This is the last party that may grant permissions here; grant another one first.",
-                ["partyId"],
-            )
+    )
+    if reaching and not inherit:
+        raise DomainError(
+            ErrorCode.INVALID_INPUT,
+            "This grant reaches everything below this resource: revoke it with inherit: true "
+            "(grants made directly below stay).",
+            ["inherit"],
+        )
+    if intent in GRANT_INTENTS and resource is not None:
+        await check_revoke(session, resource_id=resource_id, intent=intent, party_id=party_id, reaching=reaching)
     deleted = await session.execute(
         delete(Permission)
         .where(Permission.resource_id == resource_id, Permission.intent == intent, Permission.party_id == party_id)
@@ -265,59 +332,13 @@ async def revoke(session: AsyncSession, *, actor: Actor, resource_id: str, inten
     )
     if deleted.first() is not None:
         await _log_change(
-            session, kind="permission_revoked", actor=actor, resource=resource, intent=intent, party_id=party_id
-        )
-
-
-def may_act(party_id: ColumnElement[str]) -> ColumnElement[bool]:
-    """Whether a granted party can use its grant: a user who is not disabled, or a group with
-    such a member (an empty group holds a grant nobody can use)."""
-    member = aliased(User)
-    return or_(
-        exists().where(User.id == party_id, User.disabled.is_(False)),
-        exists().where(GroupMember.group_id == party_id, member.id == GroupMember.user_id, member.disabled.is_(False)),
-    )
-
-
-def resources_granted_to(party_ids: list[str]) -> Select[tuple[str]]:
-    """The resources on which any of ``party_ids`` holds the grantPermission intent."""
-    return select(Permission.resource_id).where(
-        Permission.party_id.in_(party_ids), Permission.intent.in_(GRANT_INTENTS)
-    )
-
-
-async def lock_grant_holders(session: AsyncSession, resource_ids: Select[tuple[str]] | list[str]) -> None:
-    """Lock the grantPermission grants of ``resource_ids`` until commit (PostgreSQL; SQLite's
-    one writer serializes anyway). Every change that can take the last holder from a resource
-    (revoking, removing a group's last member, disabling a user) takes these locks before it
-    counts, always in the same order, so such changes on one resource run one after the other
-    and each counts what the one before it committed."""
-    await session.execute(
-        select(Permission.party_id)
-        .where(Permission.resource_id.in_(resource_ids), Permission.intent.in_(GRANT_INTENTS))
-        .order_by(Permission.resource_id, Permission.intent, Permission.party_id)
-        .with_for_update()
-    )
-
-
-async def require_grant_holders_remain(session: AsyncSession, *, party_ids: list[str]) -> None:
-    """After a change that may have left ``party_ids`` unable to act (a member removed, a user
-    disabled): refuse it if some resource they held grantPermission on has no party left that
-    may act on it. The resource is not named: the caller may not be allowed to see it."""
-    held, other = aliased(Permission), aliased(Permission)
-    orphaned = await session.scalar(
-        select(held.resource_id)
-        .where(held.party_id.in_(party_ids), held.intent.in_(GRANT_INTENTS))
-        .where(
-            ~exists().where(other.resource_id == held.resource_id, other.intent == held.intent, may_act(other.party_id))
-        )
-        .limit(1)
-    )
-    if orphaned is not None:
-        raise DomainError(
-            ErrorCode.LAST_GRANT_HOLDER,
-            "This would leave a resource with nobody who may grant permissions on it; grant another party first.",
-            ["userId"],
+            session,
+            kind="permission_revoked",
+            actor=actor,
+            resource=resource,
+            intent=intent,
+            party_id=party_id,
+            inherit=reaching,
         )
 
 

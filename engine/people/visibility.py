@@ -5,6 +5,9 @@ Every read path asks these, so no path shows more than another: the loaders, pag
 answers, and the live streams (``audiences``, the same rule in Python over rows read once per
 batch of entries).
 
+A grant "of an intent" on a resource is its own grant, or the same-suffix grant of its
+subproject or project made to reach down (engine/people/inheritance.py).
+
 - A **project** or **subproject**: a grant of its ``.view`` intent.
 - A **workflow item** (and its case): a grant of ``workflowItem.view``, or a role in its case
   (one's own, or an absent player's one stands in for: engine/people/deputies.py, in
@@ -36,6 +39,7 @@ from sqlalchemy.orm import aliased
 
 from engine.people.actors import Actor
 from engine.people.deputies import deputies_of_parties
+from engine.people.inheritance import reached
 from engine.people.permissions import visible_filter
 from engine.people.role_players import plays_role
 from models import Activity, Case, CaseRoleParty, Permission, Project, Subproject, WorkflowItem
@@ -61,17 +65,35 @@ def project_visible(actor: Actor) -> ColumnElement[bool]:
 
 
 def subproject_visible(actor: Actor, *, probe: bool = False) -> ColumnElement[bool]:
-    """``probe``: one probe per subproject, never a join (``visible_filter``): a project's page."""
-    return visible_filter(Subproject.id, "subproject.view", actor, probe=probe)
+    """Subprojects: a grant of subproject.view, or project.view on its project reaching down.
+    ``probe``: one probe per subproject, never a join (``visible_filter``): a project's page."""
+    if actor.is_admin:
+        return true()
+    return or_(
+        reached("Subproject", "subproject.view", actor, Subproject.project_id),
+        visible_filter(Subproject.id, "subproject.view", actor, probe=probe),
+    )
 
 
 def item_visible(actor: Actor, item_id: Any = WorkflowItem.id) -> ColumnElement[bool]:
-    """Workflow items: a grant of workflowItem.view, or a role in the item's case. Over
+    """Workflow items: a grant of workflowItem.view, one of view reaching down from its
+    subproject or project, or a role in the item's case. The reaching grants are asked first,
+    by the item's subproject id: one set per statement (engine/people/inheritance.py), so a
+    viewer who holds a subproject's view that way costs no grant lookup per item. Over
     ``item_id`` when given (a column holding an item's id), so a read that has the id needs no
-    join to the item (a pick list)."""
+    join to the item (a pick list); its subproject is then read by the item's key."""
     if actor.is_admin:
         return true()
-    return or_(visible_filter(item_id, "workflowItem.view", actor), plays_role(actor, item_id))
+    if item_id is WorkflowItem.id:
+        parent: Any = WorkflowItem.subproject_id
+    else:
+        holder = aliased(WorkflowItem, name="reached_item")
+        parent = select(holder.subproject_id).where(holder.id == item_id).scalar_subquery()
+    return or_(
+        reached("WorkflowItem", "workflowItem.view", actor, parent),
+        visible_filter(item_id, "workflowItem.view", actor),
+        plays_role(actor, item_id),
+    )
 
 
 def item_log_readable(actor: Actor) -> ColumnElement[bool]:
@@ -131,20 +153,37 @@ def grant_entries_readable(actor: Actor) -> ColumnElement[bool]:
 
 def _grants_listable(actor: Actor) -> ColumnElement[bool]:
     """The actor may list the grants of the entry's most specific resource (item, else
-    subproject, else project)."""
+    subproject, else project): its own grant of listPermissions, or one reaching it from the
+    entry's subproject or project."""
 
-    def holds(column: str) -> ColumnElement[bool]:
+    def holds(column: str, *, reaching: bool = False) -> ColumnElement[bool]:
         return exists().where(
             Permission.resource_id == getattr(Activity, column),
             Permission.intent == LIST_INTENTS[column],
             Permission.party_id.in_(actor.party_ids),
+            *([Permission.inherit] if reaching else []),
         )
 
     return or_(
-        and_(Activity.workflow_item_id.is_not(None), holds("workflow_item_id")),
-        and_(Activity.workflow_item_id.is_(None), Activity.subproject_id.is_not(None), holds("subproject_id")),
+        and_(
+            Activity.workflow_item_id.is_not(None),
+            or_(
+                holds("workflow_item_id"),
+                holds("subproject_id", reaching=True),
+                holds("project_id", reaching=True),
+            ),
+        ),
+        and_(
+            Activity.workflow_item_id.is_(None),
+            Activity.subproject_id.is_not(None),
+            or_(holds("subproject_id"), holds("project_id", reaching=True)),
+        ),
         and_(Activity.subproject_id.is_(None), holds("project_id")),
     )
+
+
+# The resource columns above each one, whose reaching grants hold on it.
+_ABOVE = {"workflow_item_id": ("subproject_id", "project_id"), "subproject_id": ("project_id",), "project_id": ()}
 
 
 def _own_resource(entry: Activity) -> tuple[str, str]:
@@ -182,15 +221,18 @@ async def audiences(session: AsyncSession, entries: Sequence[Activity]) -> dict[
     intents = list(HISTORY_INTENTS.values())
     if any(e.kind in PERMISSION_KINDS for e in entries):  # rare: only then the listPermissions holders
         intents += LIST_INTENTS.values()
+    reaching: dict[tuple[str, str], set[str]] = defaultdict(set)  # listPermissions reaching down
     if resources:
         rows = await session.execute(
-            select(Permission.resource_id, Permission.intent, Permission.party_id).where(
+            select(Permission.resource_id, Permission.intent, Permission.party_id, Permission.inherit).where(
                 Permission.resource_id.in_(resources),
                 Permission.intent.in_(intents),
             )
         )
-        for resource_id, intent, party in rows:
+        for resource_id, intent, party, inherit in rows:
             holders[(resource_id, intent)].add(party)
+            if inherit:
+                reaching[(resource_id, intent)].add(party)
     players: dict[str, set[str]] = defaultdict(set)
     if item_ids:
         for item_id, party in await session.execute(
@@ -207,7 +249,10 @@ async def audiences(session: AsyncSession, entries: Sequence[Activity]) -> dict[
     for entry in entries:
         if entry.kind in PERMISSION_KINDS:
             column, resource = _own_resource(entry)
-            result[entry.id] = Audience(frozenset(holders.get((resource, LIST_INTENTS[column]), ())))
+            listers = set(holders.get((resource, LIST_INTENTS[column]), ()))
+            for above in _ABOVE[column]:  # the grants reaching the entry's resource (_grants_listable)
+                listers |= reaching.get((getattr(entry, above) or "", LIST_INTENTS[above]), set())
+            result[entry.id] = Audience(frozenset(listers))
             continue
         parties: set[str] = set(players.get(entry.workflow_item_id or "", ()))
         for column, intent in HISTORY_INTENTS.items():

@@ -203,7 +203,10 @@ def _probe(condition: Any) -> Any:
     def correlated(element: Any) -> Any:
         return element.correlate(_ITEM) if isinstance(element, Exists) else None
 
-    return select(true()).where(visitors.replacement_traverse(condition, {}, correlated)).scalar_subquery()
+    # the probe itself correlates with the item too: the rule names the item's own columns
+    # outside any EXISTS (its subproject id, asked of the viewer's reaching grants)
+    probe = select(true()).where(visitors.replacement_traverse(condition, {}, correlated)).correlate(_ITEM)
+    return probe.scalar_subquery()
 
 
 def _cursor_place(b: Build, subproject: Any, after: Any) -> Any:

@@ -39,7 +39,9 @@ UPDATE_SUBPROJECT = """mutation($input: UpdateResourceInput!) {
 
 DATA = {"z": {"b": [1, 2.5, -0.0, 1e16, 1.0, "x", None, True], "a": {}}, "a": 'ünï ☃ "q" \\', "n": -12345678901234567}
 PARTY = "__typename ... on User { login } ... on Group { name }"
-RESOURCE = f"tags additionalData allowedIntents permissions {{ intent parties {{ {PARTY} }} }}"
+PLAYER = {"__typename": "User", "login": "player"}
+RESOURCE = f"""tags additionalData allowedIntents permissions {{ intent parties {{ {PARTY} }}
+  holders {{ inherited reachesDown inheritedFrom party {{ {PARTY} }} }} }}"""
 
 PROJECTS = f"""query Projects {{ projects(first: 100) {{ totalCount edges {{ node {{
   id displayName description status {RESOURCE} projectedBudgets {{ organization currency value }}
@@ -167,7 +169,18 @@ async def test_resource_fields_answer_the_same_for_every_viewer(gql, db, actors,
     viewer_item = reads["viewer"]["items"][0]
     assert viewer_item["permissions"] is None and viewer_item["allowedIntents"] == ["workflowItem.view"]
     assert reads["stranger"]["items"] == [None, None] and reads["player"]["board"] is None
-    assert reads["player"]["items"][0]["allowedIntents"] == [] and reads["player"]["items"][0]["permissions"] is None
+    # the player's listPermissions on P reaches the items it sees (the matrix's scene)
+    player_item = reads["player"]["items"][0]
+    assert player_item["allowedIntents"] == ["workflowItem.intent.listPermissions"]
+    listed = {g["intent"]: g["parties"] for g in player_item["permissions"]}
+    assert {"__typename": "User", "login": "owner"} in listed["workflowItem.intent.grantPermission"]
+    held = {g["intent"]: g["holders"] for g in player_item["permissions"]}["workflowItem.intent.listPermissions"]
+    # its own hold, inherited from P, which it may not see: the source is not named
+    assert {"inherited": True, "reachesDown": False, "inheritedFrom": None, "party": PLAYER} in held
+    owner_read = {g["intent"]: g["holders"] for g in reads["owner"]["items"][0]["permissions"]}
+    assert {"inherited": True, "reachesDown": False, "inheritedFrom": scene.project, "party": PLAYER} in owner_read[
+        "workflowItem.intent.listPermissions"
+    ]
     for document, variables in (
         (PROJECTS, None),
         (BOARD, {"id": scene.subproject, "first": 10}),
@@ -185,10 +198,10 @@ PERMISSIONS = """query Permissions($id: ID!) { node(id: $id) { ... on Project { 
 
 @pytest.mark.skipif(BACKEND != "postgres", reason="a collation other than byte order: PostgreSQL's")
 async def test_allowed_intents_sort_by_code_point_whatever_the_collation(gql, db, actors):
-    """``allowedIntents`` is Python's ``sorted`` (code points), ``permissions`` the grants
-    loader's ORDER BY (the database's collation): with the intent column under an ICU collation,
-    where "project.apple" sorts before "project.Zed" (in code points it is after), each read
-    answers as its resolver on the other road does."""
+    """``allowedIntents`` and ``permissions`` are in code points (Python's ``sorted``: the grants
+    loader merges a resource's own grants with those reaching it in Python): with the intent
+    column under an ICU collation, where "project.apple" sorts before "project.Zed" (in code
+    points it is after), each read answers as its resolver on the other road does."""
     async with db.engine.begin() as connection:
         found = await connection.scalar(text("SELECT count(*) FROM pg_collation WHERE collname = 'en-x-icu'"))
     if not found:
@@ -205,7 +218,7 @@ async def test_allowed_intents_sort_by_code_point_whatever_the_collation(gql, db
         await _collate_intents(db, "default")
     assert reads["viewer"]["node"]["allowedIntents"] == ["project.Zed", "project.apple", "project.view"]
     intents = [g["intent"] for g in reads["owner"]["node"]["permissions"]]
-    assert intents.index("project.apple") < intents.index("project.Zed")  # the collation's order
+    assert intents.index("project.Zed") < intents.index("project.apple")  # code points, not the collation
 
 
 async def _collate_intents(db, collation):

@@ -75,6 +75,7 @@ export const BOARD = `query Board($id: ID!, $first: Int!, $after: String, $filte
       project { id displayName }
       assignee { ...Party }
       validator { ...Party }
+      grantors { ...Party }
       workflow {
         id shortName prettyName version states { shortName prettyName terminal }
         roles { shortName prettyName }
@@ -319,10 +320,13 @@ export const REMOVE_MEMBER = `mutation RemoveMember($input: GroupMemberInput!) {
 export const PERMISSIONS = `query Permissions($id: ID!) {
   node(id: $id) {
     __typename
-    ... on Project { id displayName allowedIntents permissions { intent parties { ...Party } } }
-    ... on Subproject { id displayName allowedIntents permissions { intent parties { ...Party } } }
-    ... on WorkflowItem { id displayName allowedIntents permissions { intent parties { ...Party } } }
+    ... on Project { id displayName allowedIntents permissions { ...Grant } }
+    ... on Subproject { id displayName allowedIntents permissions { ...Grant } }
+    ... on WorkflowItem { id displayName allowedIntents permissions { ...Grant } }
   }
+}
+fragment Grant on PermissionGrant {
+  intent holders { inherited reachesDown inheritedFrom party { ...Party } }
 }
 ${PARTY}`;
 

@@ -95,6 +95,17 @@ const Card = memo(function Card({ item, draggable, onDragStart, onDrop, onMove }
 
 const NO_FILTER = { search: '', tag: '', status: '', assignee: '', overdue: false };
 
+/** The empty board's sentence: whom to ask when one expected items here (the subproject's
+ * grantors: those who may grant permissions on it, a grant reaching down included). It never
+ * says there are items one may not see: hidden is missing. */
+function noItems(subproject) {
+  const names = (subproject.grantors ?? []).map(partyName);
+  if (names.length === 0) return 'This subproject has no workflow items you may view.';
+  const named = names.length > 3 ? [...names.slice(0, 3), `${names.length - 3} more`] : names;
+  const who = named.length === 1 ? named[0] : `${named.slice(0, -1).join(', ')} or ${named[named.length - 1]}`;
+  return `This subproject has no workflow items you may view. If you expected some, ask ${who}, who may grant access to what is in it.`;
+}
+
 export function Board({ id }) {
   const [filter, setFilter] = useState(NO_FILTER);
   const serverFilter = useServerFilter(filter); // the name, tag and status filters are the server's
@@ -280,7 +291,7 @@ export function Board({ id }) {
       <p className="visually-hidden" role="status">
         {said}
       </p>
-      {items.length === 0 && <Empty>{filtered ? 'No item matches.' : 'This subproject has no workflow items you may view.'}</Empty>}
+      {items.length === 0 && <Empty>{filtered ? 'No item matches.' : noItems(subproject)}</Empty>}
       {/* Focusable: on a narrow screen the columns scroll sideways with the arrow keys too. */}
       <div className="board" data-testid="board" tabIndex={0} role="region" aria-label="Board columns">
         {states.map((state) => {

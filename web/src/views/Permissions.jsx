@@ -1,6 +1,8 @@
 // A resource's permissions (project, subproject or workflow item): who holds each intent, and,
-// as the server allows, granting one to a person or group and revoking it. The server keeps the
-// last holder of grantPermission (LAST_GRANT_HOLDER), shown at the row.
+// as the server allows, granting one to a person or group and revoking it. On a project or
+// subproject a grant may reach "this and everything in it, now and later" (inherit: true); a
+// hold inherited from above says where from, and is revoked there. The server keeps the last
+// holder of grantPermission (LAST_GRANT_HOLDER), shown at the row.
 import { useEffect, useState } from 'react';
 
 import { gql } from '../api/client.js';
@@ -26,11 +28,12 @@ export function Permissions({ id }) {
   const people = usePeople();
   const [intent, setIntent] = useState('');
   const [party, setParty] = useState('');
+  const [reach, setReach] = useState('this');
   const [grant, granting] = useMutation(GRANT, 'grantPermission');
   const [revoke, revoking] = useMutation(REVOKE, 'revokePermission');
   const [said, setSaid] = useState('');
   useEffect(() => {
-    if (data?.node?.permissions) meetParties(data.node.permissions.flatMap((g) => g.parties));
+    if (data?.node?.permissions) meetParties(data.node.permissions.flatMap((g) => g.holders.map((h) => h.party)));
   }, [data]);
 
   if (!data) return loading ? <Loading what="the permissions" /> : <Failed error={error} retry={reload} />;
@@ -41,11 +44,13 @@ export function Permissions({ id }) {
   const mayGrant = node.allowedIntents.some((i) => i.endsWith('.intent.grantPermission'));
   const mayRevoke = node.allowedIntents.some((i) => i.endsWith('.intent.revokePermission'));
   const intents = intentsOf(kind);
+  const hasBelow = kind !== 'WorkflowItem';
 
   async function submit(e) {
     e.preventDefault();
-    if (await grant({ input: { resourceId: node.id, intent, partyId: party } })) {
-      setSaid(`Granted ${intent}.`);
+    const inherit = hasBelow && reach === 'below';
+    if (await grant({ input: { resourceId: node.id, intent, partyId: party, inherit } })) {
+      setSaid(inherit ? `Granted ${intent} on this and everything in it.` : `Granted ${intent}.`);
       reload();
     }
   }
@@ -76,14 +81,29 @@ export function Permissions({ id }) {
                   </th>
                   <td>
                     <ul className="parties">
-                      {g.parties.map((p) => (
-                        <li key={p.id} data-party={p.id}>
-                          {partyName(p)}
-                          {mayRevoke && (
-                            <button type="button" className="link" aria-label={`Revoke ${g.intent} from ${partyName(p)}`}
+                      {g.holders.map((h) => (
+                        <li key={`${h.party.id} ${h.inheritedFrom ?? (h.inherited ? 'above' : 'here')}`}
+                          data-party={h.party.id} data-inherited={h.inherited || undefined}>
+                          {partyName(h.party)}
+                          {h.reachesDown && <span className="reach"> · this and everything in it</span>}
+                          {h.inherited && (
+                            <span className="reach">
+                              {' · inherited from '}
+                              {h.inheritedFrom ? (
+                                <a href={`#/permissions/${h.inheritedFrom}`}>
+                                  {h.inheritedFrom.startsWith('prj_') ? 'the project' : 'the subproject'}
+                                </a>
+                              ) : (
+                                'above'
+                              )}
+                            </span>
+                          )}
+                          {mayRevoke && !h.inherited && (
+                            <button type="button" className="link" aria-label={`Revoke ${g.intent} from ${partyName(h.party)}`}
                               onClick={async () => {
-                                if (await revoke({ input: { resourceId: node.id, intent: g.intent, partyId: p.id } })) {
-                                  setSaid(`Revoked ${g.intent} from ${partyName(p)}.`);
+                                const input = { resourceId: node.id, intent: g.intent, partyId: h.party.id, inherit: h.reachesDown };
+                                if (await revoke({ input })) {
+                                  setSaid(`Revoked ${g.intent} from ${partyName(h.party)}.`);
                                   reload();
                                 }
                               }}>
@@ -118,6 +138,19 @@ export function Permissions({ id }) {
             <option value="">Choose…</option>
             <PartyOptions people={people} />
           </select>
+          {hasBelow && (
+            <fieldset className="reach">
+              <legend>Where</legend>
+              <label>
+                <input type="radio" name="reach" value="this" checked={reach === 'this'} onChange={() => setReach('this')} />
+                {` only this ${kind === 'Project' ? 'project' : 'subproject'}`}
+              </label>
+              <label>
+                <input type="radio" name="reach" value="below" checked={reach === 'below'} onChange={() => setReach('below')} />
+                {' this and everything in it, now and later'}
+              </label>
+            </fieldset>
+          )}
           <FieldErrors errors={granting.errors} field={null} />
           <div className="buttons">
             <button type="submit" className="primary" disabled={granting.busy}>
