@@ -25,9 +25,11 @@ from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_P
 from strawberry.types.execution import ExecutionResult
 
 from engine.people import identity
+from engine.people.actors import Actor
+from engine.people.oidc_identities import SignInRefused
 from models import Database
 from resolvers.context import Context
-from resolvers.errors import AUTH_MESSAGES
+from resolvers.errors import auth_message
 from schema import introspection, schema
 from server import metrics
 from server.access_log import request_logged
@@ -37,6 +39,7 @@ from server.documents import DocumentService, download_endpoint
 from server.job_runner import configure_jobs
 from server.mail import configure_mail
 from server.media_types import GRAPHQL_RESPONSE, negotiate, request_error_status, without_data
+from server.oidc_sign_in import OidcSignIn, oidc_routes
 from server.operations import health, metrics_endpoint, ready_endpoint
 from server.request_limits import BodyLimit, error_response
 from server.settings import Settings
@@ -102,6 +105,12 @@ class CasewayGraphQL(GraphQL):
         self.background: Background | None = None  # set by create_app: the hub, runDueTimers
         self.actor_cache = actor_cache
         self.live = LiveConnections(db, actor_cache, refresh_seconds=settings.ws_auth_refresh)
+        self.oidc = OidcSignIn(settings, db) if settings.oidc_issuer else None  # the provider's tokens
+        if self.oidc is not None:
+            self.live.authenticate_many, self.live.token_problems = (
+                self.oidc.authenticate_many,
+                self.oidc.token_problems,
+            )
         self.web = web
         self.documents = documents
 
@@ -135,16 +144,21 @@ class CasewayGraphQL(GraphQL):
             ctx.actor = self.actor_cache.get(token)
             if ctx.actor is None:
                 await self._authenticate(ctx, token)
+            if isinstance(ctx.auth_problem, SignInRefused) and ctx.auth_problem.unavailable:
+                raise HTTPException(503, ctx.auth_problem.message)  # the provider's keys cannot be read
         return ctx
 
     async def _authenticate(self, ctx: Context, token: str) -> None:
         """Sets ``ctx.actor`` from the database, or ``ctx.auth_problem`` to say why not."""
         generation = self.actor_cache.generation
-        # Its own short connection: the request's read session opens only once execution
-        # starts, so a client that disconnects before that leaves nothing checked out.
-        async with self.db.reader.connect() as connection:
-            checked = await identity.check_token(connection, token)
-        if isinstance(checked, identity.TokenProblem):
+        if self.oidc is not None and self.oidc.takes(token):  # the identity provider's (server/oidc_sign_in.py)
+            checked = await self.oidc.authenticate(token)
+        else:
+            # Its own short connection: the request's read session opens only once execution
+            # starts, so a client that disconnects before that leaves nothing checked out.
+            async with self.db.reader.connect() as connection:
+                checked = await identity.check_token(connection, token)
+        if not isinstance(checked, Actor):
             ctx.auth_problem = checked
             return
         ctx.actor = checked
@@ -159,7 +173,7 @@ class CasewayGraphQL(GraphQL):
         context.token = bearer_token(header)
         await self._authenticate(context, context.token)
         if context.actor is None:
-            reason = context.request.scope[REFUSAL] = AUTH_MESSAGES[context.auth_problem]
+            reason = context.request.scope[REFUSAL] = auth_message(context.auth_problem)
             raise ConnectionRejectionError({"message": reason})  # the payload: the legacy protocol's answer
         self.live.add(context)
 
@@ -310,6 +324,8 @@ def create_app(
             yield
         finally:
             await background.stop()
+            if graphql.oidc is not None:
+                await graphql.oidc.provider.close()
             await stop_within("the database pool", db.dispose)
             metrics.process_stopping()
 
@@ -326,6 +342,7 @@ def create_app(
             Route("/documents/{id}", download_endpoint(db, documents, actor_cache), methods=["GET"]),
             Route("/unsubscribe", unsubscribe_endpoint(db), methods=["GET", "POST"]),
             WebSocketRoute("/graphql", graphql),
+            *oidc_routes(graphql.oidc),
             *web.routes(),
         ],
         middleware=[
@@ -350,4 +367,5 @@ def create_app(
     app.state.job_runner = background.job_runner
     app.state.settings = settings
     app.state.documents = documents
+    app.state.oidc = graphql.oidc
     return app

@@ -107,6 +107,17 @@ class Settings(BaseSettings):
     s3_endpoint_url: str = ""  # another S3-compatible service than AWS (MinIO, Ceph, ...): its URL
     s3_prefix: str = ""  # the objects' names begin with this (e.g. "caseway/"), to share a bucket
 
+    # --- Sign-in with the organization's provider (server/oidc.py; docs/api.md "Organizations") ---
+    # The OpenID Connect issuer, exactly as its tokens' iss says it; its discovery document is read
+    # from {issuer}/.well-known/openid-configuration. Empty: only Caseway's own tokens are accepted.
+    oidc_issuer: str = ""
+    oidc_audience: str = ""  # the aud a token must carry to be accepted here; needed with an issuer
+    oidc_client_id: str = ""  # the dashboard's client at the provider: shows "Sign in with ..."
+    oidc_client_secret: str = ""  # that client's secret, if the provider gave it one (a confidential client)
+    oidc_login_claim: str = "preferred_username"  # the claim a new user's login is taken from
+    oidc_groups_claim: str = "groups"  # the claim that lists the provider's groups the user is in
+    oidc_create_users: bool = True  # false: only identities an admin linked (linkIdentity) sign in
+
     @field_validator("database_url")
     @classmethod
     def _a_database_caseway_speaks(cls, url: str) -> str:
@@ -124,6 +135,24 @@ class Settings(BaseSettings):
                 "postgresql://user@host:5432/dbname"
             )
         return url
+
+    @model_validator(mode="after")
+    def _oidc_is_complete(self) -> "Settings":
+        """Refused at start, in one sentence: an issuer without an audience would accept a token
+        the provider issued to any of its other clients."""
+        if self.oidc_issuer and not self.oidc_issuer.startswith(("https://", "http://")):
+            raise ValueError("CASEWAY_OIDC_ISSUER is the provider's URL: it starts with https://")
+        if self.oidc_issuer and not self.oidc_audience:
+            raise ValueError(
+                "CASEWAY_OIDC_ISSUER needs CASEWAY_OIDC_AUDIENCE, the audience (aud) the provider's tokens "
+                "carry for Caseway"
+            )
+        for name in ("audience", "client_id", "client_secret"):
+            if getattr(self, f"oidc_{name}") and not self.oidc_issuer:
+                raise ValueError(f"CASEWAY_OIDC_{name.upper()} needs CASEWAY_OIDC_ISSUER, the provider's URL")
+        if self.oidc_issuer and not (self.oidc_login_claim and self.oidc_groups_claim):
+            raise ValueError("CASEWAY_OIDC_LOGIN_CLAIM and CASEWAY_OIDC_GROUPS_CLAIM name claims: they are not empty")
+        return self
 
     @model_validator(mode="after")
     def _s3_store_is_complete(self) -> "Settings":
