@@ -15,9 +15,8 @@ from joserfc.jwk import ECKey
 from pydantic import ValidationError
 
 from server.settings import Settings
+from tests.fixtures.documents import VIEWER
 from tests.fixtures.oidc import AUDIENCE, rsa_key
-
-VIEWER = "{ viewer { login } }"
 
 
 async def test_a_valid_token_signs_in_over_http(oidc_app, provider):

@@ -7,13 +7,13 @@ a disabled user stays refused."""
 from tests.fixtures.documents import ADD_MEMBER, CREATE_PROJECT, GRANT, LOGIN, SET_DISABLED, VIEWER
 
 VIEWER_ID = "{ viewer { id login displayName } }"
-CREATE_GROUP = """mutation($name: String!, $managed: GroupManager) {
+CREATE_MANAGED_GROUP = """mutation($name: String!, $managed: GroupManager) {
   createGroup(input: {name: $name, managed: $managed}) { group { id name managed } userErrors { code message } } }"""
 GROUPS = """{ groups(first: 20) { edges { node { name managed members { login } } } } }"""
 LINK = """mutation($u: ID!, $issuer: String!, $subject: String!) {
   linkIdentity(input: {userId: $u, issuer: $issuer, subject: $subject}) {
     user { login } userErrors { code message field } } }"""
-PROJECTS = "{ projects { edges { node { displayName } } } }"
+PROJECTS = "{ projects { totalCount edges { node { displayName } } } }"
 
 
 async def _members(app, admin: str) -> dict[str, list[str]]:
@@ -104,7 +104,7 @@ async def test_the_groups_claim_sets_memberships_of_the_providers_groups_only(oi
     _, admin = await make_user("root", admin=True)
     ids = {}
     for name, managed in (("engineering", "OIDC"), ("finance", "OIDC"), ("auditors", None)):
-        created = await app.gql(CREATE_GROUP, {"name": name, "managed": managed}, token=admin)
+        created = await app.gql(CREATE_MANAGED_GROUP, {"name": name, "managed": managed}, token=admin)
         assert created["createGroup"]["group"]["managed"] == managed
         ids[name] = created["createGroup"]["group"]["id"]
     project = await app.gql(CREATE_PROJECT, {"input": {"displayName": "Payroll"}}, token=admin)
@@ -114,7 +114,9 @@ async def test_the_groups_claim_sets_memberships_of_the_providers_groups_only(oi
 
     # The claim names two of the provider's groups and a group of the admins' (not joined).
     ada = provider.token("sub-ada", groups=["engineering", "finance", "auditors", "nobody-knows"])
-    assert await app.gql(PROJECTS, token=ada) == {"projects": {"edges": [{"node": {"displayName": "Payroll"}}]}}
+    assert await app.gql(PROJECTS, token=ada) == {
+        "projects": {"totalCount": 1, "edges": [{"node": {"displayName": "Payroll"}}]}
+    }
     assert await _members(app, admin) == {"engineering": ["ada"], "finance": ["ada"], "auditors": []}
 
     # An admin adds her to the admins' group; her next token leaves finance: the grant no longer reaches her.
@@ -122,7 +124,7 @@ async def test_the_groups_claim_sets_memberships_of_the_providers_groups_only(oi
     added = await app.gql(ADD_MEMBER, {"g": ids["auditors"], "u": ada_id}, token=admin)
     assert added["addGroupMember"]["userErrors"] == []
     later = provider.token("sub-ada", groups=["engineering"], jti="later")
-    assert await app.gql(PROJECTS, token=later) == {"projects": {"edges": []}}
+    assert await app.gql(PROJECTS, token=later) == {"projects": {"totalCount": 0, "edges": []}}
     assert await _members(app, admin) == {"engineering": ["ada"], "finance": [], "auditors": ["ada"]}
 
     # A token without the claim: in none of the provider's groups.
@@ -143,5 +145,5 @@ async def test_a_disabled_user_stays_refused_whatever_the_provider_says(oidc_app
 async def test_a_managed_group_is_named_in_the_schema(oidc_app, make_user):
     app = await oidc_app()
     _, admin = await make_user("root", admin=True)
-    response = await app.post(CREATE_GROUP, {"name": "x", "managed": "LDAP"}, token=admin)
+    response = await app.post(CREATE_MANAGED_GROUP, {"name": "x", "managed": "LDAP"}, token=admin)
     assert "LDAP" in response.json()["errors"][0]["message"]  # only OIDC is a manager
