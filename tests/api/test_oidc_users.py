@@ -4,6 +4,10 @@ password user whose login it names (an admin links them with linkIdentity); the 
 sets the memberships of the groups marked as the provider's, at each new token, and no other;
 a disabled user stays refused."""
 
+import asyncio
+
+import pytest
+
 from tests.fixtures.documents import ADD_MEMBER, CREATE_PROJECT, GRANT, LOGIN, SET_DISABLED, VIEWER
 
 VIEWER_ID = "{ viewer { id login displayName } }"
@@ -147,3 +151,16 @@ async def test_a_managed_group_is_named_in_the_schema(oidc_app, make_user):
     _, admin = await make_user("root", admin=True)
     response = await app.post(CREATE_MANAGED_GROUP, {"name": "x", "managed": "LDAP"}, token=admin)
     assert "LDAP" in response.json()["errors"][0]["message"]  # only OIDC is a manager
+
+
+@pytest.mark.postgres
+async def test_two_first_requests_at_once_make_one_user(oidc_app, provider, make_user):
+    """Both see no user and both try to make one; the second's insert fails on the first's and it
+    asks again, finding her (on SQLite the writes take turns and the second finds her at once)."""
+    app = await oidc_app()
+    token = provider.token("sub-ada", groups=["engineering"])
+    answers = await asyncio.gather(*(app.gql(VIEWER_ID, token=token) for _ in range(4)))
+    assert len({a["viewer"]["id"] for a in answers}) == 1
+    _, admin = await make_user("root", admin=True)
+    users = await app.gql("{ users(first: 10) { totalCount } }", token=admin)
+    assert users["users"]["totalCount"] == 2
