@@ -106,12 +106,10 @@ class OidcSignIn:
     # --- the dashboard's sign-in: authorization code with PKCE ---
 
     async def config_endpoint(self, request: Request) -> Response:
-        """What the dashboard needs to send a person to the provider; 404 when the dashboard
-        has no client there (CASEWAY_OIDC_CLIENT_ID unset)."""
+        """What the dashboard needs to send a person to the provider; 204 (nothing) when the
+        dashboard has no client there (CASEWAY_OIDC_CLIENT_ID unset)."""
         if not self.settings.oidc_client_id:
-            return error_response(
-                404, "Signing in with an identity provider is not set up on this server.", "NOT_FOUND"
-            )
+            return await no_provider(request)
         try:
             discovery = await self.provider.discovery()
         except ProviderUnavailable as failure:
@@ -136,9 +134,7 @@ class OidcSignIn:
         server, and the pages connect to this server alone. Answers the token whose audience is
         CASEWAY_OIDC_AUDIENCE, after signing its holder in as any request would."""
         if not self.settings.oidc_client_id:
-            return error_response(
-                404, "Signing in with an identity provider is not set up on this server.", "NOT_FOUND"
-            )
+            return error_response(404, NOT_SET_UP, "NOT_FOUND")
         try:
             body = json.loads(await request.body())
         except ValueError:
@@ -218,10 +214,15 @@ class OidcSignIn:
         return None
 
 
+async def no_provider(request: Request) -> Response:
+    """No provider to sign in with: nothing to say (a 404 would be an error in the page's console)."""
+    return Response(status_code=204, headers={"Cache-Control": "no-store"})
+
+
 def oidc_routes(sign_in: OidcSignIn | None) -> list[Route]:
-    """The dashboard's two routes, when a provider is set up."""
+    """The dashboard's two routes; without a provider, only the answer that there is none."""
     if sign_in is None:
-        return []
+        return [Route("/auth/oidc", no_provider, methods=["GET"])]
     return [
         Route("/auth/oidc", sign_in.config_endpoint, methods=["GET"]),
         Route("/auth/oidc/token", sign_in.token_endpoint, methods=["POST"]),

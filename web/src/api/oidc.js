@@ -11,7 +11,7 @@ const PENDING_KEY = 'caseway.oidc.pending';
 export async function providerConfig() {
   try {
     const response = await fetch('/auth/oidc', { headers: { Accept: 'application/json' } });
-    return response.ok ? await response.json() : null;
+    return response.status === 200 ? await response.json() : null; // 204: the server offers none
   } catch {
     return null; // no provider to offer; the password form still works
   }
