@@ -8,11 +8,17 @@ import asyncio
 
 import pytest
 
-from tests.fixtures.documents import ADD_MEMBER, CREATE_PROJECT, GRANT, LOGIN, SET_DISABLED, VIEWER
+from tests.fixtures.documents import (
+    ADD_MEMBER,
+    CREATE_MANAGED_GROUP,
+    CREATE_PROJECT,
+    GRANT,
+    LOGIN,
+    SET_DISABLED,
+    VIEWER,
+    VIEWER_ID,
+)
 
-VIEWER_ID = "{ viewer { id login displayName } }"
-CREATE_MANAGED_GROUP = """mutation($name: String!, $managed: GroupManager) {
-  createGroup(input: {name: $name, managed: $managed}) { group { id name managed } userErrors { code message } } }"""
 GROUPS = """{ groups(first: 20) { edges { node { name managed members { login } } } } }"""
 LINK = """mutation($u: ID!, $issuer: String!, $subject: String!) {
   linkIdentity(input: {userId: $u, issuer: $issuer, subject: $subject}) {

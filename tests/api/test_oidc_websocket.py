@@ -10,11 +10,9 @@ from typing import Any
 import pytest
 import websockets
 
-from tests.fixtures.documents import SET_DISABLED
+from tests.fixtures.documents import SET_DISABLED, VIEWER_ID
 from tests.fixtures.live import WsClient
 from tests.fixtures.oidc import on_loopback
-
-VIEWER_ID = "{ viewer { id login displayName } }"
 
 
 async def _closed(socket: Any) -> Any:

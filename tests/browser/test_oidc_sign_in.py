@@ -14,8 +14,9 @@ from playwright.async_api import expect
 
 from bench.server import Serve
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, SERVE_ENV, why_not
-from tests.fixtures.browser import demo_ids
+from tests.fixtures.browser import GRANT_ERRORS, demo_ids
 from tests.fixtures.database import BACKEND, POSTGRES_URL, admin_sql
+from tests.fixtures.documents import CREATE_MANAGED_GROUP
 from tests.fixtures.oidc_provider import real_provider
 
 CLIENT = "caseway-dashboard"
@@ -29,11 +30,6 @@ DASHBOARD_CLIENT = {
     "grant_types": ["authorization_code"],
     "response_types": ["code"],
 }
-CREATE_MANAGED_GROUP = """mutation($name: String!, $managed: GroupManager) {
-  createGroup(input: {name: $name, managed: $managed}) { group { id name managed } userErrors { code message } } }"""
-GRANT_ERRORS = """mutation($r: ID!, $i: String!, $p: ID!) {
-  grantPermission(input: {resourceId: $r, intent: $i, partyId: $p}) {
-  userErrors { code message } } }"""
 
 
 @pytest.fixture(scope="module")

@@ -12,15 +12,16 @@ import pytest
 from models import Database
 from server.app import create_app
 from server.settings import Settings
+from tests.fixtures.documents import CREATE_MANAGED_GROUP
 from tests.fixtures.oidc_provider import authorize, pkce, real_provider
 
 REDIRECT = "http://caseway.test/"
 PUBLIC = {"client_id": "caseway", "token_endpoint_auth_method": "none"}
 CONFIDENTIAL = {"client_id": "caseway-web", "client_secret": "s3cret-of-the-web-client"}
 ACCOUNTS = {"ada": {"name": "Ada Lovelace", "groups": ["engineering", "finance"]}}
-GROUPS = """{ viewer { login displayName } groups(first: 10) { edges { node { name members { login } } } } }"""
-CREATE_MANAGED_GROUP = """mutation($name: String!, $managed: GroupManager) {
-  createGroup(input: {name: $name, managed: $managed}) { group { id name managed } userErrors { code message } } }"""
+VIEWER_AND_GROUPS = (
+    """{ viewer { login displayName } groups(first: 10) { edges { node { name members { login } } } } }"""
+)
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +70,9 @@ async def test_the_dashboards_code_becomes_a_token_that_signs_in(db, tmp_path, i
         assert answer.status_code == 200, answer.text
         token = answer.json()["token"]
 
-        read = await http.post("/graphql", json={"query": GROUPS}, headers={"Authorization": f"Bearer {token}"})
+        read = await http.post(
+            "/graphql", json={"query": VIEWER_AND_GROUPS}, headers={"Authorization": f"Bearer {token}"}
+        )
         data = read.json()["data"]
         assert data["viewer"] == {"login": "ada", "displayName": "Ada Lovelace"}
         members = {e["node"]["name"]: [m["login"] for m in e["node"]["members"]] for e in data["groups"]["edges"]}
