@@ -141,12 +141,16 @@ async def sign_in(
             return _creation_off(claims)
         created = await _create(session, claims, login_claim)
         if isinstance(created, SignInRefused):
-            return created
-        user_id, login, is_admin = created.id, created.login, False
-    else:
-        user_id, login, is_admin, disabled = known
-        if disabled:
-            return DISABLED
+            # The login may be taken by this very identity's user, made by a concurrent first
+            # sign-in that committed after the look-up above.
+            known = await _known(session, claims)
+            if known is None:
+                return created
+        else:
+            known = (created.id, created.login, False, False)
+    user_id, login, is_admin, disabled = known
+    if disabled:
+        return DISABLED
     groups = await _memberships(session, user_id)
     await _sync_groups(session, user_id, groups, claims.groups)
     return _actor(user_id, login, is_admin, set(groups), claims)

@@ -83,8 +83,8 @@ async def test_each_refusal_names_what_failed(oidc_app, provider):
         ),
         "wrong iss": (provider.token(iss="https://elsewhere.example"), "issuer (iss) is 'https://elsewhere.example'"),
         "wrong aud": (provider.token(aud="another-app"), f"audience (aud) is 'another-app', not '{AUDIENCE}'"),
-        "expired": (provider.token(exp=now - 61, iat=now - 400), "expired at"),
-        "not yet valid": (provider.token(nbf=now + 61), "not valid before"),
+        "expired": (provider.token(exp=now - 90, iat=now - 400), "expired at"),  # past the 60 s of skew
+        "not yet valid": (provider.token(nbf=now + 90), "not valid before"),
         "no exp": (provider.token(exp=None), "no expiry time (exp)"),
         "unknown kid": (provider.token(key=rsa_key("key-9")), "signing key (kid 'key-9') is not among"),
     }
