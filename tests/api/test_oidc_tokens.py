@@ -100,6 +100,10 @@ async def test_sixty_seconds_of_skew_are_allowed(oidc_app, provider):
     now = int(time.time())
     assert await app.gql(VIEWER, token=provider.token(exp=now - 30, iat=now - 300)) == {"viewer": {"login": "ada"}}
     assert await app.gql(VIEWER, token=provider.token(nbf=now + 30)) == {"viewer": {"login": "ada"}}
+    # And no more than 60: a few seconds past it is refused (the margin is for the test's own time).
+    assert "expired at" in await app.refusal(provider.token(exp=int(time.time()) - 64, iat=now - 300))
+    assert "not valid before" in await app.refusal(provider.token(nbf=int(time.time()) + 64))
+    assert await app.gql(VIEWER, token=provider.token(exp=int(time.time()) - 56, iat=now - 300))
 
 
 async def test_a_token_whose_kid_is_new_reads_the_keys_again_at_most_once_a_minute(oidc_app, provider):
