@@ -8,6 +8,7 @@ from models.identity import ApiToken, Group, GroupMember, LoginAttempt, User
 from models.ids import kind_of, new_id
 from models.job import Job
 from models.notification import Notification, NotificationSubscription
+from models.oidc import UserIdentity
 from models.resources import (
     Document,
     Permission,
@@ -50,6 +51,7 @@ __all__ = [
     "TaskCount",
     "UnitOfWork",
     "User",
+    "UserIdentity",
     "Workflow",
     "WorkflowItem",
     "as_utc",

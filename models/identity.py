@@ -34,6 +34,8 @@ class Group(SQLModel, table=True):
     id: str = Field(primary_key=True)
     name: str = Field(unique=True, index=True)
     display_name: str
+    # "OIDC": the identity provider's groups claim sets who is in it (engine/people/oidc_identities.py).
+    managed: str | None = None
     created_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
 
 

@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.people.actors import Actor
 from engine.people.identity import TokenProblem
+from engine.people.oidc_identities import SignInRefused
 from models import Database, utcnow
 from resolvers.errors import unauthenticated
 from resolvers.loaders import Loaders
@@ -31,7 +32,8 @@ class Context:
     response: Any = None
     live: bool = False  # a WebSocket connection: nothing read is kept between events
     token: str | None = None  # of a live connection, re-checked periodically by the server
-    auth_problem: TokenProblem = TokenProblem.MISSING  # why ``actor`` is None, told by ``viewer``
+    # why ``actor`` is None, told by ``viewer``; a provider's token is refused in words of its own
+    auth_problem: TokenProblem | SignInRefused = TokenProblem.MISSING
     connection_params: dict[str, Any] | None = None
     active_subscriptions: int = 0
     running_operations: int = 0  # a live connection's queries and mutations now running (schema/limits/)

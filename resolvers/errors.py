@@ -6,6 +6,7 @@ from graphql import GraphQLError
 
 from engine.errors import DomainError, DomainErrors, ErrorCode
 from engine.people.identity import TokenProblem
+from engine.people.oidc_identities import SignInRefused
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,8 +35,14 @@ AUTH_MESSAGES = {
 }
 
 
-def unauthenticated(problem: TokenProblem = TokenProblem.MISSING) -> GraphQLError:
-    return GraphQLError(AUTH_MESSAGES[problem], extensions={"code": "UNAUTHENTICATED"})
+def auth_message(problem: TokenProblem | SignInRefused) -> str:
+    """The sentence for ``problem``: a provider's token is refused in words of its own
+    (server/oidc.py, engine/people/oidc_identities.py)."""
+    return problem.message if isinstance(problem, SignInRefused) else AUTH_MESSAGES[problem]
+
+
+def unauthenticated(problem: TokenProblem | SignInRefused = TokenProblem.MISSING) -> GraphQLError:
+    return GraphQLError(auth_message(problem), extensions={"code": "UNAUTHENTICATED"})
 
 
 # A database that refuses connections, has none left or is shutting down: the client may try

@@ -20,6 +20,7 @@ from schema import (
     job,
     lifecycle,
     notification,
+    oidc,
     project_mutations,
     timers,
     version_mutations,
@@ -135,6 +136,11 @@ class Mutation:
     create_group = strawberry.mutation(resolver=identity.create_group)
     add_group_member = strawberry.mutation(resolver=identity.add_group_member)
     remove_group_member = strawberry.mutation(resolver=identity.remove_group_member)
+    link_identity = strawberry.mutation(
+        resolver=oidc.link_identity,
+        description="Admin: the identity provider's (issuer, subject) signs in as this user from now on, e.g. a "
+        "password user whose login the provider's user has.",
+    )
     create_project = strawberry.mutation(resolver=project_mutations.create_project)
     update_project = strawberry.mutation(resolver=project_mutations.update_project)
     assign_project = strawberry.mutation(resolver=project_mutations.assign_project)

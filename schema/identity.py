@@ -1,5 +1,6 @@
 """Users, groups and login."""
 
+import enum
 from typing import TYPE_CHECKING, Annotated, Any
 
 import strawberry
@@ -74,12 +75,25 @@ class User(Node):
         return await info.context.loaders.deputyships_by_deputy.load(self.id)
 
 
+@strawberry.enum(description="Who sets a group's members besides its admins.")
+class GroupManager(enum.Enum):
+    OIDC = strawberry.enum_value(
+        "OIDC",
+        description="The identity provider: at each new token, the groups claim sets who of its users is in the "
+        "group (by the group's name).",
+    )
+
+
 @strawberry.type(description="A named set of users; grants and roles given to a group reach its members.")
 class Group(Node):
     name: str
     display_name: str
 
     is_type_of = by_id_prefix("Group")
+
+    @strawberry.field(description="OIDC: the identity provider's groups claim sets its members; null: admins do.")
+    def managed(self) -> GroupManager | None:
+        return GroupManager(self.managed) if self.managed else None  # type: ignore[attr-defined]
 
     @strawberry.field
     @context_only
@@ -129,6 +143,9 @@ class UserPayload:
 class CreateGroupInput:
     name: str
     display_name: str | None = None
+    managed: GroupManager | None = strawberry.field(
+        default=None, description="OIDC: the identity provider's groups claim naming this group sets its members."
+    )
 
 
 @strawberry.input
@@ -249,7 +266,14 @@ async def create_user(info: AppInfo, input: CreateUserInput) -> UserPayload:
 
 async def create_group(info: AppInfo, input: CreateGroupInput) -> GroupPayload:
     group, errors = await run(
-        info.context, lambda s, a: identity.create_group(s, actor=a, name=input.name, display_name=input.display_name)
+        info.context,
+        lambda s, a: identity.create_group(
+            s,
+            actor=a,
+            name=input.name,
+            display_name=input.display_name,
+            managed=input.managed.value if input.managed else None,
+        ),
     )
     return GroupPayload(group=group, user_errors=errors)
 

@@ -25,9 +25,11 @@ from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_P
 from strawberry.types.execution import ExecutionResult
 
 from engine.people import identity
+from engine.people.actors import Actor
+from engine.people.oidc_identities import SignInRefused
 from models import Database
 from resolvers.context import Context
-from resolvers.errors import AUTH_MESSAGES, RETRY_AFTER_SECONDS, UNAVAILABLE_MESSAGE, database_unavailable
+from resolvers.errors import RETRY_AFTER_SECONDS, UNAVAILABLE_MESSAGE, auth_message, database_unavailable
 from schema import introspection, schema
 from server import metrics
 from server.access_log import request_logged
@@ -38,6 +40,7 @@ from server.documents import DocumentService, download_endpoint
 from server.job_runner import configure_jobs
 from server.mail import configure_mail
 from server.media_types import GRAPHQL_RESPONSE, negotiate, request_error_status, without_data
+from server.oidc_sign_in import OidcSignIn, oidc_routes
 from server.operations import health, metrics_endpoint, ready_endpoint
 from server.request_limits import BodyLimit, error_response
 from server.settings import Settings
@@ -106,6 +109,12 @@ class CasewayGraphQL(GraphQL):
         self.actor_cache = credentials.cache
         self.live = LiveConnections(db, credentials.cache, refresh_seconds=settings.ws_auth_refresh)
         self.token_checks = TokenChecks(db)  # connection_init's tokens, checked in batches
+        self.oidc = credentials.oidc  # the identity provider's tokens (server/oidc_sign_in.py), if one is set
+        if self.oidc is not None:
+            self.live.authenticate_many, self.live.token_problems = (
+                self.oidc.authenticate_many,
+                self.oidc.token_problems,
+            )
         self.web = web
         self.documents = documents
 
@@ -137,12 +146,14 @@ class CasewayGraphQL(GraphQL):
         if header and not live:
             ctx.token = bearer_token(header)  # ``logout`` revokes it
             await self._authenticate(ctx, ctx.token)
+            if isinstance(ctx.auth_problem, SignInRefused) and ctx.auth_problem.unavailable:
+                raise HTTPException(503, ctx.auth_problem.message)  # the provider's keys cannot be read
         return ctx
 
     async def _authenticate(self, ctx: Context, token: str) -> None:
         """Sets ``ctx.actor``, or ``ctx.auth_problem`` to say why not (server/credentials.py)."""
         checked = await self.credentials.resolve(token, remember=not ctx.live)
-        if isinstance(checked, identity.TokenProblem):
+        if not isinstance(checked, Actor):
             ctx.auth_problem = checked
         else:
             ctx.actor = checked
@@ -157,12 +168,12 @@ class CasewayGraphQL(GraphQL):
             checked = await self.token_checks.check(context.token)
         else:  # another kind of credential, or a malformed one: the one sequence says which (server/credentials.py)
             checked = await self.credentials.resolve(context.token, remember=False)
-        if isinstance(checked, identity.TokenProblem):
-            context.auth_problem = checked
-        else:
+        if isinstance(checked, Actor):
             context.actor = checked
+        else:
+            context.auth_problem = checked
         if context.actor is None:
-            reason = context.request.scope[REFUSAL] = AUTH_MESSAGES[context.auth_problem]
+            reason = context.request.scope[REFUSAL] = auth_message(context.auth_problem)
             raise ConnectionRejectionError({"message": reason})  # the payload: the legacy protocol's answer
         self.live.add(context)
 
@@ -312,7 +323,8 @@ def create_app(
     settings = settings or Settings()
     db = db or Database(settings.database_url, pool_size=settings.db_pool_size)
     actor_cache = ActorCache(settings.auth_cache_seconds)
-    credentials = Credentials(db, actor_cache)
+    oidc = OidcSignIn(settings, db) if settings.oidc_issuer else None  # the provider's tokens
+    credentials = Credentials(db, actor_cache, oidc=oidc)
     web = WebAssets(settings.web_dir)
     documents = documents or DocumentService(settings)
     configure_jobs(settings)  # the process's, for what runs outside any app (server/wiring.py)
@@ -333,6 +345,8 @@ def create_app(
             yield
         finally:
             await background.stop()
+            if graphql.oidc is not None:
+                await graphql.oidc.provider.close()
             await stop_within("the database pool", db.dispose)
             metrics.process_stopping()
             wiring.reset(tokens)
@@ -350,6 +364,7 @@ def create_app(
             Route("/documents/{id}", download_endpoint(db, documents, credentials), methods=["GET"]),
             Route("/unsubscribe", unsubscribe_endpoint(db), methods=["GET", "POST"]),
             WebSocketRoute("/graphql", graphql),
+            *oidc_routes(graphql.oidc),
             *web.routes(),
         ],
         middleware=[
@@ -376,4 +391,5 @@ def create_app(
     app.state.job_runner = background.job_runner
     app.state.settings = settings
     app.state.documents = documents
+    app.state.oidc = graphql.oidc
     return app

@@ -6,9 +6,10 @@ connection_init, document downloads), so they cannot disagree.
 1. the actors remembered for a few seconds (server/actor_cache.py), by token;
 2. the credential, by its shape (``identity.token_shape_problem``): a token of ours (``cw_…``: a
    login's session token or an API token) is looked up in ``api_token`` with its user and
-   groups (``identity.check_token``, one query). Another kind of credential (a provider's JWT)
-   joins as a step of its own here, recognized by its shape before ours is judged malformed,
-   and gives an ``Actor`` or a ``TokenProblem`` the same way;
+   groups (``identity.check_token``, one query); an identity provider's JWT (when
+   CASEWAY_OIDC_ISSUER is set), recognized by its shape before ours is judged malformed, is
+   verified and mapped to its user by ``OidcSignIn`` (server/oidc_sign_in.py), and gives an
+   ``Actor`` or a ``SignInRefused`` the same way;
 3. a valid one is remembered (not a live connection's: it is checked again while it stays open,
    server/websockets.py);
 4. an API token's use is noted (its ``lastUsedAt``), at most once a minute per token and process:
@@ -24,8 +25,10 @@ from engine.clock import SYSTEM_CLOCK, Clock
 from engine.people import api_tokens, identity
 from engine.people.actors import Actor
 from engine.people.identity import TokenProblem
+from engine.people.oidc_identities import SignInRefused
 from models import Database
 from server.actor_cache import ActorCache
+from server.oidc_sign_in import OidcSignIn
 
 log = logging.getLogger("caseway.server")
 
@@ -35,25 +38,32 @@ MAX_NOTED = 10_000
 
 
 class Credentials:
-    def __init__(self, db: Database, cache: ActorCache, *, clock: Clock = SYSTEM_CLOCK) -> None:
+    def __init__(
+        self, db: Database, cache: ActorCache, *, clock: Clock = SYSTEM_CLOCK, oidc: OidcSignIn | None = None
+    ) -> None:
         self.db = db
         self.cache = cache
+        self.oidc = oidc  # the identity provider's tokens (server/oidc_sign_in.py), when one is configured
         self.clock = clock  # "now" for lastUsedAt: a test moves it (engine/clock.py)
         self._noted: dict[str, datetime] = {}  # token id -> the use last written
 
-    async def resolve(self, token: str, *, remember: bool = True) -> Actor | TokenProblem:
+    async def resolve(self, token: str, *, remember: bool = True) -> Actor | TokenProblem | SignInRefused:
         """The actor ``token`` stands for, or why none (told in words by resolvers/errors.py)."""
         actor = self.cache.get(token) if remember else None
         if actor is None:
             generation = self.cache.generation
-            problem = identity.token_shape_problem(token)
-            if problem is not None:
-                return problem
-            # Its own short connection: a request's read session opens only once execution starts,
-            # so a client that disconnects before that leaves nothing checked out.
-            async with self.db.reader.connect() as connection:
-                checked = await identity.check_token(connection, token)
-            if isinstance(checked, TokenProblem):
+            checked: Actor | TokenProblem | SignInRefused
+            if self.oidc is not None and self.oidc.takes(token):  # a provider's JWT, by its shape
+                checked = await self.oidc.authenticate(token)
+            else:
+                problem = identity.token_shape_problem(token)
+                if problem is not None:
+                    return problem
+                # Its own short connection: a request's read session opens only once execution
+                # starts, so a client that disconnects before that leaves nothing checked out.
+                async with self.db.reader.connect() as connection:
+                    checked = await identity.check_token(connection, token)
+            if not isinstance(checked, Actor):
                 return checked
             actor = checked
             if remember:

@@ -7,7 +7,13 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 # The codes of the HTTP refusals, in a GraphQL error's extensions.
-HTTP_CODES = {400: "BAD_REQUEST", 404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED", 413: "REQUEST_TOO_LARGE"}
+HTTP_CODES = {
+    400: "BAD_REQUEST",
+    404: "NOT_FOUND",
+    405: "METHOD_NOT_ALLOWED",
+    413: "REQUEST_TOO_LARGE",
+    503: "UNAVAILABLE",
+}
 
 
 def error_response(status: int, message: str, code: str | None = None) -> Response:

@@ -22,7 +22,7 @@ from engine.people import identity
 from engine.people.actors import Actor
 from models import Database
 from resolvers.context import Context
-from resolvers.errors import AUTH_MESSAGES
+from resolvers.errors import auth_message
 from server.actor_cache import ActorCache
 
 __all__ = ["LEGACY_HINT", "REFUSAL", "CasewayWebSocket", "LiveConnections", "TokenChecks", "TransportWS"]
@@ -59,6 +59,13 @@ REFUSAL = "caseway.refusal"
 LEGACY_HINT = "The graphql-ws protocol is off on this server: use graphql-transport-ws, or set CASEWAY_LEGACY_WS=true."
 
 
+def close_reason(sentence: str) -> str:
+    """``sentence`` cut to the 123 bytes a close frame's reason may hold (a provider's refusal
+    that quotes the token's claims may be longer)."""
+    data = sentence.encode()
+    return sentence if len(data) <= 123 else data[:120].decode(errors="ignore") + "..."
+
+
 class CasewayWebSocket(ASGIWebSocketAdapter):
     """strawberry's WebSocket adapter, its closes saying why: the reason a connection_init was
     refused (strawberry's own says only "Forbidden"), and that the old protocol exists but is
@@ -67,7 +74,7 @@ class CasewayWebSocket(ASGIWebSocketAdapter):
     async def close(self, code: int, reason: str) -> None:
         scope = self.ws.scope
         if code == 4403 and REFUSAL in scope:
-            reason = scope[REFUSAL]
+            reason = close_reason(scope[REFUSAL])
         elif code == 4406 and GRAPHQL_WS_PROTOCOL in scope.get("subprotocols", ()):
             reason = LEGACY_HINT
         await super().close(code, reason)
@@ -136,6 +143,10 @@ class LiveConnections:
         self._actor_cache = actor_cache
         self._refresh = refresh_seconds
         self._contexts: weakref.WeakSet[Context] = weakref.WeakSet()
+        # Who the tokens stand for now, and why not; with an identity provider, its tokens too
+        # (server/oidc_sign_in.py).
+        self.authenticate_many = identity.authenticate_many
+        self.token_problems: Any = identity.token_problems
 
     def add(self, context: Context) -> None:
         """A connection that has authenticated: from now on its token is checked again."""
@@ -154,20 +165,20 @@ class LiveConnections:
                 continue
             try:
                 async with self._db.read_session() as session:
-                    actors = await identity.authenticate_many(session, list({c.token for c in contexts}))
+                    actors = await self.authenticate_many(session, list({c.token for c in contexts}))
             except Exception:  # retried at the next interval
                 log.exception("re-checking live connections failed")
                 continue
             refused = [c for c in contexts if (c.token or "") not in actors]
-            problems: dict[str, identity.TokenProblem] = {}
+            problems: dict[str, Any] = {}
             if refused:
                 with contextlib.suppress(Exception):  # then the reason is the general one
                     async with self._db.read_session() as session:
-                        problems = await identity.token_problems(session, list({c.token or "" for c in refused}))
+                        problems = await self.token_problems(session, list({c.token or "" for c in refused}))
             for context in contexts:
                 context.actor = actors.get(context.token or "")
                 if context.actor is None:
                     context.auth_problem = problems.get(context.token or "", identity.TokenProblem.UNKNOWN)
                     self._contexts.discard(context)
                     with contextlib.suppress(Exception):  # already closed
-                        await context.request.close(code=4403, reason=AUTH_MESSAGES[context.auth_problem])
+                        await context.request.close(code=4403, reason=close_reason(auth_message(context.auth_problem)))

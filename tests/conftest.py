@@ -13,6 +13,7 @@ pytest_plugins = [
     "tests.fixtures.smtp",
     "tests.fixtures.deputies",
     "tests.fixtures.compiled",
+    "tests.fixtures.oidc",
 ]
 
 

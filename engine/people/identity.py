@@ -95,12 +95,18 @@ def require_may_log_in(user: User | None) -> None:
         )
 
 
-async def create_group(session: AsyncSession, *, actor: Actor, name: str, display_name: str | None = None) -> Group:
+async def create_group(
+    session: AsyncSession, *, actor: Actor, name: str, display_name: str | None = None, managed: str | None = None
+) -> Group:
+    """``managed="OIDC"``: the identity provider's groups claim sets who is in it
+    (engine/people/oidc_identities.py)."""
     await permissions.require_global(session, actor=actor, intent="global.createGroup")
     name = require_text(name, "name", max_len=64)
     if await session.scalar(select(Group.id).where(Group.name == name)):
         raise DomainError(ErrorCode.ALREADY_EXISTS, f"The group name {name!r} is taken.", ["name"])
-    group = Group(id=new_id("grp"), name=name, display_name=require_text(display_name or name, "displayName"))
+    group = Group(
+        id=new_id("grp"), name=name, display_name=require_text(display_name or name, "displayName"), managed=managed
+    )
     session.add(group)
     await session.flush()
     return group

@@ -1,8 +1,56 @@
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 
-import { gql } from '../api/client.js';
-import { LOGIN } from '../api/documents.js';
+import { gql, setToken } from '../api/client.js';
+import { LOGIN, VIEWER } from '../api/documents.js';
+import { finishSignIn, isSignInReply, providerConfig, startSignIn } from '../api/oidc.js';
 import { Failed, FieldErrors } from '../ui.jsx';
+
+/** "Sign in with …": the organization's identity provider, when the server has one. */
+function ProviderSignIn({ onSignedIn, busy, setBusy, setFailure }) {
+  const [provider, setProvider] = useState(null);
+  useEffect(() => {
+    let live = true;
+    providerConfig().then((found) => live && setProvider(found));
+    return () => {
+      live = false;
+    };
+  }, []);
+  useEffect(() => {
+    if (!isSignInReply()) return;
+    setBusy(true);
+    finishSignIn()
+      .then(async (token) => {
+        setToken(token);
+        const { viewer } = await gql(VIEWER);
+        onSignedIn(token, viewer);
+      })
+      .catch((error) => {
+        setToken(null);
+        setFailure(error);
+        setBusy(false);
+      });
+  }, [onSignedIn, setBusy, setFailure]);
+
+  if (!provider) return null;
+  async function leave() {
+    setFailure(null);
+    setBusy(true);
+    try {
+      await startSignIn(provider);
+    } catch (error) {
+      setFailure(error);
+      setBusy(false);
+    }
+  }
+  return (
+    <div className="login-provider">
+      <span aria-hidden="true">or</span>
+      <button type="button" onClick={leave} disabled={busy}>
+        Sign in with {provider.name}
+      </button>
+    </div>
+  );
+}
 
 export function Login({ onSignedIn }) {
   const [login, setLogin] = useState('');
@@ -51,6 +99,7 @@ export function Login({ onSignedIn }) {
       <button type="submit" disabled={busy}>
         {busy ? 'Signing in…' : 'Sign in'}
       </button>
+      <ProviderSignIn onSignedIn={onSignedIn} busy={busy} setBusy={setBusy} setFailure={setFailure} />
     </form>
   );
 }
