@@ -38,6 +38,8 @@ class ErrorCode(StrEnum):
     STATE_STRANDED = "STATE_STRANDED"
     MISSING_IN_VERSION = "MISSING_IN_VERSION"
     ALREADY_ON_VERSION = "ALREADY_ON_VERSION"
+    INVALID_FIELD = "INVALID_FIELD"  # a case field's value (engine/cases/case_fields.py)
+    CONDITION_FAILED = "CONDITION_FAILED"  # a rule that could not be evaluated (engine/spec/rules.py)
 
 
 class DomainError(Exception):

@@ -82,6 +82,7 @@ def content_tail(entry: Any) -> str:
             entry.data,
             # Only when set, so the entries written before the column existed keep their hashes.
             *([entry.on_behalf_of] if getattr(entry, "on_behalf_of", None) else []),
+            *([{"title": entry.title}] if getattr(entry, "title", None) else []),
         ],
         sort_keys=True,
         separators=(",", ":"),
@@ -112,6 +113,7 @@ async def record(
     comment: str | None = None,
     data: dict[str, Any] | None = None,
     at: datetime | None = None,
+    title: str | None = None,
 ) -> LogEntry:
     """Queue an entry about ``about`` (a project, subproject or workflow item); it is hashed and
     inserted just before the transaction commits."""
@@ -129,6 +131,7 @@ async def record(
         prev_hash=None,
         hash="",
         on_behalf_of=None,  # a deputy's action says whom for (engine.cases.execute)
+        title=title,
     )
     work = unit_of_work(session)
     if not work.entries:
