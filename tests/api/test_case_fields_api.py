@@ -56,12 +56,12 @@ PURCHASE = {
     },
 }
 
-EXECUTE = """mutation($input: ExecuteActionInput!) { executeAction(input: $input) {
+EXECUTE_WITH_FIELDS = """mutation($input: ExecuteActionInput!) { executeAction(input: $input) {
   case { version state { shortName } fields enabledActions { action { shortName } } }
   activity { data title } preview { state { shortName } route }
   userErrors { code message field } } }"""
 
-READ = """query($id: ID!) { node(id: $id) { ... on WorkflowItem { case {
+CASE_FIELDS = """query($id: ID!) { node(id: $id) { ... on WorkflowItem { case {
   version fields state { shortName }
   log { edges { node { action data title } } }
   actionHistory { edges { node { action { shortName } status } } }
@@ -97,7 +97,7 @@ async def test_every_bad_value_is_one_error_at_its_field_and_nothing_changes(gql
         "owner": "usr_nobody",
         "colour": "red",
     }
-    refused = (await gql(EXECUTE, run(item, "submit", fields=bad), token=alice))["executeAction"]
+    refused = (await gql(EXECUTE_WITH_FIELDS, run(item, "submit", fields=bad), token=alice))["executeAction"]
     assert refused["case"] is None
     assert {tuple(e["field"]): (e["code"], e["message"]) for e in refused["userErrors"]} == {
         ("fields", "amount"): ("INVALID_FIELD", "Amount must be at least 0."),
@@ -110,21 +110,21 @@ async def test_every_bad_value_is_one_error_at_its_field_and_nothing_changes(gql
         ("fields", "owner"): ("INVALID_FIELD", "Owner names no user or group."),
         ("fields", "colour"): ("INVALID_FIELD", "There is no field of that name."),
     }
-    missing = (await gql(EXECUTE, run(item, "submit", fields={"quantity": 101}), token=alice))["executeAction"]
+    missing = (await gql(EXECUTE_WITH_FIELDS, run(item, "submit", fields={"quantity": 101}), token=alice))["executeAction"]
     assert [(e["field"], e["message"]) for e in missing["userErrors"]] == [
         (["fields", "quantity"], "Quantity must be at most 100."),
         (["fields", "vendor"], "Vendor is required."),
         (["fields", "amount"], "Amount is required."),
     ]
-    case = (await gql(READ, {"id": item["id"]}, token=alice))["node"]["case"]
+    case = (await gql(CASE_FIELDS, {"id": item["id"]}, token=alice))["node"]["case"]
     assert case["version"] == 0 and case["fields"] == {} and case["state"]["shortName"] == "draft"
 
 
 async def test_fields_are_set_logged_routed_titled_and_hidden_per_state(gql, make_user):
     item, alice, admin = await purchase(gql, make_user)
-    dry = (await gql(EXECUTE, run(item, "submit", fields=GOOD, dryRun=True), token=alice))["executeAction"]
+    dry = (await gql(EXECUTE_WITH_FIELDS, run(item, "submit", fields=GOOD, dryRun=True), token=alice))["executeAction"]
     assert dry["preview"] == {"state": {"shortName": "review"}, "route": 2}
-    done = (await gql(EXECUTE, run(item, "submit", fields=GOOD), token=alice))["executeAction"]
+    done = (await gql(EXECUTE_WITH_FIELDS, run(item, "submit", fields=GOOD), token=alice))["executeAction"]
     assert done["userErrors"] == []
     assert done["case"]["state"]["shortName"] == "review"
     # budget_note is hidden in review from all but admins and the CFO role: alice sees no trace of it
@@ -142,14 +142,14 @@ async def test_fields_are_set_logged_routed_titled_and_hidden_per_state(gql, mak
     }
     assert done["activity"]["data"]["route"] == 2
     assert done["activity"]["title"] == "alice asked for 2500.00 EUR from Acme for Chairs"
-    seen = (await gql(READ, {"id": item["id"]}, token=admin))["node"]["case"]
+    seen = (await gql(CASE_FIELDS, {"id": item["id"]}, token=admin))["node"]["case"]
     assert seen["fields"]["budget_note"] == "from Q4"
     assert seen["log"]["edges"][-1]["node"]["data"]["fields"]["budget_note"] == {"from": None, "to": "from Q4"}
     # expedite's enabled_when (urgency is high) does not hold: REFUSED, listed as such
     assert [a["action"]["shortName"] for a in done["case"]["enabledActions"]] == ["approve", "ratio"]
-    approved = (await gql(EXECUTE, run(item, "approve"), token=alice))["executeAction"]
+    approved = (await gql(EXECUTE_WITH_FIELDS, run(item, "approve"), token=alice))["executeAction"]
     assert approved["activity"]["title"] == "Approved by alice"
-    history = (await gql(READ, {"id": item["id"]}, token=alice))["node"]["case"]
+    history = (await gql(CASE_FIELDS, {"id": item["id"]}, token=alice))["node"]["case"]
     statuses = [(e["node"]["action"]["shortName"], e["node"]["status"]) for e in history["actionHistory"]["edges"]]
     assert statuses == [
         ("submit", "COMPLETED"),
@@ -163,17 +163,17 @@ async def test_fields_are_set_logged_routed_titled_and_hidden_per_state(gql, mak
 async def test_a_route_over_the_limit_goes_to_the_cfo_and_enabled_when_follows_fields(gql, make_user):
     item, alice, _ = await purchase(gql, make_user)
     fields = {**GOOD, "amount": "12000.50", "urgency": "high"}
-    done = (await gql(EXECUTE, run(item, "submit", fields=fields), token=alice))["executeAction"]
+    done = (await gql(EXECUTE_WITH_FIELDS, run(item, "submit", fields=fields), token=alice))["executeAction"]
     assert done["case"]["state"]["shortName"] == "cfo_review" and done["activity"]["data"]["route"] == 1
     assert "budget_note" not in done["case"]["fields"]  # hidden in cfo_review from all but admins
 
 
 async def test_a_condition_that_fails_at_run_time_is_a_refusal_with_a_sentence(gql, make_user):
     item, alice, _ = await purchase(gql, make_user)
-    assert (await gql(EXECUTE, run(item, "submit", fields={**GOOD, "quantity": None}), token=alice))["executeAction"][
+    assert (await gql(EXECUTE_WITH_FIELDS, run(item, "submit", fields={**GOOD, "quantity": None}), token=alice))["executeAction"][
         "userErrors"
     ] == []
-    refused = (await gql(EXECUTE, run(item, "ratio"), token=alice))["executeAction"]
+    refused = (await gql(EXECUTE_WITH_FIELDS, run(item, "ratio"), token=alice))["executeAction"]
     assert refused["userErrors"] == [
         {
             "code": "CONDITION_FAILED",
@@ -181,14 +181,14 @@ async def test_a_condition_that_fails_at_run_time_is_a_refusal_with_a_sentence(g
             "field": ["fields"],
         }
     ]
-    case = (await gql(READ, {"id": item["id"]}, token=alice))["node"]["case"]
+    case = (await gql(CASE_FIELDS, {"id": item["id"]}, token=alice))["node"]["case"]
     assert case["version"] == 1 and case["state"]["shortName"] == "review"
 
 
 async def test_a_field_the_action_does_not_edit_is_refused(gql, make_user):
     item, alice, _ = await purchase(gql, make_user)
-    await gql(EXECUTE, run(item, "submit", fields=GOOD), token=alice)
-    refused = (await gql(EXECUTE, run(item, "approve", fields={"vendor": "Other"}), token=alice))["executeAction"]
+    await gql(EXECUTE_WITH_FIELDS, run(item, "submit", fields=GOOD), token=alice)
+    refused = (await gql(EXECUTE_WITH_FIELDS, run(item, "approve", fields={"vendor": "Other"}), token=alice))["executeAction"]
     assert refused["userErrors"] == [
         {"code": "INVALID_FIELD", "message": "Vendor is not a field approve sets.", "field": ["fields", "vendor"]}
     ]
