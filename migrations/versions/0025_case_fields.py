@@ -28,6 +28,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    for table, column in (("activity", "title"), ("workflow_case", "fields")):
-        with op.batch_alter_table(table) as batch:
-            batch.drop_column(column)
+    # ALTER TABLE ... DROP COLUMN on both databases (SQLite 3.35+): a batch would copy activity
+    # into a new table without its AUTOINCREMENT, and seq would be handed out again.
+    op.execute("ALTER TABLE activity DROP COLUMN title")
+    op.execute("ALTER TABLE workflow_case DROP COLUMN fields")
