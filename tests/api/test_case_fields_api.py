@@ -110,7 +110,9 @@ async def test_every_bad_value_is_one_error_at_its_field_and_nothing_changes(gql
         ("fields", "owner"): ("INVALID_FIELD", "Owner names no user or group."),
         ("fields", "colour"): ("INVALID_FIELD", "There is no field of that name."),
     }
-    missing = (await gql(EXECUTE_WITH_FIELDS, run(item, "submit", fields={"quantity": 101}), token=alice))["executeAction"]
+    missing = (await gql(EXECUTE_WITH_FIELDS, run(item, "submit", fields={"quantity": 101}), token=alice))[
+        "executeAction"
+    ]
     assert [(e["field"], e["message"]) for e in missing["userErrors"]] == [
         (["fields", "quantity"], "Quantity must be at most 100."),
         (["fields", "vendor"], "Vendor is required."),
@@ -170,9 +172,9 @@ async def test_a_route_over_the_limit_goes_to_the_cfo_and_enabled_when_follows_f
 
 async def test_a_condition_that_fails_at_run_time_is_a_refusal_with_a_sentence(gql, make_user):
     item, alice, _ = await purchase(gql, make_user)
-    assert (await gql(EXECUTE_WITH_FIELDS, run(item, "submit", fields={**GOOD, "quantity": None}), token=alice))["executeAction"][
-        "userErrors"
-    ] == []
+    assert (await gql(EXECUTE_WITH_FIELDS, run(item, "submit", fields={**GOOD, "quantity": None}), token=alice))[
+        "executeAction"
+    ]["userErrors"] == []
     refused = (await gql(EXECUTE_WITH_FIELDS, run(item, "ratio"), token=alice))["executeAction"]
     assert refused["userErrors"] == [
         {
@@ -188,7 +190,9 @@ async def test_a_condition_that_fails_at_run_time_is_a_refusal_with_a_sentence(g
 async def test_a_field_the_action_does_not_edit_is_refused(gql, make_user):
     item, alice, _ = await purchase(gql, make_user)
     await gql(EXECUTE_WITH_FIELDS, run(item, "submit", fields=GOOD), token=alice)
-    refused = (await gql(EXECUTE_WITH_FIELDS, run(item, "approve", fields={"vendor": "Other"}), token=alice))["executeAction"]
+    refused = (await gql(EXECUTE_WITH_FIELDS, run(item, "approve", fields={"vendor": "Other"}), token=alice))[
+        "executeAction"
+    ]
     assert refused["userErrors"] == [
         {"code": "INVALID_FIELD", "message": "Vendor is not a field approve sets.", "field": ["fields", "vendor"]}
     ]
@@ -254,3 +258,36 @@ async def test_definitions_diagnose_fields_conditions_routes_and_titles(gql, mak
             ),
         ]
     )
+
+
+DECLARED = """query($id: ID!) { node(id: $id) { ... on WorkflowItem { case { workflow {
+  fields { name type label required maxLength pattern min max choices { code label } }
+  actions { shortName fields requiredFields enabledWhen logTitle routes { when to } } } } } } }"""
+
+
+async def test_the_declarations_a_form_is_built_from_are_listed(gql, make_user):
+    item, alice, _ = await purchase(gql, make_user)
+    workflow = (await gql(DECLARED, {"id": item["id"]}, token=alice))["node"]["case"]["workflow"]
+    fields = {f["name"]: f for f in workflow["fields"]}
+    assert list(fields) == list(PURCHASE["fields"])
+    assert fields["amount"] == {
+        "name": "amount",
+        "type": "money",
+        "label": "Amount",
+        "required": True,
+        "maxLength": None,
+        "pattern": None,
+        "min": 0.0,
+        "max": None,
+        "choices": [],
+    }
+    assert fields["vendor"]["maxLength"] == 20 and fields["vendor"]["pattern"] == "[A-Za-z ]+"
+    assert fields["urgency"]["choices"] == [{"code": "low", "label": "Low"}, {"code": "high", "label": "High"}]
+    actions = {a["shortName"]: a for a in workflow["actions"]}
+    assert actions["submit"]["requiredFields"] == ["vendor"] and actions["submit"]["fields"][0] == "amount"
+    assert actions["submit"]["routes"] == [
+        {"when": "fields.amount > 10000.0", "to": "cfo_review"},
+        {"when": None, "to": "review"},
+    ]
+    assert actions["expedite"]["enabledWhen"] == "fields.urgency == 'high'"
+    assert actions["submit"]["logTitle"].startswith("{actor} asked for")
