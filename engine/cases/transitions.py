@@ -105,7 +105,10 @@ async def fire(
         title=await _title(ctx, spec_action, actor, to_state or "", resolution),
     )
     if spec_action.jobs or ctx.spec.jobs:  # the outbox: jobs commit (or roll back) with the action
-        await outbox.enqueue(ctx, entry, (*spec_action.jobs, *ctx.spec.jobs), now)
+        made = await outbox.enqueue(ctx, entry, (*spec_action.jobs, *ctx.spec.jobs), now)
+        hidden = ctx.spec.states[to_state].hidden_fields if changes and to_state in ctx.spec.states else ()
+        for job in made if hidden else ():  # what a webhook receiver may not see (engine/jobs/records.py)
+            job.input = {**job.input, "hiddenFields": list(hidden)}
     old_status = ctx.case.status
     set_status_for_state(ctx)
     if ctx.case.status != old_status:
