@@ -39,6 +39,8 @@ class ErrorCode(StrEnum):
     MISSING_IN_VERSION = "MISSING_IN_VERSION"
     ALREADY_ON_VERSION = "ALREADY_ON_VERSION"
     TOKEN_SCOPE = "TOKEN_SCOPE"  # the request's API token does not reach the mutation (resolvers/token_scopes.py)
+    INVALID_FIELD = "INVALID_FIELD"  # a case field's value (engine/cases/case_fields.py)
+    CONDITION_FAILED = "CONDITION_FAILED"  # a rule that could not be evaluated (engine/spec/rules.py)
 
 
 class DomainError(Exception):

@@ -43,6 +43,7 @@ class Activity(SQLModel, table=True):
     via: str | None = None  # the name of the API token the actor acted through (engine/people/api_tokens.py)
     at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
     comment: str | None = None
+    title: str | None = None  # what the entry says in one sentence (engine/cases/titles.py); hashed when set
     data: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSONType, nullable=False))
     chain: str
     prev_hash: str | None = None

@@ -45,6 +45,10 @@ class Case(SQLModel, table=True):
     version: int = 0
     created_by: str
     created_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
+    # The case fields its workflow declares, by name, as set by its actions (engine/cases/case_fields.py).
+    fields: dict[str, Any] = Field(
+        default_factory=dict, sa_column=Column(JSONType, nullable=False, server_default="{}")
+    )
 
 
 class CaseState(SQLModel, table=True):

@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import strawberry
 
+from resolvers import case_fields as field_reads
 from resolvers.loaders import one
 from schema.base import JSON, AppInfo, Node, by_id_prefix
 from schema.execution import context_only
@@ -22,7 +23,6 @@ class Activity(Node):
     at: datetime
     kind: str
     comment: str | None
-    data: JSON
     action: str | None = strawberry.field(description="Short name of the action executed, if any.")
     hash: str = strawberry.field(description="SHA-256 over this entry and the previous entry's hash.")
     prev_hash: str | None
@@ -32,6 +32,22 @@ class Activity(Node):
     )
 
     is_type_of = by_id_prefix("Activity")
+
+    @strawberry.field(
+        description="Key/value data of the entry; data.fields, the case fields an action changed ({name: {from, "
+        "to}}), leaves out those the case's state hides from you."
+    )
+    @context_only
+    def data(self, info: AppInfo) -> JSON:
+        return field_reads.entry_data(info.context, self)
+
+    @strawberry.field(
+        description="The entry in one sentence: its action's log_title filled in when written, else for an executed "
+        'action its past tense and who ("Approved by Alice Analyst"); null for other entries.'
+    )
+    @context_only
+    def title(self, info: AppInfo) -> str | None:
+        return field_reads.title(info.context, self)
 
     # Related rows through ``one``: answered at once when the loader already has them (a live
     # event's subscribers start with them, resolvers/live.py), else loaded.

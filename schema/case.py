@@ -8,13 +8,14 @@ import strawberry
 
 from engine.cases.assignment import PICK_LIST_CASES, PICK_LIST_LENGTH
 from engine.spec.specs import RoleSpec
+from resolvers import case_fields as field_reads
 from resolvers import cases as case_reads
 from resolvers import due_dates, resources
 from resolvers.job_loads import CASE_JOBS
 from resolvers.loaders import PickListKey, one
 from resolvers.lookahead import selects
 from schema.activity import Activity
-from schema.base import AppInfo, Connection, Node, by_id_prefix, connection
+from schema.base import JSON, AppInfo, Connection, Node, by_id_prefix, connection
 from schema.execution import context_only
 from schema.identity import Party
 from schema.limits import MAX_ITEMS
@@ -46,11 +47,26 @@ class TaskOrder(Enum):
     DUE_DATE = "DUE_DATE"
 
 
+@strawberry.enum(
+    description="Where an action instance is: ENABLED (waiting), COMPLETED (executed), CANCELED (no longer enabled, "
+    "or its case canceled), REFUSED (its enable conditions or enabled_when said no at the latest change)."
+)
+class EnabledActionStatus(Enum):
+    ENABLED = "ENABLED"
+    COMPLETED = "COMPLETED"
+    CANCELED = "CANCELED"
+    REFUSED = "REFUSED"
+
+
 @strawberry.type(description="One enabled instance of an action (DYNAMIC children make several of one action).")
 class EnabledAction:
     id: strawberry.ID
     fire_at: datetime | None = strawberry.field(description="When a timer fires this instance, if it has one.")
     enabled_at: datetime
+    status: EnabledActionStatus = strawberry.field(description="ENABLED until it is executed, canceled or refused.")
+    completed_at: datetime | None = strawberry.field(
+        description="When it was executed or canceled (for a REFUSED one, its latest refusal)."
+    )
 
     is_type_of = by_id_prefix("EnabledAction")
 
@@ -212,6 +228,30 @@ class Case(Node):
     @context_only
     def my_actions(self, info: AppInfo) -> list[EnabledAction]:
         return case_reads.my_actions(info.context, self)  # type: ignore[arg-type]
+
+    @strawberry.field(
+        description="The case's fields (its workflow's fields) with a value, by name, that you may see: those its "
+        "state hides are left out, but for admins and the roles the state names. An amount is {amount, currency}."
+    )
+    @context_only
+    def fields(self, info: AppInfo) -> JSON:
+        return field_reads.fields(info.context, self)
+
+    @strawberry.field(
+        description="Every instance of the case's actions, oldest first, whatever its status (ENABLED, COMPLETED, "
+        "CANCELED, REFUSED), automatic ones too; status narrows it."
+    )
+    async def action_history(
+        self,
+        info: AppInfo,
+        first: int | None = None,
+        after: str | None = None,
+        status: EnabledActionStatus | None = None,
+    ) -> Connection[EnabledAction]:
+        page = await field_reads.action_history(
+            info.context, self, first=first, after=after, status=status.value if status else None
+        )
+        return connection(page)
 
     @strawberry.field(description="Every role of the workflow with who plays it in this case.")
     @context_only

@@ -31,6 +31,11 @@ class ExecuteActionInput:
     )
     comment: str | None = None
     data: JSON | None = strawberry.field(default=None, description="Key/value data stored in the log entry.")
+    fields: JSON | None = strawberry.field(
+        default=None,
+        description="Case fields to set, by name: only those the action edits (Action fields); null clears one. Each "
+        "bad value is a userErrors entry INVALID_FIELD at [fields, name], and nothing changes.",
+    )
     idempotency_key: str | None = strawberry.field(
         default=None, description="Replaying a request with the same key returns the first result."
     )
@@ -59,6 +64,9 @@ class CasePreview:
     status: CaseStatus
     version: int
     enabled_actions: list[Action]
+    route: int | None = strawberry.field(
+        default=None, description="Which of the action's routes would be taken (1 for the first); null without routes."
+    )
 
 
 @strawberry.type
@@ -146,6 +154,7 @@ async def execute_action(info: AppInfo, input: ExecuteActionInput) -> ExecuteAct
             expected_version=input.expected_version,
             output=input.output,
             resolution=input.resolution,
+            fields=input.fields,
         ),
         rollback=input.dry_run,
     )
@@ -160,6 +169,7 @@ async def execute_action(info: AppInfo, input: ExecuteActionInput) -> ExecuteAct
                 status=CaseStatus(preview.status),
                 version=preview.version,
                 enabled_actions=preview.enabled_actions,  # type: ignore[arg-type]
+                route=preview.route,
             ),
         )
     return ExecuteActionPayload(

@@ -4,6 +4,7 @@ import asyncio
 from collections import OrderedDict
 from datetime import datetime
 from enum import Enum
+from typing import Any
 
 import strawberry
 
@@ -73,6 +74,49 @@ class ActionOutput:
     new_state: str
 
 
+@strawberry.type(description="One of an action's routes: the state it leads to when its condition holds.")
+class ActionRoute:
+    when: str | None = strawberry.field(description="A CEL condition; null for the last route, the default.")
+    to: str
+
+
+@strawberry.type(description="A choice of an enum field.")
+class FieldChoice:
+    code: str
+    label: str
+
+
+@strawberry.type(description='A case field its workflow declares (docs/workflows.md, "Fields and rules").')
+class CaseField:
+    name: str
+    type: str = strawberry.field(
+        description="string, text, integer, number, money, boolean, date, datetime, enum or user."
+    )
+    label: str
+    help: str | None
+    required: bool
+    max_length: int | None
+    pattern: str | None
+    min: float | None
+    max: float | None
+    choices: list[FieldChoice]
+
+
+def _case_field(spec: Any) -> CaseField:
+    return CaseField(
+        name=spec.name,
+        type=spec.type,
+        label=spec.label,
+        help=spec.help,
+        required=spec.required,
+        max_length=spec.max_length,
+        pattern=spec.pattern,
+        min=spec.low,
+        max=spec.high,
+        choices=[FieldChoice(code=c, label=text) for c, text in spec.choices],
+    )
+
+
 @strawberry.type(description="A step of a workflow. Roles and states are named by their short names.")
 class Action:
     short_name: str
@@ -90,8 +134,23 @@ class Action:
     new_state: str | None
     timeout_seconds: int | None
     children: list[str]
+    fields: list[str] = strawberry.field(description="The case fields it may set (executeAction's fields).")
+    required_fields: list[str] = strawberry.field(description="The case fields that must have a value when it fires.")
+    log_title: str | None = strawberry.field(description="The title its log entries take, with placeholders.")
 
     is_type_of = row_type(ActionSpec)
+
+    @strawberry.field(description="The CEL condition asked before it is enabled, if any.")
+    def enabled_when(self) -> str | None:
+        rule = self.enabled_when  # type: ignore[attr-defined]
+        return None if rule is None else rule.source
+
+    @strawberry.field(description="Its routes in order: the first whose condition holds decides the new state.")
+    def routes(self) -> list[ActionRoute]:
+        return [
+            ActionRoute(when=None if r.when is None else r.when.source, to=r.to)
+            for r in self.routes  # type: ignore[attr-defined]
+        ]
 
     @strawberry.field
     def trigger(self) -> Trigger:
@@ -136,6 +195,10 @@ class Workflow(Node):
     @strawberry.field
     def actions(self) -> list[Action]:
         return list(spec_of(self).actions.values())  # type: ignore[arg-type]
+
+    @strawberry.field(description="The case fields it declares, in the spec's order.")
+    def fields(self) -> list[CaseField]:
+        return [_case_field(field) for field in spec_of(self).fields.values()]  # type: ignore[arg-type]
 
     @strawberry.field(
         description="The top-level state machine as a Mermaid or Graphviz DOT diagram.", metadata={COST: DIAGRAM_COST}

@@ -97,3 +97,69 @@ def test_doc_names_the_files_it_copies():
     builtin = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "engine" / "spec" / "builtin_workflows").glob("*.yaml"))
     assert sorted(copies) == builtin
     assert all(Path(ROOT / c).exists() for c in copies)
+
+
+PURCHASE_RUN = """mutation($input: ExecuteActionInput!) { executeAction(input: $input) {
+  case { state { shortName } fields } activity { title data } preview { route }
+  userErrors { code message field } } }"""
+PURCHASE_CASE = """query($id: ID!) { node(id: $id) { ... on WorkflowItem { case { fields
+  actionHistory(status: REFUSED) { edges { node { action { shortName } status } } } } } } }"""
+PURCHASE_ROLE = """mutation($input: ReassignRoleInput!) { reassignRole(input: $input) { userErrors { code } } }"""
+
+
+async def test_the_purchase_approval_runs_as_documented(gql, make_user):
+    """ "A whole purchase approval" (Fields and rules), defined from the doc and run as it says."""
+    from tests.fixtures.documents import CREATE_ITEM, CREATE_PROJECT, CREATE_SUBPROJECT, DEFINE
+
+    (block,) = [b for b in _examples() if _name(b) == "purchase_request"]
+    _, admin = await make_user("root", admin=True)
+    _, alice = await make_user("alice")
+    bob_id, bob = await make_user("bob")
+    carol_id, carol = await make_user("carol")
+    assert (await gql(DEFINE, {"spec": _spec(block)}, token=admin))["defineWorkflow"]["userErrors"] == []
+    project = (await gql(CREATE_PROJECT, {"input": {"displayName": "Office"}}, token=alice))["createProject"]
+    given = {
+        "projectId": project["project"]["id"],
+        "displayName": "Furniture",
+        "currency": "EUR",
+        "workflow": "purchase_request",
+        "validatorId": bob_id,
+    }
+    sub = (await gql(CREATE_SUBPROJECT, {"input": given}, token=alice))["createSubproject"]["subproject"]
+
+    async def item(name):
+        made = await gql(CREATE_ITEM, {"input": {"subprojectId": sub["id"], "displayName": name}}, token=alice)
+        return made["createWorkflowItem"]["workflowItem"]["id"]
+
+    def run(item_id, action, **extra):
+        return {"input": {"workflowItemId": item_id, "action": action, **extra}}
+
+    big, small = await item("Desks"), await item("Chairs")
+    refused = (await gql(PURCHASE_RUN, run(big, "submit", fields={"amount": -5}), token=alice))["executeAction"]
+    assert refused["userErrors"] == [
+        {"code": "INVALID_FIELD", "message": "Amount must be at least 0.", "field": ["fields", "amount"]},
+        {"code": "INVALID_FIELD", "message": "Vendor is required.", "field": ["fields", "vendor"]},
+    ]
+    for item_id, amount in ((big, 12000), (small, 800)):
+        fields = {"amount": amount, "vendor": "Acme", "budget_code": "CAP-7"}
+        done = (await gql(PURCHASE_RUN, run(item_id, "submit", fields=fields), token=alice))["executeAction"]
+        assert done["activity"]["title"] == f"alice asked for {amount}.00 EUR from Acme"
+        assert (
+            await gql(
+                PURCHASE_ROLE,
+                {"input": {"workflowItemId": item_id, "role": "cfo", "partyIds": [carol_id]}},
+                token=admin,
+            )
+        )["reassignRole"]["userErrors"] == []
+    refused_expedite = (await gql(PURCHASE_CASE, {"id": big}, token=bob))["node"]["case"]["actionHistory"]
+    assert [e["node"]["action"]["shortName"] for e in refused_expedite["edges"]] == ["expedite"]
+    assert (await gql(PURCHASE_RUN, run(big, "approve", dryRun=True), token=bob))["executeAction"]["preview"] == {
+        "route": 1
+    }
+    to_cfo = (await gql(PURCHASE_RUN, run(big, "approve"), token=bob))["executeAction"]
+    assert to_cfo["case"]["state"]["shortName"] == "cfo_review" and to_cfo["activity"]["data"]["route"] == 1
+    for token, sees in ((alice, False), (bob, False), (carol, True), (admin, True)):
+        fields = (await gql(PURCHASE_CASE, {"id": big}, token=token))["node"]["case"]["fields"]
+        assert ("budget_code" in fields) is sees
+    final = (await gql(PURCHASE_RUN, run(small, "approve"), token=bob))["executeAction"]
+    assert final["case"]["state"]["shortName"] == "approved" and final["activity"]["data"]["route"] == 2

@@ -32,6 +32,7 @@ class Preview:
     status: str
     version: int
     enabled_actions: list[ActionSpec]
+    route: int | None = None  # which of the action's routes was taken (1 for the first)
 
 
 @dataclass
@@ -86,5 +87,6 @@ async def execute_action(
         status=case.status,
         version=case.version,  # type: ignore[arg-type]
         enabled_actions=[spec.actions[ea.action] for ea in enabled],
+        route=(result.activity.data or {}).get("route") if result.activity is not None else None,
     )
     return ActionOutcome(case.id, preview=preview)

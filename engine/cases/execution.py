@@ -13,7 +13,7 @@ from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine import validation
-from engine.cases import assignment, idempotency, refusals
+from engine.cases import assignment, case_fields, idempotency, refusals
 from engine.cases.context import EXECUTABLE_STATUSES, CaseContext, case_not_found, load_case, new_case_context
 from engine.cases.transitions import (
     after_enable,
@@ -160,9 +160,11 @@ async def execute(
     expected_version: int | None = None,
     output: str | None = None,
     resolution: str | None = None,
+    fields: Any = None,
     now: datetime | None = None,
 ) -> ExecutionResult:
-    """Execute a USER action on a case as ``actor``.
+    """Execute a USER action on a case as ``actor``. ``fields`` sets case fields the action may
+    edit (engine/cases/case_fields.py: one INVALID_FIELD error per bad value, nothing changed).
     ``output`` picks among the action's outputs (and so its new state), ``resolution`` among its
     resolution codes; each is required when the action declares them, refused when it doesn't."""
     now = now or SYSTEM_CLOCK.now()
@@ -182,6 +184,7 @@ async def execute(
                 "expectedVersion": expected_version,
                 "output": output,
                 "resolution": resolution,
+                **({"fields": fields} if fields is not None else {}),
             }
         )
         previous = await idempotency.claim_key(
@@ -234,6 +237,16 @@ async def execute(
                 ErrorCode.NOT_ALLOWED, f"You may not {spec_action.pretty_name.lower()} this case.", ["action"]
             )
     refusals.check_choices(spec_action, output, resolution)
+    changes = None
+    if fields is not None or spec_action.fields or spec_action.required_fields:
+        changes = await case_fields.check_changes(
+            session,
+            spec=ctx.spec,
+            action=spec_action,
+            given=fields,
+            current=ctx.case.fields or {},
+            currency=ctx.subproject.currency,
+        )
     entry = await fire(
         ctx,
         instance,
@@ -244,6 +257,7 @@ async def execute(
         now=now,
         output=output,
         resolution=resolution,
+        changes=changes,
     )
     entry.on_behalf_of = on_behalf_of  # hashed with the entry at commit
     await run_automatic(ctx, now)

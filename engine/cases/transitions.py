@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from engine.cases import assignment, children, scopes
+from engine.cases import assignment, case_fields, case_rules, children, scopes
 from engine.cases.conditions import EnableCheck
 from engine.cases.context import CaseContext, new_instance, state_row
 from engine.cases.side_effects import Execution
@@ -22,7 +22,7 @@ from engine.registry import enable_conditions, on_fire_callbacks, side_effects
 from engine.spec.specs import ActionSpec
 from engine.tree import ordering
 from engine.tree.resources import require_open_to_reopen
-from models import EnabledAction, new_id, unit_of_work
+from models import EnabledAction, User, new_id, unit_of_work
 
 MAX_AUTOMATIC_STEPS = 100
 
@@ -47,6 +47,7 @@ async def fire(
     resolution: str | None = None,
     decision: dict[str, Any] | None = None,
     notified: set[str] | None = None,
+    changes: dict[str, dict[str, Any]] | None = None,
 ) -> activity.LogEntry:
     """Complete one instance: change its scope's state, log it, run side effects, re-enable.
     ``output`` is the caller's choice among the action's outputs (an ``on_fire`` callback may
@@ -58,6 +59,9 @@ async def fire(
     scope = instance.scope
     from_state = ctx.states.get(scope)
     execution = Execution(ctx=ctx, action=spec_action, actor=actor, values=values, output=output, resolution=resolution)
+    if changes:  # set before the routes, which read them; logged as {name: {from, to}}
+        ctx.case.fields = case_fields.apply(ctx.spec, ctx.case.fields or {}, changes)
+        execution.log_data["fields"] = changes
     to_state = from_state if from_state is None else await new_state(execution, from_state)
     if scope == "" and ctx.spec.states[to_state].terminal and not ctx.spec.states[from_state].terminal:
         await ordering.require_previous_items_closed(ctx.session, item=ctx.item, subproject=ctx.subproject)
@@ -98,9 +102,13 @@ async def fire(
         comment=comment,
         data=execution.log_data,
         at=now,
+        title=await _title(ctx, spec_action, actor, to_state or "", resolution),
     )
     if spec_action.jobs or ctx.spec.jobs:  # the outbox: jobs commit (or roll back) with the action
-        await outbox.enqueue(ctx, entry, (*spec_action.jobs, *ctx.spec.jobs), now)
+        made = await outbox.enqueue(ctx, entry, (*spec_action.jobs, *ctx.spec.jobs), now)
+        hidden = ctx.spec.states[to_state].hidden_fields if changes and to_state in ctx.spec.states else ()
+        for job in made if hidden else ():  # what a webhook receiver may not see (engine/jobs/records.py)
+            job.input = {**job.input, "hiddenFields": list(hidden)}
     old_status = ctx.case.status
     set_status_for_state(ctx)
     if ctx.case.status != old_status:
@@ -126,6 +134,10 @@ async def new_state(execution: Execution, from_state: str) -> str:
     (none: the state stays), or for an action with outputs the state of the output taken, which
     its ``on_fire`` callback picks (returning None keeps the caller's) or else the caller."""
     action = execution.action
+    if action.routes:
+        target, place = case_rules.route(execution.ctx, action, execution.actor, from_state)
+        execution.log_data["route"] = place + 1
+        return target
     if not action.outputs:
         return action.new_state or from_state
     if action.on_fire is not None:
@@ -143,6 +155,17 @@ async def new_state(execution: Execution, from_state: str) -> str:
             ["output"],
         )
     return target
+
+
+async def _title(ctx: CaseContext, action: ActionSpec, actor: Actor, state: str, resolution: str | None) -> str | None:
+    """The entry's title when the action declares one; the actor's name is read only then."""
+    if action.log_title is None:
+        return None
+    name = "The system"
+    if actor.user_id != SYSTEM.user_id and "{actor}" in action.log_title:
+        user = await ctx.session.get(User, actor.user_id)
+        name = user.display_name if user is not None else actor.login
+    return case_rules.title(ctx, action, actor_name=name, state=state, resolution=resolution)
 
 
 def assigned_parties(ctx: CaseContext, instances: Iterable[EnabledAction]) -> set[str]:
@@ -192,9 +215,10 @@ async def recompute(ctx: CaseContext, scope: str, now: datetime) -> Recomputed:
         existing = list(await ctx.session.scalars(_ENABLED_IN_SCOPE, {"case_id": ctx.case.id, "scope": scope}))
     seen: set[str] = set()
     refused: dict[str, EnabledAction] | None = None
+    held = {name for name, a in wanted.items() if a.enabled_when is None or case_rules.enabled(ctx, a, state)}
     for instance in existing:
         spec_action = wanted.get(instance.action)
-        if spec_action is None:
+        if spec_action is None or name_not_held(instance.action, held, spec_action):
             instance.status, instance.completed_at = "CANCELED", now
             result.canceled.append(instance)
             continue
@@ -203,7 +227,7 @@ async def recompute(ctx: CaseContext, scope: str, now: datetime) -> Recomputed:
     for name, spec_action in wanted.items():
         if name in seen:
             continue
-        if spec_action.enable_conditions and not await _conditions_allow(ctx, spec_action, scope):
+        if name not in held or (spec_action.enable_conditions and not await _conditions_allow(ctx, spec_action, scope)):
             if refused is None:
                 refused = await _refused_in_scope(ctx, scope)
             _refuse(ctx, refused.get(name), spec_action, scope, now)
@@ -216,6 +240,11 @@ async def recompute(ctx: CaseContext, scope: str, now: datetime) -> Recomputed:
     if result.enabled and ctx.spec.has_children:  # which may recompute their scopes: handed down
         result.enabled += await children.enabled(ctx, result.enabled, now, recompute=recompute)
     return result  # flushed with the operation's other writes (by its next read, or at commit)
+
+
+def name_not_held(name: str, held: set[str], action: ActionSpec) -> bool:
+    """An enabled instance whose enabled_when no longer holds (its fields changed) is canceled."""
+    return action.enabled_when is not None and name not in held
 
 
 # Built once: gating counts, per dependency, in workflows that use depends_on.

@@ -91,6 +91,7 @@ def content_tail(entry: Any) -> str:
             # credential), so rewriting it breaks the chain like any other column. Only when set,
             # for the same reason; as an object, so it can never pass for an ``on_behalf_of``.
             *([{"via": entry.via}] if getattr(entry, "via", None) else []),
+            *([{"title": entry.title}] if getattr(entry, "title", None) else []),
         ],
         sort_keys=True,
         separators=(",", ":"),
@@ -121,6 +122,7 @@ async def record(
     comment: str | None = None,
     data: dict[str, Any] | None = None,
     at: datetime | None = None,
+    title: str | None = None,
 ) -> LogEntry:
     """Queue an entry about ``about`` (a project, subproject or workflow item); it is hashed and
     inserted just before the transaction commits."""
@@ -139,6 +141,7 @@ async def record(
         hash="",
         on_behalf_of=None,  # a deputy's action says whom for (engine.cases.execute)
         via=None,
+        title=title,
     )
     work = unit_of_work(session)
     if work.via is not None and work.via[0] == actor_id:

@@ -167,14 +167,20 @@ async def claim_due(session: AsyncSession, *, now: datetime, limit: int) -> list
                 token=job.claims,
                 idempotency_key=job.idempotency_key,
                 reconcile=reconcile,
-                entry=entry_json(entry) if entry is not None else {},
+                entry=entry_json(entry, hidden=job.input.get("hiddenFields")) if entry is not None else {},
             )
         )
     return claims
 
 
-def entry_json(row: Activity) -> dict[str, Any]:
-    """The log entry a job came from, as handlers (and webhook receivers) see it."""
+def entry_json(row: Activity, *, hidden: list[str] | None = None) -> dict[str, Any]:
+    """The log entry a job came from, as handlers (and webhook receivers) see it: the changes of
+    the case fields its state hid when the job was written (``hidden``) left out, as for a reader
+    who plays no role (hidden ≡ missing)."""
+    data = row.data
+    changes = data.get("fields") if isinstance(data, dict) else None
+    if hidden and isinstance(changes, dict):
+        data = {**data, "fields": {name: change for name, change in changes.items() if name not in hidden}}
     return {
         "id": row.id,
         "seq": row.seq,
@@ -187,7 +193,7 @@ def entry_json(row: Activity) -> dict[str, Any]:
         "caseId": row.case_id,
         "action": row.action,
         "comment": row.comment,
-        "data": row.data,
+        "data": data,
         "hash": row.hash,
     }
 

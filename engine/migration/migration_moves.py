@@ -173,7 +173,8 @@ async def _move(
     if case.status == "ACTIVE":
         await run_automatic(ctx, now)
     else:  # suspended: nothing fires now; what would have is due, and fires once it is resumed
-        for instance in started:
+        # Kept instances too: one whose USER action became AUTO would otherwise wait for good.
+        for instance in (*started, *(ea for ea in kept if ea.fire_at is None)):
             if instance.status == "ENABLED" and instance.trigger == "auto":
                 instance.fire_at = now
                 timer_written(session, now)

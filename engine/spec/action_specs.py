@@ -8,6 +8,7 @@ from typing import Any
 
 from engine.people.permissions import WORKFLOW_ITEM_INTENTS
 from engine.spec.child_specs import check_not_parent
+from engine.spec.field_specs import action_fields
 from engine.spec.reminder_specs import reminder_fields
 from engine.spec.spec_checker import MAX_NAMES, MAX_TIMEOUT, SpecChecker, kind
 from engine.spec.spec_model import TRIGGERS, UNATTENDED_TRIGGERS, ActionSpec, RoleSpec
@@ -115,6 +116,7 @@ def action(
         enable_conditions=conditions,
         parent=parent,
         **reminder_fields(c, path, name, body, trigger, set(roles)),
+        **action_fields(c, path, name, body, c.fields, scope_states),
     )
 
 

@@ -24,6 +24,7 @@ class Severity(StrEnum):
 # where it says more.
 SEVERITIES: dict[str, Severity] = {
     "INVALID_SPEC": Severity.ERROR,
+    "INVALID_CONDITION": Severity.ERROR,  # a CEL rule that does not parse or type-check (engine/spec/rules.py)
     "UNREACHABLE_STATE": Severity.ERROR,
     "NO_PATH_TO_TERMINAL": Severity.ERROR,
     "DEAD_ACTION": Severity.ERROR,

@@ -46,7 +46,11 @@ def _edges(spec: WorkflowSpec, parent: str | None = None) -> list[tuple[str, str
             continue
         sources = [s.short_name for s in spec.scope_states(parent) if action.is_enabled_in(s.short_name)]
         # outputs decide the new state when an action has them; otherwise new_state (or none: a loop)
-        targets: list[tuple[str | None, str | None]] = list(action.outputs) or [(None, action.new_state)]
+        targets: list[tuple[str | None, str | None]] = (
+            list(action.outputs)
+            or [(None if route.when is None else route.when.source, route.to) for route in action.routes]
+            or [(None, action.new_state)]
+        )
         for source in sources:
             for output, target in targets:
                 edges.append((source, target or source, _label(action, output)))

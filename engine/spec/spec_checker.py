@@ -72,6 +72,7 @@ class SpecChecker:
         self.check_job: Callable[[str, Any], list[str] | None] = lambda kind, args: None
         self.states = 0
         self.actions = 0
+        self.fields: dict[str, Any] = {}  # the workflow's case fields (engine/spec/field_specs.py)
 
     @property
     def full(self) -> bool:

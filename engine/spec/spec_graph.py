@@ -148,6 +148,8 @@ class SpecGraph:
             outputs = fires.outputs
         if action.outputs:
             return [target for name, target in action.outputs if outputs is None or name in outputs]
+        if action.routes:  # every route may be taken: the model checks follow each
+            return list(action.route_targets())
         return [action.new_state or state]
 
     def edges(self, scope: Scope, *, without: str | None = None) -> dict[str, set[str]]:

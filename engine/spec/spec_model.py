@@ -8,7 +8,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.spec.child_specs import Condition
+from engine.spec.field_specs import FieldSpec, Route
 from engine.spec.reminder_specs import Escalation, Reminders
+from engine.spec.rules import Rule
 
 __all__ = ["TRIGGERS", "UNATTENDED_TRIGGERS", "ActionSpec", "RoleSpec", "StateSpec", "WorkflowSpec"]
 
@@ -33,6 +35,7 @@ class StateSpec:
     pretty_name: str
     terminal: bool = False
     hidden_fields: tuple[str, ...] = ()
+    hidden_visible_to: tuple[str, ...] = ()  # roles that see the hidden case fields (admins always do)
     scope: str | None = None  # the parent action of a child workflow's states
 
 
@@ -67,12 +70,20 @@ class ActionSpec:
     has_scope: bool = False  # the parent's children run in child FSM scopes with their own states
     reminders: Reminders | None = None  # remind the assignees while it waits (engine/cases/reminders.py)
     escalate: Escalation | None = None  # tell a role once it has waited that long
+    fields: tuple[str, ...] = ()  # the case fields it may set (engine/cases/case_fields.py)
+    required_fields: tuple[str, ...] = ()  # those that must have a value once it fires
+    enabled_when: Rule | None = None  # a CEL condition asked before each enabling (engine/spec/rules.py)
+    routes: tuple[Route, ...] = ()  # the first whose condition holds decides the new state
+    log_title: str | None = None  # the log entry's title, with placeholders
 
     def is_enabled_in(self, state: str) -> bool:
         return self.always_enabled or state in self.enabled_states or state in self.assigned_states
 
     def is_assigned_in(self, state: str) -> bool:
         return self.assigned_role is not None and state in self.assigned_states
+
+    def route_targets(self) -> tuple[str, ...]:
+        return tuple(route.to for route in self.routes)
 
     def output_state(self, output: str) -> str | None:
         """The state an output leads to; None for an output the action does not declare."""
@@ -90,6 +101,7 @@ class WorkflowSpec:
     normalized: dict[str, Any] = field(repr=False)
     jobs: tuple[tuple[str, dict[str, Any]], ...] = ()  # declared on the workflow: made by every action
     has_children: bool = False  # any parent action: flat workflows skip engine.cases.children altogether
+    fields: dict[str, FieldSpec] = field(default_factory=dict)  # the case fields, in the spec's order
 
     @property
     def has_automatic(self) -> bool:

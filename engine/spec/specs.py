@@ -12,6 +12,7 @@ from typing import Any
 from engine.spec.action_specs import action as action_spec
 from engine.spec.action_specs import side_effects_of
 from engine.spec.child_specs import CHILD_KEYS, PARENT_TRIGGERS, parent_fields
+from engine.spec.field_specs import field_specs, hiding, title_placeholders
 from engine.spec.reminder_specs import KEYS as REMINDER_KEYS
 from engine.spec.spec_checker import (
     MAX_ACTIONS,
@@ -62,9 +63,14 @@ _ACTION_KEYS = {
     "enable_conditions",
     "children",
     "states",
+    "fields",
+    "required_fields",
+    "enabled_when",
+    "routes",
+    "log_title",
     *REMINDER_KEYS,
 }
-_TOP_KEYS = {"short_name", "pretty_name", "description", "roles", "states", "actions", "side_effects"}
+_TOP_KEYS = {"short_name", "pretty_name", "description", "fields", "roles", "states", "actions", "side_effects"}
 _OPTIONAL_COLLECTIONS = {
     "callbacks",
     "allowed_parties",
@@ -80,6 +86,9 @@ _OPTIONAL_COLLECTIONS = {
     "outputs",
     "resolutions",
     "enable_conditions",
+    "fields",
+    "required_fields",
+    "routes",
 }
 # Values that mean "not set"; normalization drops them so exports stay minimal.
 _DEFAULTS: dict[str, Any] = {
@@ -156,9 +165,11 @@ def parse(
                     f"Role {role.short_name!r} names unknown role {other!r}.",
                 )
 
+    c.fields = field_specs(c, top.get("fields"))
     states: dict[str, StateSpec] = {}
     actions: dict[str, ActionSpec] = {}
     _scope(c, top, [], None, roles, states, actions, depth=0)
+    _check_hiding(c, states, actions, set(roles))
 
     c.count_transitions(states.values(), actions.values())
     workflow_effects, workflow_jobs = side_effects_of(c, top.get("side_effects"), ["side_effects"], "The workflow")
@@ -173,6 +184,7 @@ def parse(
         normalized=normalize(top),
         jobs=workflow_jobs,
         has_children=any(a.children for a in actions.values()),
+        fields=c.fields,
     )
 
 
@@ -207,11 +219,13 @@ def _scope(
             c.fail(state_path, f"State {name!r} is defined twice.")
             continue
         c.states += 1
+        hidden = hiding(c, [*state_path, "hidden_fields"], state.get("hidden_fields"))
         states[name] = StateSpec(
             short_name=name,
             pretty_name=c.text(state.get("pretty_name"), [*state_path, "pretty_name"], name),
             terminal=c.flag(state.get("terminal"), [*state_path, "terminal"]),
-            hidden_fields=c.names(state.get("hidden_fields"), [*state_path, "hidden_fields"], "field name"),
+            hidden_fields=hidden.names,
+            hidden_visible_to=hidden.visible_to,
             scope=parent,
         )
         scope_states.append(name)
@@ -259,6 +273,30 @@ def _scope(
             if dep not in actions:
                 c.fail([*apath, "depends_on"], f"Action {name!r} depends on unknown action {dep!r}.")
     return True
+
+
+def _check_hiding(
+    c: SpecChecker, states: dict[str, StateSpec], actions: dict[str, ActionSpec], roles: set[str]
+) -> None:
+    """A state's visible_to names roles; a log title never shows a field some state hides (the
+    title is written once for every reader of the log)."""
+    hideable = set()
+    for state in states.values():
+        hideable.update(state.hidden_fields)
+        for role in state.hidden_visible_to:
+            if role not in roles:
+                c.fail(
+                    ["states", state.short_name, "hidden_fields", "visible_to"],
+                    f"State {state.short_name!r} names unknown role {role!r}.",
+                )
+    for action in actions.values():
+        for placeholder in title_placeholders(action.log_title or ""):
+            if placeholder.startswith("fields.") and placeholder[7:] in hideable:
+                c.fail(
+                    ["actions", action.short_name, "log_title"],
+                    f"The log title of {action.short_name!r} shows field {placeholder[7:]!r}, which a state hides; "
+                    "a title is the same for every reader of the log.",
+                )
 
 
 def normalize(value: Any) -> Any:

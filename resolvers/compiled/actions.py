@@ -209,6 +209,9 @@ FORMS: dict[str, dict[str, Form]] = {
         "privileges": _leaf(lambda b, s, f: _names(b, s, "privileges")),
         "enabledStates": _leaf(lambda b, s, f: _names(b, s, "enabled_states")),
         "assignedStates": _leaf(lambda b, s, f: _names(b, s, "assigned_states")),
+        "fields": _leaf(lambda b, s, f: _names(b, s, "fields")),  # the case fields it sets (issue 48)
+        "requiredFields": _leaf(lambda b, s, f: _names(b, s, "required_fields")),
+        "logTitle": _leaf(lambda b, s, f: _text(b, action_spec(b, s), "log_title")),
         "outputs": Form(OBJECT, lambda b, s, f: _entries(b, s, f, "outputs")),
         "resolutions": Form(OBJECT, lambda b, s, f: _entries(b, s, f, "resolutions")),
     },

@@ -38,6 +38,7 @@ from models import (
 from resolvers import visibility
 from resolvers.compiled.actions import FORMS as ACTION_FORMS
 from resolvers.compiled.build import Build
+from resolvers.compiled.fields import FORMS as FIELD_FORMS
 from resolvers.compiled.form import (
     CONNECTION,
     CREATED_AT,
@@ -223,11 +224,6 @@ def _on_behalf_of(b: Build, source: Any, field: Any) -> Any:
     return b.json.nested(party(b, field.sub, source.c.on_behalf_of))
 
 
-def _entry_data(b: Build, source: Any, field: Any) -> Any:
-    """The entry's JSON as stored (both databases keep the text: key order, number forms)."""
-    return b.json.nested(source.c.data)
-
-
 def root_row(kind: str) -> tuple[Any, Callable[[Any], Any]] | None:
     """``node(id:)`` of a kind the planner compiles: its table and visibility rule."""
     return _ROOTS.get(kind)
@@ -289,7 +285,6 @@ _CORE: dict[str, dict[str, Form]] = {
         "at": timestamp("at"),
         "kind": column("kind"),
         "comment": column("comment"),
-        "data": Form(LEAF, _entry_data),
         "action": column("action"),
         "hash": column("hash"),
         "prevHash": column("prev_hash"),
@@ -330,4 +325,4 @@ def combine(*parts: dict[str, dict[str, Form]]) -> dict[str, dict[str, Form]]:
 
 
 # Each domain module that gives fields SQL forms joins the registry here.
-FORMS = combine(_CORE, RELATION_FORMS, WORKFLOW_FORMS, RESOURCE_FIELDS, ACTION_FORMS)
+FORMS = combine(_CORE, RELATION_FORMS, WORKFLOW_FORMS, RESOURCE_FIELDS, ACTION_FORMS, FIELD_FORMS)

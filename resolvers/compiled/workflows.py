@@ -32,7 +32,7 @@ from models import Case, CaseState, EnabledAction, Workflow
 from resolvers.compiled.build import Build
 from resolvers.compiled.form import LEAF, OBJECT, SAME_ROW, Form, column, timestamp
 
-__all__ = ["FORMS"]
+__all__ = ["FORMS", "spec_actions", "spec_states", "spec_text"]
 
 _WORKFLOW, _CASE, _STATE, _ENABLED = Workflow.__table__, Case.__table__, CaseState.__table__, EnabledAction.__table__
 _PLACE_DIGITS = 10  # a scope's or state's place in its object, written with leading zeros
@@ -85,6 +85,20 @@ def _spec_states(b: Build) -> Any:
     return b.shared("spec_states", lambda: _make_spec_states(b))
 
 
+def spec_states(b: Build) -> Any:
+    """The states of every workflow's spec, once per statement (for resolvers/compiled/fields.py)."""
+    return _spec_states(b)
+
+
+def spec_actions(b: Build) -> Any:
+    """The actions of every workflow's spec, once per statement (for resolvers/compiled/fields.py)."""
+    return _spec_actions(b)
+
+
+def spec_text(b: Build, value: Any, key: str) -> Any:
+    return _text(b, value, key)
+
+
 def _spec_scopes(b: Build) -> Any:
     """(workflow_id, body, depth, place) of every scope of every workflow, once per statement. A
     scope's ``place``: '' for the top one, else its parent's scope's, '1' and the parent's place
@@ -134,11 +148,31 @@ def _make_spec_states(b: Build) -> Any:
     place = _sortable(b, _then(scopes.c.place, _quoted("0"), _padded(b, _place(b, states))))
     if b.json.postgres:
         terminal = cast(_text(b, states.c.value, "terminal"), Boolean)
-        hidden = states.c.value.op("->")(_quoted("hidden_fields"))
-        hidden = case((func.json_typeof(hidden) == _quoted("array"), hidden), else_=literal_column("'[]'::json"))
+        given = states.c.value.op("->")(_quoted("hidden_fields"))
+        names, roles = given.op("->")(_quoted("names")), given.op("->")(_quoted("visible_to"))
+        none = literal_column("'[]'::json")
+        hidden = case(
+            (func.json_typeof(given) == _quoted("array"), given),
+            (func.json_typeof(names) == _quoted("array"), names),  # {names, visible_to}
+            else_=none,
+        )
+        visible_to = case((func.json_typeof(roles) == _quoted("array"), roles), else_=none)
     else:
         terminal = func.json_extract(states.c.value, _quoted("$.terminal")) == 1
-        hidden = func.coalesce(func.json_extract(states.c.value, _quoted("$.hidden_fields")), _quoted("[]"))
+        form = func.json_type(states.c.value, _quoted("$.hidden_fields"))
+        hidden = case(
+            (form == _quoted("array"), func.json_extract(states.c.value, _quoted("$.hidden_fields"))),
+            (
+                func.json_type(states.c.value, _quoted("$.hidden_fields.names")) == _quoted("array"),
+                func.json_extract(states.c.value, _quoted("$.hidden_fields.names")),
+            ),
+            else_=_quoted("[]"),
+        )
+        roles = func.json_extract(states.c.value, _quoted("$.hidden_fields.visible_to"))
+        visible_to = case(
+            (func.json_type(states.c.value, _quoted("$.hidden_fields.visible_to")) == _quoted("array"), roles),
+            else_=_quoted("[]"),
+        )
     cte = (
         select(
             scopes.c.workflow_id,
@@ -146,6 +180,7 @@ def _make_spec_states(b: Build) -> Any:
             func.coalesce(_text(b, states.c.value, "pretty_name"), states.c.key).label("pretty"),
             func.coalesce(terminal, false()).label("terminal"),
             hidden.label("hidden"),
+            visible_to.label("visible_to"),  # the roles that see the hidden case fields (resolvers/compiled/fields.py)
             place.label("place"),
         )
         .select_from(scopes.join(states, true()))

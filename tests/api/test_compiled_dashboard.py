@@ -53,7 +53,9 @@ async def _same(gql, resolvers_only, document, variables, token):
 def test_every_query_of_the_dashboard_is_here():
     """A query added to documents.js is added above (and so compared on both roads)."""
     queries = {name for name, text in dashboard_documents().items() if text.lstrip().startswith("query")}
-    assert queries - {"WORKFLOWS", "WORKFLOW", "USERS", "GROUPS", "VALIDATE_WORKFLOW"} == set(READS)
+    # A workflow's own reads (node(id:) of a Workflow) have no compiled road to compare.
+    excluded = {"WORKFLOWS", "WORKFLOW", "WORKFLOW_FIELDS", "USERS", "GROUPS", "VALIDATE_WORKFLOW"}
+    assert queries - excluded == set(READS)
 
 
 @pytest.mark.parametrize("name", sorted(READS))

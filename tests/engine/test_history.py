@@ -322,10 +322,12 @@ async def test_migration_0008_rehashes_existing_chains(fresh_url):
             await db.engine.dispose()  # pooled connections may remember the schema before
             await sql(db, "ALTER TABLE activity ADD COLUMN on_behalf_of VARCHAR")
             await sql(db, "ALTER TABLE activity ADD COLUMN via VARCHAR")
+            await sql(db, "ALTER TABLE activity ADD COLUMN title VARCHAR")
 
         async def up_again() -> None:
             await sql(db, "ALTER TABLE activity DROP COLUMN on_behalf_of")
             await sql(db, "ALTER TABLE activity DROP COLUMN via")
+            await sql(db, "ALTER TABLE activity DROP COLUMN title")
             await db.engine.dispose()
             await asyncio.to_thread(upgrade, fresh_url)
 

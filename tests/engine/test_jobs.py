@@ -12,7 +12,7 @@ import engine
 from engine.errors import DomainError, DomainErrors
 from engine.jobs import JobKind, Reconciled, RetryPolicy, Transient, levers, records, register_job_kind, set_policy
 from engine.jobs import kinds as job_kinds_module
-from models import Job, utcnow
+from models import Job, Subproject, utcnow
 from tests.fixtures.jobs import BILLED, Shop, configure_billing, workflow_with_job
 from tests.fixtures.receiver import Receiver
 
@@ -383,3 +383,40 @@ async def test_a_checkpointed_step_is_kept_and_not_repeated_on_retry(shop: Shop)
         assert Shipment.booked == [job.idempotency_key]  # booked once
     finally:
         job_kinds_module._kinds.pop("shipment", None)
+
+
+async def test_a_webhook_payload_leaves_out_the_fields_its_state_hides(shop: Shop, billing: Receiver):
+    """Hidden ≡ missing in webhook payloads: a change of a field the new state hides is not sent
+    (a receiver plays no role); the others are."""
+    await shop.runner.stop()
+    spec = {
+        "short_name": "billed_fields",
+        "fields": {"amount": {"type": "integer"}, "note": {"type": "string"}},
+        "roles": {"clerk": {}},
+        "states": {"open": {}, "sent": {"hidden_fields": ["note"]}, "paid": {"terminal": True}},
+        "actions": {
+            "open": {"trigger": "init", "new_state": "open"},
+            "send": {
+                "privileges": ["workflowItem.update"],
+                "enabled_states": ["open"],
+                "new_state": "sent",
+                "fields": ["amount", "note"],
+                "side_effects": [{"webhook": {"endpoint": "billing"}}],
+            },
+            "pay": {"privileges": ["workflowItem.update"], "enabled_states": ["sent"], "new_state": "paid"},
+        },
+    }
+    async with shop.db.transaction() as s:
+        project_id = (await s.get(Subproject, shop.subproject_id)).project_id
+        await engine.define_workflow(s, actor=None, spec=spec)
+        sub = await engine.create_subproject(
+            s, actor=shop.owner, project_id=project_id, display_name="F", currency="EUR", workflow="billed_fields"
+        )
+        _, case = await engine.create_workflow_item(s, actor=shop.owner, subproject_id=sub.id, display_name="Bill")
+    async with shop.db.transaction() as s:
+        await engine.execute(
+            s, actor=shop.owner, case_id=case.id, action="send", fields={"amount": 5, "note": "internal"}
+        )
+    async with shop.db.transaction() as s:
+        (claim,) = await records.claim_due(s, now=utcnow() + timedelta(seconds=1), limit=10)
+    assert claim.entry["data"]["fields"] == {"amount": {"from": None, "to": 5}}

@@ -197,3 +197,40 @@ async def test_a_suspended_case_moves_but_fires_nothing_until_it_is_resumed(db, 
     async with db.session() as s:
         ctx = await load_case(s, case_id=case_id)
     assert (ctx.states[""], ctx.case.status) == ("approved", "COMPLETED")
+
+
+REVIEW_V1 = {
+    "short_name": "review_flow",
+    "roles": {"clerk": {"callbacks": ["creation_user"]}},
+    "states": {"open": {}, "done": {"terminal": True}},
+    "actions": {
+        "start": {"trigger": "init", "new_state": "open"},
+        "close": {"assigned_role": "clerk", "assigned_states": ["open"], "new_state": "done"},
+    },
+}
+REVIEW_V2 = {  # close now fires by itself
+    **REVIEW_V1,
+    "actions": {**REVIEW_V1["actions"], "close": {"trigger": "auto", "enabled_states": ["open"], "new_state": "done"}},
+}
+
+
+async def test_a_suspended_case_whose_user_action_became_auto_moves_as_an_active_one_would(db, make_actor):
+    """Migrating an ACTIVE case fires its enabled action that became AUTO at once; a SUSPENDED
+    one must fire it once resumed (it was left ENABLED with nothing to fire it, for good)."""
+    owner = await make_actor("owner", admin=True)
+    _, (active, suspended) = await cases_on(db, owner, REVIEW_V1, 2)
+    async with db.transaction() as s:
+        await engine.suspend_case(s, actor=owner, case_id=suspended, now=T0)
+        await engine.define_workflow(s, actor=None, spec=REVIEW_V2)
+    async with db.transaction() as s:
+        moved = await migration.migrate_cases(
+            s, actor=owner, workflow="review_flow", to_version=2, case_ids=[active, suspended], now=T0
+        )
+    assert moved.migrated == 2
+    async with db.transaction() as s:
+        await engine.resume_case(s, actor=owner, case_id=suspended, now=T0 + timedelta(minutes=1))
+    await run_due_timers(db, now=T0 + timedelta(minutes=2), limit=100)
+    for case_id in (active, suspended):
+        async with db.transaction() as s:
+            ctx = await load_case(s, case_id=case_id)
+            assert (ctx.case.status, ctx.states[""]) == ("COMPLETED", "done"), case_id

@@ -6,6 +6,18 @@ export const PARTY = `fragment Party on Party {
   ... on Group { id name displayName }
 }`;
 
+/** A case field's declaration, for the action dialog's form and the item page. */
+export const CASE_FIELD = `fragment CaseFieldSpec on CaseField {
+  name type label help required maxLength pattern min max choices { code label }
+}`;
+
+/** A workflow's case fields: read on their own, so that the board's and the tasks' reads stay
+ * compiled (Workflow.fields has no SQL form). */
+export const WORKFLOW_FIELDS = `query WorkflowFields($id: ID!) {
+  node(id: $id) { ... on Workflow { id fields { ...CaseFieldSpec } } }
+}
+${CASE_FIELD}`;
+
 export const CARD = `fragment Card on WorkflowItem {
   id displayName amount amountType currency dueDate status
   assignee { ...Party }
@@ -84,7 +96,7 @@ export const BOARD = `query Board($id: ID!, $first: Int!, $after: String, $filte
       workflowItems(first: $first, after: $after, filter: $filter) {
         totalCount
         pageInfo { hasNextPage endCursor }
-        edges { node { ...Card } }
+        edges { node { ...Card case { id fields } } }
       }
     }
   }
@@ -111,14 +123,14 @@ export const ITEM = `query Item($id: ID!) {
       description tags billingDate exchangeRate rejectReason createdAt allowedIntents additionalData
       subproject { id displayName currency project { id displayName } }
       case {
-        id status version suspendedUntil
+        id status version suspendedUntil fields
         state { shortName prettyName }
-        workflow { id prettyName version diagram states { shortName prettyName } }
+        workflow { id prettyName version diagram states { shortName prettyName } fields { ...CaseFieldSpec } }
         roles { role { shortName prettyName } assignees { ...Party } pickList { ...Party } }
         myActions {
           id fireAt
           action {
-            shortName prettyName newState attachDocuments
+            shortName prettyName newState attachDocuments fields requiredFields
             outputs { name newState } resolutions { code prettyName }
           }
         }
@@ -127,7 +139,8 @@ export const ITEM = `query Item($id: ID!) {
   }
 }
 ${CARD}
-${PARTY}`;
+${PARTY}
+${CASE_FIELD}`;
 
 export const HISTORY = `query History($id: ID!, $after: String) {
   node(id: $id) {
@@ -145,7 +158,7 @@ ${HISTORY_ENTRY}`;
 export const EXECUTE = `mutation Execute($input: ExecuteActionInput!) {
   executeAction(input: $input) {
     activity { id seq }
-    preview { version status state { shortName prettyName } enabledActions { shortName prettyName } }
+    preview { version status route state { shortName prettyName } enabledActions { shortName prettyName } }
     case { id status version state { shortName prettyName } }
     userErrors { code message field }
   }
@@ -163,13 +176,13 @@ export const TASKS = `query Tasks {
       id fireAt enabledAt dueDate overdue
       onBehalfOf { ... on User { id displayName } ... on Group { id displayName } }
       action {
-        shortName prettyName newState attachDocuments
+        shortName prettyName newState attachDocuments fields requiredFields
         outputs { name newState } resolutions { code prettyName }
       }
       case {
-        id version state { prettyName }
+        id version state { prettyName } fields
         workflow { id states { shortName prettyName } }
-        workflowItem { id displayName dueDate allowedIntents subproject { id displayName } }
+        workflowItem { id displayName dueDate allowedIntents subproject { id displayName currency } }
       }
     } }
   }
@@ -344,18 +357,20 @@ export const CARD_ACTIONS = `query CardActions($id: ID!) {
     ... on WorkflowItem {
       id displayName
       case {
-        id version
+        id version fields
+        workflow { id fields { ...CaseFieldSpec } }
         myActions {
           id
           action {
-            shortName prettyName newState attachDocuments
+            shortName prettyName newState attachDocuments fields requiredFields
             outputs { name newState } resolutions { code prettyName }
           }
         }
       }
     }
   }
-}`;
+}
+${CASE_FIELD}`;
 
 export const GROUPS = `query Groups($after: String, $search: String) {
   groups(first: 100, after: $after, search: $search) {

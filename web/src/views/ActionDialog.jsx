@@ -1,14 +1,16 @@
-// Running one enabled action: its inputs (outcome, resolution, comment, data, documents), then a
+// Running one enabled action: its inputs (the case fields it sets, outcome, resolution, comment,
+// data, documents), then a
 // dry run (executeAction with dryRun: true) that says where the case goes and what is enabled
 // next, then the real run. Used from the item page and from a card dropped on a column.
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 
 import { gql } from '../api/client.js';
-import { EXECUTE } from '../api/documents.js';
+import { EXECUTE, WORKFLOW_FIELDS } from '../api/documents.js';
 import { uploadFiles } from '../api/upload.js';
 import { Dialog, Field, FieldErrors } from '../ui.jsx';
+import { CaseFieldsForm, inputValue, sentValue } from './CaseFields.jsx';
 
-const SHOWN = ['output', 'resolution', 'comment', 'data', 'documents'];
+const SHOWN = ['output', 'resolution', 'comment', 'data', 'documents', 'fields'];
 const MAX_FILES = 10;
 
 function jsonObject(text) {
@@ -22,9 +24,32 @@ function jsonObject(text) {
   return { error: { code: 'INVALID_INPUT', field: ['data'], message: 'Write a JSON object, like {"reason": "late"}.' } };
 }
 
-/** `enabled` is one of case.myActions; `states` maps a state short name to its pretty name. */
-export function ActionDialog({ item, caseVersion, enabled, states = {}, output: presetOutput = '', onClose, onDone }) {
+/** `enabled` is one of case.myActions; `states` maps a state short name to its pretty name;
+ * `declared` is the workflow's fields, `current` the case's values (the form starts from them). */
+export function ActionDialog({
+  item,
+  caseVersion,
+  enabled,
+  states = {},
+  output: presetOutput = '',
+  declared: given = null,
+  workflowId = null,
+  current = {},
+  currency = null,
+  onClose,
+  onDone,
+}) {
   const { action } = enabled;
+  const [loaded, setLoaded] = useState(null);
+  const declared = given ?? loaded ?? [];
+  const editable = declared.filter((f) => (action.fields || []).includes(f.name));
+  const [values, setValues] = useState({});
+  // Without the declarations at hand (the task list, the board), they are read once, here.
+  useEffect(() => {
+    if (given || !workflowId || !(action.fields || []).length) return;
+    gql(WORKFLOW_FIELDS, { id: workflowId }).then(({ node }) => setLoaded(node?.fields ?? []), () => setLoaded([]));
+  }, [given, workflowId, action.fields]);
+  const valueOf = (f) => (f.name in values ? values[f.name] : inputValue(f, current?.[f.name]));
   const [output, setOutput] = useState(presetOutput);
   const [resolution, setResolution] = useState('');
   const [comment, setComment] = useState('');
@@ -47,6 +72,9 @@ export function ActionDialog({ item, caseVersion, enabled, states = {}, output: 
         output: output || null,
         resolution: resolution || null,
         data: parsed.value,
+        fields: editable.length
+          ? Object.fromEntries(editable.map((f) => [f.name, sentValue(f, valueOf(f))]))
+          : null,
         dryRun,
       },
     };
@@ -97,7 +125,13 @@ export function ActionDialog({ item, caseVersion, enabled, states = {}, output: 
 
   return (
     <Dialog title={`${action.prettyName}: ${item.displayName}`} onClose={onClose} testid="action-dialog">
-      <form className="form action-form" onSubmit={submit} aria-label={action.prettyName}>
+      <form className="form action-form" onSubmit={submit} aria-label={action.prettyName} noValidate>
+        <CaseFieldsForm action={action} declared={declared} values={Object.fromEntries(editable.map((f) => [f.name, valueOf(f)]))}
+          errors={errors} currency={currency}
+          setValue={(name, text) => {
+            setValues((before) => ({ ...before, [name]: text }));
+            setPreview(null);
+          }} />
         {action.outputs.length > 0 && (
           <Field label="Outcome" name="output" errors={errors}>
             <select name="output" value={output} onChange={edit(setOutput)}>
@@ -144,6 +178,7 @@ export function ActionDialog({ item, caseVersion, enabled, states = {}, output: 
         {preview && (
           <div className="preview" role="status" data-testid="preview">
             <strong>If you go ahead:</strong> {item.displayName} will be <em>{stateName(preview.state)}</em>
+            {preview.route && ` (route ${preview.route})`}
             {preview.status !== 'ACTIVE' && ` (${preview.status.toLowerCase()})`}.
             {preview.enabledActions.length > 0
               ? ` Next: ${preview.enabledActions.map((a) => a.prettyName).join(', ')}.`

@@ -8,7 +8,7 @@
 import { memo, useCallback, useEffect, useRef, useState } from 'react';
 
 import { gql } from '../api/client.js';
-import { BOARD, CLOSE_SUBPROJECT, REORDER } from '../api/documents.js';
+import { BOARD, CLOSE_SUBPROJECT, REORDER, WORKFLOW_FIELDS } from '../api/documents.js';
 import { onActivity } from '../api/live.js';
 import { meetParties } from '../api/people.jsx';
 import { money, overdue, partyName } from '../format.js';
@@ -93,7 +93,47 @@ const Card = memo(function Card({ item, draggable, onDragStart, onDrop, onMove }
   );
 });
 
-const NO_FILTER = { search: '', tag: '', status: '', assignee: '', overdue: false };
+const NO_FILTER = { search: '', tag: '', status: '', assignee: '', overdue: false, field: '' };
+
+/** A filter by an enum case field's value (on the page): "name=code", or '' for none. */
+function FieldFilter({ workflowId, value, onChange }) {
+  const [fields, setFields] = useState([]);
+  useEffect(() => {
+    let live = true;
+    gql(WORKFLOW_FIELDS, { id: workflowId }).then(
+      ({ node }) => live && setFields(node?.fields ?? []),
+      () => live && setFields([]),
+    );
+    return () => {
+      live = false;
+    };
+  }, [workflowId]);
+  const enums = fields.filter((f) => f.type === 'enum');
+  if (!enums.length) return null;
+  return (
+    <label className="field-filter">
+      Field{' '}
+      <select name="field" value={value} onChange={(e) => onChange(e.target.value)}>
+        <option value="">Any</option>
+        {enums.map((f) => (
+          <optgroup key={f.name} label={f.label}>
+            {f.choices.map((c) => (
+              <option key={c.code} value={`${f.name}=${c.code}`}>
+                {f.label}: {c.label}
+              </option>
+            ))}
+          </optgroup>
+        ))}
+      </select>
+    </label>
+  );
+}
+
+function fieldMatches(item, field) {
+  if (!field) return true;
+  const [name, code] = field.split('=');
+  return item.case?.fields?.[name] === code;
+}
 
 /** The empty board's sentence: whom to ask when one expected items here (the subproject's
  * grantors: those who may grant permissions on it, a grant reaching down included). It never
@@ -176,7 +216,7 @@ export function Board({ id }) {
   }
   const { subproject } = data;
   const intents = subproject.allowedIntents;
-  const filtered = Boolean(serverFilter) || filter.assignee || filter.overdue;
+  const filtered = Boolean(serverFilter) || filter.assignee || filter.overdue || filter.field;
   // A reorder sends the whole order: only once every item is in, and none filtered out.
   const canReorder = intents.includes('subproject.reorderWorkflowItems') && !filtered && !data.partial;
   const canMove = subproject.status === 'OPEN';
@@ -242,7 +282,8 @@ export function Board({ id }) {
   const shown = items.filter(
     (it) =>
       (!filter.assignee || it.assignee?.id === filter.assignee) &&
-      (!filter.overdue || (overdue(it.dueDate) && it.status === 'OPEN')),
+      (!filter.overdue || (overdue(it.dueDate) && it.status === 'OPEN')) &&
+      fieldMatches(it, filter.field),
   );
   const assignees = [...new Map(items.filter((it) => it.assignee).map((it) => [it.assignee.id, it.assignee])).values()];
   const stateNames = Object.fromEntries(states.map((s) => [s.shortName, s.prettyName]));
@@ -281,6 +322,8 @@ export function Board({ id }) {
         )}
       </div>
       <Filters filter={filter} setFilter={setFilter} people={assignees} subproject={`${shown.length} items shown`} />
+      <FieldFilter workflowId={subproject.workflow.id} value={filter.field}
+        onChange={(field) => setFilter((before) => ({ ...before, field }))} />
       {canReorder && (
         <p className="hint">
           Drag a card onto another to put it before that one, or onto another column to act on it; or use its Move button.
@@ -340,6 +383,9 @@ export function Board({ id }) {
           enabled={running.route.enabled}
           output={running.route.output}
           states={stateNames}
+          declared={running.node.case.workflow?.fields}
+          current={running.node.case.fields}
+          currency={subproject.currency}
           onClose={() => {
             setRunning(null);
             setMoving(null);

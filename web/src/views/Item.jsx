@@ -12,11 +12,13 @@ import { ago, describe, money, overdue, partyName, when } from '../format.js';
 import { useDebounced, useLoad } from '../hooks.js';
 import { Dialog, Empty, Failed, FieldErrors, Loading, useMutation } from '../ui.jsx';
 import { ActionDialog } from './ActionDialog.jsx';
+import { CaseFieldList } from './CaseFields.jsx';
 import { Diagram } from './Diagram.jsx';
 import { Documents } from './Documents.jsx';
 import { ItemForm } from './Forms.jsx';
 
 function ActionButton({ item, caseVersion, enabled, states, onDone }) {
+  const kase = item.case;
   const [open, setOpen] = useState(false);
   const [done, setDone] = useState(null);
   return (
@@ -31,6 +33,9 @@ function ActionButton({ item, caseVersion, enabled, states, onDone }) {
           caseVersion={caseVersion}
           enabled={enabled}
           states={states}
+          declared={kase?.workflow?.fields}
+          current={kase?.fields}
+          currency={item.subproject?.currency}
           onClose={() => setOpen(false)}
           onDone={(result) => {
             setOpen(false);
@@ -350,6 +355,12 @@ export function Item({ id }) {
           </>
         )}
       </dl>
+      {Object.keys(c.fields || {}).length > 0 && (
+        <>
+          <h2>Fields</h2>
+          <CaseFieldList declared={c.workflow.fields} values={c.fields} />
+        </>
+      )}
       <h2>Your actions</h2>
       {c.myActions.length === 0 ? (
         <Empty>Nothing for you to do on this item now.</Empty>

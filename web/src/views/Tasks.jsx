@@ -30,6 +30,9 @@ function TaskButton({ task, onDone }) {
           caseVersion={task.case.version}
           enabled={task}
           states={states}
+          workflowId={task.case.workflow.id}
+          current={task.case.fields}
+          currency={item.subproject?.currency}
           onClose={() => setOpen(false)}
           onDone={() => {
             setOpen(false);
