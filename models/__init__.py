@@ -19,6 +19,7 @@ from models.resources import (
 from models.task import TaskAssignment
 from models.types import as_utc, utcnow
 from models.unit_of_work import UnitOfWork, unit_of_work
+from models.visit import StateVisit
 from models.workflow import Case, CaseRoleParty, CaseState, EnabledAction, Idempotency, Workflow
 
 __all__ = [
@@ -45,6 +46,7 @@ __all__ = [
     "Project",
     "ProjectedBudget",
     "Reminder",
+    "StateVisit",
     "Subproject",
     "TaskAssignment",
     "UnitOfWork",
