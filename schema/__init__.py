@@ -23,6 +23,7 @@ from schema import (
     timers,
     version_mutations,
 )
+from schema import insights as insight_figures
 from schema import search as searching
 from schema.activity import Activity
 from schema.base import SCALAR_MAP, AppInfo, Connection, Node, connection
@@ -97,6 +98,7 @@ class Query:
     verify_history = history.verify_history_field
     validate_workflow = validate_workflow_field
     verify_document = document.verify_document_field
+    insights = insight_figures.insights_field
 
 
 @strawberry.type
