@@ -81,9 +81,18 @@ class InsightAction:
     by_role: list[RoleCount]
 
 
+@strawberry.type(description="Completed cases whose cycle time is below `upTo` and at or above the previous bin's.")
+class CycleTimeBin:
+    up_to: float | None = strawberry.field(description="Seconds; null: the last bin, without an upper bound.")
+    count: int
+
+
 @strawberry.type(description="Completed cases: from their start to entering the terminal state they are in.")
 class CycleTime:
     completed: int
+    bins: list[CycleTimeBin] = strawberry.field(
+        description="A histogram: 1 hour, 4 hours, 1, 3, 7, 14, 30 and 90 days, and longer."
+    )
     p50: float | None = strawberry.field(description=_SECONDS)
     p90: float | None = strawberry.field(description=_SECONDS)
     mean: float | None = strawberry.field(description=_SECONDS)
@@ -173,6 +182,7 @@ def _answer(found: figures.Insights) -> Insights:
         ],
         cycle_time=CycleTime(
             completed=found.completed,
+            bins=[CycleTimeBin(up_to=bound, count=count) for bound, count in found.cycle_bins],
             p50=cycle.p50 if cycle else None,
             p90=cycle.p90 if cycle else None,
             mean=cycle.mean if cycle else None,

@@ -27,6 +27,22 @@ class Summary:
     max: float
 
 
+HOUR, DAY = 3600, 86400
+# The cycle-time histogram's bins: each holds the durations below its bound and at or above the
+# previous one's; the last bin (None) holds the rest.
+CYCLE_BINS: tuple[int | None, ...] = (HOUR, 4 * HOUR, DAY, 3 * DAY, 7 * DAY, 14 * DAY, 30 * DAY, 90 * DAY, None)
+
+
+def bin_of(seconds: float) -> int:
+    """The index in ``CYCLE_BINS`` of the bin holding ``seconds``."""
+    return next(n for n, bound in enumerate(CYCLE_BINS) if bound is None or seconds < bound)
+
+
+def bin_counts(found: Mapping[int, int]) -> list[tuple[int | None, int]]:
+    """(upper bound, count) for every bin, from counts by bin index."""
+    return [(bound, found.get(n, 0)) for n, bound in enumerate(CYCLE_BINS)]
+
+
 @dataclass(frozen=True)
 class Bucket:
     start: datetime  # 00:00 UTC of the bucket's first day

@@ -20,7 +20,17 @@ from sqlalchemy import Date, Float, and_, case, cast, distinct, func, literal, s
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine import validation
-from engine.cases.insight_figures import Bucket, Interval, Summary, as_day, buckets, summarize
+from engine.cases.insight_figures import (
+    CYCLE_BINS,
+    Bucket,
+    Interval,
+    Summary,
+    as_day,
+    bin_counts,
+    bin_of,
+    buckets,
+    summarize,
+)
 from engine.errors import DomainError, ErrorCode, not_found
 from engine.people.actors import Actor
 from engine.people.visibility import item_visible, project_visible, subproject_visible
@@ -67,6 +77,7 @@ class Insights:
     states: list[StateFigures]
     actions: list[ActionFigures]
     cycle_time: Summary | None
+    cycle_bins: list[tuple[int | None, int]]  # (upper bound in seconds or None, completed cases)
     completed: int
     open_age: Summary | None
     rework: list[ReworkFigures]
@@ -122,6 +133,7 @@ async def insights(
         states=states,
         actions=await reader.actions(names),
         cycle_time=(cycle := await reader.cycle_time()),
+        cycle_bins=await reader.cycle_bins(),
         completed=cycle.count if cycle else 0,
         open_age=await reader.open_age(),
         rework=await reader.rework(names),
@@ -310,6 +322,19 @@ class _Reader:
             return None if not row[0] else Summary(row[0], *(float(value) for value in row[1:]))
         rows = await self._rows(select(completions.c.entered_at, completions.c.created_at))
         return summarize((as_utc(done) - as_utc(start)).total_seconds() for done, start in rows)
+
+    async def cycle_bins(self) -> list[tuple[int | None, int]]:
+        completions = self._completions().subquery()
+        if self.postgres:
+            seconds = self._seconds(completions.c.entered_at, completions.c.created_at)
+            bounds = [(seconds < bound, n) for n, bound in enumerate(CYCLE_BINS) if bound is not None]
+            which = case(*bounds, else_=len(CYCLE_BINS) - 1)
+            rows = await self._rows(select(which, func.count()).select_from(completions).group_by(which))
+            return bin_counts(dict(rows))
+        found: dict[int, int] = defaultdict(int)
+        for done, start in await self._rows(select(completions.c.entered_at, completions.c.created_at)):
+            found[bin_of((as_utc(done) - as_utc(start)).total_seconds())] += 1
+        return bin_counts(found)
 
     async def open_age(self) -> Summary | None:
         still_open = self.chosen.c.status.in_(OPEN_STATUSES)
