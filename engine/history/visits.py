@@ -129,9 +129,7 @@ _LEAVE = (
     .where(_V.case_id == bindparam("c"), _V.scope == bindparam("s"), _V.left_at.is_(None))
     .values(left_at=bindparam("at"), left_action=bindparam("action"), left_reason=ACTION)
 )
-_SUSPEND = (
-    update(_TABLE).where(_V.case_id == bindparam("c"), _V.left_at.is_(None)).values(suspended_at=bindparam("at"))
-)
+_SUSPEND = update(_TABLE).where(_V.case_id == bindparam("c"), _V.left_at.is_(None)).values(suspended_at=bindparam("at"))
 _SUSPENDED_SINCE = select(_V.suspended_at).where(_V.case_id == bindparam("c"), _V.suspended_at.is_not(None)).limit(1)
 _RESUME = (
     update(_TABLE)
@@ -159,6 +157,22 @@ _CLOSE_SCOPES = (
 )
 
 
+def _leave_and_enter(pending: _Pending) -> Any:
+    """PostgreSQL: the visits left as data-modifying CTEs of the insert of those entered. They
+    run on one snapshot, so a leave never touches a row the insert adds."""
+    statement = insert(_TABLE).values(pending.rows)
+    for n, leave in enumerate(pending.leaves):
+        left = (
+            update(_TABLE)
+            .where(_V.case_id == leave["c"], _V.scope == leave["s"], _V.left_at.is_(None))
+            .values(left_at=leave["at"], left_action=leave["action"], left_reason=ACTION)
+            .returning(_V.id)
+            .cte(f"left{n}")
+        )
+        statement = statement.add_cte(left)
+    return statement
+
+
 async def _write(session: AsyncSession) -> None:
     """Write what was noted. Runs after the log entry's insert (which writes the rows folded
     into it), so that nothing here flushes them on their own first."""
@@ -169,10 +183,13 @@ async def _write(session: AsyncSession) -> None:
         work.before_commit.append(_write)
         return
     del session.info[_PENDING]
-    if pending.leaves:
-        await session.execute(_LEAVE, pending.leaves)
-    if pending.rows:
-        await session.execute(insert(_TABLE), pending.rows)
+    if pending.leaves and session.bind.dialect.name == "postgresql":
+        await session.execute(_leave_and_enter(pending))  # one round trip: every leave comes with an entry
+    else:
+        if pending.leaves:
+            await session.execute(_LEAVE, pending.leaves)
+        if pending.rows:
+            await session.execute(insert(_TABLE), pending.rows)
     for suspension in pending.suspends:
         await session.execute(_SUSPEND, suspension)
     for resumption in pending.resumes:
