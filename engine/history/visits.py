@@ -14,6 +14,7 @@ visit: it is added up in ``suspended_seconds`` so that a suspended case is not c
 migrations/versions/0026_state_visits.py derives the same rows from the log (``backfill``).
 """
 
+import copy
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -103,6 +104,20 @@ def scopes_may_close(session: AsyncSession, *, case_id: str) -> None:
     _pending(session).scoped_cases.add(case_id)
 
 
+def mark(session: AsyncSession) -> Any:
+    """What is noted so far, for ``forget``: a savepoint about to run moves it may roll back."""
+    return copy.deepcopy(session.info.get(_PENDING))
+
+
+def forget(session: AsyncSession, marked: Any) -> None:
+    """Back to what ``mark`` saw: the savepoint rolled back the moves noted since
+    (engine/migration), as ``activity.forget`` drops their entries."""
+    if marked is None:
+        session.info.pop(_PENDING, None)
+    else:
+        session.info[_PENDING] = marked
+
+
 def suspended(session: AsyncSession, *, case_id: str, at: datetime) -> None:
     """The case stops: its open visits stop counting from ``at``."""
     _pending(session).suspends.append({"c": case_id, "at": at})
@@ -177,7 +192,9 @@ async def _write(session: AsyncSession) -> None:
     """Write what was noted. Runs after the log entry's insert (which writes the rows folded
     into it), so that nothing here flushes them on their own first."""
     work = unit_of_work(session)
-    pending: _Pending = session.info[_PENDING]
+    pending: _Pending | None = session.info.get(_PENDING)
+    if pending is None:  # forgotten (a savepoint rolled its moves back), or written already
+        return
     if not pending.deferred and any(entry.seq is None for entry in work.entries):  # the log's writer is to run
         pending.deferred = True
         work.before_commit.append(_write)
@@ -203,4 +220,15 @@ async def _write(session: AsyncSession) -> None:
         await session.execute(_CLOSE_SCOPES, {"c": case_id})
 
 
-__all__ = ["ACTION", "CANCELED", "CLOSED", "canceled", "moved", "resumed", "scopes_may_close", "suspended"]
+__all__ = [
+    "ACTION",
+    "CANCELED",
+    "CLOSED",
+    "canceled",
+    "forget",
+    "mark",
+    "moved",
+    "resumed",
+    "scopes_may_close",
+    "suspended",
+]
