@@ -11,7 +11,8 @@ import pytest
 from playwright.async_api import expect
 
 from bench.server import Serve
-from tests.fixtures.browser import demo_ids, execute
+from tests.fixtures.browser import CREATE_PLAIN, demo_ids, execute
+from tests.fixtures.documents import DEFINE
 
 SPEC = {
     "short_name": "insight_review",
@@ -29,13 +30,11 @@ SPEC = {
         "approve": {"allowed_roles": ["reviewer"], "enabled_states": ["review"], "new_state": "approved"},
     },
 }
-DEFINE = """mutation($spec: JSON!) { defineWorkflow(input: {spec: $spec}) { userErrors { code message } } }"""
-BOARD = """mutation($p: ID!) { createSubproject(input: {projectId: $p, displayName: "Permits", currency: "EUR",
+CREATE_PERMITS = """mutation($p: ID!) { createSubproject(input: {projectId: $p, displayName: "Permits", currency: "EUR",
   workflow: "insight_review"}) { subproject { id } userErrors { code message } } }"""
-ITEM = """mutation($s: ID!, $name: String!) {
-  createWorkflowItem(input: {subprojectId: $s, displayName: $name}) { workflowItem { id } userErrors { code } } }"""
-STATES = """query($input: InsightsInput!) { insights(input: $input) { states { state { shortName } scope { shortName }
-  entered inStateNow oldestSince timeInState { count p50 p90 mean max } } userErrors { code } } }"""
+INSIGHT_STATES = """query($input: InsightsInput!) { insights(input: $input) {
+  states { state { shortName } scope { shortName } entered inStateNow oldestSince
+    timeInState { count p50 p90 mean max } } userErrors { code } } }"""
 
 
 @pytest.fixture(scope="module")
@@ -45,12 +44,14 @@ def permits(servers: tuple[Serve, Serve]) -> str:
     first, _ = servers
     assert first.gql(DEFINE, {"spec": SPEC}, token=first.login("admin"))["defineWorkflow"]["userErrors"] == []
     token = first.login("alice")
-    made = first.gql(BOARD, {"p": demo_ids(first, token)["School renovation"]}, token=token)["createSubproject"]
+    made = first.gql(CREATE_PERMITS, {"p": demo_ids(first, token)["School renovation"]}, token=token)[
+        "createSubproject"
+    ]
     assert made["userErrors"] == []
     board = made["subproject"]["id"]
     items = {}
     for name in ("Scaffold", "Crane", "Skip"):
-        created = first.gql(ITEM, {"s": board, "name": name}, token=token)["createWorkflowItem"]
+        created = first.gql(CREATE_PLAIN, {"s": board, "name": name}, token=token)["createWorkflowItem"]
         assert created["userErrors"] == []
         items[name] = created["workflowItem"]["id"]
     for name, action in (
@@ -98,7 +99,9 @@ async def test_the_insights_view_shows_the_figures_and_its_csv_is_the_apis(
     table = list(csv.reader(io.StringIO(text)))
     window = {"from": await view.get_attribute("data-from"), "to": await view.get_attribute("data-to")}
     answer = first.gql(
-        STATES, {"input": {"workflow": "insight_review", "subprojectId": permits, **window}}, token=first.login("alice")
+        INSIGHT_STATES,
+        {"input": {"workflow": "insight_review", "subprojectId": permits, **window}},
+        token=first.login("alice"),
     )["insights"]
     assert answer["userErrors"] == []
     assert table[0][:3] == ["scope", "state", "entered"]
