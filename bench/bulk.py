@@ -25,6 +25,7 @@ _TABLES = (
     "case_role_party",
     "permission",
     "activity",
+    "state_visit",
 )
 
 
@@ -238,6 +239,23 @@ def add_item_and_case(
         created_at=at,
     )
     batch.add("case_state", case_id=case, scope="", state=state)
+    batch.add(  # its first state visit, as engine/history/visits.py writes it
+        "state_visit",
+        id=new_id("vis"),
+        case_id=case,
+        subproject_id=sub,
+        scope="",
+        scope_action=None,
+        state=state,
+        workflow_id=workflow_id,
+        entered_at=at,
+        entered_action=init_action,
+        left_at=None,
+        left_action=None,
+        left_reason=None,
+        suspended_seconds=0.0,
+        suspended_at=None,
+    )
     batch.log(
         chain=item,
         kind="action_executed",

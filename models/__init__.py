@@ -20,6 +20,7 @@ from models.resources import (
 from models.task import TaskAssignment, TaskCount
 from models.types import as_utc, utcnow
 from models.unit_of_work import UnitOfWork, unit_of_work
+from models.visit import StateVisit
 from models.workflow import Case, CaseRoleParty, CaseState, EnabledAction, Idempotency, Workflow
 
 __all__ = [
@@ -46,6 +47,7 @@ __all__ = [
     "Project",
     "ProjectedBudget",
     "Reminder",
+    "StateVisit",
     "Subproject",
     "TaskAssignment",
     "TaskCount",

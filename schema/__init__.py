@@ -25,6 +25,7 @@ from schema import (
     timers,
     version_mutations,
 )
+from schema import insights as insight_figures
 from schema import search as searching
 from schema.activity import Activity
 from schema.base import SCALAR_MAP, AppInfo, Connection, Node, connection
@@ -101,6 +102,7 @@ class Query:
     validate_workflow = validate_workflow_field
     verify_document = document.verify_document_field
     api_tokens = api_token.api_tokens_field
+    insights = insight_figures.insights_field
 
 
 @scoped  # each mutation checks the request's API token's scope first (schema/token_scope.py)

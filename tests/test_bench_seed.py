@@ -38,3 +38,15 @@ async def test_bulk_rows_read_like_engine_rows(db, gql):
 
         for item_id in (await s.scalars(select(WorkflowItem.id))).all():
             assert (await verify_history(s, resource_id=item_id, secret_key="")).intact
+        # Each case's first state visit (engine/history/visits.py), alike in both seeds.
+        from models import StateVisit, Subproject
+
+        visits = (
+            await s.execute(
+                select(Subproject.display_name, StateVisit.state, StateVisit.entered_action, StateVisit.left_at)
+                .join(Subproject, Subproject.id == StateVisit.subproject_id)
+                .order_by(Subproject.created_at, StateVisit.entered_at)
+            )
+        ).all()
+        engine_visits, bulk_visits = visits[: len(visits) // 2], visits[len(visits) // 2 :]
+        assert [v[1:] for v in engine_visits] == [v[1:] for v in bulk_visits] == [("open", "open", None)] * 2

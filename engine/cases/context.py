@@ -10,6 +10,7 @@ from sqlalchemy.orm import make_transient_to_detached
 from sqlalchemy.orm.util import identity_key
 
 from engine.errors import DomainError, not_found
+from engine.history import visits
 from engine.notify import reminder_rows
 from engine.notify.subscribers import OPT_IN_LEVELS, subscribers_query
 from engine.spec.specs import ActionSpec, WorkflowSpec
@@ -166,6 +167,26 @@ def state_row(ctx: CaseContext, scope: str) -> CaseState:
         make_transient_to_detached(held)
         session.add(held)
     return held  # type: ignore[return-value]
+
+
+def note_move(
+    ctx: CaseContext, scope: str, from_state: str | None, to_state: str, action: str | None, at: datetime
+) -> None:
+    """The one way the case machinery tells engine/history/visits.py that a scope changed state
+    (``from_state`` None: the scope starts), so a visit ends and one starts with the log entry."""
+    visits.moved(
+        ctx.session,
+        case_id=ctx.case.id,
+        subproject_id=ctx.item.subproject_id,
+        workflow_id=ctx.workflow_id,
+        scope=scope,
+        scope_action=ctx.spec.states[to_state].scope,
+        from_state=from_state,
+        to_state=to_state,
+        action=action,
+        at=at,
+        has_scopes=ctx.spec.has_children,
+    )
 
 
 def case_not_found(*, case_id: str | None, workflow_item_id: str | None) -> DomainError:

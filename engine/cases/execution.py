@@ -14,7 +14,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine import validation
 from engine.cases import assignment, case_fields, idempotency, refusals
-from engine.cases.context import EXECUTABLE_STATUSES, CaseContext, case_not_found, load_case, new_case_context
+from engine.cases.context import (
+    EXECUTABLE_STATUSES,
+    CaseContext,
+    case_not_found,
+    load_case,
+    new_case_context,
+    note_move,
+)
 from engine.cases.transitions import (
     after_enable,
     assigned_parties,
@@ -73,6 +80,7 @@ async def start_case(
     state = ctx.spec.initial_state()
     session.add(CaseState(case_id=case.id, scope="", state=state))
     ctx.states[""] = state
+    note_move(ctx, "", None, state, init.short_name if init else None, now)
     init_entry = await activity.record(
         session,
         kind="action_executed",

@@ -1,6 +1,6 @@
 """Workflow items: create (with their case), update, assign ."""
 
-from datetime import date
+from datetime import date, datetime
 from typing import Any
 
 from sqlalchemy import select
@@ -15,7 +15,7 @@ from engine.people import permissions
 from engine.people.actors import Actor
 from engine.spec import versions
 from engine.tree.resources import UNSET, _require_open, apply_update, assignee_or_creator, check_party, lock
-from models import Case, Subproject, WorkflowItem, new_id
+from models import Case, Subproject, WorkflowItem, new_id, utcnow
 
 AMOUNT_TYPES = ("N/A", "ALLOCATED", "DISBURSED")
 
@@ -70,7 +70,9 @@ async def create_workflow_item(
     tags: list[str] | None = None,
     additional_data: dict[str, Any] | None = None,
     assignments: dict[str, list[str]] | None = None,
+    now: datetime | None = None,
 ) -> tuple[WorkflowItem, Case]:
+    """Create an item and start its case (``now``: when, for callers on an injected clock)."""
     # Lock the subproject: its hash chain and its ordering must see every new item in order.
     subproject = await lock(session, Subproject, subproject_id, what="subproject", field="subprojectId")
     await permissions.require(
@@ -91,6 +93,7 @@ async def create_workflow_item(
         display_name=validation.require_text(display_name, "displayName"),
         description=validation.optional_text(description, "description"),
         created_by=actor.user_id,
+        created_at=now or utcnow(),
         due_date=due_date,
         assignee_id=await assignee_or_creator(session, assignee_id, actor),
         tags=validation.tags(tags),
@@ -114,10 +117,16 @@ async def create_workflow_item(
             "currency": item.currency,
             "assigneeId": item.assignee_id,
         },
+        at=item.created_at,
     )
     # The subproject's definition, read above; its spec is cached per process.
     case = await cases.start_case(
-        session, actor=actor, item=item, workflow_id=subproject.workflow_id, assignments=assignments
+        session,
+        actor=actor,
+        item=item,
+        workflow_id=subproject.workflow_id,
+        assignments=assignments,
+        now=item.created_at,
     )
     if item.due_date is not None:  # its assignees are told at due and when overdue (engine/cases/reminders.py)
         await reminder_rows.schedule_due(session, case_id=case.id, item_id=item.id, due=item.due_date)

@@ -37,7 +37,7 @@ from engine.cases.context import CaseContext, case_not_found, load_case
 from engine.cases.transitions import assigned_parties, set_status_for_state, timer_written
 from engine.clock import SYSTEM_CLOCK
 from engine.errors import DomainError, ErrorCode
-from engine.history import activity
+from engine.history import activity, visits
 from engine.history.activity import LogEntry
 from engine.notify import notifications
 from engine.people import permissions
@@ -79,6 +79,7 @@ async def suspend_case(
         }[status]
         raise DomainError(ErrorCode.CASE_NOT_ACTIVE, f"The case {reason}.")
     ctx.case.status, ctx.case.suspended_until = "SUSPENDED", until
+    visits.suspended(session, case_id=ctx.case.id, at=now)
     if until is not None:  # the sweepers wake up then to resume it, as for a timer due then
         timer_written(session, until)
     data = {"from": status, "to": "SUSPENDED", "until": until.isoformat() if until else None}
@@ -124,6 +125,7 @@ async def cancel_case(
     for instance in ctx.enabled or ():
         instance.status, instance.completed_at = "CANCELED", now
     ctx.case.status, ctx.case.suspended_until = "CANCELED", None
+    visits.canceled(session, case_id=ctx.case.id, at=now, was_suspended=status == "SUSPENDED")
     data = {"from": status, "to": "CANCELED", "canceled": canceled}
     return await _record(ctx, "case_canceled", actor, comment, data, now, assigned=set())
 
@@ -219,6 +221,7 @@ async def _resume(ctx: CaseContext, actor: Actor, comment: str | None, now: date
         raise DomainError(ErrorCode.CASE_NOT_SUSPENDED, f"The case is {status.lower()}, not suspended.")
     until = ctx.case.suspended_until
     ctx.case.status, ctx.case.suspended_until = "ACTIVE", None
+    visits.resumed(ctx.session, case_id=ctx.case.id, at=now)
     set_status_for_state(ctx)  # COMPLETED when its state is terminal, as after an action
     if any(instance.fire_at is not None and instance.fire_at <= now for instance in ctx.enabled or ()):
         timer_written(ctx.session, now)  # its overdue timers fire now, not at the next poll

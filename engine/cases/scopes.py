@@ -14,7 +14,7 @@ from datetime import datetime
 
 from sqlalchemy import bindparam, select
 
-from engine.cases.context import CaseContext
+from engine.cases.context import CaseContext, note_move
 from models import CaseState, EnabledAction
 
 SCOPE_TRIGGER = "scope"  # the trigger of a dynamic parent's per-party scope rows
@@ -25,6 +25,8 @@ def start(ctx: CaseContext, owner: EnabledAction) -> None:
     state = ctx.spec.initial_state(owner.action)
     ctx.session.add(CaseState(case_id=ctx.case.id, scope=owner.id, state=state))
     ctx.states[owner.id] = state
+    init = ctx.spec.init_action(owner.action)
+    note_move(ctx, owner.id, None, state, init.short_name if init else None, owner.enabled_at)
 
 
 def owns_fsm(ctx: CaseContext, instance: EnabledAction) -> bool:

@@ -11,10 +11,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.cases import assignment, case_fields, case_rules, children, scopes
 from engine.cases.conditions import EnableCheck
-from engine.cases.context import CaseContext, new_instance, state_row
+from engine.cases.context import CaseContext, new_instance, note_move, state_row
 from engine.cases.side_effects import Execution
 from engine.errors import DomainError, ErrorCode
-from engine.history import activity
+from engine.history import activity, visits
 from engine.jobs import outbox
 from engine.notify import notifications
 from engine.people.actors import SYSTEM, Actor
@@ -71,11 +71,14 @@ async def fire(
     if spec_action.children:
         execution.log_data["children"] = await scopes.count_children(ctx, instance)
         scopes.close_descendants(ctx, [instance], now)
+    if ctx.spec.has_children:  # a parent fired or disabled here closes its child scopes' visits
+        visits.scopes_may_close(ctx.session, case_id=ctx.case.id)
     if decision is not None:
         execution.log_data["condition"] = decision
     if to_state != from_state:
         state_row(ctx, scope).state = to_state  # no read: load_case read it (or this transaction added it)
         ctx.states[scope] = to_state
+        note_move(ctx, scope, from_state, to_state, spec_action.short_name, now)
     ctx.case.version += 1
     recomputed = Recomputed() if from_state is None else await recompute(ctx, scope, now)
     execution.log_data.update({"from": from_state, "to": to_state})

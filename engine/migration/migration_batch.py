@@ -31,7 +31,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.cases import task_index
 from engine.cases.scopes import SCOPE_TRIGGER
-from engine.history import activity
+from engine.history import activity, visits
 from engine.migration.migration_plan import CaseMigration, Loaded, Planner
 from engine.people.actors import Actor
 from engine.spec.child_specs import PARENT_TRIGGERS
@@ -155,12 +155,13 @@ async def write(
     database refused it, so the caller moves those cases one by one."""
     if not moves:
         return True
-    mark = activity.queued(session)
+    mark, noted = activity.queued(session), visits.mark(session)
     try:
         async with session.begin_nested():
             await _write(session, actor, moves, loaded, plan, now)
     except SQLAlchemyError:
         activity.forget(session, mark)
+        visits.forget(session, noted)
         return False
     work = unit_of_work(session)
     for move in moves:

@@ -20,7 +20,7 @@ from engine.cases.context import CaseContext
 from engine.cases.scopes import SCOPE_TRIGGER
 from engine.cases.transitions import after_enable, recompute, run_automatic, timer_written
 from engine.errors import DomainError
-from engine.history import activity
+from engine.history import activity, visits
 from engine.migration.migration_plan import CaseMigration, Loaded, Planner, load_instances, snapshot
 from engine.people.actors import Actor
 from models import Case, EnabledAction, Subproject
@@ -81,7 +81,7 @@ async def _in_savepoint(
 ) -> CaseMigration | None:
     """Move ``results`` in one savepoint; the case refused on the way (its error recorded, the
     savepoint rolled back) or None when all moved."""
-    mark = activity.queued(session)
+    mark, noted = activity.queued(session), visits.mark(session)
     current = results[0]
     try:
         async with session.begin_nested():
@@ -89,6 +89,7 @@ async def _in_savepoint(
                 await _move(session, actor, current, loaded, plan, timer_policy, now)
     except DomainError as error:
         activity.forget(session, mark)  # the entries of the rolled-back moves
+        visits.forget(session, noted)  # and the state visits they started
         current.errors.append(error)
         current.to_state = None
         return current

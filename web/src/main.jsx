@@ -13,6 +13,7 @@ import { Failed, Loading } from './ui.jsx';
 import { Admin } from './views/Admin.jsx';
 import { Board } from './views/Board.jsx';
 import { Feed } from './views/Feed.jsx';
+import { Insights } from './views/Insights.jsx';
 import { Item } from './views/Item.jsx';
 import { Login } from './views/Login.jsx';
 import { NotificationBadge } from './views/Notifications.jsx';
@@ -32,6 +33,7 @@ function Page({ route, viewer }) {
   const [view, id] = route;
   if (view === 'subproject' && id) return <Board id={id} />;
   if (view === 'item' && id) return <Item id={id} />;
+  if (view === 'insights' && id) return <Insights id={id} />;
   if (view === 'permissions' && id) return <Permissions id={id} />;
   if (view === 'tasks') return <Tasks />;
   if (view === 'search' && id) return <Search query={decodeURIComponent(id)} />;
@@ -39,7 +41,7 @@ function Page({ route, viewer }) {
   return <Projects viewer={viewer} />;
 }
 
-const TITLES = { search: 'Search', subproject: 'Board', item: 'Item', permissions: 'Permissions', tasks: 'My tasks', admin: 'Administration' };
+const TITLES = { search: 'Search', subproject: 'Board', insights: 'Insights', item: 'Item', permissions: 'Permissions', tasks: 'My tasks', admin: 'Administration' };
 
 function Shell({ viewer, signOut }) {
   const route = useRoute();

@@ -310,6 +310,9 @@ export function Board({ id }) {
             Edit subproject
           </button>
         )}
+        <a className="button" href={`#/insights/${subproject.id}`}>
+          Insights
+        </a>
         {intents.includes('subproject.intent.listPermissions') && (
           <a className="button" href={`#/permissions/${subproject.id}`}>
             Permissions

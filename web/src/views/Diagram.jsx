@@ -1,5 +1,5 @@
 // The workflow's state machine drawn by Mermaid (loaded from this server only when an item page
-// opens), the case's current state highlighted.
+// opens), the case's current state highlighted; `extra` adds Mermaid lines (Insights' shading).
 import { useEffect, useRef, useState } from 'react';
 
 let mermaidReady = null;
@@ -13,15 +13,16 @@ function mermaid() {
   return mermaidReady;
 }
 
-export function Diagram({ source, current }) {
+export function Diagram({ source, current, extra = '' }) {
   const box = useRef(null);
   const [error, setError] = useState(null);
 
   useEffect(() => {
     let live = true;
-    const text = current
+    const marked = current
       ? `${source}\n    classDef current fill:#ffd54f,stroke:#8a6d00,stroke-width:3px\n    class ${current} current`
       : source;
+    const text = extra ? `${marked}\n${extra}` : marked;
     mermaid()
       .then((m) => m.render(`workflow-diagram-${++counter}`, text))
       .then(
@@ -33,7 +34,7 @@ export function Diagram({ source, current }) {
     return () => {
       live = false;
     };
-  }, [source, current]);
+  }, [source, current, extra]);
 
   return (
     <figure className="diagram" data-testid="diagram" data-current={current} aria-label="Workflow diagram" tabIndex={0}>
