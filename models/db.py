@@ -4,6 +4,7 @@ import asyncio
 import contextlib
 import hashlib
 import json
+import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -37,15 +38,26 @@ class Database:
     serialized in-process, because SQLite has one writer and a deferred transaction that
     reads before it writes would otherwise fail with "database is locked"."""
 
-    def __init__(self, url: str, *, echo: bool = False, pool_size: int = 10) -> None:
+    def __init__(self, url: str, *, echo: bool = False, pool_size: int = 10, direct_url: str | None = None) -> None:
         self.url = normalize_url(url)
         self.is_sqlite = self.url.startswith("sqlite")
+        # ``direct_url`` (CASEWAY_DATABASE_DIRECT_URL): the database itself, for what needs a
+        # session of its own (the event hub's LISTEN, migrations); given, ``url`` is taken to be a
+        # pooler in transaction mode (PgBouncer), where one client's statements may reach a
+        # different server connection after every transaction.
+        self.direct_url = normalize_url(direct_url) if direct_url else None
+        self.pooled = self.direct_url is not None and not self.is_sqlite
         kwargs: dict[str, Any] = {"echo": echo, "json_deserializer": _json_loads}
-        if not self.is_sqlite:
+        if self.pooled:
+            kwargs.update(pool_size=pool_size, max_overflow=pool_size * 2, pool_pre_ping=False)
+            kwargs["connect_args"] = pooler_connect_args()
+        elif not self.is_sqlite:
             kwargs.update(pool_size=pool_size, max_overflow=pool_size * 2, pool_pre_ping=False)
             # No JIT compilation: PostgreSQL compiles a plan whose estimated cost passes
             # jit_above_cost, as a page of a 20,000-item subproject's does; compiling was 30 ms
             # of that statement's 120 (bench R4). Caseway's statements are short; none gains.
+            # (Behind a pooler the startup parameter is refused: docs/scaling.md says to set it
+            # on the database's role instead.)
             kwargs["connect_args"] = {"server_settings": {"jit": "off"}}
         else:
             kwargs.update(pool_size=pool_size, max_overflow=pool_size * 4)
@@ -57,8 +69,12 @@ class Database:
         # statement sees its own snapshot either way, and BEGIN and ROLLBACK were two round
         # trips more per request (an authentication alone was three). SQLite keeps its read
         # transaction: there it is what gives a request's statements one snapshot.
+        # Behind a pooler in transaction mode the reads keep their transaction too: outside one,
+        # a statement's parse and its execution may reach two server connections.
         self.reader: AsyncEngine = (
-            self.engine if self.is_sqlite else self.engine.execution_options(isolation_level="AUTOCOMMIT")
+            self.engine
+            if self.is_sqlite or self.pooled
+            else self.engine.execution_options(isolation_level="AUTOCOMMIT")
         )
         self._read_sessionmaker = async_sessionmaker(self.reader, expire_on_commit=False, autoflush=False)
         self._write_lock = asyncio.Lock() if self.is_sqlite else None
@@ -100,8 +116,27 @@ class Database:
         if self.publisher is not None:
             await self.publisher(work)
 
+    @property
+    def session_dsn(self) -> str:
+        """The libpq URL of a connection that keeps its session (the event hub's LISTEN): the
+        direct URL behind a pooler, else the database's own."""
+        return (self.direct_url or self.url).replace("postgresql+asyncpg://", "postgresql://")
+
     async def dispose(self) -> None:
         await self.engine.dispose()
+
+
+def pooler_connect_args() -> dict[str, Any]:
+    """asyncpg behind PgBouncer in transaction pooling (1.18 keeps no prepared statements there):
+    no statement cache, and every statement prepared under a name of its own, so a name never
+    meets a server connection that holds another statement of that name; the statements of one
+    transaction stay on one server connection. No startup parameters beyond those PgBouncer
+    passes on (it refuses ``jit``)."""
+    return {
+        "statement_cache_size": 0,
+        "prepared_statement_cache_size": 0,
+        "prepared_statement_name_func": lambda: f"__caseway_{uuid.uuid4().hex}__",
+    }
 
 
 def insert_for(session: AsyncSession) -> Any:

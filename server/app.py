@@ -290,7 +290,7 @@ def create_app(
 ) -> Starlette:
     """The server; ``documents`` replaces the document store and clock the settings give (tests)."""
     settings = settings or Settings()
-    db = db or Database(settings.database_url, pool_size=settings.db_pool_size)
+    db = db or Database(settings.database_url, pool_size=settings.db_pool_size, direct_url=settings.database_direct_url)
     actor_cache = ActorCache(settings.auth_cache_seconds)
     web = WebAssets(settings.web_dir)
     documents = documents or DocumentService(settings)

@@ -11,7 +11,7 @@ from server.settings import Settings
 
 
 def database(settings: Settings) -> Database:
-    return Database(settings.database_url)
+    return Database(settings.database_url, direct_url=settings.database_direct_url)
 
 
 async def migrated_database(settings: Settings) -> Database:

@@ -15,6 +15,9 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="CASEWAY_")
 
     database_url: str = "sqlite:///./caseway.db"
+    # PostgreSQL itself when CASEWAY_DATABASE_URL points at PgBouncer in transaction pooling: the
+    # event hub's LISTEN and migrations need a session of their own (docs/scaling.md).
+    database_direct_url: str | None = None
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=1, le=65535)
     # Addresses of reverse proxies whose X-Forwarded-For / X-Forwarded-Proto `caseway serve`
@@ -107,11 +110,13 @@ class Settings(BaseSettings):
     s3_endpoint_url: str = ""  # another S3-compatible service than AWS (MinIO, Ceph, ...): its URL
     s3_prefix: str = ""  # the objects' names begin with this (e.g. "caseway/"), to share a bucket
 
-    @field_validator("database_url")
+    @field_validator("database_url", "database_direct_url")
     @classmethod
-    def _a_database_caseway_speaks(cls, url: str) -> str:
+    def _a_database_caseway_speaks(cls, url: str | None) -> str | None:
         """Refused at start, in one sentence: a URL that does not parse, or names a database
         other than SQLite and PostgreSQL (whose driver would be missing)."""
+        if url is None:
+            return None
         try:
             backend = make_url(normalize_url(url)).get_backend_name()
         except (ArgumentError, ValueError):
@@ -124,6 +129,15 @@ class Settings(BaseSettings):
                 "postgresql://user@host:5432/dbname"
             )
         return url
+
+    @model_validator(mode="after")
+    def _direct_url_is_postgres(self) -> "Settings":
+        """A direct URL is the PostgreSQL behind a pooler: beside a SQLite database it means nothing."""
+        if self.database_direct_url and not normalize_url(self.database_url).startswith("postgresql"):
+            raise ValueError(
+                "CASEWAY_DATABASE_DIRECT_URL is for PostgreSQL behind PgBouncer: CASEWAY_DATABASE_URL names SQLite"
+            )
+        return self
 
     @model_validator(mode="after")
     def _s3_store_is_complete(self) -> "Settings":
