@@ -110,13 +110,11 @@ class Settings(BaseSettings):
     s3_endpoint_url: str = ""  # another S3-compatible service than AWS (MinIO, Ceph, ...): its URL
     s3_prefix: str = ""  # the objects' names begin with this (e.g. "caseway/"), to share a bucket
 
-    @field_validator("database_url", "database_direct_url")
+    @field_validator("database_url")
     @classmethod
-    def _a_database_caseway_speaks(cls, url: str | None) -> str | None:
+    def _a_database_caseway_speaks(cls, url: str) -> str:
         """Refused at start, in one sentence: a URL that does not parse, or names a database
         other than SQLite and PostgreSQL (whose driver would be missing)."""
-        if url is None:
-            return None
         try:
             backend = make_url(normalize_url(url)).get_backend_name()
         except (ArgumentError, ValueError):
@@ -128,6 +126,19 @@ class Settings(BaseSettings):
                 f"names {backend}, which Caseway does not support: use sqlite:///path/to/caseway.db or "
                 "postgresql://user@host:5432/dbname"
             )
+        return url
+
+    @field_validator("database_direct_url")
+    @classmethod
+    def _a_postgres_url(cls, url: str | None) -> str | None:
+        if url is None:
+            return None
+        try:
+            backend = make_url(normalize_url(url)).get_backend_name()
+        except (ArgumentError, ValueError):
+            backend = None
+        if backend != "postgresql":
+            raise ValueError("is not a PostgreSQL URL: write postgresql://user@host:5432/dbname")
         return url
 
     @model_validator(mode="after")
