@@ -10,7 +10,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import orjson
-from sqlalchemy import ColumnElement, any_, bindparam, event
+from sqlalchemy import ColumnElement, any_, bindparam, event, text
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 
+from models.replicas import READ_POSITION, Replica, ReplicaSet, parse_lsn
 from models.unit_of_work import UNIT_OF_WORK, Publisher, UnitOfWork
 
 
@@ -38,7 +39,16 @@ class Database:
     serialized in-process, because SQLite has one writer and a deferred transaction that
     reads before it writes would otherwise fail with "database is locked"."""
 
-    def __init__(self, url: str, *, echo: bool = False, pool_size: int = 10, direct_url: str | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        echo: bool = False,
+        pool_size: int = 10,
+        direct_url: str | None = None,
+        replica_urls: tuple[str, ...] = (),
+        replica_max_lag_ms: float = 1000,
+    ) -> None:
         self.url = normalize_url(url)
         self.is_sqlite = self.url.startswith("sqlite")
         # ``direct_url`` (CASEWAY_DATABASE_DIRECT_URL): the database itself, for what needs a
@@ -78,6 +88,15 @@ class Database:
         )
         self._read_sessionmaker = async_sessionmaker(self.reader, expire_on_commit=False, autoflush=False)
         self._write_lock = asyncio.Lock() if self.is_sqlite else None
+        # Streaming replicas an HTTP request's reads may go to (models/replicas.py); their
+        # monitor runs in the server's background (server/background.py).
+        self.replicas: ReplicaSet | None = (
+            ReplicaSet.connect(
+                replica_urls, max_lag_ms=replica_max_lag_ms, pool_size=pool_size, normalize=normalize_url
+            )
+            if replica_urls and not self.is_sqlite
+            else None
+        )
         # Told of every transaction's unit of work once it ended: the process's (one server per
         # process: server/background.py sets it, server/publisher.py); None in a tool that tells
         # nobody. One, not a list: a unit of work is counted and announced once per process.
@@ -92,6 +111,17 @@ class Database:
         """A session that only reads (see ``reader``): a request's reads, the event hub's."""
         return self._read_sessionmaker()
 
+    def routed_read_session(self) -> tuple[AsyncSession, Replica | None]:
+        """The read session of an HTTP request (``READ_POSITION`` set): on a replica that has
+        replayed what the reader must see, unless the request began writing; else the primary's.
+        Returns the session and the replica it reads from (None: the primary)."""
+        position = READ_POSITION.get()
+        if self.replicas is not None and position is not None and not position.writing:
+            replica = self.replicas.choose(position.after)
+            if replica is not None:
+                return replica.sessionmaker(), replica
+        return self._read_sessionmaker(), None
+
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[AsyncSession]:
         """One unit of work: commits when the block ends, rolls back if it raises. What the
@@ -99,6 +129,9 @@ class Database:
         transaction ended, outside the write lock; its ``before_commit`` hooks run last, just
         before the commit."""
         work = UnitOfWork()
+        position = READ_POSITION.get()
+        if position is not None:  # the request writes: its reads go to the primary from now on
+            position.writing = True
         try:
             async with self._write_lock or contextlib.nullcontext(), self.sessionmaker() as session:
                 async with session.begin():
@@ -107,8 +140,15 @@ class Database:
                     for hook in work.before_commit:
                         await hook(session)
                 work.committed = True
+            if position is not None and self.replicas is not None:
+                position.committed = await self.wal_position()
         finally:
             await self.publish(work)
+
+    async def wal_position(self) -> int | None:
+        """The primary's WAL position now: past every commit that has returned."""
+        async with self.reader.connect() as connection:
+            return parse_lsn(await connection.scalar(text("SELECT pg_current_wal_insert_lsn()::text")))
 
     async def publish(self, work: UnitOfWork) -> None:
         """Hand ``work`` to the publisher: every transaction's once it ended, and the unit of
@@ -124,6 +164,8 @@ class Database:
 
     async def dispose(self) -> None:
         await self.engine.dispose()
+        if self.replicas is not None:
+            await self.replicas.dispose()
 
 
 def pooler_connect_args() -> dict[str, Any]:

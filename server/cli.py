@@ -238,7 +238,8 @@ def _settings() -> Settings:
         if not first["loc"]:  # a rule of several settings: its message names them
             raise CliError(f"{message}.") from None
         name = "CASEWAY_" + "_".join(str(part) for part in first["loc"]).upper()
-        if name in ("CASEWAY_DATABASE_URL", "CASEWAY_DATABASE_DIRECT_URL"):  # not echoed: may hold a password
+        if name in ("CASEWAY_DATABASE_URL", "CASEWAY_DATABASE_DIRECT_URL", "CASEWAY_DATABASE_REPLICA_URLS"):
+            # not echoed: it may hold a password
             raise CliError(f"{name} {message}.") from None
         raise CliError(f"{name}: {message} (got {first.get('input')!r}).") from None
 

@@ -11,6 +11,17 @@ from sqlalchemy.exc import ArgumentError
 from models import normalize_url
 
 
+def _require_postgres(url: str, *, many: bool = False) -> None:
+    """Refused at start, in one sentence (the URL itself not repeated: it may hold a password)."""
+    try:
+        backend = make_url(normalize_url(url)).get_backend_name()
+    except (ArgumentError, ValueError):
+        backend = None
+    if backend != "postgresql":
+        what = "are PostgreSQL URLs, comma-separated" if many else "is not a PostgreSQL URL"
+        raise ValueError(f"{what}: write postgresql://user@host:5432/dbname")
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="CASEWAY_")
 
@@ -18,6 +29,11 @@ class Settings(BaseSettings):
     # PostgreSQL itself when CASEWAY_DATABASE_URL points at PgBouncer in transaction pooling: the
     # event hub's LISTEN and migrations need a session of their own (docs/scaling.md).
     database_direct_url: str | None = None
+    # Streaming replicas of the primary, comma-separated URLs: an HTTP request's reads go to one
+    # that has replayed the reader's last write (models/replicas.py; docs/scaling.md).
+    database_replica_urls: str = ""
+    # a replica further behind the primary than this many milliseconds is not read from
+    replica_max_lag_ms: int = Field(default=1000, ge=0, le=3_600_000)
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=1, le=65535)
     # Addresses of reverse proxies whose X-Forwarded-For / X-Forwarded-Proto `caseway serve`
@@ -131,15 +147,27 @@ class Settings(BaseSettings):
     @field_validator("database_direct_url")
     @classmethod
     def _a_postgres_url(cls, url: str | None) -> str | None:
-        if url is None:
-            return None
-        try:
-            backend = make_url(normalize_url(url)).get_backend_name()
-        except (ArgumentError, ValueError):
-            backend = None
-        if backend != "postgresql":
-            raise ValueError("is not a PostgreSQL URL: write postgresql://user@host:5432/dbname")
+        if url is not None:
+            _require_postgres(url)
         return url
+
+    @field_validator("database_replica_urls")
+    @classmethod
+    def _postgres_replicas(cls, urls: str) -> str:
+        for url in (u.strip() for u in urls.split(",")):
+            if url:
+                _require_postgres(url, many=True)
+        return urls
+
+    @property
+    def replica_urls(self) -> tuple[str, ...]:
+        return tuple(u.strip() for u in self.database_replica_urls.split(",") if u.strip())
+
+    @model_validator(mode="after")
+    def _replicas_are_postgres_replicas(self) -> "Settings":
+        if self.replica_urls and not normalize_url(self.database_url).startswith("postgresql"):
+            raise ValueError("CASEWAY_DATABASE_REPLICA_URLS are PostgreSQL replicas: CASEWAY_DATABASE_URL names SQLite")
+        return self
 
     @model_validator(mode="after")
     def _direct_url_is_postgres(self) -> "Settings":
