@@ -14,8 +14,8 @@ import argparse
 import asyncio
 import datetime
 import shutil
-import subprocess
 import statistics
+import subprocess
 from datetime import UTC
 from typing import Any
 
