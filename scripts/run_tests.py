@@ -30,12 +30,6 @@ PGBOUNCER_SUBSET = [
     "tests/api/test_timers_api.py",
     "tests/api/test_jobs_api.py",
     "tests/api/test_event_hub.py",
-    "tests/api/test_live_reads.py",
-    "tests/api/test_migration.py",
-    "tests/engine/test_activity.py",
-    "tests/engine/test_timers.py",
-    "tests/engine/test_jobs.py",
-    "tests/engine/test_job_fencing_and_order.py",
     "tests/e2e/test_live_activity.py",
     "tests/test_migrations.py",
 ]
