@@ -28,12 +28,28 @@ class Settings(BaseSettings):
     database_url: str = "sqlite:///./caseway.db"
     # PostgreSQL itself when CASEWAY_DATABASE_URL points at PgBouncer in transaction pooling: the
     # event hub's LISTEN and migrations need a session of their own (docs/scaling.md).
-    database_direct_url: str | None = None
+    database_direct_url: str | None = Field(
+        None,
+        description=(
+            "PostgreSQL itself, when `CASEWAY_DATABASE_URL` points at PgBouncer in transaction pooling: the event "
+            "hub's `LISTEN` and migrations use it ([docs/scaling.md](docs/scaling.md))"
+        ),
+    )
     # Streaming replicas of the primary, comma-separated URLs: an HTTP request's reads go to one
     # that has replayed the reader's last write (models/replicas.py; docs/scaling.md).
-    database_replica_urls: str = ""
-    # a replica further behind the primary than this many milliseconds is not read from
-    replica_max_lag_ms: int = Field(default=1000, ge=0, le=3_600_000)
+    database_replica_urls: str = Field(
+        "",
+        description=(
+            "streaming replicas of the primary, comma-separated: an HTTP request's reads go to one that has "
+            "replayed the reader's last write ([docs/scaling.md](docs/scaling.md#read-replicas))"
+        ),
+    )
+    replica_max_lag_ms: int = Field(
+        default=1000,
+        ge=0,
+        le=3_600_000,
+        description="milliseconds: a replica further behind the primary than this is not read from",
+    )
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=1, le=65535)
     # Addresses of reverse proxies whose X-Forwarded-For / X-Forwarded-Proto `caseway serve`
