@@ -58,7 +58,7 @@ async def run(*, rounds: int, seconds: int, workers: int) -> dict[str, Any]:
         await admin.execute("CREATE DATABASE caseway_rr")
         await admin.close()
         primary, replica = pair.primary_url("caseway_rr"), pair.replica_url("caseway_rr")
-        await seed.seed(primary, *seed.SIZES["medium"])
+        await seed.seed(primary, *seed.SIZES["medium"], bulk=True)
         data = await seed.driver_data(primary)
         await _caught_up(primary, replica)
         bodies = queries.bodies(data)
