@@ -13,6 +13,7 @@ and writes the RR section of bench/REPORT.md.
 import argparse
 import asyncio
 import datetime
+import os
 import shutil
 import statistics
 import subprocess
@@ -53,6 +54,7 @@ def _round(server: Server, bodies: list[dict], token: str, seconds: int) -> floa
 
 
 async def run(*, rounds: int, seconds: int, workers: int) -> dict[str, Any]:
+    load = os.getloadavg()[0]
     with running_pair() as pair:
         admin = await asyncpg.connect(pair.primary_url())
         await admin.execute("CREATE DATABASE caseway_rr")
@@ -84,7 +86,14 @@ async def run(*, rounds: int, seconds: int, workers: int) -> dict[str, Any]:
         finally:
             for server in servers.values():
                 server.stop()
-    return {"results": results, "replica_scans": scans, "rounds": rounds, "seconds": seconds, "workers": workers}
+    return {
+        "load": load,
+        "results": results,
+        "replica_scans": scans,
+        "rounds": rounds,
+        "seconds": seconds,
+        "workers": workers,
+    }
 
 
 def section(measured: dict[str, Any]) -> list[str]:
@@ -96,7 +105,8 @@ def section(measured: dict[str, Any]) -> list[str]:
         f"same server on the primary alone, {measured['workers']} worker(s), wrk 32 connections, "
         f"{measured['seconds']} s, {measured['rounds']} alternating rounds; the primary, its replica, both servers "
         "and wrk share this machine's cores, so the ratio is the cost of routing, not a replica's added capacity "
-        f"(goal >= {GOAL}). The replica's statistics counted {measured['replica_scans']:,} scans.",
+        f"(goal >= {GOAL}). Load average {measured['load']:.1f} when it started. The replica's statistics "
+        f"counted {measured['replica_scans']:,} scans.",
         "",
         "| scenario | primary alone req/s | through the replica req/s | ratio (median of rounds) | verdict |",
         "| --- | ---: | ---: | ---: | --- |",
