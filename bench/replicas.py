@@ -2,8 +2,8 @@
 go to a streaming replica (CASEWAY_DATABASE_REPLICA_URLS) against the same server reading the
 primary alone, in alternating rounds, on one machine: the primary and the replica share its
 cores, so the figure is the overhead of routing (the replica's WAL position check, the monitor,
-the header), not the capacity a replica on another machine adds. Goal: the replica's throughput
-within 5% of the primary's (ratio >= 0.95).
+the header), not the capacity a replica on another machine adds. Goal (docs: DESIGN's budgets):
+reads routed to a replica cost at most 5% more server CPU per request than on the primary.
 
 `python -m bench.replicas [--rounds N] [--seconds S] [--no-report]` makes its own primary and
 replica (scripts/replica_pair.py), seeds the `medium` data on the primary, waits for the replica,
@@ -22,12 +22,12 @@ from typing import Any
 
 import asyncpg
 
-from bench import queries, sections, seed, wrk
+from bench import cpu, queries, sections, seed, wrk
 from bench.server import Server
 from scripts.replica_pair import running_pair
 
 BEGIN, END = "<!-- RR -->", "<!-- /RR -->"
-GOAL = 0.95
+GOAL = 1.05  # server CPU per request through a replica, against the primary's
 
 
 async def _caught_up(primary: str, replica: str, *, within: float = 120) -> None:
@@ -46,11 +46,14 @@ async def _caught_up(primary: str, replica: str, *, within: float = 120) -> None
         await r.close()
 
 
-def _round(server: Server, bodies: list[dict], token: str, seconds: int) -> float:
+def _round(server: Server, bodies: list[dict], token: str, seconds: int) -> tuple[float, float]:
+    """(requests per second, the server's CPU ms per request) of one wrk run."""
     wrk.run(server.url, bodies, token=token, connections=32, seconds=1)  # warm the pools
+    meter = cpu.Meter(server.process.pid).start()
     result = wrk.run(server.url, bodies, token=token, connections=32, seconds=seconds)
+    use = meter.stop(result.requests)
     assert result.errors == 0, f"{result.errors} errors"
-    return result.requests_per_second
+    return result.requests_per_second, use.server_ms
 
 
 async def run(*, rounds: int, seconds: int, workers: int) -> dict[str, Any]:
@@ -74,12 +77,12 @@ async def run(*, rounds: int, seconds: int, workers: int) -> dict[str, Any]:
         try:
             for server in servers.values():
                 server.wait_until_healthy()
-            results: dict[str, dict[str, list[float]]] = {"R1": {}, "R2": {}}
+            results: dict[str, dict[str, list[tuple[float, float]]]] = {"R1": {}, "R2": {}}
             for _ in range(rounds):
                 for scenario in results:
                     for name, server in servers.items():
-                        rate = _round(server, bodies[scenario], data["token"], seconds)
-                        results[scenario].setdefault(name, []).append(rate)
+                        measured = _round(server, bodies[scenario], data["token"], seconds)
+                        results[scenario].setdefault(name, []).append(measured)
             replica_conn = await asyncpg.connect(replica)
             scans = await replica_conn.fetchval("SELECT sum(idx_scan + seq_scan) FROM pg_stat_user_tables")
             await replica_conn.close()
@@ -105,19 +108,21 @@ def section(measured: dict[str, Any]) -> list[str]:
         f"same server on the primary alone, {measured['workers']} worker(s), wrk 32 connections, "
         f"{measured['seconds']} s, {measured['rounds']} alternating rounds; the primary, its replica, both servers "
         "and wrk share this machine's cores, so the ratio is the cost of routing, not a replica's added capacity "
-        f"(goal >= {GOAL}). Load average {measured['load']:.1f} when it started. The replica's statistics "
+        f"(goal: server CPU per request <= {GOAL} of the primary's). Load average {measured['load']:.1f} "
+        "when it started. The replica's statistics "
         f"counted {measured['replica_scans']:,} scans.",
         "",
-        "| scenario | primary alone req/s | through the replica req/s | ratio (median of rounds) | verdict |",
-        "| --- | ---: | ---: | ---: | --- |",
+        "| scenario | primary alone: req/s, server CPU ms | through the replica: req/s, server CPU ms "
+        "| server CPU per request, replica / primary (median of rounds) | verdict |",
+        "| --- | --- | --- | ---: | --- |",
     ]
     for scenario, by in measured["results"].items():
-        ratios = [r / p for r, p in zip(by["replica"], by["primary"], strict=True) if p]
+        ratios = [r[1] / p[1] for r, p in zip(by["replica"], by["primary"], strict=True) if p[1]]
         ratio = statistics.median(ratios)
         lines.append(
-            f"| {scenario} | {', '.join(f'{v:,.0f}' for v in by['primary'])} | "
-            f"{', '.join(f'{v:,.0f}' for v in by['replica'])} | {ratio:.2f} | "
-            f"{'ok' if ratio >= GOAL else '**missed**'} |"
+            f"| {scenario} | {'; '.join(f'{rate:,.0f}, {ms:.2f}' for rate, ms in by['primary'])} | "
+            f"{'; '.join(f'{rate:,.0f}, {ms:.2f}' for rate, ms in by['replica'])} | {ratio:.2f} | "
+            f"{'ok' if ratio <= GOAL else '**missed**'} |"
         )
     return [*lines, "", END]
 
