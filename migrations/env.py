@@ -49,7 +49,8 @@ def _url() -> str:
         return url
     from server.settings import Settings
 
-    return Settings().database_url
+    settings = Settings()
+    return settings.database_direct_url or settings.database_url  # a session of its own, not a pooler
 
 
 connection = context.config.attributes.get("connection")

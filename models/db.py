@@ -5,12 +5,13 @@ import contextlib
 import hashlib
 import json
 import logging
+import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 import orjson
-from sqlalchemy import ColumnElement, any_, bindparam, event
+from sqlalchemy import ColumnElement, any_, bindparam, event, text
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
@@ -19,6 +20,7 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 
+from models.replicas import READ_POSITION, Replica, ReplicaSet, parse_lsn
 from models.unit_of_work import APP_PUBLISHER, UNIT_OF_WORK, Publisher, UnitOfWork
 
 log = logging.getLogger("caseway.publisher")
@@ -40,15 +42,35 @@ class Database:
     serialized in-process, because SQLite has one writer and a deferred transaction that
     reads before it writes would otherwise fail with "database is locked"."""
 
-    def __init__(self, url: str, *, echo: bool = False, pool_size: int = 10) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        echo: bool = False,
+        pool_size: int = 10,
+        direct_url: str | None = None,
+        replica_urls: tuple[str, ...] = (),
+        replica_max_lag_ms: float = 1000,
+    ) -> None:
         self.url = normalize_url(url)
         self.is_sqlite = self.url.startswith("sqlite")
+        # ``direct_url`` (CASEWAY_DATABASE_DIRECT_URL): the database itself, for what needs a
+        # session of its own (the event hub's LISTEN, migrations); given, ``url`` is taken to be a
+        # pooler in transaction mode (PgBouncer), where one client's statements may reach a
+        # different server connection after every transaction.
+        self.direct_url = normalize_url(direct_url) if direct_url else None
+        self.pooled = self.direct_url is not None and not self.is_sqlite
         kwargs: dict[str, Any] = {"echo": echo, "json_deserializer": _json_loads}
-        if not self.is_sqlite:
+        if self.pooled:
+            kwargs.update(pool_size=pool_size, max_overflow=pool_size * 2, pool_pre_ping=False)
+            kwargs["connect_args"] = pooler_connect_args()
+        elif not self.is_sqlite:
             kwargs.update(pool_size=pool_size, max_overflow=pool_size * 2, pool_pre_ping=False)
             # No JIT compilation: PostgreSQL compiles a plan whose estimated cost passes
             # jit_above_cost, as a page of a 20,000-item subproject's does; compiling was 30 ms
             # of that statement's 120 (bench R4). Caseway's statements are short; none gains.
+            # (Behind a pooler the startup parameter is refused: docs/scaling.md says to set it
+            # on the database's role instead.)
             kwargs["connect_args"] = {"server_settings": {"jit": "off"}}
         else:
             kwargs.update(pool_size=pool_size, max_overflow=pool_size * 4)
@@ -60,11 +82,24 @@ class Database:
         # statement sees its own snapshot either way, and BEGIN and ROLLBACK were two round
         # trips more per request (an authentication alone was three). SQLite keeps its read
         # transaction: there it is what gives a request's statements one snapshot.
+        # Behind a pooler in transaction mode the reads keep their transaction too: outside one,
+        # a statement's parse and its execution may reach two server connections.
         self.reader: AsyncEngine = (
-            self.engine if self.is_sqlite else self.engine.execution_options(isolation_level="AUTOCOMMIT")
+            self.engine
+            if self.is_sqlite or self.pooled
+            else self.engine.execution_options(isolation_level="AUTOCOMMIT")
         )
         self._read_sessionmaker = async_sessionmaker(self.reader, expire_on_commit=False, autoflush=False)
         self._write_lock = asyncio.Lock() if self.is_sqlite else None
+        # Streaming replicas an HTTP request's reads may go to (models/replicas.py); their
+        # monitor runs in the server's background (server/background.py).
+        self.replicas: ReplicaSet | None = (
+            ReplicaSet.connect(
+                replica_urls, max_lag_ms=replica_max_lag_ms, pool_size=pool_size, normalize=normalize_url
+            )
+            if replica_urls and not self.is_sqlite
+            else None
+        )
         # Told of every transaction's unit of work once it ended: the process's (one server per
         # process: server/background.py sets it, server/publisher.py); None in a tool that tells
         # nobody. One, not a list: a unit of work is counted and announced once per process.
@@ -79,6 +114,17 @@ class Database:
         """A session that only reads (see ``reader``): a request's reads, the event hub's."""
         return self._read_sessionmaker()
 
+    def routed_read_session(self) -> tuple[AsyncSession, Replica | None]:
+        """The read session of an HTTP request (``READ_POSITION`` set): on a replica that has
+        replayed what the reader must see, unless the request began writing; else the primary's.
+        Returns the session and the replica it reads from (None: the primary)."""
+        position = READ_POSITION.get()
+        if self.replicas is not None and position is not None and not position.writing:
+            replica = self.replicas.choose(position.after)
+            if replica is not None:
+                return replica.sessionmaker(), replica
+        return self._read_sessionmaker(), None
+
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[AsyncSession]:
         """One unit of work: commits when the block ends, rolls back if it raises. What the
@@ -86,6 +132,9 @@ class Database:
         transaction ended, outside the write lock; its ``before_commit`` hooks run last, just
         before the commit."""
         work = UnitOfWork()
+        position = READ_POSITION.get()
+        if position is not None:  # the request writes: its reads go to the primary from now on
+            position.writing = True
         try:
             async with self._write_lock or contextlib.nullcontext(), self.sessionmaker() as session:
                 async with session.begin():
@@ -94,8 +143,15 @@ class Database:
                     for hook in work.before_commit:
                         await hook(session)
                 work.committed = True
+            if position is not None and self.replicas is not None:
+                position.committed = await self.wal_position()
         finally:
             await self.publish(work)
+
+    async def wal_position(self) -> int | None:
+        """The primary's WAL position now: past every commit that has returned."""
+        async with self.reader.connect() as connection:
+            return parse_lsn(await connection.scalar(text("SELECT pg_current_wal_insert_lsn()::text")))
 
     async def publish(self, work: UnitOfWork) -> None:
         """Hand ``work`` to the publisher: every transaction's once it ended, and the unit of
@@ -111,8 +167,29 @@ class Database:
         except Exception:
             log.exception("publishing a transaction's unit of work failed")
 
+    @property
+    def session_dsn(self) -> str:
+        """The libpq URL of a connection that keeps its session (the event hub's LISTEN): the
+        direct URL behind a pooler, else the database's own."""
+        return (self.direct_url or self.url).replace("postgresql+asyncpg://", "postgresql://")
+
     async def dispose(self) -> None:
         await self.engine.dispose()
+        if self.replicas is not None:
+            await self.replicas.dispose()
+
+
+def pooler_connect_args() -> dict[str, Any]:
+    """asyncpg behind PgBouncer in transaction pooling (1.18 keeps no prepared statements there):
+    no statement cache, and every statement prepared under a name of its own, so a name never
+    meets a server connection that holds another statement of that name; the statements of one
+    transaction stay on one server connection. No startup parameters beyond those PgBouncer
+    passes on (it refuses ``jit``)."""
+    return {
+        "statement_cache_size": 0,
+        "prepared_statement_cache_size": 0,
+        "prepared_statement_name_func": lambda: f"__caseway_{uuid.uuid4().hex}__",
+    }
 
 
 def insert_for(session: AsyncSession) -> Any:

@@ -52,7 +52,11 @@ class Context:
     def session(self) -> ReadSession | EphemeralReadSession:
         self._personal = True
         if self._session is None:
-            self._session = EphemeralReadSession(self.db) if self.live else ReadSession(self.db.read_session())
+            if self.live:
+                self._session = EphemeralReadSession(self.db)
+            else:
+                session, replica = self.db.routed_read_session()
+                self._session = ReadSession(session, replica=replica, db=self.db)
         return self._session
 
     @property

@@ -1,21 +1,43 @@
 """The two read sessions a request context can hold."""
 
 import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from models import Database
+from models.replicas import Replica
 from resolvers.records import records
 
 
 class ReadSession:
     """The request's read session, one statement at a time: GraphQL resolves sibling fields
-    concurrently, and an AsyncSession must never run two statements at once."""
+    concurrently, and an AsyncSession must never run two statements at once. On a replica
+    (``replica``, models/replicas.py) a statement that fails there is run again on the primary,
+    and the rest of the request reads from the primary: a replica that went away costs a
+    request nothing but the time of the failed attempt."""
 
-    def __init__(self, session: AsyncSession) -> None:
+    def __init__(self, session: AsyncSession, *, replica: Replica | None = None, db: Database | None = None) -> None:
         self._session = session
         self._lock = asyncio.Lock()
+        self._replica = replica
+        self._db = db
+
+    async def _run(self, call: Callable[[AsyncSession], Awaitable[Any]]) -> Any:
+        async with self._lock:
+            try:
+                return await call(self._session)
+            except (DBAPIError, OSError, TimeoutError) as error:
+                if self._replica is None or self._db is None or self._db.replicas is None:
+                    raise
+                self._db.replicas.failed(self._replica, error)
+                with contextlib.suppress(Exception):
+                    await self._session.close()
+                self._session, self._replica = self._db.read_session(), None
+                return await call(self._session)
 
     @property
     def bind(self) -> Any:
@@ -23,27 +45,26 @@ class ReadSession:
         return self._session.bind
 
     async def execute(self, *args: Any, **kwargs: Any) -> Any:
-        async with self._lock:
-            return await self._session.execute(*args, **kwargs)
+        return await self._run(lambda session: session.execute(*args, **kwargs))
 
     async def rows(self, statement: Any, params: dict[str, Any] | None = None) -> list[Any]:
         """A Core statement's rows as namedtuples, run on the session's connection: the same
         snapshot, without the ORM's execution and loading machinery."""
-        async with self._lock:
-            connection = await self._session.connection()
+
+        async def core(session: AsyncSession) -> list[Any]:
+            connection = await session.connection()
             return records(await connection.execute(statement, params))
 
+        return await self._run(core)
+
     async def scalars(self, *args: Any, **kwargs: Any) -> Any:
-        async with self._lock:
-            return await self._session.scalars(*args, **kwargs)
+        return await self._run(lambda session: session.scalars(*args, **kwargs))
 
     async def scalar(self, *args: Any, **kwargs: Any) -> Any:
-        async with self._lock:
-            return await self._session.scalar(*args, **kwargs)
+        return await self._run(lambda session: session.scalar(*args, **kwargs))
 
     async def get(self, *args: Any, **kwargs: Any) -> Any:
-        async with self._lock:
-            return await self._session.get(*args, **kwargs)
+        return await self._run(lambda session: session.get(*args, **kwargs))
 
     async def close(self) -> None:
         async with self._lock:

@@ -4,7 +4,10 @@ cores together they take little more than the longer one alone: CI's 20 minutes)
 output goes to a file and is printed whole when it ends, so the two never interleave.
 
 PostgreSQL is used when CASEWAY_TEST_POSTGRES_URL is set or 127.0.0.1:5432 accepts a
-connection. On CI (CI=true) a missing PostgreSQL run is a failure, not a skip.
+connection. On CI (CI=true) a missing PostgreSQL run is a failure, not a skip. Without arguments
+a third run follows the SQLite one: the PostgreSQL tests of writes, timers, jobs, subscriptions and
+migrations through a PgBouncer in transaction pooling that the tests start (Debian's pgbouncer;
+skipped when it is not installed, except on CI, where .ci/run installs it).
 
 `--coverage` (`make coverage`) runs both under coverage.py (configured in pyproject.toml:
 greenlet and thread concurrency, subprocesses measured), combines the two databases' data and
@@ -20,6 +23,21 @@ import tempfile
 
 DEFAULT_PG = "postgresql://postgres@127.0.0.1:5432/postgres"
 
+# The third run: the PostgreSQL tests of writes, timers, jobs, subscriptions and migrations again,
+# through a PgBouncer in transaction pooling (scripts/pgbouncer.py; tests/fixtures/database.py).
+PGBOUNCER_SUBSET = [
+    "tests/api/test_execution.py",
+    "tests/api/test_timers_api.py",
+    "tests/api/test_jobs_api.py",
+    "tests/api/test_event_hub.py",
+    "tests/e2e/test_live_activity.py",
+    "tests/test_migrations.py",
+]
+
+
+def pgbouncer_installed() -> bool:
+    return any(os.path.exists(p) for p in ("/usr/sbin/pgbouncer", "/usr/bin/pgbouncer"))
+
 
 def postgres_answers() -> bool:
     try:
@@ -32,10 +50,12 @@ def postgres_answers() -> bool:
 class Run:
     """One backend's pytest process, its output kept in a temporary file until it ends."""
 
-    def __init__(self, backend: str, extra_env: dict[str, str], args: list[str], *, coverage: bool) -> None:
-        self.backend = backend
+    def __init__(
+        self, name: str, extra_env: dict[str, str], args: list[str], *, coverage: bool, backend: str | None = None
+    ) -> None:
+        self.backend = name
         self.output = tempfile.TemporaryFile()
-        env = {**os.environ, "CASEWAY_TEST_BACKEND": backend, **extra_env}
+        env = {**os.environ, "CASEWAY_TEST_BACKEND": backend or name, **extra_env}
         runner = ["-m", "coverage", "run", "-m", "pytest"] if coverage else ["-m", "pytest"]
         self.process = subprocess.Popen(
             [sys.executable, *runner, *args], env=env, stdout=self.output, stderr=subprocess.STDOUT
@@ -70,9 +90,25 @@ def main() -> int:
     if pg_url or postgres_answers():
         postgres = Run("postgres", {"CASEWAY_TEST_POSTGRES_URL": pg_url or DEFAULT_PG}, args, coverage=coverage)
     status = sqlite.finish()
+    bounced = None
+    if postgres is not None and not args and (pgbouncer_installed() or os.environ.get("CI")):
+        # The whole suite only (`make test`, CI): started once the SQLite run has ended, beside
+        # the PostgreSQL run's tail.
+        bounced = Run(
+            "postgres through PgBouncer",
+            {"CASEWAY_TEST_POSTGRES_URL": pg_url or DEFAULT_PG, "CASEWAY_TEST_PGBOUNCER": "1"},
+            PGBOUNCER_SUBSET,
+            coverage=coverage,
+            backend="postgres",
+        )
     if postgres is not None:
         status = postgres.finish() or status
         print("\nPostgreSQL run: done", flush=True)
+    if bounced is not None:
+        status = bounced.finish() or status
+        print("\nPostgreSQL through PgBouncer: done", flush=True)
+    elif postgres is not None and not args:
+        print("\nPostgreSQL through PgBouncer: skipped (pgbouncer is not installed: apt-get install pgbouncer)")
     elif os.environ.get("CI"):
         print("\nPostgreSQL run: MISSING (no server at 127.0.0.1:5432) - failing on CI", flush=True)
         return 1

@@ -42,6 +42,7 @@ from server.mail import configure_mail
 from server.media_types import GRAPHQL_RESPONSE, negotiate, request_error_status, without_data
 from server.oidc_sign_in import OidcSignIn, oidc_routes
 from server.operations import health, metrics_endpoint, ready_endpoint
+from server.read_positions import ReadPositions
 from server.request_limits import BodyLimit, error_response
 from server.settings import Settings
 from server.shutdown import stop_within
@@ -117,6 +118,7 @@ class CasewayGraphQL(GraphQL):
             )
         self.web = web
         self.documents = documents
+        self.read_positions = ReadPositions()  # read-your-writes with replicas (server/read_positions.py)
 
     def encode_json(self, data: object) -> str:
         """orjson: several times faster than json on a big read. Text, because WebSocket
@@ -148,6 +150,8 @@ class CasewayGraphQL(GraphQL):
             await self._authenticate(ctx, ctx.token)
             if isinstance(ctx.auth_problem, SignInRefused) and ctx.auth_problem.unavailable:
                 raise HTTPException(503, ctx.auth_problem.message)  # the provider's keys cannot be read
+        if not live and self.db.replicas is not None:
+            self.read_positions.begin(request, ctx.token)
         return ctx
 
     async def _authenticate(self, ctx: Context, token: str) -> None:
@@ -283,6 +287,8 @@ class CasewayGraphQL(GraphQL):
     def create_response(self, response_data: Any, sub_response: Response) -> Response:  # type: ignore[override]
         """strawberry's, in the media type the client asked for (server/media_types.py)."""
         response = super().create_response(response_data, sub_response)
+        if self.db.replicas is not None:
+            self.read_positions.finish(response)
         if sub_response.media_type == GRAPHQL_RESPONSE:
             response.headers["content-type"] = f"{GRAPHQL_RESPONSE}; charset=utf-8"
         return response
@@ -321,7 +327,13 @@ def create_app(
 ) -> Starlette:
     """The server; ``documents`` replaces the document store and clock the settings give (tests)."""
     settings = settings or Settings()
-    db = db or Database(settings.database_url, pool_size=settings.db_pool_size)
+    db = db or Database(
+        settings.database_url,
+        pool_size=settings.db_pool_size,
+        direct_url=settings.database_direct_url,
+        replica_urls=settings.replica_urls,
+        replica_max_lag_ms=settings.replica_max_lag_ms,
+    )
     actor_cache = ActorCache(settings.auth_cache_seconds)
     oidc = OidcSignIn(settings, db) if settings.oidc_issuer else None  # the provider's tokens
     credentials = Credentials(db, actor_cache, oidc=oidc)
@@ -375,7 +387,8 @@ def create_app(
                 CORSMiddleware,
                 allow_origins=settings.allowed_origins,
                 allow_methods=["GET", "POST"],
-                allow_headers=["Authorization", "Content-Type"],
+                allow_headers=["Authorization", "Content-Type", "Caseway-Read-After"],
+                expose_headers=["Caseway-Read-After"],
                 max_age=600,
             ),
             Middleware(BodyLimit, max_bytes=settings.max_body_bytes, upload_bytes=settings.max_document_bytes),

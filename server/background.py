@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from models import Database
+from server import metrics
 from server.actor_cache import ActorCache
 from server.checkpoints import checkpoint_forever
 from server.digest_runs import DigestRun, run_digests
@@ -67,6 +68,10 @@ class Background:
         if self.job_runner is not None:
             self.job_runner.start()  # reconciles jobs a crash left RUNNING, then runs what is due
         self._tasks["recheck"] = asyncio.create_task(self._recheck(), name="caseway-recheck")
+        if self.db.replicas is not None:  # the replicas' positions and lag (models/replicas.py)
+            self._tasks["replicas"] = asyncio.create_task(
+                self.db.replicas.run(self.db.engine, on_check=metrics.replicas_checked), name="caseway-replicas"
+            )
         self._tasks["collector"] = asyncio.create_task(
             collect_forever(self.db, self.documents.store), name="caseway-collector"
         )
@@ -84,6 +89,7 @@ class Background:
             "recheck": self._tasks.get("recheck"),
             "collector": self._tasks.get("collector"),
             "signer": self._tasks.get("signer"),
+            "replicas": self._tasks.get("replicas"),
             "sweeper": self.sweeper.task if self.settings.run_timers else None,
             "job_runner": self.job_runner.task if self.job_runner is not None else None,
         }
@@ -95,6 +101,7 @@ class Background:
             ("recheck", "the live connections' re-check"),
             ("collector", "the document collector"),
             ("signer", "the checkpoint signer"),
+            ("replicas", "the replica monitor"),
         ):
             task = self._tasks.pop(name, None)
             if task is not None:

@@ -16,7 +16,7 @@ async def prepare(settings: Settings, db: Database) -> None:
     """Apply pending migrations, then define built-in and configured workflow specs that changed."""
     import asyncio
 
-    await asyncio.to_thread(upgrade, db.url)
+    await asyncio.to_thread(upgrade, db.direct_url or db.url)  # a session of its own: not through a pooler
     async with db.transaction() as session:
         await workflows.sync_spec_files(session, workflows.BUILTIN_DIR)
         if settings.workflows_dir is not None:

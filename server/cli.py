@@ -242,7 +242,8 @@ def _settings() -> Settings:
         if not first["loc"]:  # a rule of several settings: its message names them
             raise SettingError(f"{message}.") from None
         name = "CASEWAY_" + "_".join(str(part) for part in first["loc"]).upper()
-        if name == "CASEWAY_DATABASE_URL":  # not echoed: it may hold a password
+        if name in ("CASEWAY_DATABASE_URL", "CASEWAY_DATABASE_DIRECT_URL", "CASEWAY_DATABASE_REPLICA_URLS"):
+            # not echoed: it may hold a password
             raise SettingError(f"{name} {message}.") from None
         field = Settings.model_fields.get(str(first["loc"][0]))
         if field is not None and settings_table.is_number(field):

@@ -24,7 +24,7 @@ def database(settings: Settings) -> Database:
                 f"the directory {directory} of the SQLite database {url.database} does not exist: create it "
                 f"(mkdir -p {directory}) or set CASEWAY_DATABASE_URL."
             )
-    return Database(settings.database_url)
+    return Database(settings.database_url, direct_url=settings.database_direct_url)
 
 
 async def migrated_database(settings: Settings) -> Database:

@@ -285,5 +285,4 @@ class PostgresEventHub(EventHub):
 def create_hub(db: Database, **kwargs: Any) -> EventHub:
     if db.is_sqlite:
         return EventHub(db, **kwargs)
-    dsn = db.url.replace("postgresql+asyncpg://", "postgresql://")
-    return PostgresEventHub(db, dsn=dsn, **kwargs)
+    return PostgresEventHub(db, dsn=db.session_dsn, **kwargs)

@@ -74,6 +74,16 @@ JOB_CHANGES = Counter(
     "caseway_job_state_changes_total", "Durable jobs entering a state, by kind and state.", ["kind", "state"]
 )
 JOBS = Gauge("caseway_jobs", "Durable jobs by kind and state.", ["kind", "state"], multiprocess_mode="mostrecent")
+REPLICA_UP = Gauge(
+    "caseway_replica_up", "Whether a read replica answers (1) or not (0).", ["replica"], multiprocess_mode="mostrecent"
+)
+REPLICA_LAG = Gauge(
+    "caseway_replica_lag_seconds",
+    "How far a read replica's state is behind the primary's (reads go to it within CASEWAY_REPLICA_MAX_LAG_MS).",
+    ["replica"],
+    multiprocess_mode="mostrecent",
+)
+REPLICA_READS = Counter("caseway_replica_reads_total", "Requests whose reads a replica served.", ["replica"])
 
 _operations: set[str] = set()
 _OPERATION_NAME = re.compile(r"\b(?:query|mutation|subscription)\s+([_A-Za-z][_0-9A-Za-z]*)")
@@ -142,6 +152,16 @@ def job_state_changed(kind: str, state: str, previous: str | None = None) -> Non
 def set_jobs(kind: str, state: str, count: int) -> None:
     """How many jobs of ``kind`` are in ``state``, counted (e.g. by a periodic query)."""
     JOBS.labels(kind, state).set(count)
+
+
+def replicas_checked(replicas: Any) -> None:
+    """After each pass of the replica monitor (models/replicas.py)."""
+    for replica in replicas.replicas:
+        REPLICA_UP.labels(replica.name).set(1 if replica.healthy else 0)
+        REPLICA_LAG.labels(replica.name).set(-1 if replica.lag_ms is None else replica.lag_ms / 1000)
+        if replica.reads:
+            REPLICA_READS.labels(replica.name).inc(replica.reads)
+            replica.reads = 0
 
 
 def process_stopping() -> None:

@@ -50,11 +50,13 @@ def ready_endpoint(db: Database, tasks: Callable[[], dict[str, Any]]) -> Callabl
     async def ready(request: Request) -> JSONResponse:
         database, migrations = await _database_check(db)
         stopped = sorted(name for name, task in tasks().items() if task is not None and task.done())
-        checks = {
+        checks: dict[str, Any] = {
             "database": database or "ok",
             "migrations": migrations or ("ok" if database is None else "unknown"),
             "background_tasks": f"stopped: {', '.join(stopped)}" if stopped else "ok",
         }
+        if db.replicas is not None:  # reported, not required: the primary answers without them
+            checks["replicas"] = db.replicas.report()
         ok = database is None and migrations is None and not stopped
         return JSONResponse(
             {"status": "ready" if ok else "not ready", "checks": checks}, status_code=200 if ok else 503

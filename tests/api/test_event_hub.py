@@ -113,7 +113,7 @@ async def test_commits_during_a_notify_in_flight_get_one_more_notify_after_it(db
     flight must wait for it, not start a second one (which fails, and the wake-up it carried is
     lost until the other processes' next poll), and must not be forgotten either: one more
     NOTIFY, after the one in flight, covers them all."""
-    url = make_url(db.url).set(drivername="postgresql")
+    url = make_url(db.session_dsn).set(drivername="postgresql")
     listener = await asyncpg.connect(url.render_as_string(hide_password=False))
     arrivals: list[float] = []
     await listener.add_listener(CHANNEL, lambda *_: arrivals.append(time.monotonic()))

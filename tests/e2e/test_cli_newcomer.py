@@ -242,3 +242,20 @@ def test_a_worker_that_dies_says_why_and_is_replaced(db, tmp_path):
         except subprocess.TimeoutExpired:
             parent.kill()
             parent.wait(10)
+
+
+def test_a_direct_url_is_postgresql_behind_a_postgresql_pooler(tmp_path):
+    """CASEWAY_DATABASE_DIRECT_URL (docs/scaling.md) is PostgreSQL itself behind PgBouncer: any
+    other URL, or one beside a SQLite database, is refused in one sentence, the password unsaid."""
+    pooled = "postgresql://caseway@pgbouncer.example:6432/caseway"
+    line = one_line_failure(
+        caseway("migrate", CASEWAY_DATABASE_URL=pooled, CASEWAY_DATABASE_DIRECT_URL="mysql://c:s3cret@db/caseway"),
+        "CASEWAY_DATABASE_DIRECT_URL is not a PostgreSQL URL: write postgresql://user@host:5432/dbname.",
+    )
+    assert "s3cret" not in line
+    sqlite = f"sqlite:///{tmp_path / 'caseway.db'}"
+    one_line_failure(
+        caseway("migrate", CASEWAY_DATABASE_URL=sqlite, CASEWAY_DATABASE_DIRECT_URL=pooled),
+        "CASEWAY_DATABASE_DIRECT_URL is for PostgreSQL behind PgBouncer: CASEWAY_DATABASE_URL names SQLite.",
+    )
+    assert not (tmp_path / "caseway.db").exists()
