@@ -26,7 +26,7 @@ import sqlmodel
 from alembic import op
 
 revision: str = "0024"
-down_revision: str | None = "0019"
+down_revision: str | None = "0022"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

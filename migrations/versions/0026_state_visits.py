@@ -34,7 +34,7 @@ import sqlmodel
 from alembic import op
 
 revision: str = "0026"
-down_revision: str | None = "0019"
+down_revision: str | None = "0025"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
