@@ -1,10 +1,12 @@
 """Every mutation checks the request's API token's scope before it runs (resolvers/token_scopes.py
 says which scope each needs): outside it, the mutation's payload answers one userErrors entry,
-TOKEN_SCOPE, and its resolver is never called, so nothing changes."""
+TOKEN_SCOPE, and its resolver is never called, so nothing changes. A payload without userErrors
+(none today) would get the refusal as a client error with the same code and sentence."""
 
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from graphql import GraphQLError
 from strawberry.extensions import FieldExtension
 from strawberry.types.field import StrawberryField
 
@@ -19,7 +21,12 @@ class TokenScope(FieldExtension):
 
     def _refused(self, info: Any) -> Any:
         errors = token_scopes.refusal(info.context, info.field_name)
-        return None if errors is None else self.field.type(user_errors=errors)  # every payload has userErrors
+        if errors is None:
+            return None
+        payload = self.field.type
+        if "user_errors" not in {f.python_name for f in payload.__strawberry_definition__.fields}:
+            raise GraphQLError(errors[0].message, extensions={"code": str(errors[0].code)})
+        return payload(user_errors=errors)
 
     def resolve(self, next_: Callable[..., Any], source: Any, info: Any, **kwargs: Any) -> Any:
         refused = self._refused(info)

@@ -107,7 +107,7 @@ function Users() {
         </label>
         <label className="check">
           <input type="checkbox" checked={values.service} onChange={(e) => set('service', e.target.checked)} /> Service
-          user (an integration: no password, it signs in with API tokens)
+          user (an integration: it signs in with API tokens alone)
         </label>
         <FieldErrors errors={creating.errors} field={null} shown={['login', 'password', 'displayName', 'organization']} />
         <div className="buttons">
