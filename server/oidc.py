@@ -40,6 +40,7 @@ ASYMMETRIC = {
 SKEW = 60  # seconds of clock difference allowed on exp and nbf
 REFETCH_INTERVAL = 60.0  # seconds: an unknown kid reads the keys again at most this often
 MAX_AGE = 600.0  # seconds the keys are kept before they are read again
+FAILURE_BACKOFF = 5.0  # seconds after a failed read during which the provider is not asked again
 FETCH_TIMEOUT = 5.0  # seconds a request to the provider may take
 MAX_TOKEN = 16_000  # characters; a JWT of a few dozen claims is 1-2 KB
 MAX_GROUPS = 1_000  # names in the groups claim
@@ -72,7 +73,8 @@ class Provider:
         self.http = http or httpx.AsyncClient(timeout=FETCH_TIMEOUT, follow_redirects=False)
         self._discovery: dict[str, Any] | None = None
         self._keys: KeySet | None = None
-        self._read_at = float("-inf")  # when the keys were last asked for (successfully or not)
+        self._read_at = float("-inf")  # when the keys were last read
+        self._failed: tuple[float, str] | None = None  # when a read last failed, and why
         self._lock = asyncio.Lock()
         self.key_reads = 0  # how often the keys were fetched: /metrics-like, read by tests
 
@@ -136,20 +138,29 @@ class Provider:
     async def _key_set(self, kid: str | None) -> KeySet:
         """The provider's keys, read again when old, or when ``kid`` is not among them and the
         last read is more than ``REFETCH_INTERVAL`` ago. Raises ProviderUnavailable when there
-        are no keys to use (never read, or ``kid`` unknown) and they cannot be read."""
+        are no keys to use (never read, or ``kid`` unknown) and they cannot be read; after a
+        failed read the provider is not asked again for ``FAILURE_BACKOFF`` seconds (the same
+        answer is given), so a provider that is down is not hammered by every request."""
         async with self._lock:  # one read at a time: a burst of requests waits for the same one
             now = self.clock()
             old = now - self._read_at >= MAX_AGE
             unknown = kid is not None and self._keys is not None and _find(self._keys, kid) is None
-            if self._keys is None or old or (unknown and now - self._read_at >= REFETCH_INTERVAL):
+            if self._keys is not None and not old and not (unknown and now - self._read_at >= REFETCH_INTERVAL):
+                return self._keys
+            if self._failed is not None and now - self._failed[0] < FAILURE_BACKOFF:
+                failure = ProviderUnavailable(self._failed[1])
+            else:
                 try:
                     self._keys = await self._read_keys()
-                    self._read_at = now
-                except ProviderUnavailable:
-                    if self._keys is None or unknown:
-                        raise
-                    log.warning("the identity provider's keys could not be read again; the ones held are used")
-                    self._read_at = now - MAX_AGE + REFETCH_INTERVAL  # asked again in a minute
+                except ProviderUnavailable as failed:
+                    self._failed, failure = (now, str(failed)), failed
+                else:
+                    self._read_at, self._failed = now, None
+                    return self._keys
+            if self._keys is None or unknown:
+                raise failure
+            log.warning("the identity provider's keys could not be read again; the ones held are used")
+            self._read_at = now - MAX_AGE + REFETCH_INTERVAL  # asked again in a minute
             return self._keys
 
     # --- a token ---

@@ -47,7 +47,8 @@ class OidcSignIn:
 
     async def authenticate(self, token: str) -> Checked:
         """The actor a provider's token stands for, or why none: a verified token whose user is
-        known and whose groups match is one read; a new user or a change of groups, a write."""
+        known and whose groups match is a read (three statements); a new user or a change of
+        groups, a write transaction."""
         claims = await self.provider.verify(token)
         if isinstance(claims, SignInRefused):
             return claims

@@ -133,6 +133,26 @@ async def test_keys_that_cannot_be_read_are_a_503_with_a_sentence(oidc_app, prov
     assert error["message"].endswith("try again shortly.")
 
 
+async def test_a_provider_that_fails_is_asked_again_after_five_seconds_and_keys_held_are_used(oidc_app, provider):
+    app = await oidc_app()
+    provider.broken = True
+    for reads in (1, 1):  # the second request within five seconds does not ask again
+        response = await app.post(VIEWER, token=provider.token())
+        assert response.status_code == 503
+        assert "(http://127.0.0.1:" in response.json()["errors"][0]["message"]
+        assert "/jwks answered 503)" in response.json()["errors"][0]["message"]
+        assert provider.key_reads == reads
+    provider.broken = False
+    app.now += 6
+    assert await app.gql(VIEWER, token=provider.token()) == {"viewer": {"login": "ada"}}
+    assert provider.key_reads == 2
+    # Ten minutes on, the keys are read again; the provider fails, the keys held still work.
+    provider.broken = True
+    app.now += 601
+    assert await app.gql(VIEWER, token=provider.token(jti="later")) == {"viewer": {"login": "ada"}}
+    assert provider.key_reads == 3
+
+
 async def test_a_provider_that_cannot_be_reached_at_all_is_a_503(oidc_app, provider):
     app = await oidc_app()
     token = provider.token()
