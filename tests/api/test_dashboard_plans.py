@@ -15,7 +15,7 @@ pytestmark = [pytest.mark.skipif(BACKEND != "postgres", reason="PostgreSQL's pla
 
 COPIES = 3000
 
-PICKS = """query($id: ID!) { node(id: $id) { ... on WorkflowItem { case {
+ROLE_PICK_LISTS = """query($id: ID!) { node(id: $id) { ... on WorkflowItem { case {
   roles { role { shortName } pickList { ... on User { login } } } } } } }"""
 
 
@@ -34,7 +34,7 @@ async def test_a_pick_list_reads_the_newest_cases_of_its_workflow_not_every_case
     await multiply_item(db, item["id"], COPIES)
     await analyze(db)
     with sent(db, "row_number", "case_role_party") as statements:
-        answer = await gql(PICKS, {"id": item["id"]}, token=alice)
+        answer = await gql(ROLE_PICK_LISTS, {"id": item["id"]}, token=alice)
     roles = {r["role"]["shortName"]: [p["login"] for p in r["pickList"]] for r in answer["node"]["case"]["roles"]}
     assert roles["assignee"] == ["bob"] and roles["submitter"] == ["alice"]
     assert len(statements) == 1
@@ -45,7 +45,7 @@ async def test_a_pick_list_reads_the_newest_cases_of_its_workflow_not_every_case
         assert rows_read(plan, "workflow_item") <= 2 * PICK_LIST_CASES
 
 
-TASKS = """query { myTasks(first: 100, orderBy: DUE_DATE) { totalCount pageInfo { hasNextPage }
+TASKS_BY_DUE_DATE = """query { myTasks(first: 100, orderBy: DUE_DATE) { totalCount pageInfo { hasNextPage }
   edges { node { id dueDate action { shortName } case { workflowItem { displayName } } } } } }"""
 
 
@@ -63,7 +63,7 @@ async def test_my_tasks_by_due_date_and_their_count_read_a_page_of_the_index(gql
     await analyze(db)
     for client in (gql, resolvers_only):
         with sent(db, "task_") as statements:
-            tasks = (await client(TASKS, token=bob))["myTasks"]
+            tasks = (await client(TASKS_BY_DUE_DATE, token=bob))["myTasks"]
         assert tasks["totalCount"] == COPIES + 1 and len(tasks["edges"]) == 100 and tasks["pageInfo"]["hasNextPage"]
         assert {e["node"]["dueDate"] for e in tasks["edges"]} == {"2031-07-01" if dated else None}
         assert statements
@@ -75,7 +75,7 @@ async def test_my_tasks_by_due_date_and_their_count_read_a_page_of_the_index(gql
                 assert rows_read(plan, "task_count") <= 10
 
 
-PROJECTS = """{ projects(first: 100) { totalCount edges { node { displayName
+PROJECTS_AND_SUBPROJECTS = """{ projects(first: 100) { totalCount edges { node { displayName
   subprojects(first: 100) { totalCount edges { node { displayName } } } } } } }"""
 
 
@@ -88,7 +88,7 @@ async def test_a_projects_subprojects_are_probed_not_merged_with_every_subprojec
     await hidden_subprojects(db, sub["id"], alice_id, COPIES)
     await analyze(db)
     with sent(db, "subproject", "json_build_object") as statements:
-        answer = await gql(PROJECTS, token=alice)
+        answer = await gql(PROJECTS_AND_SUBPROJECTS, token=alice)
     (project,) = [e["node"] for e in answer["projects"]["edges"]]  # not the hidden one
     assert project["subprojects"]["totalCount"] == 1 and answer["projects"]["totalCount"] == 1
     (statement,) = statements
