@@ -6,10 +6,19 @@ and from its sixth on (tests/fixtures/plans.py). A change that reintroduces a sc
 import pytest
 
 from engine.cases.assignment import PICK_LIST_CASES
+from engine.notify.notifications import UNREAD_COUNT_CAP
 from tests.fixtures.builders import build_tree
 from tests.fixtures.database import BACKEND
 from tests.fixtures.documents import CREATE_ITEM
-from tests.fixtures.plans import analyze, hidden_subprojects, multiply_item, plans, rows_read, sent
+from tests.fixtures.plans import (
+    analyze,
+    hidden_subprojects,
+    multiply_item,
+    notifications_of,
+    plans,
+    rows_read,
+    sent,
+)
 
 pytestmark = [pytest.mark.skipif(BACKEND != "postgres", reason="PostgreSQL's plans"), pytest.mark.timeout(120)]
 
@@ -94,3 +103,24 @@ async def test_a_projects_subprojects_are_probed_not_merged_with_every_subprojec
     (statement,) = statements
     for plan in await plans(db, *statement):
         assert rows_read(plan, "permission") <= 20
+
+
+UNREAD_BADGE = """{ notifications(first: 20) { unreadCount edges { node { id readAt } } } }"""
+
+
+async def test_the_unread_badge_reads_a_range_of_the_unread_notifications(gql, db, make_user):
+    """Thousands of read notifications newer than the unread ones: the badge counts the newest
+    unread up to its cap from the partial index of unread rows, not the recipient's every row
+    (without that index, a backward range of the recipient's rows reads the 20,000 read first; at
+    1M PostgreSQL also needed the count's order by id to prefer the index to a scan)."""
+    alice_id, alice = await make_user("alice")
+    project, _, _ = await build_tree(gql, alice, items=0)
+    await notifications_of(db, alice_id, project["id"], unread=UNREAD_COUNT_CAP + 500, read=20_000)
+    await analyze(db)
+    with sent(db, "count(", "notification") as statements:
+        answer = await gql(UNREAD_BADGE, token=alice)
+    assert answer["notifications"]["unreadCount"] == UNREAD_COUNT_CAP  # "1000+"
+    assert all(e["node"]["readAt"] is not None for e in answer["notifications"]["edges"])  # the newest are read
+    (statement,) = statements
+    for plan in await plans(db, *statement):
+        assert rows_read(plan, "notification") <= UNREAD_COUNT_CAP + 10
