@@ -105,7 +105,7 @@ async def test_a_projects_subprojects_are_probed_not_merged_with_every_subprojec
         assert rows_read(plan, "permission") <= 20
 
 
-UNREAD_BADGE = """{ notifications(first: 20) { unreadCount edges { node { id readAt } } } }"""
+UNREAD_BADGE = """{ notifications(first: 20) { unreadCount edges { node { readAt } } } }"""
 
 
 async def test_the_unread_badge_reads_a_range_of_the_unread_notifications(gql, db, make_user):
