@@ -133,6 +133,7 @@ def _tasks(viewer: Any, limit: int | None, cursor: str | None, after_due: date |
 
 
 def _parties(viewer: Any) -> Any:
+    """The viewer's parties as rows (``value``), for a range of the index each."""
     return values(column("value", String()), name="own_parties").data([(p,) for p in sorted(viewer.party_ids)])
 
 

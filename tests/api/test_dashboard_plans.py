@@ -6,16 +6,25 @@ and from its sixth on (tests/fixtures/plans.py). A change that reintroduces a sc
 import pytest
 
 from engine.cases.assignment import PICK_LIST_CASES
+from engine.notify.notifications import UNREAD_COUNT_CAP
 from tests.fixtures.builders import build_tree
 from tests.fixtures.database import BACKEND
 from tests.fixtures.documents import CREATE_ITEM
-from tests.fixtures.plans import analyze, hidden_subprojects, multiply_item, plans, rows_read, sent
+from tests.fixtures.plans import (
+    analyze,
+    hidden_subprojects,
+    multiply_item,
+    notifications_of,
+    plans,
+    rows_read,
+    sent,
+)
 
 pytestmark = [pytest.mark.skipif(BACKEND != "postgres", reason="PostgreSQL's plans"), pytest.mark.timeout(120)]
 
 COPIES = 3000
 
-PICKS = """query($id: ID!) { node(id: $id) { ... on WorkflowItem { case {
+ROLE_PICK_LISTS = """query($id: ID!) { node(id: $id) { ... on WorkflowItem { case {
   roles { role { shortName } pickList { ... on User { login } } } } } } }"""
 
 
@@ -34,7 +43,7 @@ async def test_a_pick_list_reads_the_newest_cases_of_its_workflow_not_every_case
     await multiply_item(db, item["id"], COPIES)
     await analyze(db)
     with sent(db, "row_number", "case_role_party") as statements:
-        answer = await gql(PICKS, {"id": item["id"]}, token=alice)
+        answer = await gql(ROLE_PICK_LISTS, {"id": item["id"]}, token=alice)
     roles = {r["role"]["shortName"]: [p["login"] for p in r["pickList"]] for r in answer["node"]["case"]["roles"]}
     assert roles["assignee"] == ["bob"] and roles["submitter"] == ["alice"]
     assert len(statements) == 1
@@ -45,7 +54,7 @@ async def test_a_pick_list_reads_the_newest_cases_of_its_workflow_not_every_case
         assert rows_read(plan, "workflow_item") <= 2 * PICK_LIST_CASES
 
 
-TASKS = """query { myTasks(first: 100, orderBy: DUE_DATE) { totalCount pageInfo { hasNextPage }
+TASKS_BY_DUE_DATE = """query { myTasks(first: 100, orderBy: DUE_DATE) { totalCount pageInfo { hasNextPage }
   edges { node { id dueDate action { shortName } case { workflowItem { displayName } } } } } }"""
 
 
@@ -63,7 +72,7 @@ async def test_my_tasks_by_due_date_and_their_count_read_a_page_of_the_index(gql
     await analyze(db)
     for client in (gql, resolvers_only):
         with sent(db, "task_") as statements:
-            tasks = (await client(TASKS, token=bob))["myTasks"]
+            tasks = (await client(TASKS_BY_DUE_DATE, token=bob))["myTasks"]
         assert tasks["totalCount"] == COPIES + 1 and len(tasks["edges"]) == 100 and tasks["pageInfo"]["hasNextPage"]
         assert {e["node"]["dueDate"] for e in tasks["edges"]} == {"2031-07-01" if dated else None}
         assert statements
@@ -75,7 +84,7 @@ async def test_my_tasks_by_due_date_and_their_count_read_a_page_of_the_index(gql
                 assert rows_read(plan, "task_count") <= 10
 
 
-PROJECTS = """{ projects(first: 100) { totalCount edges { node { displayName
+PROJECTS_AND_SUBPROJECTS = """{ projects(first: 100) { totalCount edges { node { displayName
   subprojects(first: 100) { totalCount edges { node { displayName } } } } } } }"""
 
 
@@ -88,9 +97,30 @@ async def test_a_projects_subprojects_are_probed_not_merged_with_every_subprojec
     await hidden_subprojects(db, sub["id"], alice_id, COPIES)
     await analyze(db)
     with sent(db, "subproject", "json_build_object") as statements:
-        answer = await gql(PROJECTS, token=alice)
+        answer = await gql(PROJECTS_AND_SUBPROJECTS, token=alice)
     (project,) = [e["node"] for e in answer["projects"]["edges"]]  # not the hidden one
     assert project["subprojects"]["totalCount"] == 1 and answer["projects"]["totalCount"] == 1
     (statement,) = statements
     for plan in await plans(db, *statement):
         assert rows_read(plan, "permission") <= 20
+
+
+UNREAD_BADGE = """{ notifications(first: 20) { unreadCount edges { node { readAt } } } }"""
+
+
+async def test_the_unread_badge_reads_a_range_of_the_unread_notifications(gql, db, make_user):
+    """Thousands of read notifications newer than the unread ones: the badge counts the newest
+    unread up to its cap from the partial index of unread rows, not the recipient's every row
+    (without that index, a backward range of the recipient's rows reads the 20,000 read first; at
+    1M PostgreSQL also needed the count's order by id to prefer the index to a scan)."""
+    alice_id, alice = await make_user("alice")
+    project, _, _ = await build_tree(gql, alice, items=0)
+    await notifications_of(db, alice_id, project["id"], unread=UNREAD_COUNT_CAP + 500, read=20_000)
+    await analyze(db)
+    with sent(db, "count(", "notification") as statements:
+        answer = await gql(UNREAD_BADGE, token=alice)
+    assert answer["notifications"]["unreadCount"] == UNREAD_COUNT_CAP  # "1000+"
+    assert all(e["node"]["readAt"] is not None for e in answer["notifications"]["edges"])  # the newest are read
+    (statement,) = statements
+    for plan in await plans(db, *statement):
+        assert rows_read(plan, "notification") <= UNREAD_COUNT_CAP + 10
