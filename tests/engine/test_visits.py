@@ -5,9 +5,12 @@ backfill of migration 0026, which derives the same rows from the log."""
 import importlib
 from datetime import timedelta
 
+import pytest
 from sqlalchemy import delete, select
 
 import engine
+from engine.history import activity
+from engine.history import visits as visits_module
 from models import StateVisit, new_id
 from tests.fixtures.child_workflows import REVIEW
 from tests.fixtures.engine import new_subproject
@@ -117,3 +120,28 @@ async def test_the_backfill_derives_from_the_log_the_visits_written_live(db, mak
         written = await conn.run_sync(lambda sync: backfill(sync, new_id=new_id))
     assert written == len(live)
     assert await visits(db) == live
+
+
+async def test_moves_rolled_back_with_a_savepoint_leave_no_visit(db, make_actor):
+    """As a migration refuses a case (engine/migration): its moves ran in a savepoint that rolls
+    back, their log entries and their visits are forgotten, the transaction goes on and commits."""
+    owner = await make_actor("owner")
+    sub = await reviewed_subproject(db, owner)
+    made = await history(db, owner, sub.id, [])
+    async with db.transaction() as s:
+        entries, noted = activity.queued(s), visits_module.mark(s)
+        with pytest.raises(RuntimeError):
+            async with s.begin_nested():
+                await engine.execute(s, actor=owner, case_id=made.case_id, action="submit", now=at(30))
+                await s.flush()
+                raise RuntimeError("refused")
+        activity.forget(s, entries)
+        visits_module.forget(s, noted)
+    assert [(r[3], r[7]) for r in await visits(db, made.case_id)] == [("draft", None)]
+    await history_step(db, owner, made.case_id, "submit", at(60))  # a later move is written as ever
+    assert [(r[3], r[7]) for r in await visits(db, made.case_id)] == [("draft", at(60)), ("review", None)]
+
+
+async def history_step(db, actor, case_id, action, now):
+    async with db.transaction() as s:
+        await engine.execute(s, actor=actor, case_id=case_id, action=action, now=now)
