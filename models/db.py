@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 
-from models.replicas import READ_POSITION, Replica, ReplicaSet, parse_lsn
+from models.replicas import NOWHERE, READ_POSITION, Replica, ReplicaSet, parse_lsn
 from models.unit_of_work import APP_PUBLISHER, UNIT_OF_WORK, Publisher, UnitOfWork
 
 log = logging.getLogger("caseway.publisher")
@@ -144,7 +144,11 @@ class Database:
                         await hook(session)
                 work.committed = True
             if position is not None and self.replicas is not None:
-                position.committed = await self.wal_position()
+                try:
+                    position.committed = await self.wal_position()
+                except Exception:  # committed already: never reported as failed; no replica then qualifies
+                    log.warning("reading the WAL position after a commit failed", exc_info=True)
+                    position.committed = NOWHERE
         finally:
             await self.publish(work)
 

@@ -33,6 +33,7 @@ MUTATION_SCOPES: dict[str, Scope] = {
             "createGroup",
             "addGroupMember",
             "removeGroupMember",
+            "linkIdentity",
             "createApiToken",
             "revokeApiToken",
             "createProject",

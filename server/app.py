@@ -170,6 +170,8 @@ class CasewayGraphQL(GraphQL):
         context.token = bearer_token(header)
         if identity.token_shape_problem(context.token) is None:  # ours: batched with the others arriving (a storm)
             checked = await self.token_checks.check(context.token)
+            if isinstance(checked, Actor) and checked.token_id is not None:  # an API token's use, noted
+                await self.credentials.note_use(checked.token_id)
         else:  # another kind of credential, or a malformed one: the one sequence says which (server/credentials.py)
             checked = await self.credentials.resolve(context.token, remember=False)
         if isinstance(checked, Actor):

@@ -69,10 +69,11 @@ class Credentials:
             if remember:
                 self.cache.put(token, actor, read_in=generation)
         if actor.token_id is not None:
-            await self._note_use(actor.token_id)
+            await self.note_use(actor.token_id)
         return actor
 
-    async def _note_use(self, token_id: str) -> None:
+    async def note_use(self, token_id: str) -> None:
+        """An API token was used: its lastUsedAt written at most once a minute (step 4 above)."""
         now = self.clock.now()
         last = self._noted.get(token_id)
         if last is not None and now - last < api_tokens.USE_RESOLUTION:

@@ -36,6 +36,8 @@ from engine.documents.collect import DEFAULT_GRACE, Collection, collect_orphans
 from engine.documents.storage import DocumentStore
 from engine.errors import DomainError
 from engine.people import identity
+from engine.people.actors import Actor
+from engine.people.oidc_identities import SignInRefused
 from models import Database, User, utcnow
 from server import document_stores
 from server.request_limits import error_response
@@ -105,6 +107,8 @@ def download_endpoint(db: Database, documents: DocumentService, credentials: Any
     async def download(request: Request) -> Response:
         document_id = request.path_params["id"]
         actor = await _actor(request, db, documents, credentials, document_id)
+        if isinstance(actor, SignInRefused):  # the identity provider's keys could not be read
+            return error_response(503, actor.message, "UNAVAILABLE")
         if actor is None:
             response = error_response(401, "Sign in (a bearer token) or use a fresh link.", "UNAUTHENTICATED")
             response.headers["www-authenticate"] = "Bearer"
@@ -146,7 +150,9 @@ async def _actor(request: Request, db: Database, documents: DocumentService, cre
         if scheme.lower() != "bearer" or not token.strip():
             return None
         checked = await credentials.resolve(token.strip())
-        actor = checked if not isinstance(checked, identity.TokenProblem) else None
+        if isinstance(checked, SignInRefused) and checked.unavailable:
+            return checked
+        actor = checked if isinstance(checked, Actor) else None  # a TokenProblem or a refused provider token
         expired = actor is not None and actor.expires_at is not None and actor.expires_at <= utcnow()
         return None if expired else actor
     user_id = documents.signed_user(document_id, request.query_params)

@@ -16,6 +16,7 @@ import asyncio
 import base64
 import json
 import logging
+import math
 import re
 import time
 from collections.abc import Callable
@@ -103,7 +104,7 @@ class Provider:
             )
         try:
             document = json.loads(response.content)
-        except ValueError:
+        except (ValueError, RecursionError):
             document = None
         if not isinstance(document, dict):
             raise ProviderUnavailable(f"The identity provider's {what} at {url} is not a JSON object.")
@@ -243,7 +244,7 @@ def _header(token: str) -> dict[str, Any] | None:
     part = token.split(".", 1)[0]
     try:
         header = json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)))
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: JSON nested past the parser's depth
         return None
     return header if isinstance(header, dict) else None
 
@@ -271,7 +272,11 @@ def _verified_payload(token: str, candidates: list[Any], alg: str, kid: str | No
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    """A time claim: a finite number of seconds from 1970 to 2106 (NaN, a negative or a huge one
+    is no time: refused as missing rather than crashing the conversion to a date)."""
+    return (
+        isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and 0 <= value <= 2**32
+    )
 
 
 def _iso(seconds: float) -> str:

@@ -138,7 +138,7 @@ class OidcSignIn:
             return error_response(404, NOT_SET_UP, "NOT_FOUND")
         try:
             body = json.loads(await request.body())
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: JSON nested past the parser's depth
             body = None
         fields = [body.get(n) if isinstance(body, dict) else None for n in ("code", "codeVerifier", "redirectUri")]
         if not all(isinstance(f, str) and 0 < len(f) <= MAX_FIELD for f in fields):
@@ -207,7 +207,7 @@ class OidcSignIn:
             if isinstance(token, str) and self.takes(token):
                 try:
                     payload = json.loads(_unpadded(token.split(".")[1]))
-                except ValueError:
+                except (ValueError, RecursionError):
                     continue
                 audience = payload.get("aud") if isinstance(payload, dict) else None
                 if self.settings.oidc_audience in (audience if isinstance(audience, list) else [audience]):

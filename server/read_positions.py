@@ -11,11 +11,10 @@ Only with replicas (CASEWAY_DATABASE_REPLICA_URLS); without them nothing is set 
 import collections
 from typing import Any
 
-from models.replicas import READ_POSITION, ReadPosition, format_lsn, parse_lsn
+from models.replicas import NOWHERE, READ_POSITION, ReadPosition, format_lsn, parse_lsn
 
 HEADER = "caseway-read-after"
 REMEMBERED_TOKENS = 10_000  # the newest tokens' positions kept per process
-NOWHERE = 1 << 64  # past any WAL position: no replica qualifies
 
 
 class ReadPositions:

@@ -48,12 +48,14 @@ def _check_expiry(actor: Actor, expires_at: datetime | None, now: datetime) -> d
             f"A token lives at most {MAX_LIFETIME.days} days: expiresAt is too far ahead.",
             ["expiresAt"],
         )
-    # A token may make tokens (WRITE), never one that outlives it: revoking it ends what it made.
-    if actor.token_id is not None and actor.expires_at is not None and expires_at > actor.expires_at:
+    # Tokens are made by a signed-in person, never through another API token: a token made that
+    # way would live on after the one that made it is revoked (nothing links them).
+    if actor.token_id is not None:
         raise DomainError(
-            ErrorCode.INVALID_INPUT,
-            "A token made through an API token may not outlive it: expiresAt is after that token's.",
-            ["expiresAt"],
+            ErrorCode.NOT_ALLOWED,
+            "API tokens are made by a signed-in person, not through another API token: revoking that token "
+            "would not end the ones it made.",
+            [],
         )
     return expires_at
 

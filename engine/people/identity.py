@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 from engine.errors import DomainError, ErrorCode, not_found
 from engine.people import permissions
 from engine.people.actors import Actor
-from engine.people.passwords import hash_password
+from engine.people.passwords import hash_password, invalid_credentials
 from engine.people.scopes import highest
 from engine.validation import require_text
 from models import ApiToken, Group, GroupMember, User, as_utc, new_id, unit_of_work, utcnow
@@ -85,14 +85,11 @@ async def create_user(
 
 
 def require_may_log_in(user: User | None) -> None:
-    """A service user never logs in (it has no password): said in words, after the throttle has
-    charged the attempt, so this answer costs a guesser as much as a wrong password."""
+    """A service user never logs in (it has no password). Answered as a wrong password is, after
+    the throttle has charged the attempt: a sentence naming it a service user would tell anyone
+    without credentials that the login exists (docs/api.md says service users cannot log in)."""
     if user is not None and user.kind == UserKind.SERVICE:
-        raise DomainError(
-            ErrorCode.NOT_ALLOWED,
-            f"{user.login} is a service user: it cannot log in; it uses API tokens an admin gives it.",
-            ["login"],
-        )
+        raise invalid_credentials()
 
 
 async def create_group(
