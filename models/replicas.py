@@ -30,10 +30,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 log = logging.getLogger("caseway.replicas")
 
 _LSN = re.compile(r"^([0-9A-Fa-f]{1,8})/([0-9A-Fa-f]{1,8})$")
-HISTORY_SECONDS = 120.0
-NOWHERE = (
-    (1 << 64) - 1
-)  # past any WAL position: a reader who must see it reads the primary  # how far back the primary's positions are kept to date a replica's lag
+HISTORY_SECONDS = 120.0  # how far back the primary's positions are kept to date a replica's lag
+NOWHERE = (1 << 64) - 1  # past any WAL position: a reader who must see it reads the primary
 
 
 def parse_lsn(value: str | None) -> int | None:
