@@ -1,9 +1,16 @@
 """Case fields, editable and required per action, hidden per state, CEL routes and enabled_when,
 log titles and instance statuses, through the public API (issue 48)."""
 
+import asyncio
 import copy
 
+import engine
+from resolvers.context import Context
+from schema import schema
+from server.hub import EventHub
+from server.settings import Settings
 from tests.fixtures.builders import build_tree
+from tests.fixtures.conditions import wait_until
 from tests.fixtures.documents import CREATE_ITEM, DEFINE
 
 PURCHASE = {
@@ -291,3 +298,35 @@ async def test_the_declarations_a_form_is_built_from_are_listed(gql, make_user):
     ]
     assert actions["expedite"]["enabledWhen"] == "fields.urgency == 'high'"
     assert actions["submit"]["logTitle"].startswith("{actor} asked for")
+
+
+LIVE_FIELDS = """subscription($i: ID) { activity(workflowItemId: $i) { action data title } }"""
+
+
+async def test_a_live_subscriber_hears_no_hidden_field(db, make_actor):
+    """Hidden ≡ missing on the live path: the requester hears submit's changes without the field
+    the new state hides from them."""
+    alice = await make_actor("alice")
+    async with db.transaction() as s:
+        await engine.define_workflow(s, actor=None, spec=PURCHASE)
+        project = await engine.create_project(s, actor=alice, display_name="P")
+        sub = await engine.create_subproject(
+            s, actor=alice, project_id=project.id, display_name="S", currency="EUR", workflow="purchase"
+        )
+        item, case = await engine.create_workflow_item(s, actor=alice, subproject_id=sub.id, display_name="Chairs")
+    hub = EventHub(db)
+    await hub.start()
+    context = Context(db=db, settings=Settings(database_url=db.url), hub=hub, actor=alice, live=True)
+    stream = await schema.subscribe(LIVE_FIELDS, variable_values={"i": item.id}, context_value=context)
+    heard = asyncio.ensure_future(anext(stream))
+    await wait_until(lambda: hub.subscriber_count == 1, what="the subscription registered with the hub")
+    async with db.transaction() as s:
+        await engine.execute(s, actor=alice, action="submit", case_id=case.id, fields=GOOD)
+    await hub.catch_up()
+    result = await heard
+    await stream.aclose()
+    await hub.stop()
+    assert not result.errors, result.errors
+    assert result.data["activity"]["action"] == "submit"
+    assert set(result.data["activity"]["data"]["fields"]) == {"amount", "vendor", "quantity", "urgency"}
+    assert result.data["activity"]["title"] == "alice asked for 2500.00 EUR from Acme for Chairs"
