@@ -25,6 +25,8 @@ PURCHASE = {
         "needed_by": {"type": "date", "label": "Needed by"},
         "budget_note": {"type": "text", "label": "Budget note", "max_length": 50},
         "owner": {"type": "user", "label": "Owner"},
+        "weight": {"type": "number", "label": "Weight", "min": 0.5, "max": 10},
+        "deliver_at": {"type": "datetime", "label": "Deliver at"},
     },
     "roles": {"requester": {"callbacks": ["creation_user"]}, "cfo": {}},
     "states": {
@@ -39,7 +41,18 @@ PURCHASE = {
             "pretty_name": "Submit",
             "assigned_role": "requester",
             "assigned_states": ["draft"],
-            "fields": ["amount", "vendor", "quantity", "urgency", "express", "needed_by", "budget_note", "owner"],
+            "fields": [
+                "amount",
+                "vendor",
+                "quantity",
+                "urgency",
+                "express",
+                "needed_by",
+                "budget_note",
+                "owner",
+                "weight",
+                "deliver_at",
+            ],
             "required_fields": ["vendor"],
             "routes": [{"when": "fields.amount > 10000.0", "to": "cfo_review"}, {"to": "review"}],
             "log_title": "{actor} asked for {fields.amount} from {fields.vendor} for {item}",
@@ -127,6 +140,27 @@ async def test_every_bad_value_is_one_error_at_its_field_and_nothing_changes(gql
     ]
     case = (await gql(CASE_FIELDS, {"id": item["id"]}, token=alice))["node"]["case"]
     assert case["version"] == 0 and case["fields"] == {} and case["state"]["shortName"] == "draft"
+
+
+async def test_numbers_instants_amounts_and_lengths_are_bounded_and_kept_in_one_form(gql, make_user):
+    item, alice, _ = await purchase(gql, make_user)
+    bad = {"weight": 0.25, "deliver_at": "2026-12-31T17:00:00", "amount": "10.123", "vendor": "A" * 21}
+    refused = (await gql(EXECUTE_WITH_FIELDS, run(item, "submit", fields=bad), token=alice))["executeAction"]
+    assert {e["field"][1]: e["message"] for e in refused["userErrors"]} == {
+        "weight": "Weight must be at least 0.5.",
+        "deliver_at": "Deliver at must be a date and time with its offset, such as 2026-12-31T17:00:00Z.",
+        "amount": "Amount has at most 2 decimal places.",
+        "vendor": "Vendor is at most 20 characters.",
+    }
+    good = {**GOOD, "weight": 2, "deliver_at": "2026-12-31T17:00:00+01:00", "amount": "10.5", "owner": None}
+    done = (await gql(EXECUTE_WITH_FIELDS, run(item, "submit", fields=good), token=alice))["executeAction"]
+    fields = done["case"]["fields"]
+    assert (fields["weight"], fields["deliver_at"], fields["amount"]) == (
+        2.0,
+        "2026-12-31T16:00:00+00:00",
+        {"amount": "10.50", "currency": "EUR"},
+    )
+    assert "owner" not in fields  # null clears (here: leaves unset)
 
 
 async def test_fields_are_set_logged_routed_titled_and_hidden_per_state(gql, make_user):
