@@ -364,3 +364,17 @@ async def test_a_live_subscriber_hears_no_hidden_field(db, make_actor):
     assert result.data["activity"]["action"] == "submit"
     assert set(result.data["activity"]["data"]["fields"]) == {"amount", "vendor", "quantity", "urgency"}
     assert result.data["activity"]["title"] == "alice asked for 2500.00 EUR from Acme for Chairs"
+
+
+async def test_the_model_checks_follow_every_route(gql, make_user):
+    """cfo_review is reached only by a route (PURCHASE defines without UNREACHABLE_STATE); a route
+    into a state with no way out is NO_PATH_TO_TERMINAL."""
+    _, admin = await make_user("root", admin=True)
+    spec = copy.deepcopy(PURCHASE)
+    spec["states"]["limbo"] = {}
+    spec["actions"]["ratio"]["routes"][0]["to"] = "limbo"
+    found = (await gql(DIAGNOSE, {"spec": spec}, token=admin))["defineWorkflow"]
+    assert found["workflow"] is None
+    assert [(d["code"], d["path"]) for d in found["diagnostics"] if d["severity"] == "ERROR"] == [
+        ("NO_PATH_TO_TERMINAL", ["states", "limbo"])
+    ]
