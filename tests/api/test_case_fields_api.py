@@ -84,7 +84,7 @@ EXECUTE_WITH_FIELDS = """mutation($input: ExecuteActionInput!) { executeAction(i
 CASE_FIELDS = """query($id: ID!) { node(id: $id) { ... on WorkflowItem { case {
   version fields state { shortName }
   log { edges { node { action data title } } }
-  actionHistory { edges { node { action { shortName } status } } }
+  actionHistory { edges { node { action { shortName } status executedBy { ... on User { login } } } } }
   refused: actionHistory(status: REFUSED) { edges { node { action { shortName } status } } } } } } }"""
 
 GOOD = {"amount": 2500, "vendor": "Acme", "quantity": 3, "urgency": "low", "budget_note": "from Q4"}
@@ -193,12 +193,15 @@ async def test_fields_are_set_logged_routed_titled_and_hidden_per_state(gql, mak
     approved = (await gql(EXECUTE_WITH_FIELDS, run(item, "approve"), token=alice))["executeAction"]
     assert approved["activity"]["title"] == "Approved by alice"
     history = (await gql(CASE_FIELDS, {"id": item["id"]}, token=alice))["node"]["case"]
-    statuses = [(e["node"]["action"]["shortName"], e["node"]["status"]) for e in history["actionHistory"]["edges"]]
+    statuses = [
+        (e["node"]["action"]["shortName"], e["node"]["status"], e["node"]["executedBy"])
+        for e in history["actionHistory"]["edges"]
+    ]
     assert statuses == [
-        ("submit", "COMPLETED"),
-        ("expedite", "REFUSED"),
-        ("approve", "COMPLETED"),
-        ("ratio", "CANCELED"),
+        ("submit", "COMPLETED", {"login": "alice"}),
+        ("expedite", "REFUSED", None),
+        ("approve", "COMPLETED", {"login": "alice"}),
+        ("ratio", "CANCELED", None),
     ]
     assert [e["node"]["action"]["shortName"] for e in history["refused"]["edges"]] == ["expedite"]
 
