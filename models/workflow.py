@@ -93,6 +93,7 @@ class EnabledAction(SQLModel, table=True):
     fire_at: datetime | None = Field(default=None, sa_column=Column(UTCDateTime))
     enabled_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
     completed_at: datetime | None = Field(default=None, sa_column=Column(UTCDateTime))
+    executed_by: str | None = None  # the user who executed it (none for timers and automatic actions)
 
 
 class Idempotency(SQLModel, table=True):

@@ -75,6 +75,12 @@ class EnabledAction:
     def action(self, info: AppInfo) -> Action:
         return case_reads.action(info.context, self)  # type: ignore[arg-type]
 
+    @strawberry.field(description="Who executed it (COMPLETED); null for the system (timers, automatic actions).")
+    @context_only
+    def executed_by(self, info: AppInfo) -> Party | None:
+        executor = getattr(self, "executed_by", None)
+        return None if executor in (None, "system") else one(info.context.loaders.party_by_id, executor)
+
     @strawberry.field(description="Who is expected to act: the instance's assignee, or its assigned role's players.")
     @context_only
     def assignees(self, info: AppInfo) -> list[Party]:

@@ -18,6 +18,7 @@ from models import Database
 from server.app import create_app
 from server.settings import Settings
 from tests.docs_blocks import ROOT, Block, blocks
+from tests.fixtures.documents import CREATE_ITEM, CREATE_PROJECT, CREATE_SUBPROJECT, DEFINE
 
 DOC = ROOT / "docs" / "workflows.md"
 # Examples of keys still being built (webhook jobs): shown in the reference, not
@@ -109,8 +110,6 @@ PURCHASE_ROLE = """mutation($input: ReassignRoleInput!) { reassignRole(input: $i
 
 async def test_the_purchase_approval_runs_as_documented(gql, make_user):
     """ "A whole purchase approval" (Fields and rules), defined from the doc and run as it says."""
-    from tests.fixtures.documents import CREATE_ITEM, CREATE_PROJECT, CREATE_SUBPROJECT, DEFINE
-
     (block,) = [b for b in _examples() if _name(b) == "purchase_request"]
     _, admin = await make_user("root", admin=True)
     _, alice = await make_user("alice")

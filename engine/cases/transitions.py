@@ -68,6 +68,8 @@ async def fire(
     elif scope == "" and ctx.spec.states[from_state].terminal and not ctx.spec.states[to_state].terminal:
         await require_open_to_reopen(ctx.session, subproject_id=ctx.subproject.id)
     instance.status, instance.completed_at = "COMPLETED", now
+    if actor.user_id != SYSTEM.user_id:  # who executed it; none for the system (a timer's firing writes no more)
+        instance.executed_by = actor.user_id
     if spec_action.children:
         execution.log_data["children"] = await scopes.count_children(ctx, instance)
         scopes.close_descendants(ctx, [instance], now)

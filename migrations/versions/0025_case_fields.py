@@ -6,7 +6,8 @@ Create Date: 2026-11-28 21:00:00
 
 A case holds the values of the fields its workflow declares (``workflow_case.fields``, an
 object by field name; issue 48), and a log entry the sentence it reads as (``activity.title``,
-hashed with the entry when set, so the entries written before keep their hashes).
+hashed with the entry when set, so the entries written before keep their hashes), and an
+executed action instance who executed it (``enabled_action.executed_by``).
 """
 
 from collections.abc import Sequence
@@ -25,10 +26,12 @@ depends_on: str | Sequence[str] | None = None
 def upgrade() -> None:
     op.add_column("workflow_case", sa.Column("fields", models.types.JSONType, nullable=False, server_default="{}"))
     op.add_column("activity", sa.Column("title", sa.String(), nullable=True))
+    op.add_column("enabled_action", sa.Column("executed_by", sa.String(), nullable=True))
 
 
 def downgrade() -> None:
     # ALTER TABLE ... DROP COLUMN on both databases (SQLite 3.35+): a batch would copy activity
     # into a new table without its AUTOINCREMENT, and seq would be handed out again.
+    op.execute("ALTER TABLE enabled_action DROP COLUMN executed_by")
     op.execute("ALTER TABLE activity DROP COLUMN title")
     op.execute("ALTER TABLE workflow_case DROP COLUMN fields")

@@ -1,9 +1,16 @@
 """Case fields, editable and required per action, hidden per state, CEL routes and enabled_when,
 log titles and instance statuses, through the public API (issue 48)."""
 
+import asyncio
 import copy
 
+import engine
+from resolvers.context import Context
+from schema import schema
+from server.hub import EventHub
+from server.settings import Settings
 from tests.fixtures.builders import build_tree
+from tests.fixtures.conditions import wait_until
 from tests.fixtures.documents import CREATE_ITEM, DEFINE
 
 PURCHASE = {
@@ -18,6 +25,8 @@ PURCHASE = {
         "needed_by": {"type": "date", "label": "Needed by"},
         "budget_note": {"type": "text", "label": "Budget note", "max_length": 50},
         "owner": {"type": "user", "label": "Owner"},
+        "weight": {"type": "number", "label": "Weight", "min": 0.5, "max": 10},
+        "deliver_at": {"type": "datetime", "label": "Deliver at"},
     },
     "roles": {"requester": {"callbacks": ["creation_user"]}, "cfo": {}},
     "states": {
@@ -32,7 +41,18 @@ PURCHASE = {
             "pretty_name": "Submit",
             "assigned_role": "requester",
             "assigned_states": ["draft"],
-            "fields": ["amount", "vendor", "quantity", "urgency", "express", "needed_by", "budget_note", "owner"],
+            "fields": [
+                "amount",
+                "vendor",
+                "quantity",
+                "urgency",
+                "express",
+                "needed_by",
+                "budget_note",
+                "owner",
+                "weight",
+                "deliver_at",
+            ],
             "required_fields": ["vendor"],
             "routes": [{"when": "fields.amount > 10000.0", "to": "cfo_review"}, {"to": "review"}],
             "log_title": "{actor} asked for {fields.amount} from {fields.vendor} for {item}",
@@ -64,7 +84,7 @@ EXECUTE_WITH_FIELDS = """mutation($input: ExecuteActionInput!) { executeAction(i
 CASE_FIELDS = """query($id: ID!) { node(id: $id) { ... on WorkflowItem { case {
   version fields state { shortName }
   log { edges { node { action data title } } }
-  actionHistory { edges { node { action { shortName } status } } }
+  actionHistory { edges { node { action { shortName } status executedBy { ... on User { login } } } } }
   refused: actionHistory(status: REFUSED) { edges { node { action { shortName } status } } } } } } }"""
 
 GOOD = {"amount": 2500, "vendor": "Acme", "quantity": 3, "urgency": "low", "budget_note": "from Q4"}
@@ -122,6 +142,27 @@ async def test_every_bad_value_is_one_error_at_its_field_and_nothing_changes(gql
     assert case["version"] == 0 and case["fields"] == {} and case["state"]["shortName"] == "draft"
 
 
+async def test_numbers_instants_amounts_and_lengths_are_bounded_and_kept_in_one_form(gql, make_user):
+    item, alice, _ = await purchase(gql, make_user)
+    bad = {"weight": 0.25, "deliver_at": "2026-12-31T17:00:00", "amount": "10.123", "vendor": "A" * 21}
+    refused = (await gql(EXECUTE_WITH_FIELDS, run(item, "submit", fields=bad), token=alice))["executeAction"]
+    assert {e["field"][1]: e["message"] for e in refused["userErrors"]} == {
+        "weight": "Weight must be at least 0.5.",
+        "deliver_at": "Deliver at must be a date and time with its offset, such as 2026-12-31T17:00:00Z.",
+        "amount": "Amount has at most 2 decimal places.",
+        "vendor": "Vendor is at most 20 characters.",
+    }
+    good = {**GOOD, "weight": 2, "deliver_at": "2026-12-31T17:00:00+01:00", "amount": "10.5", "owner": None}
+    done = (await gql(EXECUTE_WITH_FIELDS, run(item, "submit", fields=good), token=alice))["executeAction"]
+    fields = done["case"]["fields"]
+    assert (fields["weight"], fields["deliver_at"], fields["amount"]) == (
+        2.0,
+        "2026-12-31T16:00:00+00:00",
+        {"amount": "10.50", "currency": "EUR"},
+    )
+    assert "owner" not in fields  # null clears (here: leaves unset)
+
+
 async def test_fields_are_set_logged_routed_titled_and_hidden_per_state(gql, make_user):
     item, alice, admin = await purchase(gql, make_user)
     dry = (await gql(EXECUTE_WITH_FIELDS, run(item, "submit", fields=GOOD, dryRun=True), token=alice))["executeAction"]
@@ -152,12 +193,15 @@ async def test_fields_are_set_logged_routed_titled_and_hidden_per_state(gql, mak
     approved = (await gql(EXECUTE_WITH_FIELDS, run(item, "approve"), token=alice))["executeAction"]
     assert approved["activity"]["title"] == "Approved by alice"
     history = (await gql(CASE_FIELDS, {"id": item["id"]}, token=alice))["node"]["case"]
-    statuses = [(e["node"]["action"]["shortName"], e["node"]["status"]) for e in history["actionHistory"]["edges"]]
+    statuses = [
+        (e["node"]["action"]["shortName"], e["node"]["status"], e["node"]["executedBy"])
+        for e in history["actionHistory"]["edges"]
+    ]
     assert statuses == [
-        ("submit", "COMPLETED"),
-        ("expedite", "REFUSED"),
-        ("approve", "COMPLETED"),
-        ("ratio", "CANCELED"),
+        ("submit", "COMPLETED", {"login": "alice"}),
+        ("expedite", "REFUSED", None),
+        ("approve", "COMPLETED", {"login": "alice"}),
+        ("ratio", "CANCELED", None),
     ]
     assert [e["node"]["action"]["shortName"] for e in history["refused"]["edges"]] == ["expedite"]
 
@@ -291,3 +335,49 @@ async def test_the_declarations_a_form_is_built_from_are_listed(gql, make_user):
     ]
     assert actions["expedite"]["enabledWhen"] == "fields.urgency == 'high'"
     assert actions["submit"]["logTitle"].startswith("{actor} asked for")
+
+
+LIVE_FIELDS = """subscription($i: ID) { activity(workflowItemId: $i) { action data title } }"""
+
+
+async def test_a_live_subscriber_hears_no_hidden_field(db, make_actor):
+    """Hidden ≡ missing on the live path: the requester hears submit's changes without the field
+    the new state hides from them."""
+    alice = await make_actor("alice")
+    async with db.transaction() as s:
+        await engine.define_workflow(s, actor=None, spec=PURCHASE)
+        project = await engine.create_project(s, actor=alice, display_name="P")
+        sub = await engine.create_subproject(
+            s, actor=alice, project_id=project.id, display_name="S", currency="EUR", workflow="purchase"
+        )
+        item, case = await engine.create_workflow_item(s, actor=alice, subproject_id=sub.id, display_name="Chairs")
+    hub = EventHub(db)
+    await hub.start()
+    context = Context(db=db, settings=Settings(database_url=db.url), hub=hub, actor=alice, live=True)
+    stream = await schema.subscribe(LIVE_FIELDS, variable_values={"i": item.id}, context_value=context)
+    heard = asyncio.ensure_future(anext(stream))
+    await wait_until(lambda: hub.subscriber_count == 1, what="the subscription registered with the hub")
+    async with db.transaction() as s:
+        await engine.execute(s, actor=alice, action="submit", case_id=case.id, fields=GOOD)
+    await hub.catch_up()
+    result = await heard
+    await stream.aclose()
+    await hub.stop()
+    assert not result.errors, result.errors
+    assert result.data["activity"]["action"] == "submit"
+    assert set(result.data["activity"]["data"]["fields"]) == {"amount", "vendor", "quantity", "urgency"}
+    assert result.data["activity"]["title"] == "alice asked for 2500.00 EUR from Acme for Chairs"
+
+
+async def test_the_model_checks_follow_every_route(gql, make_user):
+    """cfo_review is reached only by a route (PURCHASE defines without UNREACHABLE_STATE); a route
+    into a state with no way out is NO_PATH_TO_TERMINAL."""
+    _, admin = await make_user("root", admin=True)
+    spec = copy.deepcopy(PURCHASE)
+    spec["states"]["limbo"] = {}
+    spec["actions"]["ratio"]["routes"][0]["to"] = "limbo"
+    found = (await gql(DIAGNOSE, {"spec": spec}, token=admin))["defineWorkflow"]
+    assert found["workflow"] is None
+    assert [(d["code"], d["path"]) for d in found["diagnostics"] if d["severity"] == "ERROR"] == [
+        ("NO_PATH_TO_TERMINAL", ["states", "limbo"])
+    ]

@@ -8,7 +8,7 @@ import copy
 from tests.api.test_case_fields_api import EXECUTE_WITH_FIELDS, GOOD, PURCHASE, purchase, run
 from tests.fixtures.documents import CREATE_ITEM, REASSIGN
 
-READ = """query($id: ID!) { node(id: $id) { ... on WorkflowItem { displayName case {
+FIELDS_ON_BOTH_ROADS = """query($id: ID!) { node(id: $id) { ... on WorkflowItem { displayName case {
   fields state { shortName hiddenFields }
   enabledActions { action { shortName } status completedAt }
   log { edges { node { action data title } } } } } } }"""
@@ -47,9 +47,9 @@ async def test_fields_titles_and_statuses_answer_the_same_on_both_roads(gql, mak
     bodies = {}
     for who, token in (("admin", admin), ("alice", alice), ("carol", carol)):
         for name, item in (("review", review), ("cfo", cfo)):
-            bodies[who, name] = (await same(READ, {"id": item["id"]}, token))["data"]["node"]
+            bodies[who, name] = (await same(FIELDS_ON_BOTH_ROADS, {"id": item["id"]}, token))["data"]["node"]
             with count_statements() as compiled:
-                await gql.raw(READ, {"id": item["id"]}, token=token)
+                await gql.raw(FIELDS_ON_BOTH_ROADS, {"id": item["id"]}, token=token)
             assert compiled.count == 1, compiled.statements
     review_alice = bodies["alice", "review"]["case"]
     assert "budget_note" not in review_alice["fields"] and review_alice["fields"]["express"] is False
