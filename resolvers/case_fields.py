@@ -64,6 +64,33 @@ def entry_data(ctx: Context, entry: Any) -> Any:
     return with_loaded([(loaders.case_by_id, entry.case_id)], with_case)
 
 
+def sealed(ctx: Context, entry: Any, value: str | None) -> Any:
+    """An entry's ``hash`` or ``prevHash``, or null when the entry records changes of case fields
+    hidden from the viewer: the hash is over every value, so with the rest of the entry in hand a
+    reader could test guesses of a hidden value against it (found by review). Verification
+    (verifyHistory, admins) reads the stored hashes."""
+    data = entry.data
+    if not isinstance(data, dict) or not isinstance(data.get("fields"), dict) or not entry.case_id:
+        return value
+    loaders = ctx.loaders
+
+    def with_case(case: Any) -> Any:
+        if case is None:
+            return value
+        return with_loaded(
+            [
+                (loaders.workflow_by_id, case.workflow_id),
+                (loaders.states_by_case, case.id),
+                (loaders.roles_by_case, case.id),
+            ],
+            lambda workflow, states, played: (
+                value if visible_log_data(data, _hidden(ctx, workflow, states, played)) is data else None
+            ),
+        )
+
+    return with_loaded([(loaders.case_by_id, entry.case_id)], with_case)
+
+
 def title(ctx: Context, entry: Any) -> Any:
     """The entry's title: the one its action's log_title made, else for an executed action
     "<past tense> by <actor>" (the past tense alone for the system), else null."""

@@ -24,8 +24,6 @@ class Activity(Node):
     kind: str
     comment: str | None
     action: str | None = strawberry.field(description="Short name of the action executed, if any.")
-    hash: str = strawberry.field(description="SHA-256 over this entry and the previous entry's hash.")
-    prev_hash: str | None
     via: str | None = strawberry.field(
         description="The name of the API token the actor acted through (createApiToken); null when they acted "
         "otherwise (signed in, or the system)."
@@ -48,6 +46,19 @@ class Activity(Node):
     @context_only
     def title(self, info: AppInfo) -> str | None:
         return field_reads.title(info.context, self)
+
+    @strawberry.field(
+        description="SHA-256 over this entry and the previous entry's hash; null when the entry records changes "
+        "of case fields hidden from you (the hash would let a guess of a hidden value be tested)."
+    )
+    @context_only
+    def hash(self, info: AppInfo) -> str | None:
+        return field_reads.sealed(info.context, self, self.hash)
+
+    @strawberry.field(description="The previous entry's hash in the chain; null as `hash` is.")
+    @context_only
+    def prev_hash(self, info: AppInfo) -> str | None:
+        return field_reads.sealed(info.context, self, self.prev_hash)
 
     # Related rows through ``one``: answered at once when the loader already has them (a live
     # event's subscribers start with them, resolvers/live.py), else loaded.

@@ -16,7 +16,7 @@ from sqlalchemy import select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.errors import DomainError, DomainErrors, ErrorCode
-from engine.spec.field_specs import MAX_NUMBER, FieldSpec
+from engine.spec.field_specs import MAX_FIELDS, MAX_NUMBER, FieldSpec
 from engine.spec.specs import ActionSpec, WorkflowSpec
 from models import Group, User
 
@@ -42,6 +42,10 @@ async def check_changes(
         given = {}
     if not isinstance(given, dict):
         raise DomainError(ErrorCode.INVALID_FIELD, "fields must be an object of field values by name.", ["fields"])
+    if len(given) > MAX_FIELDS:  # one error per name below: bounded, so the answer is too
+        raise DomainError(
+            ErrorCode.INVALID_FIELD, f"fields names at most {MAX_FIELDS} fields; this names {len(given):,}.", ["fields"]
+        )
     values: dict[str, Any] = {}
     for name, value in given.items():
         field = spec.fields.get(name) if isinstance(name, str) else None

@@ -39,10 +39,16 @@ def _holds(rule: Rule, activation: dict[str, Any], what: str) -> bool:
 
 
 def enabled(ctx: CaseContext, action: ActionSpec, state: str) -> bool:
-    """Whether the action's ``enabled_when`` holds now (true when it has none)."""
+    """Whether the action's ``enabled_when`` holds now (true when it has none). A condition that
+    cannot be decided (it reads a field without a value) does not hold: it is asked for every
+    action at every change, so refusing would block whatever action someone else ran (found by
+    review: an optional field left empty refused an unrelated submit)."""
     if action.enabled_when is None:
         return True
-    return _holds(action.enabled_when, _activation(ctx, state, None), f"Whether {action.pretty_name} is enabled")
+    try:
+        return evaluate(action.enabled_when, _activation(ctx, state, None))
+    except RuleError:
+        return False
 
 
 def route(ctx: CaseContext, action: ActionSpec, actor: Actor, state: str) -> tuple[str, int]:
@@ -81,7 +87,7 @@ def title(
     text = template
     for placeholder in dict.fromkeys(title_placeholders(template)):
         text = text.replace("{" + placeholder + "}", values.get(placeholder, ""))
-    return text
+    return text or None  # an empty title is no title: both read roads then say the default sentence
 
 
 def _shown(value: Any) -> str:

@@ -111,7 +111,10 @@ async def fire(
     )
     if spec_action.jobs or ctx.spec.jobs:  # the outbox: jobs commit (or roll back) with the action
         made = await outbox.enqueue(ctx, entry, (*spec_action.jobs, *ctx.spec.jobs), now)
-        hidden = ctx.spec.states[to_state].hidden_fields if changes and to_state in ctx.spec.states else ()
+        # Hidden by the case's own (top-level) state after the action, as the reads judge it, also
+        # when the action moved a child scope (whose states hide nothing of the case's).
+        top = ctx.states.get("")
+        hidden = ctx.spec.states[top].hidden_fields if changes and top in ctx.spec.states else ()
         for job in made if hidden else ():  # what a webhook receiver may not see (engine/jobs/records.py)
             job.input = {**job.input, "hiddenFields": list(hidden)}
     old_status = ctx.case.status

@@ -10,11 +10,13 @@ once at definition to type-check the expression against the declared fields and 
 and evaluates it at run time over ``fields``, ``case`` and ``actor``.
 """
 
+import ast
 import re
 from dataclasses import dataclass
 from typing import Any
 
 import celpy
+import re2
 from celpy import celtypes
 from lark import Token, Tree
 
@@ -39,6 +41,30 @@ CEL_TYPES = {
     "boolean": "bool",
 }
 _MACROS = {"all", "exists", "exists_one", "map", "filter"}
+# Why a macro's cost is bounded: it runs only over actor.roles (a spec's roles) or a list literal
+# of plain values, never inside another macro and never over a macro's result, so a condition
+# costs at most (its list's length) x (its nodes); chained or nested macros multiplied that, and
+# 300 nodes ran for minutes (found by review).
+MAX_LIST_LITERAL = 50  # items of one list literal
+# The functions and methods a condition may call (CEL's standard ones that make sense here);
+# another name is refused at definition, not found out by every evaluation.
+_FUNCTIONS = {"has", "size", "int", "uint", "double", "string", "bool", "timestamp", "duration"}
+_METHODS = {
+    "contains",
+    "startsWith",
+    "endsWith",
+    "matches",
+    "size",
+    "getFullYear",
+    "getMonth",
+    "getDate",
+    "getDayOfMonth",
+    "getDayOfWeek",
+    "getDayOfYear",
+    "getHours",
+    "getMinutes",
+    "getSeconds",
+}
 _NUMERIC = {"int", "double"}
 _ORDERED = {"<": "relation_lt", "<=": "relation_le", ">": "relation_gt", ">=": "relation_ge"}
 _ENV = celpy.Environment()
@@ -137,6 +163,7 @@ class _Checker:
         self.fields = fields
         self.bound = bound
         self.with_actor = True
+        self.in_macro = False
 
     def type_of(self, node: Any) -> str:
         if isinstance(node, Token):
@@ -235,10 +262,46 @@ class _Checker:
         return "dyn"
 
     def _member_dot_arg(self, node: Tree) -> str:
+        target, method = node.children[0], str(node.children[1])
+        if method in _MACROS:
+            return self._macro(node, target, method)
+        if method not in _METHODS:
+            raise RuleError(
+                f"It calls .{method}(), which a condition cannot use; it may call {', '.join(sorted(_METHODS))}."
+            )
         for child in node.children:
             if isinstance(child, Tree):
                 self.type_of(child)
-        return "bool" if str(node.children[1]) in ("all", "exists", "exists_one") else "dyn"
+        if method == "matches":
+            self._check_pattern(node)
+        return "bool" if method in ("contains", "startsWith", "endsWith", "matches") else "dyn"
+
+    def _macro(self, node: Tree, target: Any, method: str) -> str:
+        if self.in_macro:
+            raise RuleError(f"It uses .{method}() inside another list macro; nested macros multiply their cost.")
+        if not (_is_actor_roles(target) or _is_plain_list(target)):
+            raise RuleError(
+                f".{method}() runs over actor.roles or a list of plain values written in the condition, "
+                "not over another expression."
+            )
+        self.in_macro = True
+        try:
+            for child in node.children:
+                if isinstance(child, Tree):
+                    self.type_of(child)
+        finally:
+            self.in_macro = False
+        return "bool" if method in ("all", "exists", "exists_one") else "list"
+
+    @staticmethod
+    def _check_pattern(node: Tree) -> None:
+        """A literal pattern is compiled now (RE2, as at run time): a bad one is refused here."""
+        literals = [v for v in node.scan_values(lambda v: isinstance(v, Token) and v.type == "STRING_LIT")]
+        for token in literals[:1]:
+            try:
+                re2.compile(ast.literal_eval(str(token)))
+            except Exception:  # any refusal of the pattern: said in words
+                raise RuleError(f"Its pattern {token} is not a valid regular expression.") from None
 
     def _primary(self, node: Tree) -> str:
         child = node.children[0]
@@ -252,21 +315,54 @@ class _Checker:
         if isinstance(child, Tree) and child.data == "literal":
             return _literal(child.children[0])
         if isinstance(child, Tree) and child.data == "list_lit":
+            items = sum(1 for _ in child.scan_values(lambda v: isinstance(v, Token)))
+            if items > MAX_LIST_LITERAL:
+                raise RuleError(f"A list in a condition has at most {MAX_LIST_LITERAL} items.")
             self.type_of(child)
             return "list"
         if isinstance(child, Tree) and child.data == "map_lit":
             self.type_of(child)
             return "map"
-        if isinstance(child, Tree) and child.data == "ident_arg" and str(child.children[0]) == "has":
+        if isinstance(child, Tree) and child.data == "ident_arg":
+            function = str(child.children[0])
+            if function not in _FUNCTIONS:
+                raise RuleError(
+                    f"It calls {function}(), which a condition cannot use; it may call {', '.join(sorted(_FUNCTIONS))}."
+                )
             for part in child.children[1:]:
                 self.type_of(part)
-            return "bool"
+            return "bool" if function == "has" else "dyn"
         return self.type_of(child)
 
     @staticmethod
     def _want(kind: str, wanted: str, where: str) -> None:
         if kind not in (wanted, "dyn"):
             raise RuleError(f"{where}must be true or false, not {_words(kind)}.")
+
+
+def _is_actor_roles(node: Any) -> bool:
+    """The tree of ``actor.roles`` (member > member_dot(actor, roles))."""
+    while isinstance(node, Tree) and node.data in ("member", "primary") and len(node.children) == 1:
+        node = node.children[0]
+    return (
+        isinstance(node, Tree)
+        and node.data == "member_dot"
+        and _root_name(node.children[0]) == "actor"
+        and str(node.children[1]) == "roles"
+    )
+
+
+def _is_plain_list(node: Any) -> bool:
+    """A list literal whose items are plain literals (no list, map or expression inside)."""
+    while isinstance(node, Tree) and node.data in ("member", "primary") and len(node.children) == 1:
+        node = node.children[0]
+    if not (isinstance(node, Tree) and node.data == "list_lit"):
+        return False
+    return not any(
+        sub.data in ("list_lit", "map_lit", "member_dot_arg", "ident")
+        for sub in node.iter_subtrees()
+        if sub is not node
+    )
 
 
 def _root_name(node: Any) -> str | None:

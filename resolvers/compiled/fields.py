@@ -14,7 +14,7 @@ kept).
 
 from typing import Any
 
-from sqlalchemy import and_, case, exists, func, literal_column, select
+from sqlalchemy import and_, case, exists, func, literal_column, null, select
 from sqlalchemy.dialects.postgresql import aggregate_order_by
 
 from models import Activity, Case, CaseRoleParty, CaseState, User
@@ -122,6 +122,29 @@ def _entry_data(b: Build, source: Any, field: Any) -> Any:
     return func.json(case((has_fields, filtered), else_=data))
 
 
+def _sealed(name: str) -> Any:
+    """``hash`` / ``prevHash``: null for an entry that records changes of case fields hidden from
+    the viewer (as resolvers/case_fields.py ``sealed``): the hash is over every value, so with the
+    rest of the entry in hand a reader could test guesses of a hidden value against it."""
+
+    def form(b: Build, source: Any, field: Any) -> Any:
+        value = source.c[name]
+        if b.actor.is_admin:
+            return value
+        data, hidden = source.c.data, _hidden(b, source.c.case_id)
+        if b.json.postgres:
+            each = func.json_each(data.op("->")(_q("fields"))).table_valued("key", "value").render_derived()
+            changes_object = func.json_typeof(data.op("->")(_q("fields"))) == _q("object")
+        else:
+            each = func.json_each(data, _q("$.fields")).table_valued("key", "value")
+            changes_object = func.json_type(data, _q("$.fields")) == _q("object")
+        names = select(each.c.key).where(each.c.key.in_(_members(b, hidden).scalar_subquery()))
+        touches_hidden = and_(source.c.case_id.is_not(None), changes_object, exists(names))
+        return case((touches_hidden, null()), else_=value)
+
+    return form
+
+
 def _title(b: Build, source: Any, field: Any) -> Any:
     """The stored title, else for an executed action "<past tense> by <actor>" (the past tense
     alone when no user made it), else null."""
@@ -154,6 +177,11 @@ def _title(b: Build, source: Any, field: Any) -> Any:
 
 FORMS = {
     "Case": {"fields": Form(LEAF, _case_fields)},
-    "Activity": {"data": Form(LEAF, _entry_data), "title": Form(LEAF, _title)},
+    "Activity": {
+        "data": Form(LEAF, _entry_data),
+        "title": Form(LEAF, _title),
+        "hash": Form(LEAF, _sealed("hash")),
+        "prevHash": Form(LEAF, _sealed("prev_hash")),
+    },
     "EnabledAction": {"status": column("status"), "completedAt": timestamp("completed_at")},
 }

@@ -286,8 +286,6 @@ _CORE: dict[str, dict[str, Form]] = {
         "kind": column("kind"),
         "comment": column("comment"),
         "action": column("action"),
-        "hash": column("hash"),
-        "prevHash": column("prev_hash"),
         "actor": Form(OBJECT, _entry_actor, "party"),
         "onBehalfOf": Form(PARTIES, _on_behalf_of, "party"),
         "via": column("via"),
