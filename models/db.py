@@ -91,8 +91,8 @@ class Database:
                 async with session.begin():
                     session.info[UNIT_OF_WORK] = work
                     yield session
-                    for hook in work.before_commit:
-                        await hook(session)
+                    while work.before_commit:  # in order; a hook may add hooks (or go after the others)
+                        await work.before_commit.pop(0)(session)
                 work.committed = True
         finally:
             await self.publish(work)
