@@ -91,8 +91,7 @@ class Database:
                 async with session.begin():
                     session.info[UNIT_OF_WORK] = work
                     yield session
-                    while work.before_commit:  # in order; a hook may add hooks (or go after the others)
-                        await work.before_commit.pop(0)(session)
+                    await _before_commit(session, work)
                 work.committed = True
         finally:
             await self.publish(work)
@@ -113,6 +112,20 @@ class Database:
 
     async def dispose(self) -> None:
         await self.engine.dispose()
+
+
+async def _before_commit(session: AsyncSession, work: UnitOfWork) -> None:
+    """Run the unit of work's hooks in order (a hook may add hooks, or go after the others),
+    then flush what is still pending: a flush may add hooks of its own (the task index notes the
+    cases it moves, engine/cases/task_index.py), which run before the commit too."""
+    while True:
+        while work.before_commit:
+            await work.before_commit.pop(0)(session)
+        if not (session.new or session.dirty or session.deleted):
+            return
+        await session.flush()
+        if not work.before_commit:
+            return
 
 
 def insert_for(session: AsyncSession) -> Any:
