@@ -94,6 +94,6 @@ async def test_example_is_defined_as_documented(block: Block, db: Database):
 
 def test_doc_names_the_files_it_copies():
     copies = [b.marker.split(", copy of ", 1)[1] for b in _examples() if ", copy of " in b.marker]
-    builtin = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "engine" / "builtin_workflows").glob("*.yaml"))
+    builtin = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "engine" / "spec" / "builtin_workflows").glob("*.yaml"))
     assert sorted(copies) == builtin
     assert all(Path(ROOT / c).exists() for c in copies)
