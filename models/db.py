@@ -140,8 +140,7 @@ class Database:
                 async with session.begin():
                     session.info[UNIT_OF_WORK] = work
                     yield session
-                    for hook in work.before_commit:
-                        await hook(session)
+                    await _before_commit(session, work)
                 work.committed = True
             if position is not None and self.replicas is not None:
                 try:
@@ -194,6 +193,20 @@ def pooler_connect_args() -> dict[str, Any]:
         "prepared_statement_cache_size": 0,
         "prepared_statement_name_func": lambda: f"__caseway_{uuid.uuid4().hex}__",
     }
+
+
+async def _before_commit(session: AsyncSession, work: UnitOfWork) -> None:
+    """Run the unit of work's hooks in order (a hook may add hooks, or go after the others),
+    then flush what is still pending: a flush may add hooks of its own (the task index notes the
+    cases it moves, engine/cases/task_index.py), which run before the commit too."""
+    while True:
+        while work.before_commit:
+            await work.before_commit.pop(0)(session)
+        if not (session.new or session.dirty or session.deleted):
+            return
+        await session.flush()
+        if not work.before_commit:
+            return
 
 
 def insert_for(session: AsyncSession) -> Any:

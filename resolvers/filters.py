@@ -4,6 +4,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from engine.tree.item_status import case_statuses
 from models import Activity, Case, WorkflowItem, as_utc
 from resolvers.pagination import invalid_argument
 from resolvers.visibility import has_tag, name_contains
@@ -57,8 +58,7 @@ class HistoryFilterKey:
 def apply_resource_filter(query: Any, model: Any, filt: ResourceFilterKey) -> Any:
     if filt.status:
         if model is WorkflowItem:
-            # An item's status is its case's: OPEN = active or suspended, CLOSED = the rest.
-            statuses = ("ACTIVE", "SUSPENDED") if filt.status == "OPEN" else ("COMPLETED", "CANCELED")
+            statuses = case_statuses(filt.status)  # an item's status is its case's (engine/tree/item_status.py)
             query = query.join(Case, Case.object_id == WorkflowItem.id).where(Case.status.in_(statuses))
         else:
             query = query.where(model.status == filt.status)

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 import strawberry
 
 from engine.documents.records import MAX_DOCUMENTS_PER_ITEM
+from engine.tree.item_status import item_status
 from resolvers.loaders import one, with_loaded
 from schema.base import JSON, AppInfo, Node, by_id_prefix
 from schema.document import Document
@@ -61,5 +62,4 @@ class WorkflowItem(ResourceFields, Node):
 
 
 def _status(case: object) -> ResourceStatus:
-    open_ = case is None or case.status in ("ACTIVE", "SUSPENDED")  # type: ignore[attr-defined]
-    return ResourceStatus.OPEN if open_ else ResourceStatus.CLOSED
+    return ResourceStatus(item_status(None if case is None else case.status))  # type: ignore[attr-defined]

@@ -34,8 +34,13 @@ def imported(path: Path, module: str) -> list[str]:
             if node.level:
                 up = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*up, base]).strip(".")
-            found += [f"{base}.{a.name}" if (ROOT / Path(*f"{base}.{a.name}".split("."))).with_suffix(".py").exists()
-                      or (ROOT / Path(*f"{base}.{a.name}".split("."))).is_dir() else base for a in node.names]
+            found += [
+                f"{base}.{a.name}"
+                if (ROOT / Path(*f"{base}.{a.name}".split("."))).with_suffix(".py").exists()
+                or (ROOT / Path(*f"{base}.{a.name}".split("."))).is_dir()
+                else base
+                for a in node.names
+            ]
     return found
 
 

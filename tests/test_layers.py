@@ -269,3 +269,30 @@ def test_no_module_is_over_400_lines():
         if (lines := len(path.read_text().splitlines())) > 400
     ]
     assert long == []
+
+
+# The rule itself, and two rules of cases that happen to name the same statuses (which cases a
+# version change concerns; which cases may be canceled).
+_OTHER_RULES = {"engine/tree/item_status.py", "engine/spec/versions.py", "engine/cases/lifecycle.py"}
+
+
+def test_an_items_status_is_defined_once_and_every_road_reads_it():
+    """Issue 46: an item is OPEN while its case is ACTIVE or SUSPENDED, CLOSED once COMPLETED or
+    CANCELED; the resolvers, the compiled form and the filters (both roads) each restated it.
+    Now only engine/tree/item_status.py names those sets; a road that writes one again fails
+    here, and each road is checked to read the module."""
+    restated = re.compile(r"""["']ACTIVE["'],\s*["']SUSPENDED["']|["']COMPLETED["'],\s*["']CANCELED["']""")
+    found = [
+        str(path.relative_to(ROOT))
+        for package in ("engine", "resolvers", "schema", "server")
+        for path in sorted((ROOT / package).rglob("*.py"))
+        if restated.search(path.read_text()) and path.relative_to(ROOT).as_posix() not in _OTHER_RULES
+    ]
+    assert found == [], "an item's status restated: read engine/tree/item_status.py"
+    for road in (
+        "schema/item.py",
+        "resolvers/compiled/forms.py",
+        "resolvers/compiled/pages.py",
+        "resolvers/filters.py",
+    ):
+        assert "engine.tree.item_status" in (ROOT / road).read_text(), road

@@ -14,6 +14,7 @@ from engine.notify import reminder_rows
 from engine.people import permissions
 from engine.people.actors import Actor
 from engine.spec import versions
+from engine.tree.item_status import OPEN_CASE_STATUSES
 from engine.tree.resources import UNSET, _require_open, apply_update, assignee_or_creator, check_party, lock
 from models import Case, Subproject, WorkflowItem, new_id, utcnow
 
@@ -138,7 +139,7 @@ async def _lock_for_change(session: AsyncSession, actor: Actor, item_id: str, in
     await permissions.require(session, actor=actor, resource_id=item.id, intent=intent, what="workflow item")
 
     status = await session.scalar(select(Case.status).where(Case.object_id == item.id))
-    if status not in ("ACTIVE", "SUSPENDED"):
+    if status not in OPEN_CASE_STATUSES:
         raise DomainError(ErrorCode.RESOURCE_CLOSED, "The workflow item is closed and cannot change.")
     return item
 

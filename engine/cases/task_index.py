@@ -134,7 +134,7 @@ def count_sql() -> str:
 def touch(session: AsyncSession | Session, case_ids: Iterable[str]) -> None:
     """Recompute these cases' rows at commit: for writes the flush listener cannot see (a bulk
     DELETE of role players)."""
-    unit_of_work(session).tasks_touched.update(case_ids)
+    _noted(session, case_ids)
 
 
 # What can move a row: an instance's status, trigger, assignee or role; a case's status; a player.
@@ -185,15 +185,29 @@ def _note_changes(session: Session, _context: Any, _instances: Any) -> None:
             elif isinstance(obj, Case) and not new and _case_moves(obj):
                 touched.add(obj.id)
     if touched:
-        unit_of_work(session).tasks_touched.update(touched)
+        _noted(session, touched)
 
 
-@event.listens_for(Session, "before_commit")
-def _settle(session: Session) -> None:
-    """Recompute the touched cases' rows, after the last flush, in the committing transaction."""
-    if session.dirty or session.new or session.deleted:
-        session.flush()
+def _noted(session: AsyncSession | Session, case_ids: Iterable[str]) -> None:
+    """Note cases to settle, and settle them before the commit: one of the unit of work's
+    before-commit hooks (models/unit_of_work.py), the one mechanism every writer's commit runs.
+    A rolled-back transaction runs none (a savepoint's cases stay noted: recomputing them again
+    costs nothing wrong)."""
     work = unit_of_work(session)
+    work.tasks_touched.update(case_ids)
+    if _settle not in work.before_commit:
+        work.before_commit.append(_settle)
+
+
+async def _settle(session: AsyncSession) -> None:
+    """Recompute the touched cases' rows, after the last flush, in the committing transaction:
+    the last hook, since the others (the log's inserts, which carry pending rows along on
+    PostgreSQL) may move rows too; while one remains, this one goes after it."""
+    work = unit_of_work(session)
+    if work.before_commit:
+        work.before_commit.append(_settle)
+        return
+    await session.flush()
     touched, work.tasks_touched = work.tasks_touched, set()
     if not touched:
         return
@@ -201,12 +215,4 @@ def _settle(session: Session) -> None:
     statements = _statements(session.get_bind().dialect.name)
     for start in range(0, len(cases), _CHUNK):  # one chunk but for a bulk import's transaction
         for statement in statements:
-            session.execute(statement, {"cases": cases[start : start + _CHUNK]})
-
-
-@event.listens_for(Session, "after_soft_rollback")
-def _forget(session: Session, previous: Any) -> None:
-    """A rolled-back transaction changed nothing (a savepoint's cases stay noted: recomputing
-    them again costs nothing wrong)."""
-    if not previous.nested:
-        unit_of_work(session).tasks_touched.clear()
+            await session.execute(statement, {"cases": cases[start : start + _CHUNK]})

@@ -29,6 +29,7 @@ from engine.people import permissions
 from engine.people.actors import Actor
 from engine.people.visibility import item_visible
 from engine.spec.workflows import spec_of
+from engine.tree.item_status import OPEN_CASE_STATUSES
 from engine.tree.resources import lock
 from models import Case, Document, Workflow, WorkflowItem, kind_of, new_id
 
@@ -89,7 +90,7 @@ async def _open_item(session: AsyncSession, *, actor: Actor, item_id: str, lock_
         field="workflowItemId",
     )
     status = await session.scalar(select(Case.status).where(Case.object_id == item.id))
-    if status not in ("ACTIVE", "SUSPENDED"):
+    if status not in OPEN_CASE_STATUSES:
         raise DomainError(ErrorCode.RESOURCE_CLOSED, "The workflow item is closed; no document can change.")
     return item
 

@@ -7,6 +7,7 @@ live in the cases wing (``engine.cases.items``), above this one.
 # this wing's own (tests/test_layers.py).
 __all__ = [
     "budgets",
+    "item_status",
     "ordering",
     "resources",
 ]

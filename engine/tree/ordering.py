@@ -16,10 +16,9 @@ from engine.history import activity
 from engine.people import permissions
 from engine.people.actors import Actor
 from engine.people.visibility import item_visible
+from engine.tree.item_status import OPEN_CASE_STATUSES
 from engine.tree.resources import lock
 from models import Case, Subproject, WorkflowItem
-
-OPEN_CASE_STATUSES = ("ACTIVE", "SUSPENDED")
 
 
 def ordered(item_ids: Iterable[str], ordering: Sequence[str]) -> list[str]:

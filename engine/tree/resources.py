@@ -15,6 +15,7 @@ from engine.spec import versions
 from engine.spec.workflows import latest_workflow
 from engine.tree import budgets as projected
 from engine.tree.budgets import BudgetInput
+from engine.tree.item_status import OPEN_CASE_STATUSES
 from models import (
     Case,
     Group,
@@ -36,7 +37,6 @@ class _Unset:
 
 
 UNSET: Any = _Unset()
-OPEN_CASE_STATUSES = ("ACTIVE", "SUSPENDED")
 
 
 async def lock(session: AsyncSession, model: type[T], id_: str, *, what: str, field: str = "id") -> T:

@@ -23,6 +23,7 @@ from sqlalchemy import (
     true,
 )
 
+from engine.tree.item_status import item_status_sql
 from models import (
     Case,
     CaseRoleParty,
@@ -67,7 +68,7 @@ _PLAYER, _USER, _GROUP, _WORKFLOW = CaseRoleParty.__table__, User.__table__, Gro
 def _item_status(b: Build, source: Any, field: Any) -> Any:
     """OPEN while the item's case is active or suspended (or it has none), else CLOSED."""
     status = select(_CASE.c.status).where(_CASE.c.object_id == source.c.id).correlate_except(_CASE).scalar_subquery()
-    return case((status.in_(["COMPLETED", "CANCELED"]), "CLOSED"), else_="OPEN")
+    return item_status_sql(status)  # engine/tree/item_status.py
 
 
 def _case(b: Build, source: Any, field: Any) -> Any:

@@ -25,6 +25,7 @@ from sqlalchemy import (
 from sqlalchemy.sql import visitors
 from sqlalchemy.sql.selectable import Exists
 
+from engine.tree.item_status import case_statuses
 from models import Case, Project, Subproject, WorkflowItem
 from resolvers import visibility
 from resolvers.compiled.build import Build, Page
@@ -77,11 +78,11 @@ def _filter(b: Build, field: Any, table: Any) -> list[Any]:
         lambda value: visibility.contains_pattern(t) if (t := _filter_key(value).search) else None,
         String(),
     )
-    if table is _ITEM:  # an item's status is its case's: OPEN = active or suspended, CLOSED = the rest
+    if table is _ITEM:  # an item's status is its case's (engine/tree/item_status.py)
         case_status = select(_CASE.c.status).where(_CASE.c.object_id == table.c.id).correlate_except(_CASE)
         statuses = case(
-            (status == "OPEN", case_status.where(_CASE.c.status.in_(["ACTIVE", "SUSPENDED"])).exists()),
-            else_=case_status.where(_CASE.c.status.in_(["COMPLETED", "CANCELED"])).exists(),
+            (status == "OPEN", case_status.where(_CASE.c.status.in_(case_statuses("OPEN"))).exists()),
+            else_=case_status.where(_CASE.c.status.in_(case_statuses("CLOSED"))).exists(),
         )
     else:
         statuses = table.c.status == status

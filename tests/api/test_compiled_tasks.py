@@ -401,9 +401,9 @@ async def test_a_task_on_an_item_its_assignee_may_not_see_shows_no_case(gql, db,
             )
         )
         instance.assignee_party_id = actors["stranger"]  # through the ORM: the task index follows
+    body = await same(HIDDEN_CASE, None, scene.tokens["stranger"])  # the token is remembered from now on
     with count_statements() as compiled:
         await gql.raw(HIDDEN_CASE, token=scene.tokens["stranger"])
-    body = await same(HIDDEN_CASE, None, scene.tokens["stranger"])
     (edge,) = body["data"]["myTasks"]["edges"]
     assert (edge["node"]["id"], edge["node"]["case"]) == (instance.id, None)
     assert compiled.count == 1, compiled.statements
