@@ -14,10 +14,7 @@ from resolvers.context import Context
 from resolvers.loaders import with_loaded
 from resolvers.pagination import Page, check_first, check_id_cursor, keyset_page
 
-__all__ = ["action_history", "entry_data", "fields", "title"]
-
-ACTION_STATUSES = ("ENABLED", "COMPLETED", "CANCELED", "REFUSED")
-
+__all__ = ["action_history", "entry_data", "fields", "sealed", "title"]
 
 def _hidden(ctx: Context, workflow: Any, states: list[Any], played: dict[str, Any]) -> frozenset[str]:
     viewer = ctx.viewer

@@ -43,7 +43,7 @@ from server.media_types import GRAPHQL_RESPONSE, negotiate, request_error_status
 from server.oidc_sign_in import OidcSignIn, oidc_routes
 from server.operations import health, metrics_endpoint, ready_endpoint
 from server.read_positions import ReadPositions
-from server.request_limits import BodyLimit, error_response
+from server.request_limits import BodyLimit, error_response, unreadable_form
 from server.settings import Settings
 from server.shutdown import stop_within
 from server.unsubscribe import unsubscribe_endpoint
@@ -200,7 +200,7 @@ class CasewayGraphQL(GraphQL):
         except HTTPException as refusal:
             response = error_response(refusal.status_code, refusal.reason)
         except StarletteHTTPException as refusal:  # the form parser's: a multipart body it cannot read
-            response = error_response(refusal.status_code, _unreadable_form(refusal))
+            response = error_response(refusal.status_code, unreadable_form(refusal))
         except Exception as error:  # before any GraphQL ran (the token's check): the database, if unavailable
             if not database_unavailable(error):
                 raise
@@ -294,18 +294,6 @@ class CasewayGraphQL(GraphQL):
         if sub_response.media_type == GRAPHQL_RESPONSE:
             response.headers["content-type"] = f"{GRAPHQL_RESPONSE}; charset=utf-8"
         return response
-
-
-def _unreadable_form(refusal: StarletteHTTPException) -> str:
-    """One sentence for a multipart body Starlette refused ("Invalid multipart data."), from
-    python-multipart's reason where it has one."""
-    cause: BaseException | None = refusal
-    while cause is not None and type(cause).__name__ != "MultipartParseError":
-        cause = cause.__cause__ or cause.__context__
-    if cause is not None and "header size" in str(cause):
-        return "The multipart body could not be read: a part's header, its file name included, is at most 4,224 bytes."
-    reason = f" ({cause})" if cause is not None else ""
-    return f"The multipart body could not be read: it is not valid multipart/form-data{reason}."
 
 
 def tune_garbage_collector() -> None:

@@ -3,6 +3,7 @@ streams in, errors as JSON GraphQL errors with a code."""
 
 import orjson
 from starlette.datastructures import Headers
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -83,3 +84,15 @@ class BodyLimit:
 
 
 __all__ = ["HTTP_CODES", "BodyLimit", "error_response"]
+
+
+def unreadable_form(refusal: StarletteHTTPException) -> str:
+    """One sentence for a multipart body Starlette refused ("Invalid multipart data."), from
+    python-multipart's reason where it has one."""
+    cause: BaseException | None = refusal
+    while cause is not None and type(cause).__name__ != "MultipartParseError":
+        cause = cause.__cause__ or cause.__context__
+    if cause is not None and "header size" in str(cause):
+        return "The multipart body could not be read: a part's header, its file name included, is at most 4,224 bytes."
+    reason = f" ({cause})" if cause is not None else ""
+    return f"The multipart body could not be read: it is not valid multipart/form-data{reason}."

@@ -3,56 +3,19 @@
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
+from pydantic import Field, model_validator
+from pydantic_settings import SettingsConfigDict
 
-from models import normalize_url
-
-
-def _require_postgres(url: str, *, many: bool = False) -> None:
-    """Refused at start, in one sentence (the URL itself not repeated: it may hold a password)."""
-    try:
-        backend = make_url(normalize_url(url)).get_backend_name()
-    except (ArgumentError, ValueError):
-        backend = None
-    if backend != "postgresql":
-        what = "are PostgreSQL URLs, comma-separated" if many else "is not a PostgreSQL URL"
-        raise ValueError(f"{what}: write postgresql://user@host:5432/dbname")
+from server.settings_database import DatabaseSettings
+from server.settings_oidc import OidcSettings
 
 
-class Settings(BaseSettings):
+class Settings(OidcSettings, DatabaseSettings):
+    """Every setting; the database's (first) and the identity provider's live in modules of their
+    own (server/settings_database.py, server/settings_oidc.py)."""
+
     model_config = SettingsConfigDict(env_prefix="CASEWAY_")
 
-    database_url: str = Field(
-        "sqlite:///./caseway.db",
-        description="`sqlite:///path` or `postgresql://user@host:port/db`",
-    )
-    # PostgreSQL itself when CASEWAY_DATABASE_URL points at PgBouncer in transaction pooling: the
-    # event hub's LISTEN and migrations need a session of their own (docs/scaling.md).
-    database_direct_url: str | None = Field(
-        None,
-        description=(
-            "PostgreSQL itself, when `CASEWAY_DATABASE_URL` points at PgBouncer in transaction pooling: the event "
-            "hub's `LISTEN` and migrations use it ([docs/scaling.md](docs/scaling.md))"
-        ),
-    )
-    # Streaming replicas of the primary, comma-separated URLs: an HTTP request's reads go to one
-    # that has replayed the reader's last write (models/replicas.py; docs/scaling.md).
-    database_replica_urls: str = Field(
-        "",
-        description=(
-            "streaming replicas of the primary, comma-separated: an HTTP request's reads go to one that has "
-            "replayed the reader's last write ([docs/scaling.md](docs/scaling.md#read-replicas))"
-        ),
-    )
-    replica_max_lag_ms: int = Field(
-        default=1000,
-        ge=0,
-        le=3_600_000,
-        description="milliseconds: a replica further behind the primary than this is not read from",
-    )
     host: str = Field("127.0.0.1", description="where `caseway serve` listens")
     port: int = Field(default=8000, ge=1, le=65535, description="the port it listens on")
     # Addresses of reverse proxies whose X-Forwarded-For / X-Forwarded-Proto `caseway serve`
@@ -358,131 +321,6 @@ class Settings(BaseSettings):
             "deletes nothing outside it"
         ),
     )
-
-    # --- Sign-in with the organization's provider (server/oidc.py; docs/api.md "Organizations") ---
-    # The OpenID Connect issuer, exactly as its tokens' iss says it; its discovery document is read
-    # from {issuer}/.well-known/openid-configuration. Empty: only Caseway's own tokens are accepted.
-    oidc_issuer: str = Field(
-        "",
-        max_length=2048,
-        description=(
-            "the organization's OpenID Connect provider, exactly as its tokens' `iss` says it "
-            "(`https://keycloak.example/realms/acme`); its discovery document is read from "
-            "`{issuer}/.well-known/openid-configuration`, and its JWTs are then accepted as bearer tokens beside "
-            "Caseway's own ([docs/api.md](docs/api.md#sign-in-with-your-identity-provider-openid-connect))"
-        ),
-    )
-    oidc_audience: str = Field(
-        "",
-        max_length=2048,
-        description=(
-            "the audience (`aud`) a provider's token must carry to be accepted here; needed with an issuer "
-            "(the server refuses to start without it)"
-        ),
-    )
-    oidc_client_id: str = Field(
-        "",
-        max_length=2048,
-        description=(
-            'the dashboard\'s client at the provider: the sign-in page then offers "Sign in with …" '
-            "(authorization code with PKCE)"
-        ),
-    )
-    oidc_client_secret: str = Field(
-        "",
-        max_length=2048,
-        description=(
-            "that client's secret, when the provider gave it one; it stays on the server, which exchanges the code"
-        ),
-    )
-    oidc_login_claim: str = Field(
-        "preferred_username", max_length=200, description="the claim whose value becomes a new user's login"
-    )
-    oidc_groups_claim: str = Field(
-        "groups",
-        max_length=200,
-        description=(
-            "the claim listing the provider's groups; it sets the user's memberships in the groups created with "
-            "`managed: OIDC` of those names, at each new token"
-        ),
-    )
-    oidc_create_users: bool = Field(
-        True,
-        description=(
-            "whether a provider's user Caseway has not seen becomes a new user; `false`: only identities an admin "
-            "linked (`linkIdentity`) sign in"
-        ),
-    )
-
-    @field_validator("database_url")
-    @classmethod
-    def _a_database_caseway_speaks(cls, url: str) -> str:
-        """Refused at start, in one sentence: a URL that does not parse, or names a database
-        other than SQLite and PostgreSQL (whose driver would be missing)."""
-        try:
-            backend = make_url(normalize_url(url)).get_backend_name()
-        except (ArgumentError, ValueError):
-            raise ValueError(
-                "is not a database URL: write sqlite:///path/to/caseway.db or postgresql://user@host:5432/dbname"
-            ) from None
-        if backend not in ("sqlite", "postgresql"):
-            raise ValueError(
-                f"names {backend}, which Caseway does not support: use sqlite:///path/to/caseway.db or "
-                "postgresql://user@host:5432/dbname"
-            )
-        return url
-
-    @field_validator("database_direct_url")
-    @classmethod
-    def _a_postgres_url(cls, url: str | None) -> str | None:
-        if url is not None:
-            _require_postgres(url)
-        return url
-
-    @field_validator("database_replica_urls")
-    @classmethod
-    def _postgres_replicas(cls, urls: str) -> str:
-        for url in (u.strip() for u in urls.split(",")):
-            if url:
-                _require_postgres(url, many=True)
-        return urls
-
-    @property
-    def replica_urls(self) -> tuple[str, ...]:
-        return tuple(u.strip() for u in self.database_replica_urls.split(",") if u.strip())
-
-    @model_validator(mode="after")
-    def _replicas_are_postgres_replicas(self) -> "Settings":
-        if self.replica_urls and not normalize_url(self.database_url).startswith("postgresql"):
-            raise ValueError("CASEWAY_DATABASE_REPLICA_URLS are PostgreSQL replicas: CASEWAY_DATABASE_URL names SQLite")
-        return self
-
-    @model_validator(mode="after")
-    def _direct_url_is_postgres(self) -> "Settings":
-        """A direct URL is the PostgreSQL behind a pooler: beside a SQLite database it means nothing."""
-        if self.database_direct_url and not normalize_url(self.database_url).startswith("postgresql"):
-            raise ValueError(
-                "CASEWAY_DATABASE_DIRECT_URL is for PostgreSQL behind PgBouncer: CASEWAY_DATABASE_URL names SQLite"
-            )
-        return self
-
-    @model_validator(mode="after")
-    def _oidc_is_complete(self) -> "Settings":
-        """Refused at start, in one sentence: an issuer without an audience would accept a token
-        the provider issued to any of its other clients."""
-        if self.oidc_issuer and not self.oidc_issuer.startswith(("https://", "http://")):
-            raise ValueError("CASEWAY_OIDC_ISSUER is the provider's URL: it starts with https://")
-        if self.oidc_issuer and not self.oidc_audience:
-            raise ValueError(
-                "CASEWAY_OIDC_ISSUER needs CASEWAY_OIDC_AUDIENCE, the audience (aud) the provider's tokens "
-                "carry for Caseway"
-            )
-        for name in ("audience", "client_id", "client_secret"):
-            if getattr(self, f"oidc_{name}") and not self.oidc_issuer:
-                raise ValueError(f"CASEWAY_OIDC_{name.upper()} needs CASEWAY_OIDC_ISSUER, the provider's URL")
-        if self.oidc_issuer and not (self.oidc_login_claim and self.oidc_groups_claim):
-            raise ValueError("CASEWAY_OIDC_LOGIN_CLAIM and CASEWAY_OIDC_GROUPS_CLAIM name claims: they are not empty")
-        return self
 
     @model_validator(mode="after")
     def _s3_store_is_complete(self) -> "Settings":

@@ -15,10 +15,11 @@ from typing import Any
 from sqlalchemy import Date, Float, Integer, String, and_, case, cast, distinct, func, literal, null, select, union_all
 
 from engine.cases.insight_figures import CYCLE_BINS, Summary, bin_counts
+from engine.tree.item_status import OPEN_CASE_STATUSES
 from models import Activity, CaseRoleParty, StateVisit
 from models.types import UTCDateTime
 
-OPEN_STATUSES = ("ACTIVE", "SUSPENDED")
+OPEN_STATUSES = OPEN_CASE_STATUSES  # a case still running or waiting (engine/tree/item_status.py)
 
 
 def _row(kind: str, *, a: Any = None, b: Any = None, n: Any = None, x: tuple[Any, ...] = (), t: Any = None) -> list:

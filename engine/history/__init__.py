@@ -13,4 +13,5 @@ __all__ = [
     "activity",
     "checkpoints",
     "history",
+    "visits",
 ]

@@ -9,10 +9,15 @@ party plays a role, shared by permissions and visibility) is its own detail.
 # this wing's own (tests/test_layers.py).
 __all__ = [
     "actors",
+    "api_tokens",
     "deputies",
     "identity",
+    "inheritance",
+    "intents",
+    "oidc_identities",
     "passwords",
     "permissions",
+    "scopes",
     "throttle",
     "visibility",
 ]

@@ -16,8 +16,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from engine.errors import DomainError, ErrorCode, not_found
 from engine.people.actors import Actor
-from engine.people.identity import _identities_changed, _token_hash, issue_token_value
+from engine.people.identity import _identities_changed
 from engine.people.scopes import LEVEL, Scope
+from engine.people.token_values import issue_token_value
+from engine.people.token_values import token_hash as _token_hash
 from engine.validation import require_text
 from models import ApiToken, User, as_utc, new_id
 

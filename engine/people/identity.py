@@ -2,9 +2,6 @@
 runs) are engine/people/passwords.py's."""
 
 import enum
-import hashlib
-import re
-import secrets
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -16,6 +13,8 @@ from engine.people import permissions
 from engine.people.actors import Actor
 from engine.people.passwords import hash_password, invalid_credentials
 from engine.people.scopes import highest
+from engine.people.token_values import TokenProblem, issue_token_value, token_shape_problem
+from engine.people.token_values import token_hash as _token_hash
 from engine.validation import require_text
 from models import ApiToken, Group, GroupMember, User, as_utc, new_id, unit_of_work, utcnow
 from models.db import insert_for
@@ -28,10 +27,6 @@ def _identities_changed(session: AsyncSession) -> None:
     """Who a token stands for changed (its user's groups, its revocation, a disabled user): once
     the transaction commits, the server forgets the actors it remembers (server/actor_cache.py)."""
     unit_of_work(session).identities_changed = True
-
-
-def _token_hash(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
 
 
 class UserKind(enum.StrEnum):
@@ -226,10 +221,6 @@ def _require_admin(actor: Actor, what: str) -> None:
         raise DomainError(ErrorCode.NOT_ALLOWED, f"Only an admin may {what}.")
 
 
-def issue_token_value() -> str:
-    return "cw_" + secrets.token_urlsafe(32)
-
-
 # Built once: every HTTP request authenticates, and building the statement cost as much as running it.
 # Revoked tokens and disabled users are read too, so that a refusal can say why in the same query.
 _AUTHENTICATE = (
@@ -294,29 +285,6 @@ async def authenticate(
     """The actor a bearer token stands for, or None if it is unknown, revoked or expired."""
     checked = await check_token(session, token, now=now)
     return checked if isinstance(checked, Actor) else None
-
-
-class TokenProblem(enum.StrEnum):
-    """Why a request is not authenticated: each is told to the client in its own words
-    (resolvers/errors.py), under the one code UNAUTHENTICATED."""
-
-    MISSING = "missing"
-    MALFORMED = "malformed"
-    UNKNOWN = "unknown"
-    EXPIRED = "expired"
-    REVOKED = "revoked"
-    DISABLED = "disabled"
-
-
-# The shape of what ``issue_token_value`` makes; anything else cannot be a token and is not looked up.
-_TOKEN_SHAPE = re.compile(r"cw_[A-Za-z0-9_-]{1,200}")
-
-
-def token_shape_problem(token: str) -> TokenProblem | None:
-    """MISSING or MALFORMED when ``token`` cannot be a token at all, without asking the database."""
-    if not token:
-        return TokenProblem.MISSING
-    return None if _TOKEN_SHAPE.fullmatch(token) else TokenProblem.MALFORMED
 
 
 async def token_problems(

@@ -12,6 +12,8 @@ __all__ = [
     "child_specs",
     "diagnostics",
     "diagram",
+    "field_specs",
+    "rules",
     "spec_checker",
     "specs",
     "versions",

@@ -19,6 +19,7 @@ from engine.cases import task_index
 from engine.clock import SYSTEM_CLOCK, SettableClock
 from models import Case, EnabledAction, WorkflowItem
 from tests.api import test_authorization_matrix as matrix
+from tests.fixtures import authorization_scene
 from tests.fixtures.authorization import ACTORS, Scene
 from tests.fixtures.documents import ADD_MEMBER, CREATE_ITEM, CREATE_SUBPROJECT, DEFINE, SET_DEPUTY
 
@@ -148,7 +149,7 @@ async def task_scene(gql, db, ids):
     # Fresh tokens: the two servers of ``same`` share ``db``, whose publisher (the one that
     # clears remembered actors when a membership changes) is the last server's, so the planner's
     # server would go on with the stranger as it was before joining the group.
-    scene.tokens = {actor: await matrix._token(db, ids[actor]) for actor in ACTORS}
+    scene.tokens = {actor: await authorization_scene._token(db, ids[actor]) for actor in ACTORS}
     return scene
 
 

@@ -32,7 +32,7 @@ pytestmark = [
 
 SERVER_CONNECTIONS = 10
 ACTIVITY = """subscription($i: ID) { activity(workflowItemId: $i) { kind comment } }"""
-COMMENT = """mutation($i: ID!, $c: String!) { executeAction(input: {workflowItemId: $i, action: "comment",
+COMMENT_ON = """mutation($i: ID!, $c: String!) { executeAction(input: {workflowItemId: $i, action: "comment",
   comment: $c}) { userErrors { code } } }"""
 
 
@@ -121,7 +121,7 @@ async def test_two_servers_of_two_workers_share_ten_server_connections_under_w1(
                 async with httpx.AsyncClient(base_url=servers[1].url, timeout=30) as http:
                     response = await http.post(
                         "/graphql",
-                        json={"query": COMMENT, "variables": {"i": watched, "c": "through the hub"}},
+                        json={"query": COMMENT_ON, "variables": {"i": watched, "c": "through the hub"}},
                         headers={"Authorization": f"Bearer {token}"},
                     )
                 assert response.json()["data"]["executeAction"]["userErrors"] == []

@@ -27,7 +27,7 @@ pytestmark = [
 ]
 
 APPLY_DELAY_MS = 10_000
-PROJECTS = """query { projects(first: 100) { edges { node { displayName } } } }"""
+PROJECT_NAMES = """query { projects(first: 100) { edges { node { displayName } } } }"""
 HEADER = "Caseway-Read-After"
 
 
@@ -69,7 +69,7 @@ async def _replica_is_up(server: LiveServer, name: str) -> None:
 async def _names(server: LiveServer, token: str, **headers: str) -> list[str]:
     async with httpx.AsyncClient(base_url=server.http, timeout=30) as client:
         response = await client.post(
-            "/graphql", json={"query": PROJECTS}, headers={"Authorization": f"Bearer {token}", **headers}
+            "/graphql", json={"query": PROJECT_NAMES}, headers={"Authorization": f"Bearer {token}", **headers}
         )
     body = response.json()
     assert response.status_code == 200 and not body.get("errors"), body
