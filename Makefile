@@ -20,7 +20,7 @@ COMPILE = $(BIN)/pip-compile --quiet --generate-hashes --strip-extras --allow-un
 # Serving needs the runtime lock alone; the development lock below includes it, so a checkout
 # that ran `make test` serves without installing anything more.
 $(RUNTIME_STAMP): pyproject.toml $(RUNTIME_LOCK)
-	@echo "Installing what the server needs ($(RUNTIME_LOCK), about 40 packages) into $(VENV):"
+	@echo "Installing what the server needs ($(RUNTIME_LOCK), about 50 packages) into $(VENV):"
 	@echo "one to three minutes on a fresh clone, nothing once done."
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --progress-bar off --require-hashes -r $(RUNTIME_LOCK)
@@ -31,7 +31,7 @@ $(RUNTIME_STAMP): pyproject.toml $(RUNTIME_LOCK)
 	touch $(RUNTIME_STAMP)
 
 $(STAMP): pyproject.toml $(LOCK)
-	@echo "Installing the development dependencies ($(LOCK), about 80 packages: the server's, the test"
+	@echo "Installing the development dependencies ($(LOCK), about 90 packages: the server's, the test"
 	@echo "tools and boto3 with moto) into $(VENV): five minutes or so on a fresh clone, nothing once done."
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --progress-bar off --require-hashes -r $(LOCK)

@@ -12,6 +12,7 @@ and evaluates it at run time over ``fields``, ``case`` and ``actor``.
 
 import ast
 import re
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,7 +68,13 @@ _METHODS = {
 }
 _NUMERIC = {"int", "double"}
 _ORDERED = {"<": "relation_lt", "<=": "relation_le", ">": "relation_gt", ">=": "relation_ge"}
+# celpy.Environment() raises the whole process's recursion limit to 2,500 (for CEL's nesting
+# minimums); the server relies on the default to refuse JSON nested past it (a 1,000-deep body is a
+# 400, server/app.py), so the limit is put back, and a condition nested too deeply for it is
+# refused as one (RecursionError below).
+_LIMIT = sys.getrecursionlimit()
 _ENV = celpy.Environment()
+sys.setrecursionlimit(_LIMIT)
 _MISSING = re.compile(r"no such member in mapping: .?'([A-Za-z_][A-Za-z0-9_]*)")
 
 
@@ -96,6 +103,8 @@ def compile_rule(source: Any, field_types: dict[str, str], *, with_actor: bool =
         raise RuleError(f"A condition is at most {MAX_LENGTH} characters; this one has {len(source)}.")
     try:
         tree = _ENV.compile(source)
+    except RecursionError:
+        raise RuleError("The condition is nested too deeply.") from None
     except celpy.CELParseError as error:
         where = getattr(error, "column", None)
         raise RuleError(
@@ -119,6 +128,8 @@ def evaluate(rule: Rule, activation: dict[str, Any]) -> bool:
         value = rule.program.evaluate({name: celpy.json_to_cel(part) for name, part in activation.items()})
     except (celpy.CELEvalError, TypeError, ValueError, KeyError) as error:
         raise RuleError(_failure(error)) from None
+    except RecursionError:
+        raise RuleError("it is nested too deeply to evaluate") from None
     if isinstance(value, celpy.CELEvalError):
         raise RuleError(_failure(value))
     if not isinstance(value, celtypes.BoolType):

@@ -159,7 +159,8 @@ async def test_a_batch_costs_the_same_statements_whatever_its_size(db, make_acto
         # The log writer's reads of the chains' heads are its own (engine/history/activity.py: one round
         # trip for them all on PostgreSQL, one per item on SQLite); the rest is the migration's.
         counts.append(len([text for text in counter.statements if "FROM activity" not in text]))
-    assert counts[0] == counts[1] <= 20
+    # 22: two of them close and open the moved cases' state visits (engine/history/visits.py).
+    assert counts[0] == counts[1] <= 22
 
 
 async def test_a_batch_the_database_refuses_moves_case_by_case(db, make_actor):
