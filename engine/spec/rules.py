@@ -21,10 +21,16 @@ import re2
 from celpy import celtypes
 from lark import Token, Tree
 
+from engine.spec.rule_tree import MACROS, depth, is_actor_roles, is_plain_list, literal, macro_variables, root_name
+
 __all__ = ["MAX_LENGTH", "MAX_NODES", "Rule", "RuleError", "compile_rule", "evaluate"]
 
 MAX_LENGTH = 1000  # characters of one condition
 MAX_NODES = 400  # nodes of its parse tree: the cost budget (no loop can run longer than its list)
+# levels of its parse tree (a plain comparison is 15, each pair of parentheses 10 more): the
+# evaluator recurses through them, and the process's recursion limit (1,000 frames) must hold it
+# inside a request's stack
+MAX_DEPTH = 120
 # What a condition may read besides ``fields``: the case and the actor, as (name -> CEL type).
 CASE_MEMBERS = {"state": "string", "status": "string"}
 ACTOR_MEMBERS = {"id": "string", "roles": "list", "is_admin": "bool"}
@@ -41,7 +47,6 @@ CEL_TYPES = {
     "money": "double",
     "boolean": "bool",
 }
-_MACROS = {"all", "exists", "exists_one", "map", "filter"}
 # Why a macro's cost is bounded: it runs only over actor.roles (a spec's roles) or a list literal
 # of plain values, never inside another macro and never over a macro's result, so a condition
 # costs at most (its list's length) x (its nodes); chained or nested macros multiplied that, and
@@ -113,7 +118,9 @@ def compile_rule(source: Any, field_types: dict[str, str], *, with_actor: bool =
     nodes = sum(1 for _ in tree.iter_subtrees())
     if nodes > MAX_NODES:
         raise RuleError(f"The condition is too costly: {nodes} parts, at most {MAX_NODES}.")
-    checker = _Checker({name: CEL_TYPES[kind] for name, kind in field_types.items()}, _macro_variables(tree))
+    if depth(tree) > MAX_DEPTH:
+        raise RuleError("The condition is nested too deeply: take some parentheses out.")
+    checker = _Checker({name: CEL_TYPES[kind] for name, kind in field_types.items()}, macro_variables(tree))
     checker.with_actor = with_actor
     result = checker.type_of(tree)
     if result not in ("bool", "dyn"):
@@ -149,20 +156,6 @@ def _failure(error: Exception) -> str:
 
 def _words(kind: str) -> str:
     return {"int": "a whole number", "double": "a number", "string": "a string", "list": "a list"}.get(kind, kind)
-
-
-def _macro_variables(tree: Tree) -> set[str]:
-    """The variables that macros such as ``exists(r, ...)`` bind: dynamic, not unknown names."""
-    bound = set()
-    for node in tree.iter_subtrees():
-        if node.data == "member_dot_arg" and len(node.children) == 3:
-            name, args = node.children[1], node.children[2]
-            if str(name) in _MACROS and isinstance(args, Tree) and args.children:
-                first = args.children[0]
-                idents = [t for t in first.scan_values(lambda v: isinstance(v, Token) and v.type == "IDENT")]
-                if len(idents) == 1:
-                    bound.add(str(idents[0]))
-    return bound
 
 
 class _Checker:
@@ -254,7 +247,7 @@ class _Checker:
 
     def _member_dot(self, node: Tree) -> str:
         target, name = node.children
-        root = _root_name(target)
+        root = root_name(target)
         if root == "fields":
             if str(name) not in self.fields:
                 raise RuleError(f"It reads fields.{name}, which the workflow does not declare.")
@@ -274,7 +267,7 @@ class _Checker:
 
     def _member_dot_arg(self, node: Tree) -> str:
         target, method = node.children[0], str(node.children[1])
-        if method in _MACROS:
+        if method in MACROS:
             return self._macro(node, target, method)
         if method not in _METHODS:
             raise RuleError(
@@ -290,7 +283,7 @@ class _Checker:
     def _macro(self, node: Tree, target: Any, method: str) -> str:
         if self.in_macro:
             raise RuleError(f"It uses .{method}() inside another list macro; nested macros multiply their cost.")
-        if not (_is_actor_roles(target) or _is_plain_list(target)):
+        if not (is_actor_roles(target) or is_plain_list(target)):
             raise RuleError(
                 f".{method}() runs over actor.roles or a list of plain values written in the condition, "
                 "not over another expression."
@@ -324,7 +317,7 @@ class _Checker:
                 raise RuleError(f"It names {name!r}; a condition reads fields.NAME, case.state or actor.roles.")
             return "dyn"
         if isinstance(child, Tree) and child.data == "literal":
-            return _literal(child.children[0])
+            return literal(child.children[0])
         if isinstance(child, Tree) and child.data == "list_lit":
             items = sum(1 for _ in child.scan_values(lambda v: isinstance(v, Token)))
             if items > MAX_LIST_LITERAL:
@@ -349,50 +342,3 @@ class _Checker:
     def _want(kind: str, wanted: str, where: str) -> None:
         if kind not in (wanted, "dyn"):
             raise RuleError(f"{where}must be true or false, not {_words(kind)}.")
-
-
-def _is_actor_roles(node: Any) -> bool:
-    """The tree of ``actor.roles`` (member > member_dot(actor, roles))."""
-    while isinstance(node, Tree) and node.data in ("member", "primary") and len(node.children) == 1:
-        node = node.children[0]
-    return (
-        isinstance(node, Tree)
-        and node.data == "member_dot"
-        and _root_name(node.children[0]) == "actor"
-        and str(node.children[1]) == "roles"
-    )
-
-
-def _is_plain_list(node: Any) -> bool:
-    """A list literal whose items are plain literals (no list, map or expression inside)."""
-    while isinstance(node, Tree) and node.data in ("member", "primary") and len(node.children) == 1:
-        node = node.children[0]
-    if not (isinstance(node, Tree) and node.data == "list_lit"):
-        return False
-    return not any(
-        sub.data in ("list_lit", "map_lit", "member_dot_arg", "ident")
-        for sub in node.iter_subtrees()
-        if sub is not node
-    )
-
-
-def _root_name(node: Any) -> str | None:
-    """``fields`` for the tree of the bare identifier ``fields`` (member > primary > ident)."""
-    while isinstance(node, Tree) and node.data in ("member", "primary") and len(node.children) == 1:
-        node = node.children[0]
-    if isinstance(node, Tree) and node.data == "ident":
-        return str(node.children[0])
-    return None
-
-
-def _literal(token: Any) -> str:
-    return {
-        "INT_LIT": "int",
-        "UINT_LIT": "int",
-        "FLOAT_LIT": "double",
-        "STRING_LIT": "string",
-        "MLSTRING_LIT": "string",
-        "BYTES_LIT": "dyn",
-        "BOOL_LIT": "bool",
-        "NULL_LIT": "null",
-    }.get(getattr(token, "type", ""), "dyn")
