@@ -186,3 +186,17 @@ def test_an_issuer_without_an_audience_refuses_to_start(monkeypatch):
     with pytest.raises(CliError) as refusal:
         cli._settings()
     assert "CASEWAY_OIDC_ISSUER needs CASEWAY_OIDC_AUDIENCE" in str(refusal.value)
+
+
+async def test_hostile_token_shapes_are_refused_not_crashed_on(oidc_app, provider):
+    """Found by review: a header nested past the JSON parser's depth, and time claims that are not
+    times (NaN, far before 1970), each answered 500."""
+    app = await oidc_app()
+    nested = _b64(b'{"a":' + b"[" * 5000) + "." + _b64(b'{"sub":"x"}') + ".AAAA"
+    assert "The token is refused" in await app.refusal(nested)
+    for exp in (float("nan"), -(10**14)):
+        message = await app.refusal(provider.token(exp=exp))
+        assert "no expiry time (exp)" in message, (exp, message)
+    # A download with a refused provider token is 401, as one with no token.
+    response = await app.http.get("/documents/doc_x", headers={"Authorization": f"Bearer {_tamper(provider.token())}"})
+    assert response.status_code == 401, response.text
