@@ -157,7 +157,7 @@ def compiled_root(executor: Any, parent_type: GraphQLObjectType, details: Any, a
         statement, b = root.statement(not ctx.db.is_sqlite, actor.is_admin, executor.variable_values)
         params = b.params(actor, executor.variable_values)
     except GraphQLError:  # a refused argument or no viewer: the resolvers say so
-        READS.labels("resolved").inc()
+        READS.labels("refused").inc()
         return None
     return _run(ctx, statement, params, key)
 
