@@ -82,10 +82,17 @@ def item_visible(actor: Actor) -> ColumnElement[bool]:
     if actor.is_admin:
         return true()
     return or_(
-        reached("WorkflowItem", "workflowItem.view", actor, WorkflowItem.subproject_id),
+        items_reached(actor, WorkflowItem.subproject_id),
         visible_filter(WorkflowItem.id, "workflowItem.view", actor),
         plays_role(actor, WorkflowItem.id),
     )
+
+
+def items_reached(actor: Actor, subproject_id: Any) -> ColumnElement[bool]:
+    """Every item of the subproject ``subproject_id`` (a column or value) is visible to the
+    actor by a grant reaching down: ``item_visible``'s first way in, asked once of the
+    subproject, so that a count of its items needs no check per item when it holds."""
+    return reached("WorkflowItem", "workflowItem.view", actor, subproject_id)
 
 
 def item_log_readable(actor: Actor) -> ColumnElement[bool]:
@@ -264,6 +271,7 @@ __all__ = [
     "entry_readable",
     "grant_entries_readable",
     "item_visible",
+    "items_reached",
     "notification_readable",
     "plays_role",
     "project_visible",
