@@ -52,7 +52,9 @@ async def _team_token(url: str) -> str:
     return token
 
 
-async def _page(client: httpx.AsyncClient, db: Database, dsn: str, body: dict, token: str) -> tuple[float, float, int]:
+async def _page(
+    client: httpx.AsyncClient, db: Database, conn: asyncpg.Connection, body: dict, token: str
+) -> tuple[float, float, int]:
     """(request ms, PostgreSQL ms of its statement, totalCount) of one read."""
     seen: list[tuple[str, Any]] = []
 
@@ -70,12 +72,7 @@ async def _page(client: httpx.AsyncClient, db: Database, dsn: str, body: dict, t
     pages = [(s, p) for s, p in seen if s.startswith("SELECT json_build_object")]
     assert len(pages) == 1, [s[:80] for s, _ in seen]
     statement, parameters = pages[0]
-    conn = await asyncpg.connect(dsn, server_settings={"jit": "off"})  # as the server's (models/db.py)
-    try:
-        explained = await conn.fetchval(f"{EXPLAIN} {statement}", *parameters)
-        plan = json.loads(explained)[0]
-    finally:
-        await conn.close()
+    plan = json.loads(await conn.fetchval(f"{EXPLAIN} {statement}", *parameters))[0]
     total = answer["data"]["node"]["workflowItems"]["totalCount"]
     return elapsed, plan["Planning Time"] + plan["Execution Time"], total
 
@@ -88,12 +85,15 @@ async def measure(url: str, rounds: int) -> list[dict[str, Any]]:
     db = Database(url)
     app = create_app(Settings(database_url=url), db=db)
     rows = []
+    # One connection for every EXPLAIN, warm as the server's pooled ones are (a new backend
+    # plans with cold catalog caches), JIT off as theirs is (models/db.py).
+    conn = await asyncpg.connect(dsn, server_settings={"jit": "off"})
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bench") as client:
         for viewer, token in viewers.items():
             for body, page in zip(bodies, ("first", "middle"), strict=True):
                 for _ in range(2):  # warm: the token, the plan's statement, PostgreSQL's caches
-                    await _page(client, db, dsn, body, token)
-                reads = [await _page(client, db, dsn, body, token) for _ in range(rounds)]
+                    await _page(client, db, conn, body, token)
+                reads = [await _page(client, db, conn, body, token) for _ in range(rounds)]
                 rows.append(
                     {
                         "viewer": viewer,
@@ -103,6 +103,7 @@ async def measure(url: str, rounds: int) -> list[dict[str, Any]]:
                         "total": reads[0][2],
                     }
                 )
+    await conn.close()
     await db.dispose()
     return rows
 

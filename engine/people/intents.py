@@ -71,9 +71,3 @@ def reaching(intent: str) -> list[tuple[str, str]]:
         return []
     found = [(above, counterpart(intent, above)) for above, _ in ANCESTORS[kind]]
     return [(above, source) for above, source in found if source is not None]
-
-
-def reaches_below(intent: str) -> bool:
-    """Whether a reaching grant of ``intent`` holds anything on the kinds below its own."""
-    kind = kind_of_intent(intent)
-    return any(counterpart(intent, below) for below, above in ANCESTORS.items() if kind in dict(above))

@@ -147,7 +147,9 @@ async def require_global(session: AsyncSession, *, actor: Actor, intent: str) ->
 def visible_filter(
     column: ColumnElement[str], intent: str, actor: Actor, *, probe: bool = False
 ) -> ColumnElement[bool]:
-    """Rows whose id the actor holds ``intent`` on (admins: all). A correlated EXISTS, so the
+    """Rows whose id the actor holds ``intent`` on by a grant made there (admins: all; the grants
+    reaching a row from above are engine/people/inheritance.py's ``reached``, which the
+    visibility rules add beside this one). A correlated EXISTS, so the
     database probes the permission key once per candidate row instead of first collecting every
     id the actor may see (10,000 for a user who sees 10,000 items, on each nested read).
     ``probe``: fenced (OFFSET 0), so PostgreSQL cannot make it a join either: a nested page of a

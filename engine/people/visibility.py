@@ -90,10 +90,17 @@ def item_visible(actor: Actor, item_id: Any = WorkflowItem.id) -> ColumnElement[
         holder = aliased(WorkflowItem, name="reached_item")
         parent = select(holder.subproject_id).where(holder.id == item_id).scalar_subquery()
     return or_(
-        reached("WorkflowItem", "workflowItem.view", actor, parent),
+        items_reached(actor, parent),
         visible_filter(item_id, "workflowItem.view", actor),
         plays_role(actor, item_id),
     )
+
+
+def items_reached(actor: Actor, subproject_id: Any) -> ColumnElement[bool]:
+    """Every item of the subproject ``subproject_id`` (a column or value) is visible to the
+    actor by a grant reaching down: ``item_visible``'s first way in, asked once of the
+    subproject, so that a count of its items needs no check per item when it holds."""
+    return reached("WorkflowItem", "workflowItem.view", actor, subproject_id)
 
 
 def item_log_readable(actor: Actor) -> ColumnElement[bool]:
@@ -272,6 +279,7 @@ __all__ = [
     "entry_readable",
     "grant_entries_readable",
     "item_visible",
+    "items_reached",
     "notification_readable",
     "plays_role",
     "project_visible",

@@ -7,7 +7,8 @@ from playwright.async_api import expect
 from bench.server import Serve
 from tests.fixtures.browser import CREATE_PLAIN, demo_ids
 
-PROJECT = """mutation { createProject(input: {displayName: "Harbour wall"}) { project { id } userErrors { code } } }"""
+PROJECT = """mutation($name: String!) { createProject(input: {displayName: $name}) {
+  project { id } userErrors { code } } }"""
 SUBPROJECT = """mutation($p: ID!, $name: String!) { createSubproject(input: {projectId: $p, displayName: $name,
   currency: "EUR"}) { subproject { id } userErrors { code message } } }"""
 GRANT_VIEW = """mutation($r: ID!, $p: ID!) { grantPermission(input: {resourceId: $r, intent: "subproject.view",
@@ -18,7 +19,7 @@ async def test_a_grant_for_everything_in_a_project_reaches_what_is_made_later(se
     first, _ = servers
     token = first.login("alice")
     ids = demo_ids(first, token)
-    project = first.gql(PROJECT, token=token)["createProject"]["project"]["id"]
+    project = first.gql(PROJECT, {"name": "Harbour wall"}, token=token)["createProject"]["project"]["id"]
     sub = first.gql(SUBPROJECT, {"p": project, "name": "Quay"}, token=token)["createSubproject"]["subproject"]["id"]
     first.gql(CREATE_PLAIN, {"s": sub, "name": "Gate"}, token=token)
 
@@ -49,7 +50,9 @@ async def test_a_grant_for_everything_in_a_project_reaches_what_is_made_later(se
     await expect(carol.page.get_by_test_id("card").locator("> a")).to_have_text(["Gate", "Bollard"])
 
     # A board carol may see without any item of it: it says whom to ask.
-    other = first.gql(SUBPROJECT, {"p": ids["School renovation"], "name": "Sheds"}, token=token)
+    # (in a project of its own: the demo's grant carol views on the School renovation)
+    dock = first.gql(PROJECT, {"name": "Dry dock"}, token=token)["createProject"]["project"]["id"]
+    other = first.gql(SUBPROJECT, {"p": dock, "name": "Sheds"}, token=token)
     shed = other["createSubproject"]["subproject"]["id"]
     first.gql(CREATE_PLAIN, {"s": shed, "name": "Shed door"}, token=token)
     assert first.gql(GRANT_VIEW, {"r": shed, "p": ids["carol"]}, token=token)["grantPermission"]["userErrors"] == []
