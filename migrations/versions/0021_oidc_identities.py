@@ -1,7 +1,7 @@
 """oidc: user identities at the organization's provider, and groups its groups claim manages
 
 Revision ID: 0021
-Revises: 0019
+Revises: 0020
 Create Date: 2026-11-28 20:30:00
 
 ``user_identity`` maps a provider's (issuer, subject) to the Caseway user it signs in as

@@ -1,7 +1,7 @@
 """service users and API tokens: named, scoped tokens, their last use, and the token an entry came through
 
 Revision ID: 0022
-Revises: 0019
+Revises: 0021
 Create Date: 2026-11-28 20:30:00
 
 ``user.kind`` tells a person (signs in with a password) from a service user (no password, API

@@ -1,7 +1,7 @@
 """the dashboard's reads at a million items (issue 52)
 
 Revision ID: 0024
-Revises: 0019
+Revises: 0022
 Create Date: 2026-11-28 20:00:00
 
 - ``ix_workflow_case_workflow_id_id`` (workflow_id, id): a pick list ranks the players of a

@@ -1,7 +1,7 @@
 """case fields and log titles
 
 Revision ID: 0025
-Revises: 0019
+Revises: 0024
 Create Date: 2026-11-28 21:00:00
 
 A case holds the values of the fields its workflow declares (``workflow_case.fields``, an

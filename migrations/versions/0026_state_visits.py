@@ -1,7 +1,7 @@
 """state visits: a row per stay of a case (or child scope) in a state, backfilled from the log
 
 Revision ID: 0026
-Revises: 0019
+Revises: 0025
 Create Date: 2026-11-28 20:30:00
 
 engine/history/visits.py writes the rows as cases move from now on; ``backfill`` derives the
