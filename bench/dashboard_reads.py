@@ -97,6 +97,8 @@ def variables(text: str, nodes: dict[str, str], spec: Any) -> dict[str, Any]:
             values["first"] = FIRST.get(name, 20)
         elif variable == "spec":
             values["spec"] = spec
+        elif variable == "userId":  # the user whose page it is (API tokens): the owner
+            values["userId"] = nodes["User"]
         elif variable in VALUES:
             values[variable] = VALUES[variable]
         elif isinstance(definition.type, NonNullTypeNode):
@@ -123,6 +125,8 @@ async def reads_of(dsn: str) -> tuple[list[Read], dict[str, str]]:
                 "SELECT min(workflow_item_id) FROM activity WHERE project_id = $1 AND action = 'comment'", project
             ),
             "Workflow": await conn.fetchval("SELECT id FROM workflow WHERE short_name = 'bug' ORDER BY version DESC"),
+            # a user's own page (their API tokens): the owner's
+            "User": await conn.fetchval('SELECT id FROM "user" WHERE login = $1', USERS[0]),
         }
         spec = await conn.fetchval("SELECT spec::text FROM workflow WHERE id = $1", nodes["Workflow"])
         users = {login: await conn.fetchval('SELECT id FROM "user" WHERE login = $1', login) for login in USERS}

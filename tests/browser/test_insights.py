@@ -50,15 +50,15 @@ def permits(servers: tuple[Serve, Serve]) -> str:
     assert made["userErrors"] == []
     board = made["subproject"]["id"]
     items = {}
-    for name in ("Scaffold", "Crane", "Skip"):
+    for name in ("Hoist", "Crane", "Skip"):
         created = first.gql(CREATE_PLAIN, {"s": board, "name": name}, token=token)["createWorkflowItem"]
         assert created["userErrors"] == []
         items[name] = created["workflowItem"]["id"]
     for name, action in (
-        ("Scaffold", "submit"),
-        ("Scaffold", "send_back"),
-        ("Scaffold", "submit"),
-        ("Scaffold", "approve"),
+        ("Hoist", "submit"),
+        ("Hoist", "send_back"),
+        ("Hoist", "submit"),
+        ("Hoist", "approve"),
         ("Crane", "submit"),
     ):
         execute(first, token, items[name], action, f"{action} {name}")

@@ -251,11 +251,13 @@ def test_a_direct_url_is_postgresql_behind_a_postgresql_pooler(tmp_path):
     line = one_line_failure(
         caseway("migrate", CASEWAY_DATABASE_URL=pooled, CASEWAY_DATABASE_DIRECT_URL="mysql://c:s3cret@db/caseway"),
         "CASEWAY_DATABASE_DIRECT_URL is not a PostgreSQL URL: write postgresql://user@host:5432/dbname.",
+        code=2,
     )
     assert "s3cret" not in line
     sqlite = f"sqlite:///{tmp_path / 'caseway.db'}"
     one_line_failure(
         caseway("migrate", CASEWAY_DATABASE_URL=sqlite, CASEWAY_DATABASE_DIRECT_URL=pooled),
         "CASEWAY_DATABASE_DIRECT_URL is for PostgreSQL behind PgBouncer: CASEWAY_DATABASE_URL names SQLite.",
+        code=2,
     )
     assert not (tmp_path / "caseway.db").exists()

@@ -31,10 +31,12 @@ PROJECT_NAMES = """query { projects(first: 100) { edges { node { displayName } }
 HEADER = "Caseway-Read-After"
 
 
-async def _replayed_all(pair, database: str) -> None:
+async def _replayed_all(pair) -> None:
     """Until the replica has replayed everything the primary wrote so far."""
-    primary = await asyncpg.connect(pair.primary_url(database))
-    replica = await asyncpg.connect(pair.replica_url(database))
+    # The positions are the cluster's: asked in its own database, which the replica has even
+    # before it has replayed the CREATE DATABASE of the test's own.
+    primary = await asyncpg.connect(pair.primary_url())
+    replica = await asyncpg.connect(pair.replica_url())
     try:
         target = await primary.fetchval("SELECT pg_current_wal_insert_lsn()")
         deadline = time.monotonic() + APPLY_DELAY_MS / 1000 + 20
@@ -103,7 +105,7 @@ async def test_reads_go_to_the_replica_unless_it_has_not_replayed_the_readers_wr
                 user = await create_test_user(s, login=login, admin=True)
                 tokens[login] = await identity.create_token(s, user_id=user.id, ttl_seconds=3600)
         await db.dispose()
-        await _replayed_all(pair, "caseway")
+        await _replayed_all(pair)
 
         replicated = {"database_replica_urls": pair.replica_url("caseway"), "replica_max_lag_ms": "600000"}
         first, second = (LiveServer(primary_url, wait=False, **replicated) for _ in range(2))
@@ -152,7 +154,7 @@ async def test_reads_go_to_the_replica_unless_it_has_not_replayed_the_readers_wr
             assert f'caseway_replica_up{{replica="{name}"}} 1.0' in metrics
 
             # The replica stops: every read still answers, from the primary.
-            await _replayed_all(pair, "caseway")
+            await _replayed_all(pair)
             pair.stop_replica()
             for server in (first, second):
                 assert await _names(server, tokens["cid"]) == ["Written by Ada", "Written by Bea"]

@@ -178,7 +178,6 @@ export function ActionDialog({
         {preview && (
           <div className="preview" role="status" data-testid="preview">
             <strong>If you go ahead:</strong> {item.displayName} will be <em>{stateName(preview.state)}</em>
-            {preview.route && ` (route ${preview.route})`}
             {preview.status !== 'ACTIVE' && ` (${preview.status.toLowerCase()})`}.
             {preview.enabledActions.length > 0
               ? ` Next: ${preview.enabledActions.map((a) => a.prettyName).join(', ')}.`
