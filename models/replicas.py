@@ -139,7 +139,9 @@ class ReplicaSet:
         """One pass: the primary's position, then each replica's."""
         now = time.monotonic()
         async with primary.connect() as connection:
-            current = parse_lsn(await connection.scalar(text("SELECT pg_current_wal_insert_lsn()::text"))) or 0
+            # flushed, not inserted: WAL still in the primary's buffers cannot be shipped, and a
+            # replica is not behind for lacking it
+            current = parse_lsn(await connection.scalar(text("SELECT pg_current_wal_flush_lsn()::text"))) or 0
         if not self._history or self._history[-1][1] != current:
             self._history.append((now, current))
         while self._history and self._history[0][0] < now - HISTORY_SECONDS and len(self._history) > 1:
