@@ -191,13 +191,19 @@ async def _forget_stale(session: AsyncSession, *, before: datetime) -> None:
     """Delete at most CLEANUP_BATCH counters whose last failure is older than the window (by
     the index on ``last_failure_at``). Rows another transaction holds are skipped, not waited
     for (PostgreSQL): two cleanups must not wait for each other's upserted rows."""
+    # Chosen once (a materialized CTE): as a subquery PostgreSQL may run it again for each row
+    # the delete looks at, and a rerun skips the rows the delete has locked meanwhile and picks
+    # others, so the LIMIT bounded nothing (every forgotten counter went at once, seen in a
+    # test under load).
     stale = (
         select(LoginAttempt.key)
         .where(LoginAttempt.last_failure_at <= before)
         .limit(CLEANUP_BATCH)
         .with_for_update(skip_locked=True)
+        .cte("stale")
+        .prefix_with("MATERIALIZED", dialect="postgresql")
     )
-    await session.execute(delete(LoginAttempt).where(LoginAttempt.key.in_(stale)))
+    await session.execute(delete(LoginAttempt).where(LoginAttempt.key.in_(select(stale.c.key))))
 
 
 async def refund(session: AsyncSession, *, keys: Keys) -> None:
