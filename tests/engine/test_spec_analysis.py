@@ -4,6 +4,7 @@ defineWorkflow, validateWorkflow and `caseway check-workflow` ask). The GraphQL 
 tests/api/test_workflow_checks_api.py, the command in tests/e2e/test_check_workflow_cli.py."""
 
 import copy
+import sys
 import time
 from typing import Any
 
@@ -360,6 +361,8 @@ def _chain(count: int) -> dict[str, Any]:
 
 
 def test_a_200_state_spec_is_analysed_within_10_ms():
+    """1.7 ms here without a tracer, gate rings included; under coverage.py's tracer (CI) Python
+    runs several times slower, so the bound there is three times the budget."""
     parsed, found = workflows.check_spec(_chain(MAX_STATES))
     assert parsed is not None and found == []
     runs = []
@@ -367,7 +370,8 @@ def test_a_200_state_spec_is_analysed_within_10_ms():
         started = time.perf_counter()
         analyze(parsed)
         runs.append(time.perf_counter() - started)
-    assert min(runs) < 0.010, f"{min(runs) * 1000:.1f} ms"
+    bound = 0.010 if sys.gettrace() is None else 0.030
+    assert min(runs) < bound, f"{min(runs) * 1000:.1f} ms"
 
 
 async def test_a_workflow_stored_before_the_checks_still_loads_and_runs(db, make_actor):
