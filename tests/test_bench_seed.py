@@ -27,6 +27,14 @@ async def test_bulk_rows_read_like_engine_rows(db, gql):
     projects = (await gql(SEEDED_TREE, token=token))["projects"]["edges"]
     engine_made, bulk_made = (p["node"]["subprojects"]["edges"][0]["node"] for p in projects)
     assert bulk_made == engine_made
+    # Columns the seed leaves out take the database's default, as the engine's rows do: a case's
+    # fields written as JSON null made every compiled read of a case fall back (json_each of a
+    # scalar), which the answers above cannot show, as the fallback answers alike.
+    async with db.session() as s:
+        from sqlalchemy import text
+
+        kinds = (await s.execute(text("SELECT DISTINCT json_typeof(fields) FROM workflow_case"))).scalars().all()
+    assert kinds == ["object"]
     from tests.fixtures.task_index import held, recomputed
 
     tasks = await held(db)  # the bulk rows are in the task index too: bench-dev resolves all four
