@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from models import Database
 from models.replicas import Replica
@@ -47,13 +47,19 @@ class ReadSession:
     async def execute(self, *args: Any, **kwargs: Any) -> Any:
         return await self._run(lambda session: session.execute(*args, **kwargs))
 
-    async def rows(self, statement: Any, params: dict[str, Any] | None = None) -> list[Any]:
+    async def rows(
+        self, statement: Any, params: dict[str, Any] | None = None, *, generic_plan: bool = False
+    ) -> list[Any]:
         """A Core statement's rows as namedtuples, run on the session's connection: the same
-        snapshot, without the ORM's execution and loading machinery."""
+        snapshot, without the ORM's execution and loading machinery.
+
+        ``generic_plan`` (PostgreSQL): planned once for any parameters and the plan reused, for
+        a statement whose planning costs far more than its run and whose best plan does not
+        depend on its parameters' values (myTasks: see resolvers/compiled/__init__.py). Only
+        this statement: the setting is the transaction's, and set back after it."""
 
         async def core(session: AsyncSession) -> list[Any]:
-            connection = await session.connection()
-            return records(await connection.execute(statement, params))
+            return await _rows(await session.connection(), statement, params, generic_plan=generic_plan)
 
         return await self._run(core)
 
@@ -85,9 +91,23 @@ class EphemeralReadSession:
     async def execute(self, *args: Any, **kwargs: Any) -> Any:
         return await self._call("execute", *args, **kwargs)
 
-    async def rows(self, statement: Any, params: dict[str, Any] | None = None) -> list[Any]:
+    async def rows(
+        self, statement: Any, params: dict[str, Any] | None = None, *, generic_plan: bool = False
+    ) -> list[Any]:
         async with self._db.reader.connect() as connection:
-            return records(await connection.execute(statement, params))
+            return await _rows(connection, statement, params, generic_plan=generic_plan)
+
+
+async def _rows(connection: AsyncConnection, statement: Any, params: Any, *, generic_plan: bool) -> list[Any]:
+    """``ReadSession.rows``'s statement on ``connection``, under a generic plan if asked."""
+    if not generic_plan:
+        return records(await connection.execute(statement, params))
+    await connection.exec_driver_sql("SET LOCAL plan_cache_mode = force_generic_plan")
+    found = records(await connection.execute(statement, params))
+    # set back for the request's next statements (a failed statement aborts the transaction,
+    # whose rollback undoes the setting as well)
+    await connection.exec_driver_sql("SET LOCAL plan_cache_mode = DEFAULT")
+    return found
 
     async def scalars(self, *args: Any, **kwargs: Any) -> Any:
         return await self._call("scalars", *args, **kwargs)
