@@ -17,10 +17,14 @@ import { Diagram } from './Diagram.jsx';
 import { Documents } from './Documents.jsx';
 import { ItemForm } from './Forms.jsx';
 
-function ActionButton({ item, caseVersion, enabled, states, onDone }) {
+function ActionButton({ item, caseVersion, enabled, states, onDone, linked }) {
   const kase = item.case;
   const [open, setOpen] = useState(false);
   const [done, setDone] = useState(null);
+  // An email's link to this action (#/item/<id>/<enabled action id>) opens its dialog.
+  useEffect(() => {
+    if (linked) setOpen(true);
+  }, [linked]);
   return (
     <li>
       <button type="button" className="action" data-action={enabled.action.shortName} onClick={() => setOpen(true)}>
@@ -252,7 +256,7 @@ function CancelButton({ item, caseVersion, onDone }) {
   );
 }
 
-export function Item({ id }) {
+export function Item({ id, action }) {
   const [{ loading, error, data }, reload] = useLoad(() => gql(ITEM, { id }), [id]);
   const reloadSoon = useDebounced(reload, 100);
   const [editing, setEditing] = useState(false);
@@ -367,7 +371,15 @@ export function Item({ id }) {
       ) : (
         <ul className="actions" data-testid="my-actions">
           {c.myActions.map((enabled) => (
-            <ActionButton key={enabled.id} item={item} caseVersion={c.version} enabled={enabled} states={states} onDone={reload} />
+            <ActionButton
+              key={enabled.id}
+              item={item}
+              caseVersion={c.version}
+              enabled={enabled}
+              states={states}
+              onDone={reload}
+              linked={enabled.id === action}
+            />
           ))}
         </ul>
       )}
