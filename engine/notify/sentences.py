@@ -99,6 +99,33 @@ def sentence(facts: EntryFacts, *, reader: Reader | None = None, level: str | No
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _TaskEntry:
+    """What ``Words`` reads of an entry, for an open task, which is none: its item."""
+
+    workflow_item_id: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+def task_sentence(*, item: ItemFacts, waiting: Waiting, reader: Reader, for_user: str | None = None) -> Sentence:
+    """An open task in words for its reader, as an entry that asks it of them says it ("Start
+    review is yours: Office chairs (due 15 Dec)"): the lines of the open-tasks digest
+    (engine/notify/messages.py). One a deputy holds for an absent user says for whom ("…, for
+    Alice Analyst")."""
+    said = Words(EntryFacts(entry=_TaskEntry(item.id), item=item), reader, "ASSIGNED").yours([waiting])
+    text = wording.upper_first(said.text + (f", for {for_user}" if for_user else ""))
+    if len(text) > MAX_SENTENCE:
+        text = text[: MAX_SENTENCE - 1] + "…"
+    return Sentence(
+        text=text,
+        item_id=item.id,
+        action=waiting.action,
+        addressed=True,
+        reason=wording.level_reason("ASSIGNED"),
+        path=path_to(item.id, waiting.action),
+    )
+
+
 async def phrase_entries(
     session: AsyncSession,
     entries: Sequence[Any],
@@ -142,4 +169,5 @@ __all__ = [
     "phrase_entries",
     "reader_of",
     "sentence",
+    "task_sentence",
 ]
