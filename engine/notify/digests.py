@@ -171,7 +171,8 @@ async def _tasks_due(session: AsyncSession, user: User, start: datetime, end: da
     if next_boundary(start, frequency="DAILY", zone=user.time_zone, hour=user.digest_hour) > end:
         return False
     actor = await identity.actor_for(session, user_id=user.id, login=user.login, is_admin=user.is_admin)
-    return bool((await open_tasks.open_tasks(session, actor=actor, now=now, limit=1, counted=False)).tasks)
+    today = now.astimezone(ZoneInfo(user.time_zone)).date()
+    return bool((await open_tasks.open_tasks(session, actor=actor, today=today, limit=1, counted=False)).tasks)
 
 
 async def next_due(session: AsyncSession) -> datetime | None:

@@ -116,25 +116,18 @@ def database() -> Database | None:
 
 
 # --- Links into the dashboard -----------------------------------------------------------
-# The dashboard routes by the URL's fragment (web/src/main.jsx): ``#/item/<id>`` is an item's
-# page, ``#/item/<id>/<enabled action id>`` the same page with that action's dialog open, and
-# ``#/tasks`` the reader's task list.
+
+TASKS_PATH = "/#/tasks"  # the dashboard's list of the reader's tasks (web/src/main.jsx)
 
 
-def item_link(item_id: str, enabled_action_id: str | None = None) -> str | None:
-    """The dashboard's page of an item (with one of its enabled actions open); None without
-    ``CASEWAY_PUBLIC_URL``. Following it shows the reader only what they may see then."""
+def link(path: str | None) -> str | None:
+    """The dashboard's address of ``path`` (a sentence's: ``/#/item/<id>[/<action>]``,
+    engine/notify/sentences.py; or ``TASKS_PATH``); None without ``CASEWAY_PUBLIC_URL`` or a
+    path. Following it shows the reader only what they may see then."""
     setup = config()
-    if setup is None or setup.links_url is None:
+    if setup is None or setup.links_url is None or not path:
         return None
-    link = f"{setup.links_url}/#/item/{quote(item_id, safe='')}"
-    return f"{link}/{quote(enabled_action_id, safe='')}" if enabled_action_id else link
-
-
-def tasks_link() -> str | None:
-    """The dashboard's list of the reader's tasks; None without ``CASEWAY_PUBLIC_URL``."""
-    setup = config()
-    return None if setup is None or setup.links_url is None else f"{setup.links_url}/#/tasks"
+    return f"{setup.links_url}{path}"
 
 
 # --- Unsubscribe links -------------------------------------------------------------------
@@ -247,6 +240,7 @@ async def enqueue(session: Any, *, key: str, input: dict[str, Any], now: datetim
 
 __all__ = [
     "KIND",
+    "TASKS_PATH",
     "MailConfig",
     "app_setup",
     "config",
@@ -254,12 +248,11 @@ __all__ = [
     "database",
     "enqueue",
     "headers",
-    "item_link",
+    "link",
     "make_config",
     "message_id",
     "parse_smtp_url",
     "send",
-    "tasks_link",
     "unsubscribe_url",
     "verify_unsubscribe",
 ]

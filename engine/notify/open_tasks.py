@@ -19,16 +19,17 @@ reader may not see is neither listed nor counted.
 by due date, the undated by id), each read up to the list's length, so a reader with a million
 tasks costs a page; the count beyond the list ("and N more") stops at ``MAX_COUNTED``.
 Order: soonest due first (the overdue, then today's, then later), undated last, ties by instance.
+A task is overdue when its item's due date is before the reader's today (in their time zone),
+as its sentence says it ("overdue since …", engine/notify/words.py).
 """
 
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import func, literal, null, select, union_all
+from sqlalchemy import String, cast, func, literal, null, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from engine.notify.reminder_rows import due_start
 from engine.people import deputies
 from engine.people.actors import Actor
 from engine.people.visibility import item_visible
@@ -46,6 +47,9 @@ class OpenTask:
     action_name: str  # its pretty name, from the case's workflow version
     item_id: str
     item_name: str
+    amount: str | None
+    amount_type: str
+    currency: str | None
     case_id: str
     enabled_at: datetime
     due_date: date | None
@@ -65,10 +69,9 @@ class OpenTasks:
         return max(0, self.total - len(self.tasks))
 
 
-def is_overdue(due: date | None, now: datetime) -> bool:
-    """Overdue from the day after the due date (00:00 UTC), when the overdue reminder fires
-    (engine/notify/reminder_rows.py)."""
-    return due is not None and now >= due_start(due) + timedelta(days=1)
+def is_overdue(due: date | None, today: date) -> bool:
+    """Overdue: due before the reader's ``today`` (the date in their time zone)."""
+    return due is not None and due < today
 
 
 async def _parties(session: AsyncSession, actor: Actor) -> list[tuple[str, str | None]]:
@@ -84,13 +87,15 @@ async def _parties(session: AsyncSession, actor: Actor) -> list[tuple[str, str |
 
 def _ranges(actor: Actor, parties: list[tuple[str, str | None]], limit: int, *columns: Any) -> Any:
     """Each party's first ``limit`` tasks of each run (dated by due date, undated by id) that the
-    reader may see, with ``behalf`` and ``columns``: one statement."""
+    reader may see, with ``behalf`` and ``columns`` (of the instance, its case and its item):
+    one statement."""
     task = TaskAssignment.__table__.c
     selects = []
     for party, behalf in parties:
-        marked = null() if behalf is None else literal(behalf)
+        marked = cast(null(), String) if behalf is None else literal(behalf, String)
         base = (
             select(task.enabled_action_id.label("id"), marked.label("behalf"), task.due_date.label("due"), *columns)
+            .join(EnabledAction, EnabledAction.id == task.enabled_action_id)
             .join(Case, Case.id == task.case_id)
             .join(WorkflowItem, WorkflowItem.id == Case.object_id)
             .where(task.party_id == party, item_visible(actor))
@@ -103,10 +108,11 @@ def _ranges(actor: Actor, parties: list[tuple[str, str | None]], limit: int, *co
 
 
 async def open_tasks(
-    session: AsyncSession, *, actor: Actor, now: datetime, limit: int = MAX_LISTED, counted: bool = True
+    session: AsyncSession, *, actor: Actor, today: date, limit: int = MAX_LISTED, counted: bool = True
 ) -> OpenTasks:
     """The reader's open tasks they may see, soonest due first, at most ``limit`` listed;
-    ``counted``: and all of them counted (else ``total`` counts the listed alone)."""
+    ``counted``: and all of them counted (else ``total`` counts the listed alone). ``today``:
+    the reader's date, which tells the overdue."""
     parties = await _parties(session, actor)
     if not parties:
         return OpenTasks([], 0, 0)
@@ -120,8 +126,11 @@ async def open_tasks(
         Case.workflow_id,
         WorkflowItem.id.label("item_id"),
         WorkflowItem.display_name,
+        WorkflowItem.amount,
+        WorkflowItem.amount_type,
+        WorkflowItem.currency,
     )
-    rows = (await session.execute(select(found).join(EnabledAction, EnabledAction.id == found.c.id))).all()
+    rows = (await session.execute(select(found))).all()
     # Once per instance: the reader's own when any of their parties has it, else lent by the
     # first absent user (by id).
     chosen: dict[str, Any] = {}
@@ -143,27 +152,25 @@ async def open_tasks(
                 action_name=action.pretty_name if action is not None else row.action,
                 item_id=row.item_id,
                 item_name=row.display_name,
+                amount=row.amount,
+                amount_type=row.amount_type,
+                currency=row.currency,
                 case_id=row.case_id,
                 enabled_at=row.enabled_at,
                 due_date=row.due,
-                overdue=is_overdue(row.due, now),
+                overdue=is_overdue(row.due, today),
                 for_user_id=row.behalf,
                 for_user=names.get(row.behalf) if row.behalf else None,
             )
         )
     if len(chosen) < limit or not counted:  # every one of every range, or no count asked
-        return OpenTasks(tasks, len(chosen), sum(is_overdue(r.due, now) for r in chosen.values()))
+        return OpenTasks(tasks, len(chosen), sum(is_overdue(r.due, today) for r in chosen.values()))
     reach = _ranges(actor, parties, MAX_COUNTED)
     distinct = select(reach.c.id, func.min(reach.c.due).label("due")).group_by(reach.c.id).limit(MAX_COUNTED)
     distinct = distinct.subquery("distinct_tasks")
-    overdue = func.count(distinct.c.due).filter(distinct.c.due <= last_overdue_day(now))
+    overdue = func.count(distinct.c.due).filter(distinct.c.due < today)
     total, late = (await session.execute(select(func.count(), overdue).select_from(distinct))).one()
     return OpenTasks(tasks, total, late)
-
-
-def last_overdue_day(now: datetime) -> date:
-    """The latest due date overdue at ``now`` (``is_overdue`` as a bound for SQL)."""
-    return now.astimezone(UTC).date() - timedelta(days=1)
 
 
 __all__ = ["MAX_COUNTED", "MAX_LISTED", "OpenTask", "OpenTasks", "is_overdue", "open_tasks"]

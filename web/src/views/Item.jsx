@@ -21,7 +21,7 @@ function ActionButton({ item, caseVersion, enabled, states, onDone, linked }) {
   const kase = item.case;
   const [open, setOpen] = useState(false);
   const [done, setDone] = useState(null);
-  // An email's link to this action (#/item/<id>/<enabled action id>) opens its dialog.
+  // An email's link to this action (#/item/<id>/<action>) opens its dialog.
   useEffect(() => {
     if (linked) setOpen(true);
   }, [linked]);
@@ -271,6 +271,8 @@ export function Item({ id, action }) {
   if (!item?.case) return <Empty>There is no such workflow item, or you may not view it.</Empty>;
   const c = item.case;
   const states = Object.fromEntries(c.workflow.states.map((s) => [s.shortName, s.prettyName]));
+  // #/item/<id>/<action>: an email's link to the reader's action on this item opens its dialog.
+  const linked = action && c.myActions.find((enabled) => enabled.action.shortName === action)?.id;
   const canUpdate = item.allowedIntents.includes('workflowItem.update') && item.status === 'OPEN';
   const canAssign = item.allowedIntents.includes('workflowItem.assign') && item.status === 'OPEN';
   return (
@@ -378,7 +380,7 @@ export function Item({ id, action }) {
               enabled={enabled}
               states={states}
               onDone={reload}
-              linked={enabled.id === action}
+              linked={enabled.id === linked}
             />
           ))}
         </ul>
