@@ -6,7 +6,8 @@ without it, none, and the log says so at start), names escaped in HTML, and the 
 zone, bounded, and nothing its reader may not see."""
 
 import logging
-from datetime import timedelta
+import re
+from datetime import date, timedelta
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import select, update
@@ -21,16 +22,12 @@ from server.mail import LINKS_OFF
 from server.settings import Settings
 from tests.fixtures.builders import build_tree
 from tests.fixtures.child_workflows import define, tip
-from tests.fixtures.documents import ADD_MEMBER, CREATE_GROUP, CREATE_ITEM, SET_DEPUTY
+from tests.fixtures.documents import ADD_MEMBER, CHOOSE_EMAIL, CREATE_GROUP, CREATE_ITEM, RUN_DIGESTS, SET_DEPUTY
 from tests.fixtures.jobs import serving
 from tests.fixtures.smtp import PUBLIC_URL, Mailbox, html_of, mail_settings, text_of
 
-SET_DELIVERY = """mutation($input: SetNotificationDeliveryInput!) { setNotificationDelivery(input: $input) {
-  userErrors { code message field } } }"""
-RUN_DIGESTS = """mutation($input: RunDigestsInput!) { runDigests(input: $input) {
-  queued empty more userErrors { code message field } } }"""
-MY_TASKS = """{ myTasks(first: 20) { edges { node { id action { shortName } case { workflowItem { id } } } } } }"""
-REMOVE_MEMBER = """mutation($g: ID!, $u: ID!) { removeGroupMember(input: {groupId: $g, userId: $u}) {
+TASK_ITEMS = """{ myTasks(first: 20) { edges { node { id action { shortName } case { workflowItem { id } } } } } }"""
+LEAVE_GROUP = """mutation($g: ID!, $u: ID!) { removeGroupMember(input: {groupId: $g, userId: $u}) {
   userErrors { code message } } }"""
 
 
@@ -39,7 +36,7 @@ def settings_for(db, box: Mailbox, **more) -> Settings:
 
 
 async def choose(gql, token, **input) -> None:
-    answer = (await gql(SET_DELIVERY, {"input": input}, token=token))["setNotificationDelivery"]
+    answer = (await gql(CHOOSE_EMAIL, {"input": input}, token=token))["setNotificationDelivery"]
     assert answer["userErrors"] == [], answer["userErrors"]
 
 
@@ -56,7 +53,7 @@ async def create_item(gql, token, sub_id: str, display_name: str, **more) -> dic
 
 async def tasks_of(gql, token) -> dict[str, str]:
     """item id -> the enabled instance of the viewer's task on it (one task per item here)."""
-    edges = (await gql(MY_TASKS, token=token))["myTasks"]["edges"]
+    edges = (await gql(TASK_ITEMS, token=token))["myTasks"]["edges"]
     return {e["node"]["case"]["workflowItem"]["id"]: e["node"]["id"] for e in edges if e["node"]["case"]}
 
 
@@ -69,17 +66,18 @@ async def test_an_immediate_email_has_a_subject_two_parts_links_and_escapes_name
         item = await create_item(gql, sam, sub["id"], "<b>Tiles & Co</b>", assigneeId=dev_id)
         await mailbox.wait_for(lambda box: len(box.to("dev@example.org")) == 1, within=15 + SETTLE.total_seconds())
         (message,) = mailbox.to("dev@example.org")
-        task = (await tasks_of(gql, dev))[item["id"]]
 
     assert message.get_content_type() == "multipart/alternative"
     assert [part.get_content_type() for part in message.iter_parts()] == ["text/plain", "text/html"]
-    assert "<b>Tiles & Co</b>" in message["Subject"]  # a header is text: the name as it is
+    # The subject is the sentence: what is asked of the reader, on which item (a header is text:
+    # the name as it is).
+    assert message["Subject"] == "Close is yours: <b>Tiles & Co</b>"
     text, html = text_of(message), html_of(message)
     # The text part shows the name as typed; the HTML part escapes it, never markup.
     assert "<b>Tiles & Co</b>" in text
     assert "&lt;b&gt;Tiles &amp; Co&lt;/b&gt;" in html and "<b>Tiles" not in html
-    # A link to the item, with the reader's task on it open, in both parts.
-    link = f"{PUBLIC_URL}/#/item/{item['id']}/{task}"
+    # A link to the item, with the reader's action on it open, in both parts.
+    link = f"{PUBLIC_URL}/#/item/{item['id']}/close"
     assert link in text and f'href="{link}"' in html
     # The unsubscribe link and headers, as ever (RFC 8058), in both parts.
     unsubscribe = message["List-Unsubscribe"].strip("<>")
@@ -116,8 +114,19 @@ async def test_without_a_public_url_messages_carry_no_links_and_the_log_says_so_
 KIRITIMATI, PAGO_PAGO = "Pacific/Kiritimati", "Pacific/Pago_Pago"  # UTC+14 and UTC-11: never the same date
 
 
+def day_words(day: date) -> str:
+    """A date as the sentences write it ("9 Nov"; with its year outside the current one)."""
+    this_year = SYSTEM_CLOCK.now().year
+    return f"{day.day} {day.strftime('%b')}" + ("" if day.year == this_year else f" {day.year}")
+
+
+def says(text: str, words: str) -> bool:
+    """``words`` stand in ``text`` as words ("8 Nov" is not found in "28 Nov")."""
+    return re.search(rf"(?<![\w]){re.escape(words)}(?![\w])", text) is not None
+
+
 def local_day(at, zone: str) -> str:
-    return at.astimezone(ZoneInfo(zone)).strftime("%d %b %Y")
+    return day_words(at.astimezone(ZoneInfo(zone)).date())
 
 
 async def test_the_open_tasks_digest_lists_each_readers_tasks_with_a_deputys_marked_in_their_own_zone(
@@ -154,9 +163,12 @@ async def test_the_open_tasks_digest_lists_each_readers_tasks_with_a_deputys_mar
         _, vote_sub, _ = await build_tree(gql, root, items=0, workflow="tip_vote")
         ballot = await create_item(gql, root, vote_sub["id"], "Secret ballot")
         assert ballot["id"] in await tasks_of(gql, bob)
-        left = await gql(REMOVE_MEMBER, {"g": group["id"], "u": bob_id}, token=root)
+        left = await gql(LEAVE_GROUP, {"g": group["id"], "u": bob_id}, token=root)
         assert left["removeGroupMember"]["userErrors"] == []
-        assert ballot["id"] in await tasks_of(gql, bob)  # still his task, on an item he may not see
+        # still his tasks (approve, reject), on an item he may not see now: myTasks lists them
+        # without their case
+        edges = (await gql(TASK_ITEMS, token=bob))["myTasks"]["edges"]
+        assert len([e for e in edges if e["node"]["case"] is None]) == 2
 
         alices, bobs = await tasks_of(gql, alice), await tasks_of(gql, bob)
         async with db.read_session() as s:
@@ -180,31 +192,33 @@ async def test_the_open_tasks_digest_lists_each_readers_tasks_with_a_deputys_mar
         text, html = text_of(for_alice), html_of(for_alice)
         assert text.index("Office chairs") < text.index("<b>Tiles & Co</b>")
         assert "Desk lamps" not in text and "Desk lamps" not in html
-        assert "OVERDUE" in text and "overdue</strong>" in html
+        assert f"due {day_words(late)} (overdue)" in text and "overdue</strong>" in html
         assert "&lt;b&gt;Tiles &amp; Co&lt;/b&gt;" in html and "<b>Tiles" not in html
-        for item, task in ((chairs, alices[chairs["id"]]), (tiles, alices[tiles["id"]])):
-            link = f"{PUBLIC_URL}/#/item/{item['id']}/{task}"
+        for item in (chairs, tiles):
+            link = f"{PUBLIC_URL}/#/item/{item['id']}/close"
             assert link in text and f'href="{link}"' in html
+        assert "Close is yours: Office chairs (overdue since" in text
         assert f"{PUBLIC_URL}/#/tasks" in text and f'href="{PUBLIC_URL}/#/tasks"' in html
         assert "for Alice" not in text  # her own tasks are not marked
         # Dates in her time zone: each enabled date as Kiritimati saw it, never as Pago Pago did.
         for task in alices.values():
-            assert local_day(enabled[task], KIRITIMATI) in text
-            assert local_day(enabled[task], PAGO_PAGO) not in text
-        assert late.strftime("%d %b %Y") in text and later.strftime("%d %b %Y") not in text
+            assert says(text, local_day(enabled[task], KIRITIMATI))
+            assert not says(text, local_day(enabled[task], PAGO_PAGO))
+        assert says(text, day_words(late)) and not says(text, day_words(later))
 
         # bob: his own (Desk lamps) and alice's, marked for her; never the ballot he may not see.
         assert for_bob["Subject"].startswith("Daily digest: 3 open tasks (1 overdue)")
         text, html = text_of(for_bob), html_of(for_bob)
-        assert text.index("Office chairs") < text.index("Desk lamps") < text.index("<b>Tiles & Co</b>")
         assert "Secret ballot" not in text and "Secret ballot" not in html and ballot["id"] not in text
+        text = text[text.index("Your open tasks") :]  # the list, after the news
+        assert text.index("Office chairs") < text.index("Desk lamps") < text.index("<b>Tiles & Co</b>")
         chairs_line = next(line for line in text.splitlines() if "Office chairs" in line)
         lamps_line = next(line for line in text.splitlines() if "Desk lamps" in line)
-        assert "Alice Analyst" in chairs_line and "Alice" not in lamps_line
-        assert f"{PUBLIC_URL}/#/item/{lamps['id']}/{bobs[lamps['id']]}" in text
+        assert "for Alice Analyst" in chairs_line and "Alice" not in lamps_line
+        assert f"{PUBLIC_URL}/#/item/{lamps['id']}/close" in text
         for task in (bobs[chairs["id"]], bobs[lamps["id"]]):
-            assert local_day(enabled[task], PAGO_PAGO) in text
-            assert local_day(enabled[task], KIRITIMATI) not in text
+            assert says(text, local_day(enabled[task], PAGO_PAGO))
+            assert not says(text, local_day(enabled[task], KIRITIMATI))
 
         # The next day's window holds no news: it still sends bob his open tasks (at his digest
         # hour), bounded: two listed and the rest counted.
