@@ -21,9 +21,6 @@ def _action_executed(w: Words) -> Said:
     asked = w.asked()
     if asked:
         return w.yours(asked)
-    title = getattr(w.entry, "title", None)
-    if title:  # the workflow's own sentence for it (log_title), filled in when it was written
-        return Said(title, action=action)
     init = action is None or (spec is not None and action in spec.actions and spec.actions[action].trigger == "init")
     if init:
         workflow = f" {spec.pretty_name}" if spec is not None else ""
@@ -54,13 +51,12 @@ def _role_assigned(w: Words) -> Said:
     asked = w.asked() if w.mine(players) else []
     if asked:
         return w.yours(asked)
-    if w.reader.user_id in players:
-        return Said(f"You are now {w.role(role)} on {w.thing}", addressed=True)
-    verb = "are" if len(players) > 1 else "is"
-    return Said(f"{w.parties(players)} {verb} now {w.role(role)} on {w.thing}")
+    return Said(f"{w.parties(players)} became {w.role(role)} on {w.thing}")
 
 
 def _role_reassigned(w: Words) -> Said:
+    """ "Bob Builder became Reviewer on Office chairs (by Carol Controller)", "… in place of …",
+    "… is no longer Reviewer …"; to a new player asked to act, "Approve is yours: …"."""
     role = w.role(w.data.get("role"))
     before, after = w.data.get("before") or [], w.data.get("after") or []
     added = [p for p in after if p not in before]
@@ -68,13 +64,11 @@ def _role_reassigned(w: Words) -> Said:
     asked = w.asked() if w.mine(added) else []
     if asked:
         return w.yours(asked)
-    if w.reader.user_id in added:
-        return Said(f"You are now {role} on {w.thing}{w.by()}", addressed=True)
-    if added and removed:
-        return Said(f"{w.who()} made {w.parties(added)} {role} on {w.thing} in place of {w.parties(removed)}")
     if added:
-        return Said(f"{w.who()} made {w.parties(added)} {role} on {w.thing}")
-    return Said(f"{w.who()} removed {w.parties(removed)} as {role} on {w.thing}")
+        instead = f" in place of {w.parties(removed)}" if removed else ""
+        return Said(f"{w.parties(added)} became {role} on {w.thing}{instead}{w.by()}")
+    verb = "are" if len(removed) > 1 else "is"
+    return Said(f"{w.parties(removed)} {verb} no longer {role} on {w.thing}{w.by()}")
 
 
 def _created(w: Words) -> Said:
@@ -87,20 +81,22 @@ def _created(w: Words) -> Said:
 
 
 def _updated(w: Words) -> Said:
+    """ "Alice Analyst edited Office chairs: amount 1,450.50 EUR", or the fields changed when
+    there are several ("…: amount and due date")."""
     changed = [key for key in w.data if key != "fields"]
     if len(changed) == 1:
         key = changed[0]
         value = _value(w, key, w.data[key])
         if value is not None:
-            return Said(f"{w.who()} set the {wording.field_words(key)} of {w.thing} to {value}")
-    listed = wording.joined([wording.field_words(key) for key in changed], empty="details")
-    return Said(f"{w.who()} changed the {listed} of {w.thing}")
+            return Said(f"{w.who()} edited {w.thing}: {wording.field_words(key)} {value}")
+    listed = wording.joined([wording.field_words(key) for key in changed], empty="")
+    return Said(f"{w.who()} edited {w.thing}" + (f": {listed}" if listed else ""))
 
 
 def _value(w: Words, key: str, value: Any) -> str | None:
     """A changed field's new value in words, for those that read well in one (None: too long)."""
     if value is None or value == "":
-        return "nothing" if key in ("dueDate", "billingDate", "amount", "assigneeId", "validatorId") else None
+        return "removed" if key in ("dueDate", "billingDate", "amount", "assigneeId", "validatorId") else None
     if key == "amount":
         currency = w.data.get("currency") or (w.facts.item.currency if w.facts.item else None)
         return wording.money(value, currency or w.facts.subproject_currency)
@@ -140,15 +136,11 @@ def _workflow_changed(w: Words) -> Said:
 
 def _granted(w: Words) -> Said:
     party, what = w.data.get("partyId"), wording.intent_words(w.data.get("intent"))
-    if party and party == w.reader.user_id:
-        return Said(f"You may now {what} {w.thing}{w.by()}")
     return Said(f"{w.who()} let {w.party(party)} {what} {w.thing}")
 
 
 def _revoked(w: Words) -> Said:
     party, what = w.data.get("partyId"), wording.intent_words(w.data.get("intent"))
-    if party and party == w.reader.user_id:
-        return Said(f"You may no longer {what} {w.thing}{w.by()}")
     return Said(f"{w.who()} no longer lets {w.party(party)} {what} {w.thing}")
 
 

@@ -15,6 +15,8 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from engine.people.actors import Actor
+from engine.people.visibility import item_visible, project_visible, subproject_visible
 from engine.spec.specs import WorkflowSpec
 from engine.spec.workflows import spec_of
 from models import Case, CaseRoleParty, EnabledAction, Group, Project, Subproject, User, Workflow, WorkflowItem
@@ -79,8 +81,10 @@ def data_parties(entry: Any) -> set[str]:
     return found
 
 
-async def load_facts(session: AsyncSession, entries: Sequence[Any]) -> list[EntryFacts]:
-    """The facts of each entry, in the entries' order, read in a bounded number of statements."""
+async def load_facts(session: AsyncSession, entries: Sequence[Any], *, viewer: Actor | None = None) -> list[EntryFacts]:
+    """The facts of each entry, in the entries' order, read in a bounded number of statements.
+    ``viewer``: an item, subproject or project they may not see is not named (hidden is
+    missing: the sentence says "an item"), though they may read an entry about it."""
     if not entries:
         return []
     party_ids = {p for e in entries for p in (e.actor_id, getattr(e, "on_behalf_of", None)) if p and p != SYSTEM_ID}
@@ -105,7 +109,7 @@ async def load_facts(session: AsyncSession, entries: Sequence[Any]) -> list[Entr
                 Case.workflow_id,
             )
             .outerjoin(Case, Case.object_id == WorkflowItem.id)
-            .where(WorkflowItem.id.in_(item_ids))
+            .where(WorkflowItem.id.in_(item_ids), *([item_visible(viewer)] if viewer else []))
         )
         for id, name, amount, amount_type, currency, due, case_id, workflow_id in rows:
             items[id] = (ItemFacts(id, name, amount, amount_type, currency, due), case_id, workflow_id)
@@ -113,13 +117,17 @@ async def load_facts(session: AsyncSession, entries: Sequence[Any]) -> list[Entr
     if subproject_ids:
         rows = await session.execute(
             select(Subproject.id, Subproject.display_name, Subproject.currency, Subproject.workflow_id).where(
-                Subproject.id.in_(subproject_ids)
+                Subproject.id.in_(subproject_ids), *([subproject_visible(viewer)] if viewer else [])
             )
         )
         subprojects = {id: (name, currency, workflow) for id, name, currency, workflow in rows}
     projects: dict[str, str] = {}
     if project_ids:
-        rows = await session.execute(select(Project.id, Project.display_name).where(Project.id.in_(project_ids)))
+        rows = await session.execute(
+            select(Project.id, Project.display_name).where(
+                Project.id.in_(project_ids), *([project_visible(viewer)] if viewer else [])
+            )
+        )
         projects = {id: name for id, name in rows}
 
     workflow_ids = {workflow for _, _, workflow in items.values() if workflow}

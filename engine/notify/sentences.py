@@ -28,6 +28,7 @@ from engine.notify import wording
 from engine.notify.phrases import PHRASES, unknown
 from engine.notify.sentence_facts import EntryFacts, ItemFacts, Waiting, load_facts
 from engine.notify.words import Words
+from engine.people.actors import Actor
 from models import GroupMember, User
 
 MAX_SENTENCE = 500  # characters: a sentence is a line, whatever names and titles it holds
@@ -85,7 +86,7 @@ def sentence(facts: EntryFacts, *, reader: Reader | None = None, level: str | No
     for nobody in particular, in UTC (a sentence that addresses no one)."""
     words = Words(facts, reader or Reader(), level)
     said = PHRASES.get(facts.entry.kind, unknown)(words)
-    text = wording.upper_first(" ".join(said.text.split()))
+    text = " ".join(said.text.split())  # one line; names keep their case ("dev resolved …")
     if len(text) > MAX_SENTENCE:
         text = text[: MAX_SENTENCE - 1] + "…"
     item_id = facts.entry.workflow_item_id
@@ -105,11 +106,14 @@ async def phrase_entries(
     *,
     reader: Reader | None = None,
     levels: Sequence[str | None] | None = None,
+    viewer: Actor | None = None,
 ) -> list[Sentence]:
     """The entries' sentences for ``reader``, in order (``levels``: each one's notification
     level, when they are notifications). Reads in a fixed number of statements, whatever the
-    number of entries; the caller has checked that ``reader`` may read them."""
-    facts = await load_facts(session, entries)
+    number of entries; the caller has checked that ``reader`` may read them. ``viewer``: the
+    reader's actor, when the sentences are theirs: an item, subproject or project hidden from
+    them is not named ("an item")."""
+    facts = await load_facts(session, entries, viewer=viewer)
     levels = levels if levels is not None else [None] * len(entries)
     return [sentence(f, reader=reader, level=level) for f, level in zip(facts, levels, strict=True)]
 
