@@ -48,16 +48,38 @@ def notification_sentence(ctx: "Context", notification: Any) -> Any:
 
 
 async def load_sentences(ctx: "Context", keys: list[SentenceKey]) -> list[str]:
-    """One batch: the viewer's time zone (their row, through its loader), then every entry's
-    facts in one go."""
+    """One batch: the entries' facts (read once per live event for all its subscribers: they
+    do not depend on the viewer), the item, subproject and project each names left out where
+    the viewer may not see it (through the loaders, which a live event primes), the viewer's
+    time zone, then the sentences."""
     viewer = ctx.viewer
-    user = await ctx.loaders.party_by_id.load(viewer.user_id)
+    facts = await _facts(ctx, [key.entry for key in keys])
+    loaders = ctx.loaders
+    visible = set()
+    for loader, ids in (
+        (loaders.item_by_id, {f.entry.workflow_item_id for f in facts}),
+        (loaders.subproject_by_id, {f.entry.subproject_id for f in facts}),
+        (loaders.project_by_id, {f.entry.project_id for f in facts}),
+    ):
+        listed = sorted(i for i in ids if i)
+        visible |= {row.id for row in await loader.load_many(listed) if row is not None}
+    user = await loaders.party_by_id.load(viewer.user_id)
     reader = sentences.Reader.of(viewer.user_id, parties=viewer.party_ids, time_zone=getattr(user, "time_zone", None))
-    said = await sentences.phrase_entries(
-        ctx.session,  # type: ignore[arg-type]  # a read session answers as an AsyncSession does
-        [key.entry for key in keys],
-        reader=reader,
-        levels=[key.level for key in keys],
-        viewer=viewer,
-    )
-    return [s.text for s in said]
+    return [
+        sentences.sentence(sentences.seen_by(f, visible), reader=reader, level=key.level).text
+        for f, key in zip(facts, keys, strict=True)
+    ]
+
+
+async def _facts(ctx: "Context", entries: list[Any]) -> list[sentences.EntryFacts]:
+    """The entries' facts; in a live event, those another subscriber read already."""
+    memo = ctx.event_memo()
+    known = {} if memo is None else {e.id: memo.get(("sentence facts", e.id)) for e in entries}
+    missing = [e for e in entries if known.get(e.id) is None]
+    if missing:
+        session = ctx.session  # a read session answers as an AsyncSession does
+        for entry, read in zip(missing, await sentences.load_facts(session, missing), strict=True):  # type: ignore[arg-type]
+            known[entry.id] = read
+            if memo is not None:
+                memo[("sentence facts", entry.id)] = read
+    return [known[e.id] for e in entries]

@@ -24,7 +24,9 @@ def _action_executed(w: Words) -> Said:
     init = action is None or (spec is not None and action in spec.actions and spec.actions[action].trigger == "init")
     if init:
         workflow = f" {spec.pretty_name}" if spec is not None else ""
-        return Said(f"{w.thing} started its{workflow} workflow in {w.state(w.data.get('to'))}", action=action)
+        state = w.data.get("to") or (spec.initial_state() if spec is not None else None)
+        where = f" in {w.state(state)}" if state else ""
+        return Said(f"{w.thing} started its{workflow} workflow{where}", action=action)
     past = w.past(action)
     text = f"{w.thing}: {past}" if w.system else f"{w.who()} {_verb_object(past, w.thing)}"
     extras = []
@@ -37,11 +39,16 @@ def _action_executed(w: Words) -> Said:
     return Said(text + (f" ({'; '.join(extras)})" if extras else ""), action=action)
 
 
+_PARTICLES = frozenset("in out up off back over down away through".split())
+
+
 def _verb_object(past: str, thing: str) -> str:
-    """ "approved Office chairs", but "started review on Office chairs" and "commented on
-    Office chairs": a one-word past tense takes its object, others (and "commented") take "on"."""
+    """"approved Office chairs" and "handed in Office chairs" (a verb, or one with its
+    particle, takes its object), but "started review on Office chairs", "commented on …"."""
     verb = wording.lower_first(past.strip())
-    if " " in verb or verb.lower() in ("commented", "replied", "voted", "objected"):
+    words = verb.split()
+    takes_object = len(words) == 1 or (len(words) == 2 and words[1].lower() in _PARTICLES)
+    if not takes_object or verb.lower() in ("commented", "replied", "voted", "objected"):
         return f"{verb} on {thing}"
     return f"{verb} {thing}"
 
@@ -51,6 +58,8 @@ def _role_assigned(w: Words) -> Said:
     asked = w.asked() if w.mine(players) else []
     if asked:
         return w.yours(asked)
+    if not players:
+        return Said(f"Nobody plays {w.role(role)} on {w.thing} yet")
     return Said(f"{w.parties(players)} became {w.role(role)} on {w.thing}")
 
 
@@ -67,6 +76,8 @@ def _role_reassigned(w: Words) -> Said:
     if added:
         instead = f" in place of {w.parties(removed)}" if removed else ""
         return Said(f"{w.parties(added)} became {role} on {w.thing}{instead}{w.by()}")
+    if not removed:
+        return Said(f"{w.who()} changed who plays {role} on {w.thing}")
     verb = "are" if len(removed) > 1 else "is"
     return Said(f"{w.parties(removed)} {verb} no longer {role} on {w.thing}{w.by()}")
 
@@ -130,8 +141,14 @@ def _reordered(w: Words) -> Said:
 
 def _workflow_changed(w: Words) -> Said:
     spec = w.facts.subproject_spec
-    workflow = spec.pretty_name if spec is not None else wording.pretty({}, w.data.get("workflow"))
-    return Said(f"{w.who()} moved {w.thing} to version {w.data.get('toVersion')} of {workflow}")
+    workflow = (
+        spec.pretty_name if spec is not None else wording.pretty({}, w.data.get("workflow"), default="its workflow")
+    )
+    return Said(f"{w.who()} moved {w.thing} to {_version(w.data.get('toVersion'))} of {workflow}")
+
+
+def _version(number: object) -> str:
+    return "another version" if number is None else f"version {number}"
 
 
 def _granted(w: Words) -> Said:
@@ -158,11 +175,13 @@ def _file(w: Words) -> str:
 
 
 def _case_completed(w: Words) -> Said:
-    return Said(f"{w.thing} is done: {w.state(w.data.get('state'))}")
+    state = w.data.get("state")
+    return Said(f"{w.thing} is done" + (f": {w.state(state)}" if state else ""))
 
 
 def _case_reopened(w: Words) -> Said:
-    return Said(f"{w.thing} is open again: {w.state(w.data.get('state'))}")
+    state = w.data.get("state")
+    return Said(f"{w.thing} is open again" + (f": {w.state(state)}" if state else ""))
 
 
 def _case_suspended(w: Words) -> Said:
@@ -173,7 +192,9 @@ def _case_suspended(w: Words) -> Said:
 def _case_resumed(w: Words) -> Said:
     asked = w.asked()
     if asked:
-        return w.yours(asked, lead=f"{w.thing} is resumed; ")
+        names = wording.joined(dict.fromkeys(a.name for a in asked))
+        verb = "are" if len({a.name for a in asked}) > 1 else "is"
+        return Said(f"{w.thing} is resumed: {names} {verb} yours{w.due()}", action=asked[0].action, addressed=True)
     if w.system:
         return Said(f"{w.thing} is resumed after its hold")
     return Said(f"{w.who()} resumed {w.thing}")
@@ -186,7 +207,8 @@ def _case_canceled(w: Words) -> Said:
 def _case_migrated(w: Words) -> Said:
     before, after = w.data.get("fromVersion"), w.data.get("toVersion")
     workflow = w.facts.spec.pretty_name if w.facts.spec is not None else "its workflow"
-    return Said(f"{w.who()} moved {w.thing} from version {before} to version {after} of {workflow}")
+    since = f" from {_version(before)}" if before is not None else ""
+    return Said(f"{w.who()} moved {w.thing}{since} to {_version(after)} of {workflow}")
 
 
 def _timer_failed(w: Words) -> Said:
@@ -194,22 +216,24 @@ def _timer_failed(w: Words) -> Said:
     again = f"; tried again {'at ' if retry and ' ' not in retry else 'on '}{retry}" if retry else ""
     if w.data.get("resumption"):
         return Said(f"{w.thing} could not be resumed from its hold{again}")
-    return Said(f"{w.action_name(w.entry.action)} on {w.thing} could not run on time{again}", action=w.entry.action)
+    name = wording.upper_first(w.action_name(w.entry.action))
+    return Said(f"{name} on {w.thing} could not run on time{again}", action=w.entry.action)
 
 
 def _reminded(w: Words) -> Said:
     since = w.on(w.data.get("enabledAt"))
-    count = f"reminder {w.data.get('reminder')} of {w.data.get('of')}"
+    number, of = w.data.get("reminder"), w.data.get("of")
+    count = f" (reminder {number} of {of})" if number and of else ""
     asked = w.asked()
     if asked:
         said = w.yours(asked, lead="Reminder: ")
         return Said(f"{said.text}, waiting since {since}" if since else said.text, said.action, True)
-    name = w.action_name(w.entry.action)
-    return Said(f"{name} on {w.thing} is still waiting" + (f" since {since}" if since else "") + f" ({count})")
+    name = wording.upper_first(w.action_name(w.entry.action))
+    return Said(f"{name} on {w.thing} is still waiting" + (f" since {since}" if since else "") + count)
 
 
 def _escalated(w: Words) -> Said:
-    name, role = w.action_name(w.entry.action), w.role(w.data.get("toRole"))
+    name, role = wording.upper_first(w.action_name(w.entry.action)), w.role(w.data.get("toRole"))
     since = w.on(w.data.get("enabledAt"))
     waited = f"{name} on {w.thing} has waited" + (f" since {since}" if since else " too long")
     if w.mine(w.facts.roles.get(w.data.get("toRole") or "", ())):

@@ -15,7 +15,7 @@ Usage::
 """
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -87,6 +87,8 @@ def sentence(facts: EntryFacts, *, reader: Reader | None = None, level: str | No
     words = Words(facts, reader or Reader(), level)
     said = PHRASES.get(facts.entry.kind, unknown)(words)
     text = " ".join(said.text.split())  # one line; names keep their case ("dev resolved …")
+    if text.startswith(("an item", "a subproject", "a project")):  # one the reader may not see
+        text = wording.upper_first(text)
     if len(text) > MAX_SENTENCE:
         text = text[: MAX_SENTENCE - 1] + "…"
     item_id = facts.entry.workflow_item_id
@@ -98,6 +100,20 @@ def sentence(facts: EntryFacts, *, reader: Reader | None = None, level: str | No
         reason=wording.level_reason(level),
         path=path_to(item_id, said.action if said.addressed else None),
     )
+
+
+def seen_by(facts: EntryFacts, visible: set[str]) -> EntryFacts:
+    """``facts`` without the item, subproject or project whose id is not in ``visible`` (the
+    reader may read an entry about a thing they may not see: it is then "an item")."""
+    entry = facts.entry
+    hidden = {
+        "item": entry.workflow_item_id and entry.workflow_item_id not in visible,
+        "subproject": entry.subproject_id and entry.subproject_id not in visible,
+        "project": entry.project_id and entry.project_id not in visible,
+    }
+    if not any(hidden.values()):
+        return facts
+    return replace(facts, **{name: None for name, gone in hidden.items() if gone})
 
 
 async def phrase_entries(
@@ -145,5 +161,6 @@ __all__ = [
     "path_to",
     "phrase_entries",
     "reader_of",
+    "seen_by",
     "sentence",
 ]

@@ -385,7 +385,13 @@ def test_each_notification_level_says_why_it_reached_its_reader(level):
     said = sentence(example, reader=BOB, level=level)
     assert said.text == expected
     assert said.reason == wording.LEVEL_REASONS[level]
-    assert "_" not in said.reason and level.lower() not in said.reason
+    assert "_" not in said.reason and level not in said.reason  # words, not the API's level
+
+
+def test_a_thing_the_reader_may_not_see_is_not_named():
+    overdue = facts("workflow_item_overdue", {"dueDate": "2026-11-25"}, actor=None)
+    assert sentence(sentences.seen_by(overdue, {"sp_1", "prj_1"}), reader=BOB).text == "An item is overdue since 26 Nov"
+    assert sentence(sentences.seen_by(overdue, {"wfi_1"}), reader=BOB).text == "Office chairs is overdue since 26 Nov"
 
 
 def test_every_level_has_a_reason():
@@ -459,6 +465,12 @@ async def test_entries_are_phrased_in_one_batch_whatever_their_number(db, make_a
     assert said[0].text.startswith("alice created Chair 0")
     alice_reads = await _phrase_for(db, alice.user_id, entries)
     assert "alice handed in Chair 3 (now Under review)" in [x.text for x in alice_reads]
+    # Someone who may read no item of these is told of "an item", never its name.
+    outsider = await make_actor("outsider")
+    async with db.session() as s:
+        hidden = await sentences.phrase_entries(s, entries, viewer=outsider)
+    assert not [x.text for x in hidden if "Chair" in x.text]
+    assert "alice handed in an item (now Under review)" in [x.text for x in hidden]
 
 
 async def _phrase_for(db, user_id, entries):
