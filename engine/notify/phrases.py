@@ -43,7 +43,7 @@ _PARTICLES = frozenset("in out up off back over down away through".split())
 
 
 def _verb_object(past: str, thing: str) -> str:
-    """"approved Office chairs" and "handed in Office chairs" (a verb, or one with its
+    """ "approved Office chairs" and "handed in Office chairs" (a verb, or one with its
     particle, takes its object), but "started review on Office chairs", "commented on …"."""
     verb = wording.lower_first(past.strip())
     words = verb.split()

@@ -15,7 +15,7 @@ Usage::
 """
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -26,7 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from engine.clock import SYSTEM_CLOCK
 from engine.notify import wording
 from engine.notify.phrases import PHRASES, unknown
-from engine.notify.sentence_facts import EntryFacts, ItemFacts, Waiting, load_facts
+from engine.notify.sentence_facts import EntryFacts, ItemFacts, Waiting, load_facts, seen_by
 from engine.notify.words import Words
 from engine.people.actors import Actor
 from models import GroupMember, User
@@ -100,20 +100,6 @@ def sentence(facts: EntryFacts, *, reader: Reader | None = None, level: str | No
         reason=wording.level_reason(level),
         path=path_to(item_id, said.action if said.addressed else None),
     )
-
-
-def seen_by(facts: EntryFacts, visible: set[str]) -> EntryFacts:
-    """``facts`` without the item, subproject or project whose id is not in ``visible`` (the
-    reader may read an entry about a thing they may not see: it is then "an item")."""
-    entry = facts.entry
-    hidden = {
-        "item": entry.workflow_item_id and entry.workflow_item_id not in visible,
-        "subproject": entry.subproject_id and entry.subproject_id not in visible,
-        "project": entry.project_id and entry.project_id not in visible,
-    }
-    if not any(hidden.values()):
-        return facts
-    return replace(facts, **{name: None for name, gone in hidden.items() if gone})
 
 
 async def phrase_entries(

@@ -409,7 +409,7 @@ async def test_entries_are_phrased_in_one_batch_whatever_their_number(db, make_a
             actor=None,
             spec={
                 "short_name": "chairs",
-                "pretty_name": "Chairs",
+                "pretty_name": "Seating",
                 "roles": {"buyer": {"callbacks": ["creation_user"]}, "reviewer": {"static_parties": [bob.user_id]}},
                 "states": {
                     "draft": {"pretty_name": "Draft"},
