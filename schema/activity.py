@@ -51,8 +51,8 @@ class Activity(Node):
     @strawberry.field(
         description="The entry in words for you, whatever its kind: who did what to which item, with the "
         "workflow's names, money in its currency and dates in your time zone (setNotificationDelivery's "
-        'timeZone); addressed to you when it asks something of you ("Start review is yours: Office chairs '
-        '(due 15 Dec)"). docs/messages.md says how each kind reads.'
+        'timeZone): "Alice Analyst submitted Office chairs (now Submitted)". What happened, as a history '
+        "records it (Notification.sentence addresses you). docs/messages.md says how each kind reads."
     )
     @context_only
     def sentence(self, info: AppInfo) -> str:

@@ -38,7 +38,7 @@ class Notification(Node):
         return await info.context.loaders.activity_by_id.load(self.activity_id)  # type: ignore[attr-defined]
 
     @strawberry.field(
-        description="What happened, in words for you (as Activity.sentence): addressed to you when it asks you "
+        description="What happened, in words for you (as Activity.sentence): addressed to you while it asks you "
         'to act ("Start review is yours: Office chairs (due 15 Dec)").'
     )
     @context_only

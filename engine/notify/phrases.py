@@ -4,8 +4,9 @@
 A phrase names who did what to which thing with the workflow's own words (an action's
 ``pretty_past_tense``, a state's, role's and resolution's pretty names), money in its currency's
 minor units and dates in the reader's zone. The system's own entries read as what happened
-("Office chairs is overdue since 26 Nov"); an entry that asks something of the reader is
-addressed to them ("Start review is yours: Office chairs (due 15 Dec)")."""
+("Office chairs is overdue since 26 Nov"). As a notification, an entry that asks something of
+its reader is addressed to them ("Start review is yours: Office chairs (due 15 Dec)"); in a
+history or a feed every entry reads as what happened."""
 
 from collections.abc import Callable
 from datetime import date, timedelta
@@ -126,7 +127,7 @@ def _value(w: Words, key: str, value: Any) -> str | None:
 
 def _assigned(w: Words) -> Said:
     assignee = w.data.get("assigneeId", w.data.get("assignee_id"))
-    if assignee and assignee == w.reader.user_id:
+    if w.addressing and assignee and assignee == w.reader.user_id:
         return Said(f"{w.thing} is assigned to you{w.by()}", addressed=True)
     return Said(f"{w.who()} assigned {w.thing} to {w.party(assignee)}")
 
@@ -236,7 +237,7 @@ def _escalated(w: Words) -> Said:
     name, role = wording.upper_first(w.action_name(w.entry.action)), w.role(w.data.get("toRole"))
     since = w.on(w.data.get("enabledAt"))
     waited = f"{name} on {w.thing} has waited" + (f" since {since}" if since else " too long")
-    if w.mine(w.facts.roles.get(w.data.get("toRole") or "", ())):
+    if w.addressing and w.mine(w.facts.roles.get(w.data.get("toRole") or "", ())):
         return Said(f"{waited}: you are asked to step in as {role}", action=w.entry.action, addressed=True)
     return Said(f"{waited}; {role} is asked to step in", action=w.entry.action)
 

@@ -82,7 +82,9 @@ def path_to(item_id: str | None, action: str | None = None) -> str | None:
 
 def sentence(facts: EntryFacts, *, reader: Reader | None = None, level: str | None = None) -> Sentence:
     """The entry of ``facts`` in one sentence for ``reader``; ``level``: the notification's level
-    when it is phrased as one (the sentence then says why it reached them). Without a reader:
+    when it is phrased as one: it is then addressed to the reader where it asks them to act
+    ("Start review is yours: …") and says why it reached them (``reason``). Without a level it
+    reads as what happened, as a line of a history or a feed does for everyone. Without a reader:
     for nobody in particular, in UTC (a sentence that addresses no one)."""
     words = Words(facts, reader or Reader(), level)
     said = PHRASES.get(facts.entry.kind, unknown)(words)

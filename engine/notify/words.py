@@ -109,8 +109,17 @@ class Words:
 
     # -- what is asked of the reader ------------------------------------------------------
 
+    @property
+    def addressing(self) -> bool:
+        """Whether the sentence may be addressed to its reader: as a notification (a message to
+        them), not as a line of a history or feed, which records what happened for all alike."""
+        return self.level is not None
+
     def asked(self) -> list[Waiting]:
-        """The waiting actions of this entry the reader is expected to act on."""
+        """The waiting actions of this entry the reader is expected to act on (none outside a
+        notification: see ``addressing``)."""
+        if not self.addressing:
+            return []
         return [w for w in self.facts.waiting if w.parties & self.reader.parties]
 
     def yours(self, asked: list[Waiting], *, lead: str = "") -> Said:

@@ -111,7 +111,8 @@ def facts(kind, data=None, *, about="item", action=None, actor="Alice Analyst", 
 
 
 JOB = {"kind": "webhook", "attempts": 2}
-# Every kind: the facts of a representative entry, and its sentence for Bob.
+# Every kind: the facts of a representative entry, and its sentence for Bob in his history and
+# feed; where it differs, as his notification (NOTIFIED: addressed to him).
 EXAMPLES = {
     "project_created": (facts("project_created", about="project"), "Alice Analyst created Head office"),
     "project_updated": (
@@ -133,7 +134,7 @@ EXAMPLES = {
     ),
     "subproject_assigned": (
         facts("subproject_assigned", {"assigneeId": "usr_bob"}, about="subproject"),
-        "Furniture is assigned to you (by Alice Analyst)",
+        "Alice Analyst assigned Furniture to Bob Builder",
     ),
     "subproject_closed": (facts("subproject_closed", about="subproject"), "Alice Analyst closed Furniture"),
     "workflow_items_reordered": (
@@ -162,7 +163,7 @@ EXAMPLES = {
     ),
     "action_executed": (
         facts("action_executed", {"from": "draft", "to": "submitted"}, action="submit", waiting=[START_REVIEW]),
-        "Start review is yours: Office chairs (due 15 Dec)",
+        "Alice Analyst submitted Office chairs (now Submitted)",
     ),
     "role_assigned": (
         facts("role_assigned", {"role": "manager", "partyIds": ["usr_carol"], "by": "static"}, actor=None),
@@ -209,7 +210,7 @@ EXAMPLES = {
             actor=None,
             waiting=[APPROVE],
         ),
-        "Reminder: Approve is yours: Office chairs (due 15 Dec), waiting since 24 Nov",
+        "Approve on Office chairs is still waiting since 24 Nov (reminder 1 of 3)",
     ),
     "action_escalated": (
         facts(
@@ -270,6 +271,13 @@ EXAMPLES = {
 }
 
 
+NOTIFIED = {
+    "subproject_assigned": "Furniture is assigned to you (by Alice Analyst)",
+    "action_executed": "Start review is yours: Office chairs (due 15 Dec)",
+    "action_reminded": "Reminder: Approve is yours: Office chairs (due 15 Dec), waiting since 24 Nov",
+}
+
+
 def _written_kinds() -> set[str]:
     """Every kind the engine's code passes to a writer of log entries: ``kind=`` of a call,
     the kind argument of ``log_about`` and the cases' ``_record`` helpers, and ``kind = ...``
@@ -308,9 +316,11 @@ def test_every_kind_has_a_phrase():
 
 @pytest.mark.parametrize("kind", sorted(ENTRY_KINDS))
 def test_each_kind_reads_as_a_sentence_for_its_reader(kind):
+    """In a history or a feed (no level), and as a notification of each level."""
     example, expected = EXAMPLES[kind]  # a KeyError: a new kind has no sentence asserted here
-    said = sentence(example, reader=BOB)
-    assert said.text == expected
+    assert sentence(example, reader=BOB).text == expected
+    for level in notifications.LEVELS:
+        assert sentence(example, reader=BOB, level=level).text == NOTIFIED.get(kind, expected)
 
 
 @pytest.mark.parametrize("kind", sorted(ENTRY_KINDS))
@@ -340,10 +350,11 @@ def test_an_executed_action_reads_as_what_was_done_once_nothing_waits_on_the_rea
     # Carol is not asked what Bob's groups are asked: she reads what happened.
     carol = Reader.of("usr_carol", time_zone="Europe/Berlin", now=BOB_NOW)
     waiting = facts("action_executed", {"from": "draft", "to": "submitted"}, action="submit", waiting=[START_REVIEW])
-    assert sentence(waiting, reader=carol).text == "Alice Analyst submitted Office chairs (now Submitted)"
-    said = sentence(waiting, reader=BOB)
+    said = sentence(waiting, reader=carol, level="WORKFLOW")
+    assert (said.text, said.path) == ("Alice Analyst submitted Office chairs (now Submitted)", "/#/item/wfi_1")
+    said = sentence(waiting, reader=BOB, level="ASSIGNED")
     assert (said.addressed, said.action, said.path) == (True, "start_review", "/#/item/wfi_1/start_review")
-    assert sentence(waiting, reader=carol).path == "/#/item/wfi_1"
+    assert not sentence(waiting, reader=BOB).addressed  # his history records what Alice did
 
 
 def test_a_workflow_without_an_init_action_starts_its_item_without_saying_none():
@@ -380,10 +391,11 @@ def test_money_reads_in_its_currency_s_minor_units(amount, currency, words):
 
 @pytest.mark.parametrize("level", notifications.LEVELS)
 def test_each_notification_level_says_why_it_reached_its_reader(level):
-    """Every level the notifier writes has its reason in words, and the sentence is the entry's."""
-    example, expected = EXAMPLES["action_executed"]
+    """Every level the notifier writes has its reason in words; what asks the reader to act is
+    addressed to them whatever the level that told them."""
+    example, _ = EXAMPLES["action_executed"]
     said = sentence(example, reader=BOB, level=level)
-    assert said.text == expected
+    assert said.text == NOTIFIED["action_executed"]
     assert said.reason == wording.LEVEL_REASONS[level]
     assert "_" not in said.reason and level not in said.reason  # words, not the API's level
 
@@ -461,7 +473,9 @@ async def test_entries_are_phrased_in_one_batch_whatever_their_number(db, make_a
     assert len(said_all) == len(entries) >= 30
     texts = [x.text for x in said_all if x.item_id == items[3][0].id]
     assert "alice created Chair 3 for 99.90 EUR" in texts
-    assert "Check order is yours: Chair 3 (due 24 Dec)" in texts
+    assert "alice handed in Chair 3 (now Under review)" in texts
+    notified = await _phrase_for(db, bob.user_id, entries, levels=["ASSIGNED"] * len(entries))
+    assert "Check order is yours: Chair 3 (due 24 Dec)" in [x.text for x in notified if x.item_id == items[3][0].id]
     assert said[0].text.startswith("alice created Chair 0")
     alice_reads = await _phrase_for(db, alice.user_id, entries)
     assert "alice handed in Chair 3 (now Under review)" in [x.text for x in alice_reads]
@@ -473,7 +487,7 @@ async def test_entries_are_phrased_in_one_batch_whatever_their_number(db, make_a
     assert "alice handed in an item (now Under review)" in [x.text for x in hidden]
 
 
-async def _phrase_for(db, user_id, entries):
+async def _phrase_for(db, user_id, entries, levels=None):
     async with db.session() as s:
         reader = await sentences.reader_of(s, user_id=user_id, now=BOB_NOW)
-        return await sentences.phrase_entries(s, entries, reader=reader)
+        return await sentences.phrase_entries(s, entries, reader=reader, levels=levels)
