@@ -4,8 +4,9 @@
 A phrase names who did what to which thing with the workflow's own words (an action's
 ``pretty_past_tense``, a state's, role's and resolution's pretty names), money in its currency's
 minor units and dates in the reader's zone. The system's own entries read as what happened
-("Office chairs is overdue since 26 Nov"); an entry that asks something of the reader is
-addressed to them ("Start review is yours: Office chairs (due 15 Dec)")."""
+("Office chairs is overdue since 26 Nov"). As a notification, an entry that asks something of
+its reader is addressed to them ("Start review is yours: Office chairs (due 15 Dec)"); in a
+history or a feed every entry reads as what happened."""
 
 from collections.abc import Callable
 from datetime import date, timedelta
@@ -21,13 +22,12 @@ def _action_executed(w: Words) -> Said:
     asked = w.asked()
     if asked:
         return w.yours(asked)
-    title = getattr(w.entry, "title", None)
-    if title:  # the workflow's own sentence for it (log_title), filled in when it was written
-        return Said(title, action=action)
     init = action is None or (spec is not None and action in spec.actions and spec.actions[action].trigger == "init")
     if init:
         workflow = f" {spec.pretty_name}" if spec is not None else ""
-        return Said(f"{w.thing} started its{workflow} workflow in {w.state(w.data.get('to'))}", action=action)
+        state = w.data.get("to") or (spec.initial_state() if spec is not None else None)
+        where = f" in {w.state(state)}" if state else ""
+        return Said(f"{w.thing} started its{workflow} workflow{where}", action=action)
     past = w.past(action)
     text = f"{w.thing}: {past}" if w.system else f"{w.who()} {_verb_object(past, w.thing)}"
     extras = []
@@ -40,11 +40,16 @@ def _action_executed(w: Words) -> Said:
     return Said(text + (f" ({'; '.join(extras)})" if extras else ""), action=action)
 
 
+_PARTICLES = frozenset("in out up off back over down away through".split())
+
+
 def _verb_object(past: str, thing: str) -> str:
-    """ "approved Office chairs", but "started review on Office chairs" and "commented on
-    Office chairs": a one-word past tense takes its object, others (and "commented") take "on"."""
+    """ "approved Office chairs" and "handed in Office chairs" (a verb, or one with its
+    particle, takes its object), but "started review on Office chairs", "commented on …"."""
     verb = wording.lower_first(past.strip())
-    if " " in verb or verb.lower() in ("commented", "replied", "voted", "objected"):
+    words = verb.split()
+    takes_object = len(words) == 1 or (len(words) == 2 and words[1].lower() in _PARTICLES)
+    if not takes_object or verb.lower() in ("commented", "replied", "voted", "objected"):
         return f"{verb} on {thing}"
     return f"{verb} {thing}"
 
@@ -54,13 +59,14 @@ def _role_assigned(w: Words) -> Said:
     asked = w.asked() if w.mine(players) else []
     if asked:
         return w.yours(asked)
-    if w.reader.user_id in players:
-        return Said(f"You are now {w.role(role)} on {w.thing}", addressed=True)
-    verb = "are" if len(players) > 1 else "is"
-    return Said(f"{w.parties(players)} {verb} now {w.role(role)} on {w.thing}")
+    if not players:
+        return Said(f"Nobody plays {w.role(role)} on {w.thing} yet")
+    return Said(f"{w.parties(players)} became {w.role(role)} on {w.thing}")
 
 
 def _role_reassigned(w: Words) -> Said:
+    """ "Bob Builder became Reviewer on Office chairs (by Carol Controller)", "… in place of …",
+    "… is no longer Reviewer …"; to a new player asked to act, "Approve is yours: …"."""
     role = w.role(w.data.get("role"))
     before, after = w.data.get("before") or [], w.data.get("after") or []
     added = [p for p in after if p not in before]
@@ -68,13 +74,13 @@ def _role_reassigned(w: Words) -> Said:
     asked = w.asked() if w.mine(added) else []
     if asked:
         return w.yours(asked)
-    if w.reader.user_id in added:
-        return Said(f"You are now {role} on {w.thing}{w.by()}", addressed=True)
-    if added and removed:
-        return Said(f"{w.who()} made {w.parties(added)} {role} on {w.thing} in place of {w.parties(removed)}")
     if added:
-        return Said(f"{w.who()} made {w.parties(added)} {role} on {w.thing}")
-    return Said(f"{w.who()} removed {w.parties(removed)} as {role} on {w.thing}")
+        instead = f" in place of {w.parties(removed)}" if removed else ""
+        return Said(f"{w.parties(added)} became {role} on {w.thing}{instead}{w.by()}")
+    if not removed:
+        return Said(f"{w.who()} changed who plays {role} on {w.thing}")
+    verb = "are" if len(removed) > 1 else "is"
+    return Said(f"{w.parties(removed)} {verb} no longer {role} on {w.thing}{w.by()}")
 
 
 def _created(w: Words) -> Said:
@@ -87,20 +93,22 @@ def _created(w: Words) -> Said:
 
 
 def _updated(w: Words) -> Said:
+    """ "Alice Analyst edited Office chairs: amount 1,450.50 EUR", or the fields changed when
+    there are several ("…: amount and due date")."""
     changed = [key for key in w.data if key != "fields"]
     if len(changed) == 1:
         key = changed[0]
         value = _value(w, key, w.data[key])
         if value is not None:
-            return Said(f"{w.who()} set the {wording.field_words(key)} of {w.thing} to {value}")
-    listed = wording.joined([wording.field_words(key) for key in changed], empty="details")
-    return Said(f"{w.who()} changed the {listed} of {w.thing}")
+            return Said(f"{w.who()} edited {w.thing}: {wording.field_words(key)} {value}")
+    listed = wording.joined([wording.field_words(key) for key in changed], empty="")
+    return Said(f"{w.who()} edited {w.thing}" + (f": {listed}" if listed else ""))
 
 
 def _value(w: Words, key: str, value: Any) -> str | None:
     """A changed field's new value in words, for those that read well in one (None: too long)."""
     if value is None or value == "":
-        return "nothing" if key in ("dueDate", "billingDate", "amount", "assigneeId", "validatorId") else None
+        return "removed" if key in ("dueDate", "billingDate", "amount", "assigneeId", "validatorId") else None
     if key == "amount":
         currency = w.data.get("currency") or (w.facts.item.currency if w.facts.item else None)
         return wording.money(value, currency or w.facts.subproject_currency)
@@ -119,7 +127,7 @@ def _value(w: Words, key: str, value: Any) -> str | None:
 
 def _assigned(w: Words) -> Said:
     assignee = w.data.get("assigneeId", w.data.get("assignee_id"))
-    if assignee and assignee == w.reader.user_id:
+    if w.addressing and assignee and assignee == w.reader.user_id:
         return Said(f"{w.thing} is assigned to you{w.by()}", addressed=True)
     return Said(f"{w.who()} assigned {w.thing} to {w.party(assignee)}")
 
@@ -134,21 +142,23 @@ def _reordered(w: Words) -> Said:
 
 def _workflow_changed(w: Words) -> Said:
     spec = w.facts.subproject_spec
-    workflow = spec.pretty_name if spec is not None else wording.pretty({}, w.data.get("workflow"))
-    return Said(f"{w.who()} moved {w.thing} to version {w.data.get('toVersion')} of {workflow}")
+    workflow = (
+        spec.pretty_name if spec is not None else wording.pretty({}, w.data.get("workflow"), default="its workflow")
+    )
+    return Said(f"{w.who()} moved {w.thing} to {_version(w.data.get('toVersion'))} of {workflow}")
+
+
+def _version(number: object) -> str:
+    return "another version" if number is None else f"version {number}"
 
 
 def _granted(w: Words) -> Said:
     party, what = w.data.get("partyId"), wording.intent_words(w.data.get("intent"))
-    if party and party == w.reader.user_id:
-        return Said(f"You may now {what} {w.thing}{w.by()}")
     return Said(f"{w.who()} let {w.party(party)} {what} {w.thing}")
 
 
 def _revoked(w: Words) -> Said:
     party, what = w.data.get("partyId"), wording.intent_words(w.data.get("intent"))
-    if party and party == w.reader.user_id:
-        return Said(f"You may no longer {what} {w.thing}{w.by()}")
     return Said(f"{w.who()} no longer lets {w.party(party)} {what} {w.thing}")
 
 
@@ -166,11 +176,13 @@ def _file(w: Words) -> str:
 
 
 def _case_completed(w: Words) -> Said:
-    return Said(f"{w.thing} is done: {w.state(w.data.get('state'))}")
+    state = w.data.get("state")
+    return Said(f"{w.thing} is done" + (f": {w.state(state)}" if state else ""))
 
 
 def _case_reopened(w: Words) -> Said:
-    return Said(f"{w.thing} is open again: {w.state(w.data.get('state'))}")
+    state = w.data.get("state")
+    return Said(f"{w.thing} is open again" + (f": {w.state(state)}" if state else ""))
 
 
 def _case_suspended(w: Words) -> Said:
@@ -181,7 +193,9 @@ def _case_suspended(w: Words) -> Said:
 def _case_resumed(w: Words) -> Said:
     asked = w.asked()
     if asked:
-        return w.yours(asked, lead=f"{w.thing} is resumed; ")
+        names = wording.joined(dict.fromkeys(a.name for a in asked))
+        verb = "are" if len({a.name for a in asked}) > 1 else "is"
+        return Said(f"{w.thing} is resumed: {names} {verb} yours{w.due()}", action=asked[0].action, addressed=True)
     if w.system:
         return Said(f"{w.thing} is resumed after its hold")
     return Said(f"{w.who()} resumed {w.thing}")
@@ -194,7 +208,8 @@ def _case_canceled(w: Words) -> Said:
 def _case_migrated(w: Words) -> Said:
     before, after = w.data.get("fromVersion"), w.data.get("toVersion")
     workflow = w.facts.spec.pretty_name if w.facts.spec is not None else "its workflow"
-    return Said(f"{w.who()} moved {w.thing} from version {before} to version {after} of {workflow}")
+    since = f" from {_version(before)}" if before is not None else ""
+    return Said(f"{w.who()} moved {w.thing}{since} to {_version(after)} of {workflow}")
 
 
 def _timer_failed(w: Words) -> Said:
@@ -202,25 +217,27 @@ def _timer_failed(w: Words) -> Said:
     again = f"; tried again {'at ' if retry and ' ' not in retry else 'on '}{retry}" if retry else ""
     if w.data.get("resumption"):
         return Said(f"{w.thing} could not be resumed from its hold{again}")
-    return Said(f"{w.action_name(w.entry.action)} on {w.thing} could not run on time{again}", action=w.entry.action)
+    name = wording.upper_first(w.action_name(w.entry.action))
+    return Said(f"{name} on {w.thing} could not run on time{again}", action=w.entry.action)
 
 
 def _reminded(w: Words) -> Said:
     since = w.on(w.data.get("enabledAt"))
-    count = f"reminder {w.data.get('reminder')} of {w.data.get('of')}"
+    number, of = w.data.get("reminder"), w.data.get("of")
+    count = f" (reminder {number} of {of})" if number and of else ""
     asked = w.asked()
     if asked:
         said = w.yours(asked, lead="Reminder: ")
         return Said(f"{said.text}, waiting since {since}" if since else said.text, said.action, True)
-    name = w.action_name(w.entry.action)
-    return Said(f"{name} on {w.thing} is still waiting" + (f" since {since}" if since else "") + f" ({count})")
+    name = wording.upper_first(w.action_name(w.entry.action))
+    return Said(f"{name} on {w.thing} is still waiting" + (f" since {since}" if since else "") + count)
 
 
 def _escalated(w: Words) -> Said:
-    name, role = w.action_name(w.entry.action), w.role(w.data.get("toRole"))
+    name, role = wording.upper_first(w.action_name(w.entry.action)), w.role(w.data.get("toRole"))
     since = w.on(w.data.get("enabledAt"))
     waited = f"{name} on {w.thing} has waited" + (f" since {since}" if since else " too long")
-    if w.mine(w.facts.roles.get(w.data.get("toRole") or "", ())):
+    if w.addressing and w.mine(w.facts.roles.get(w.data.get("toRole") or "", ())):
         return Said(f"{waited}: you are asked to step in as {role}", action=w.entry.action, addressed=True)
     return Said(f"{waited}; {role} is asked to step in", action=w.entry.action)
 

@@ -8,13 +8,15 @@ number of statements, whatever the number of entries (at most seven; fewer when 
 is not needed): never one per entry."""
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import select, true
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from engine.people.actors import Actor
+from engine.people.visibility import item_visible, project_visible, subproject_visible
 from engine.spec.specs import WorkflowSpec
 from engine.spec.workflows import spec_of
 from models import Case, CaseRoleParty, EnabledAction, Group, Project, Subproject, User, Workflow, WorkflowItem
@@ -79,8 +81,10 @@ def data_parties(entry: Any) -> set[str]:
     return found
 
 
-async def load_facts(session: AsyncSession, entries: Sequence[Any]) -> list[EntryFacts]:
-    """The facts of each entry, in the entries' order, read in a bounded number of statements."""
+async def load_facts(session: AsyncSession, entries: Sequence[Any], *, viewer: Actor | None = None) -> list[EntryFacts]:
+    """The facts of each entry, in the entries' order, read in a bounded number of statements.
+    ``viewer``: an item, subproject or project they may not see is not named (hidden is
+    missing: the sentence says "an item"), though they may read an entry about it."""
     if not entries:
         return []
     party_ids = {p for e in entries for p in (e.actor_id, getattr(e, "on_behalf_of", None)) if p and p != SYSTEM_ID}
@@ -91,6 +95,7 @@ async def load_facts(session: AsyncSession, entries: Sequence[Any]) -> list[Entr
     project_ids = {e.project_id for e in entries if e.project_id}
 
     names = await _party_names(session, party_ids)
+    visible: set[str] = set()  # of the item, subproject and project ids, those the viewer may see
     items: dict[str, tuple[ItemFacts, str | None, str | None]] = {}  # id -> (facts, case id, workflow id)
     if item_ids:
         rows = await session.execute(
@@ -103,24 +108,36 @@ async def load_facts(session: AsyncSession, entries: Sequence[Any]) -> list[Entr
                 WorkflowItem.due_date,
                 Case.id,
                 Case.workflow_id,
+                _shown(item_visible, viewer),
             )
             .outerjoin(Case, Case.object_id == WorkflowItem.id)
             .where(WorkflowItem.id.in_(item_ids))
         )
-        for id, name, amount, amount_type, currency, due, case_id, workflow_id in rows:
+        for id, name, amount, amount_type, currency, due, case_id, workflow_id, shown in rows:
             items[id] = (ItemFacts(id, name, amount, amount_type, currency, due), case_id, workflow_id)
+            visible |= {id} if shown else set()
     subprojects: dict[str, tuple[str, str, str]] = {}
     if subproject_ids:
         rows = await session.execute(
-            select(Subproject.id, Subproject.display_name, Subproject.currency, Subproject.workflow_id).where(
-                Subproject.id.in_(subproject_ids)
-            )
+            select(
+                Subproject.id,
+                Subproject.display_name,
+                Subproject.currency,
+                Subproject.workflow_id,
+                _shown(subproject_visible, viewer),
+            ).where(Subproject.id.in_(subproject_ids))
         )
-        subprojects = {id: (name, currency, workflow) for id, name, currency, workflow in rows}
+        for id, name, currency, workflow, shown in rows:
+            subprojects[id] = (name, currency, workflow)
+            visible |= {id} if shown else set()
     projects: dict[str, str] = {}
     if project_ids:
-        rows = await session.execute(select(Project.id, Project.display_name).where(Project.id.in_(project_ids)))
-        projects = {id: name for id, name in rows}
+        rows = await session.execute(
+            select(Project.id, Project.display_name, _shown(project_visible, viewer)).where(Project.id.in_(project_ids))
+        )
+        for id, name, shown in rows:
+            projects[id] = name
+            visible |= {id} if shown else set()
 
     workflow_ids = {workflow for _, _, workflow in items.values() if workflow}
     workflow_ids |= {
@@ -155,7 +172,27 @@ async def load_facts(session: AsyncSession, entries: Sequence[Any]) -> list[Entr
                 waiting=_asked_by(entry, waiting.get(case_id or "", ())),
             )
         )
-    return facts
+    return facts if viewer is None else [seen_by(f, visible) for f in facts]
+
+
+def _shown(rule: Any, viewer: Actor | None) -> Any:
+    """Whether the viewer may see the row, as a column (true without a viewer): the row's other
+    facts (its workflow's words, what waits) are kept, its name is not."""
+    return (true() if viewer is None else rule(viewer)).label("shown")
+
+
+def seen_by(facts: EntryFacts, visible: set[str]) -> EntryFacts:
+    """``facts`` without the item, subproject or project whose id is not in ``visible`` (the
+    reader may read an entry about a thing they may not see: it is then "an item")."""
+    entry = facts.entry
+    hidden = {
+        "item": entry.workflow_item_id and entry.workflow_item_id not in visible,
+        "subproject": entry.subproject_id and entry.subproject_id not in visible,
+        "project": entry.project_id and entry.project_id not in visible,
+    }
+    if not any(hidden.values()):
+        return facts
+    return replace(facts, **{name: None for name, gone in hidden.items() if gone})
 
 
 async def _party_names(session: AsyncSession, ids: set[str]) -> dict[str, str]:
@@ -226,4 +263,4 @@ def _asked_by(entry: Any, waiting: Iterable[Waiting]) -> tuple[Waiting, ...]:
     return ()
 
 
-__all__ = ["EntryFacts", "ItemFacts", "Waiting", "data_parties", "load_facts"]
+__all__ = ["EntryFacts", "ItemFacts", "Waiting", "data_parties", "load_facts", "seen_by"]

@@ -26,8 +26,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from engine.clock import SYSTEM_CLOCK
 from engine.notify import wording
 from engine.notify.phrases import PHRASES, unknown
-from engine.notify.sentence_facts import EntryFacts, ItemFacts, Waiting, load_facts
+from engine.notify.sentence_facts import EntryFacts, ItemFacts, Waiting, load_facts, seen_by
 from engine.notify.words import Words
+from engine.people.actors import Actor
 from models import GroupMember, User
 
 MAX_SENTENCE = 500  # characters: a sentence is a line, whatever names and titles it holds
@@ -81,11 +82,15 @@ def path_to(item_id: str | None, action: str | None = None) -> str | None:
 
 def sentence(facts: EntryFacts, *, reader: Reader | None = None, level: str | None = None) -> Sentence:
     """The entry of ``facts`` in one sentence for ``reader``; ``level``: the notification's level
-    when it is phrased as one (the sentence then says why it reached them). Without a reader:
+    when it is phrased as one: it is then addressed to the reader where it asks them to act
+    ("Start review is yours: …") and says why it reached them (``reason``). Without a level it
+    reads as what happened, as a line of a history or a feed does for everyone. Without a reader:
     for nobody in particular, in UTC (a sentence that addresses no one)."""
     words = Words(facts, reader or Reader(), level)
     said = PHRASES.get(facts.entry.kind, unknown)(words)
-    text = wording.upper_first(" ".join(said.text.split()))
+    text = " ".join(said.text.split())  # one line; names keep their case ("dev resolved …")
+    if text.startswith(("an item", "a subproject", "a project")):  # one the reader may not see
+        text = wording.upper_first(text)
     if len(text) > MAX_SENTENCE:
         text = text[: MAX_SENTENCE - 1] + "…"
     item_id = facts.entry.workflow_item_id
@@ -132,11 +137,14 @@ async def phrase_entries(
     *,
     reader: Reader | None = None,
     levels: Sequence[str | None] | None = None,
+    viewer: Actor | None = None,
 ) -> list[Sentence]:
     """The entries' sentences for ``reader``, in order (``levels``: each one's notification
     level, when they are notifications). Reads in a fixed number of statements, whatever the
-    number of entries; the caller has checked that ``reader`` may read them."""
-    facts = await load_facts(session, entries)
+    number of entries; the caller has checked that ``reader`` may read them. ``viewer``: the
+    reader's actor, when the sentences are theirs: an item, subproject or project hidden from
+    them is not named ("an item")."""
+    facts = await load_facts(session, entries, viewer=viewer)
     levels = levels if levels is not None else [None] * len(entries)
     return [sentence(f, reader=reader, level=level) for f, level in zip(facts, levels, strict=True)]
 
@@ -168,6 +176,7 @@ __all__ = [
     "path_to",
     "phrase_entries",
     "reader_of",
+    "seen_by",
     "sentence",
     "task_sentence",
 ]

@@ -34,19 +34,17 @@ class Words:
         return self.facts.actor is None
 
     def who(self) -> str:
-        """The actor as the subject of a sentence: "You", "Alice Analyst", "Bob Builder (for
-        Alice Analyst)" (a deputy's deed); "Someone" where no actor is known."""
-        if self.entry.actor_id and self.entry.actor_id == self.reader.user_id:
-            name = "You"
-        else:
-            name = self.facts.actor or "Someone"
+        """The actor as the subject of a sentence, by name even to themselves (a history reads
+        alike for all): "Alice Analyst", "Bob Builder (for Alice Analyst)" (a deputy's deed);
+        "Someone" where no actor is known."""
+        name = self.facts.actor or "Someone"
         if self.facts.on_behalf_of:
             name += f" (for {self.facts.on_behalf_of})"
         return name
 
     def by(self) -> str:
         """ " (by Alice Analyst)", or nothing for the system."""
-        return "" if self.system else f" (by {self.who() if self.who() != 'You' else 'you'})"
+        return "" if self.system else f" (by {self.who()})"
 
     @property
     def thing(self) -> str:
@@ -59,8 +57,7 @@ class Words:
         return facts.project or "a project"
 
     def party(self, party_id: Any) -> str:
-        if party_id and party_id == self.reader.user_id:
-            return "you"
+        """A party named in the entry's data, by name ("someone" when unknown)."""
         return self.facts.names.get(party_id, "someone") if party_id else "nobody"
 
     def parties(self, ids: Any) -> str:
@@ -112,8 +109,17 @@ class Words:
 
     # -- what is asked of the reader ------------------------------------------------------
 
+    @property
+    def addressing(self) -> bool:
+        """Whether the sentence may be addressed to its reader: as a notification (a message to
+        them), not as a line of a history or feed, which records what happened for all alike."""
+        return self.level is not None
+
     def asked(self) -> list[Waiting]:
-        """The waiting actions of this entry the reader is expected to act on."""
+        """The waiting actions of this entry the reader is expected to act on (none outside a
+        notification: see ``addressing``)."""
+        if not self.addressing:
+            return []
         return [w for w in self.facts.waiting if w.parties & self.reader.parties]
 
     def yours(self, asked: list[Waiting], *, lead: str = "") -> Said:
