@@ -118,7 +118,7 @@ def task_sentence(*, item: ItemFacts, waiting: Waiting, reader: Reader, for_user
     (engine/notify/messages.py). One a deputy holds for an absent user says for whom ("…, for
     Alice Analyst")."""
     said = Words(EntryFacts(entry=_TaskEntry(item.id), item=item), reader, "ASSIGNED").yours([waiting])
-    text = wording.upper_first(said.text + (f", for {for_user}" if for_user else ""))
+    text = said.text + (f", for {for_user}" if for_user else "")  # names keep their case, as ``sentence``'s
     if len(text) > MAX_SENTENCE:
         text = text[: MAX_SENTENCE - 1] + "…"
     return Sentence(
