@@ -63,9 +63,9 @@ async def compose(session: AsyncSession, input: dict[str, Any], *, key: str) -> 
         tasks = await open_tasks.open_tasks(session, actor=actor, today=reader.today, limit=open_tasks.MAX_LISTED)
     if not news and not (tasks and tasks.total):
         return None
-    said = await sentences.phrase_entries(
-        session, [n.entry for n in news], reader=reader, levels=[n.level for n in news]
-    )
+    entries, levels_of = [n.entry for n in news], [n.level for n in news]
+    # viewer: an item the reader may not see (an entry they read through viewHistory) goes unnamed
+    said = await sentences.phrase_entries(session, entries, reader=reader, levels=levels_of, viewer=actor)
     lines = [_news_line(n, sentence, reader) for n, sentence in zip(news, said, strict=True)]
     if digest:
         subject = _digest_subject(input["frequency"], len(news) + more_news, tasks)

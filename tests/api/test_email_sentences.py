@@ -75,7 +75,7 @@ async def test_an_email_of_each_kind_and_level_carries_its_sentence(kind, db, ma
         entries = (await s.scalars(select(Activity).where(Activity.kind == kind).order_by(Activity.seq))).all()
         entries = entries[-len(levels) :]
         rita = sentences.Reader.of(reader.user_id, parties=reader.party_ids, time_zone="Asia/Tokyo")
-        said = await sentences.phrase_entries(s, entries, reader=rita, levels=list(levels))
+        said = await sentences.phrase_entries(s, entries, reader=rita, levels=list(levels), viewer=reader)
     # One message per level (its unsubscribe link names it), each saying its entry's sentence.
     received = {
         level: m
