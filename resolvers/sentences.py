@@ -6,6 +6,7 @@ one batch (``sentence_by_entry``), whose facts take a fixed number of statements
 The compiled road has no form for it (resolvers/compiled/): a read that selects a sentence is
 answered by the resolvers, and so both roads answer alike."""
 
+import asyncio
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -72,14 +73,27 @@ async def load_sentences(ctx: "Context", keys: list[SentenceKey]) -> list[str]:
 
 
 async def _facts(ctx: "Context", entries: list[Any]) -> list[sentences.EntryFacts]:
-    """The entries' facts; in a live event, those another subscriber read already."""
+    """The entries' facts; in a live event, read once for all its subscribers (the first to ask
+    reads them, the others, running meanwhile or after, wait for that read)."""
+    session = ctx.session  # a read session answers as an AsyncSession does
     memo = ctx.event_memo()
-    known = {} if memo is None else {e.id: memo.get(("sentence facts", e.id)) for e in entries}
-    missing = [e for e in entries if known.get(e.id) is None]
+    if memo is None:
+        return await sentences.load_facts(session, entries)  # type: ignore[arg-type]
+    missing = [e for e in entries if ("sentence facts", e.id) not in memo]
     if missing:
-        session = ctx.session  # a read session answers as an AsyncSession does
-        for entry, read in zip(missing, await sentences.load_facts(session, missing), strict=True):  # type: ignore[arg-type]
-            known[entry.id] = read
-            if memo is not None:
-                memo[("sentence facts", entry.id)] = read
-    return [known[e.id] for e in entries]
+        read: asyncio.Future[list[sentences.EntryFacts]] = asyncio.get_running_loop().create_future()
+        for place, entry in enumerate(missing):
+            memo[("sentence facts", entry.id)] = (read, place)
+        try:
+            read.set_result(await sentences.load_facts(session, missing))  # type: ignore[arg-type]
+        except BaseException as error:
+            for entry in missing:
+                memo.pop(("sentence facts", entry.id), None)
+            read.set_exception(error)
+            read.exception()  # retrieved: the subscribers waiting on it raise it too
+            raise
+    facts = []
+    for entry in entries:
+        future, place = memo[("sentence facts", entry.id)]
+        facts.append((await future)[place])
+    return facts

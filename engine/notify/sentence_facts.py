@@ -18,8 +18,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from engine.people.actors import Actor
 from engine.people.visibility import item_visible, project_visible, subproject_visible
 from engine.spec.specs import WorkflowSpec
-from engine.spec.workflows import spec_of
-from models import Case, CaseRoleParty, EnabledAction, Group, Project, Subproject, User, Workflow, WorkflowItem
+from engine.spec.workflows import specs_by_ids
+from models import Case, CaseRoleParty, EnabledAction, Group, Project, Subproject, User, WorkflowItem
 
 SYSTEM_ID = "system"
 
@@ -145,7 +145,7 @@ async def load_facts(session: AsyncSession, entries: Sequence[Any], *, viewer: A
         for e in entries
         if e.kind == "subproject_workflow_changed" and e.subproject_id in subprojects
     }
-    specs = await _specs(session, workflow_ids)
+    specs = await specs_by_ids(session, workflow_ids)
     case_ids = {case for _, case, _ in items.values() if case}
     roles, waiting = await _waiting(session, case_ids, specs, {case: wf for _, case, wf in items.values() if case})
 
@@ -201,14 +201,6 @@ async def _party_names(session: AsyncSession, ids: set[str]) -> dict[str, str]:
     users = select(User.id, User.display_name).where(User.id.in_(ids))
     groups = select(Group.id, Group.display_name).where(Group.id.in_(ids))
     return {id: name for id, name in await session.execute(users.union_all(groups))}
-
-
-async def _specs(session: AsyncSession, workflow_ids: set[str]) -> dict[str, WorkflowSpec]:
-    """The parsed specs (engine.spec.workflows caches them per process: a version never changes)."""
-    if not workflow_ids:
-        return {}
-    rows = await session.scalars(select(Workflow).where(Workflow.id.in_(workflow_ids)))
-    return {workflow.id: spec_of(workflow) for workflow in rows}
 
 
 async def _waiting(

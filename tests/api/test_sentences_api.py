@@ -3,12 +3,19 @@ own time zone, is addressed by a notification that asks them to act, and the com
 answer alike (a selection with a sentence is the resolvers'); a page of sentences costs the same
 statements for 3 entries as for 15."""
 
+import asyncio
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
 
+import engine
+from resolvers.context import Context
+from schema import schema
+from server.hub import EventHub
+from server.settings import Settings
 from tests.fixtures.builders import build_tree
+from tests.fixtures.conditions import wait_until
 from tests.fixtures.documents import CREATE_ITEM, EXECUTE, SUSPEND
 
 pytestmark = pytest.mark.usefixtures("differential_reads")
@@ -135,3 +142,49 @@ async def test_a_page_of_sentences_costs_the_same_for_few_entries_and_many(gql, 
         sentences = await _history(gql, item, dev)
     assert len(sentences) == 15 and sentences[-1] == ("action_executed", "sam commented on Flicker")
     assert many.count == few.count, (few.statements, many.statements)
+
+
+LIVE_SENTENCES = """subscription($p: ID) { activity(projectId: $p) { kind sentence } }"""
+
+
+async def _live(db, viewers, project_id, act, count_statements):
+    """One live event delivered to a subscription of each viewer: their answers, and the
+    statements the delivery took."""
+    hub = EventHub(db)
+    await hub.start()
+    streams = []
+    for viewer in viewers:
+        context = Context(db=db, settings=Settings(database_url=db.url), hub=hub, actor=viewer, live=True)
+        streams.append(await schema.subscribe(LIVE_SENTENCES, variable_values={"p": project_id}, context_value=context))
+    pending = [asyncio.ensure_future(anext(stream)) for stream in streams]
+    await wait_until(lambda: hub.subscriber_count == len(viewers), what="every subscription registered")
+    await act()
+    with count_statements() as counted:
+        await hub.catch_up()
+        results = await asyncio.gather(*pending)
+    for stream in streams:
+        await stream.aclose()
+    await hub.stop()
+
+    return [r.data if not r.errors else r.errors for r in results], counted.count
+
+
+async def test_a_live_entry_is_phrased_for_each_subscriber_its_facts_read_once(db, make_actor, count_statements):
+    owner = await make_actor("owner")
+    async with db.transaction() as s:
+        project = await engine.create_project(s, actor=owner, display_name="P")
+        sub = await engine.create_subproject(
+            s, actor=owner, project_id=project.id, display_name="S", currency="EUR", workflow="bug"
+        )
+        item, _ = await engine.create_workflow_item(s, actor=owner, subproject_id=sub.id, display_name="Drip")
+
+    async def comment():
+        async with db.transaction() as s:
+            await engine.execute(s, actor=owner, action="comment", workflow_item_id=item.id, comment="live")
+
+    (one,), alone = await _live(db, [owner], project.id, comment, count_statements)
+    assert one == {"activity": {"kind": "action_executed", "sentence": "owner commented on Drip"}}
+    many, together = await _live(db, [owner] * 4, project.id, comment, count_statements)
+    assert many == [one] * 4
+    # each subscriber reads its own time zone; the entry's facts are read once for all
+    assert together - alone <= 3, (alone, together)
