@@ -267,8 +267,9 @@ class Settings(OidcSettings, DatabaseSettings):
     public_url: str = Field(
         "",
         description=(
-            "where people reach this server (`https://caseway.example`), for the links in emails; unset: "
-            "`http://CASEWAY_HOST:CASEWAY_PORT`"
+            "where people reach this server (`https://caseway.example`): emails link to items, actions and "
+            "tasks in the dashboard from it; unset: emails carry no such links (the log says so at start) and "
+            "unsubscribe links start with `http://CASEWAY_HOST:CASEWAY_PORT`"
         ),
     )
 

@@ -26,7 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from engine.clock import SYSTEM_CLOCK
 from engine.errors import DomainError, DomainErrors, ErrorCode, not_found
 from engine.jobs.kinds import JobCall, JobKind, Permanent, register_job_kind
-from engine.notify import digests, mail
+from engine.notify import digests, mail, messages
 from engine.people.actors import Actor
 from models import Notification, NotificationDelivery, User, unit_of_work
 
@@ -239,7 +239,7 @@ class Email(JobKind):
         if db is None or mail.config() is None:
             raise Permanent("NO_SMTP", "No SMTP server is configured (CASEWAY_SMTP_URL).")
         async with db.read_session() as session:
-            message = await digests.compose(session, dict(call.input), key=call.idempotency_key)
+            message = await messages.compose(session, dict(call.input), key=call.idempotency_key)
         if message is None:
             return {"skipped": "Nothing its reader may still see, or no address."}
         await mail.send(message)

@@ -7,28 +7,30 @@ it is due and ``SETTLE`` has passed, ``make_due`` closes the window at the lates
 down sends one digest for the time it missed, not one per hour), writes the digest's job, and
 opens the next window, in one transaction. The job's key is ``digest:<user>:<frequency>:<window
 end>``, unique among jobs: a window is sent once, whichever process (or how many at once)
-finds it due, and across a crash (the row and the job commit together). A window without a
-notification of its levels sends nothing.
+finds it due, and across a crash (the row and the job commit together).
 
-What a message lists is read when it is sent (``compose``): only notifications whose entry the
-reader may still read then (``engine.people.visibility``), as the in-app list shows them; one about
-an item they can no longer see is left out, and a message left with nothing is not sent.
+**Open tasks (seed 003, S003-28).** The digest of the frequency chosen for the ASSIGNED level
+also lists every open task of its reader (engine/notify/open_tasks.py: enabled date, due date,
+overdue marked, a link). A window sends when it holds a notification of its levels; one without
+any still sends the open tasks, but at most once a day: when it reaches the user's
+``digest_hour`` (every DAILY window does; one HOURLY window a day), so that an hourly choice is
+not an hourly nag about the same tasks. Otherwise a window without news sends nothing.
+
+What a message lists is read when it is sent (engine/notify/messages.py): only notifications
+whose entry the reader may still read then (``engine.people.visibility``), as the in-app list
+shows them, and the tasks whose item they may see; a message left with nothing is not sent.
 """
 
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
-from email.message import EmailMessage
-from typing import Any
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import aliased
 
-from engine.notify import mail
+from engine.notify import mail, open_tasks
 from engine.people import identity
-from engine.people.visibility import entry_readable
-from models import Activity, DigestSchedule, Notification, NotificationDelivery, User, WorkflowItem
+from models import DigestSchedule, Notification, NotificationDelivery, User
 
 FREQUENCIES = ("IMMEDIATE", "HOURLY", "DAILY")
 DIGEST_FREQUENCIES = ("HOURLY", "DAILY")
@@ -145,7 +147,8 @@ async def make_due(session: AsyncSession, *, now: datetime, limit: int) -> Made:
         )
         window = (Notification.recipient_id == user.id, Notification.level.in_(levels))
         window += (Notification.created_at >= row.window_start, Notification.created_at < end)
-        if await session.scalar(select(Notification.id).where(*window).limit(1)) is not None:
+        news = await session.scalar(select(Notification.id).where(*window).limit(1)) is not None
+        if news or ("ASSIGNED" in levels and await _tasks_due(session, user, row.window_start, end, now)):
             input = {
                 "user": user.id,
                 "frequency": row.frequency,
@@ -162,100 +165,29 @@ async def make_due(session: AsyncSession, *, now: datetime, limit: int) -> Made:
     return made
 
 
+async def _tasks_due(session: AsyncSession, user: User, start: datetime, end: datetime, now: datetime) -> bool:
+    """A window without news sends the open tasks when it reaches the user's digest hour and
+    the user has an open task they may see."""
+    if next_boundary(start, frequency="DAILY", zone=user.time_zone, hour=user.digest_hour) > end:
+        return False
+    actor = await identity.actor_for(session, user_id=user.id, login=user.login, is_admin=user.is_admin)
+    today = now.astimezone(ZoneInfo(user.time_zone)).date()
+    return bool((await open_tasks.open_tasks(session, actor=actor, today=today, limit=1, counted=False)).tasks)
+
+
 async def next_due(session: AsyncSession) -> datetime | None:
     """When the next window may be closed (possibly already past): its end, settled."""
     due = await session.scalar(select(func.min(DigestSchedule.due_at)))
     return None if due is None else due + SETTLE
 
 
-# --- Composing a message, when it is sent ------------------------------------------------
-
-_ACTOR = aliased(User, name="entry_actor")
-
-
-def _describe(kind: str, action: str | None, data: dict[str, Any]) -> str:
-    if kind == "action_executed":
-        return f"executed {action}"
-    if kind == "action_reminded":
-        return f"reminder {data.get('reminder')} of {data.get('of')}: {action} is waiting"
-    if kind == "action_escalated":
-        return f"{action} has waited too long"
-    if kind == "workflow_item_due":
-        return "is due today"
-    if kind == "workflow_item_overdue":
-        return "is overdue"
-    return kind.replace("_", " ") + (f" ({action})" if action else "")
-
-
-async def compose(session: AsyncSession, input: dict[str, Any], *, key: str) -> EmailMessage | None:
-    """The message a job's input stands for, from what its reader may read now; None when there
-    is nothing left to send (no address, a disabled user, every notification hidden since)."""
-    user = await session.get(User, input.get("user", ""))
-    if user is None or user.disabled or not user.email or mail.config() is None:
-        return None
-    actor = await identity.actor_for(session, user_id=user.id, login=user.login, is_admin=user.is_admin)
-    # the rule of every notification read: its entry readable by its recipient now (entry_readable
-    # over the joined entry, as notification_readable says it for a bare notification)
-    mine = [Notification.recipient_id == user.id, entry_readable(actor)]
-    if "notifications" in input:
-        mine.append(Notification.id.in_(list(input["notifications"])[:MAX_LISTED]))
-    else:
-        start, end = datetime.fromisoformat(input["from"]), datetime.fromisoformat(input["to"])
-        mine += [
-            Notification.level.in_(input["levels"]),
-            Notification.created_at >= start,
-            Notification.created_at < end,
-        ]
-    query = (
-        select(Notification.level, Activity, WorkflowItem.display_name, _ACTOR.display_name)
-        .join(Activity, Activity.id == Notification.activity_id)
-        .outerjoin(WorkflowItem, WorkflowItem.id == Activity.workflow_item_id)
-        .outerjoin(_ACTOR, _ACTOR.id == Activity.actor_id)
-        .where(*mine)
-        .order_by(Notification.created_at, Notification.id)
-        .limit(MAX_LISTED)
-    )
-    rows = (await session.execute(query)).all()
-    if not rows:
-        return None
-    tz = ZoneInfo(user.time_zone)
-    lines = []
-    for level, entry, item, who in rows:
-        at = entry.at.astimezone(tz).strftime("%Y-%m-%d %H:%M")
-        what = _describe(entry.kind, entry.action, entry.data)
-        line = f"- {at} [{level}] {item or 'Caseway'}: {who or 'Caseway'} {what}"
-        if entry.comment:
-            line += f' — "{entry.comment[:200]}"'
-        lines.append(line)
-    more = 0
-    if len(rows) == MAX_LISTED and "notifications" not in input:
-        counted = (
-            (select(Notification.id).join(Activity, Activity.id == Notification.activity_id).where(*mine))
-            .limit(MAX_COUNTED + MAX_LISTED)
-            .subquery()
-        )
-        more = (await session.scalar(select(func.count()).select_from(counted)) or 0) - MAX_LISTED
-    levels = sorted({level for level, *_ in rows}) if "notifications" in input else list(input["levels"])
-    frequency = input.get("frequency")
-    title = f"{frequency.lower()} digest" if frequency else "notification"
-    subject = f"Caseway {title}: {len(rows) + more} notification{'s' if len(rows) + more != 1 else ''}"
-    unsubscribe = mail.unsubscribe_url(user.id, levels)
-    body = [f"Hello {user.display_name},", "", *lines]
-    if more:
-        body.append(f"… and {more} more: see them in Caseway.")
-    body += ["", f"Stop these emails ({', '.join(levels)}): {unsubscribe}"]
-    message = EmailMessage()
-    mail.headers(message, to=user.email, subject=subject, key=key, unsubscribe=unsubscribe)
-    message.set_content("\n".join(body) + "\n")
-    return message
-
-
 __all__ = [
     "DIGEST_FREQUENCIES",
     "FREQUENCIES",
+    "MAX_COUNTED",
+    "MAX_LISTED",
     "MAX_RUN",
     "Made",
-    "compose",
     "latest_boundary",
     "make_due",
     "next_boundary",

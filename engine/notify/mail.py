@@ -1,6 +1,8 @@
 """Email out of Caseway: the SMTP server of ``CASEWAY_SMTP_URL``, the job rows that send
-(kind ``email``, one per message: engine/notify/delivery.py runs them), and the signed one-click
-unsubscribe links every message carries (RFC 8058; ``server/unsubscribe.py`` answers them).
+(kind ``email``, one per message: engine/notify/delivery.py runs them), the links into the
+dashboard a message carries (only with ``CASEWAY_PUBLIC_URL``: a link to a guessed address would
+lead nowhere), and the signed one-click unsubscribe links every message carries (RFC 8058;
+``server/unsubscribe.py`` answers them).
 
 A message is a durable job of no case: written in the transaction that decided to send it (a
 notification's, or a digest window's), sent after the commit by the job runner, retried with
@@ -36,7 +38,9 @@ _SCHEMES = {"smtp": (25, False), "smtps": (465, True)}
 @dataclass(frozen=True, slots=True)
 class MailConfig:
     """Where mail goes and how links in it are made: the SMTP server, the sender, the server's
-    public address (for links) and the key that signs unsubscribe links."""
+    address (for unsubscribe links: the public one, else the one it listens on), the public
+    address the dashboard's links start with (None: ``CASEWAY_PUBLIC_URL`` is unset, and a
+    message links to nothing but its unsubscribe page) and the key that signs unsubscribe links."""
 
     hostname: str
     port: int
@@ -46,6 +50,7 @@ class MailConfig:
     sender: str
     public_url: str
     key: bytes
+    links_url: str | None = None
 
 
 def parse_smtp_url(url: str) -> tuple[str, int, bool, str | None, str | None]:
@@ -64,7 +69,9 @@ def parse_smtp_url(url: str) -> tuple[str, int, bool, str | None, str | None]:
     return parts.hostname, port, tls, user, password
 
 
-def make_config(*, smtp_url: str, sender: str, public_url: str, secret_key: str) -> MailConfig:
+def make_config(
+    *, smtp_url: str, sender: str, public_url: str, secret_key: str, links_url: str | None = None
+) -> MailConfig:
     host, port, tls, user, password = parse_smtp_url(smtp_url)
     if not secret_key:
         raise ValueError(
@@ -72,7 +79,8 @@ def make_config(*, smtp_url: str, sender: str, public_url: str, secret_key: str)
             "keep working in every server process and after restarts"
         )
     key = hmac.new(secret_key.encode(), b"caseway unsubscribe links", hashlib.sha256).digest()
-    return MailConfig(host, port, tls, user, password, sender, public_url.rstrip("/"), key)
+    links = links_url.rstrip("/") if links_url else None
+    return MailConfig(host, port, tls, user, password, sender, public_url.rstrip("/"), key, links)
 
 
 # The process's mail setup (``configure``: the CLI's commands), and the one of the app whose
@@ -105,6 +113,21 @@ def config() -> MailConfig | None:
 def database() -> Database | None:
     """The database a message is composed from when it is sent (what its reader may see then)."""
     return _setup()[1]
+
+
+# --- Links into the dashboard -----------------------------------------------------------
+
+TASKS_PATH = "/#/tasks"  # the dashboard's list of the reader's tasks (web/src/main.jsx)
+
+
+def link(path: str | None) -> str | None:
+    """The dashboard's address of ``path`` (a sentence's: ``/#/item/<id>[/<action>]``,
+    engine/notify/sentences.py; or ``TASKS_PATH``); None without ``CASEWAY_PUBLIC_URL`` or a
+    path. Following it shows the reader only what they may see then."""
+    setup = config()
+    if setup is None or setup.links_url is None or not path:
+        return None
+    return f"{setup.links_url}{path}"
 
 
 # --- Unsubscribe links -------------------------------------------------------------------
@@ -217,6 +240,7 @@ async def enqueue(session: Any, *, key: str, input: dict[str, Any], now: datetim
 
 __all__ = [
     "KIND",
+    "TASKS_PATH",
     "MailConfig",
     "app_setup",
     "config",
@@ -224,6 +248,7 @@ __all__ = [
     "database",
     "enqueue",
     "headers",
+    "link",
     "make_config",
     "message_id",
     "parse_smtp_url",

@@ -14,7 +14,7 @@ from models import Activity, Database, DigestSchedule, Notification, new_id, utc
 from server.migrate import upgrade
 from tests.fixtures.builders import caseway
 from tests.fixtures.database import create_test_user
-from tests.fixtures.smtp import PUBLIC_URL, SECRET, Mailbox
+from tests.fixtures.smtp import PUBLIC_URL, SECRET, Mailbox, text_of
 
 
 async def seed(url: str, box: Mailbox):  # type: ignore[no-untyped-def]
@@ -78,8 +78,8 @@ async def test_run_digests_queues_each_due_digest_once_and_run_jobs_sends_it(tmp
     sent = caseway("run-jobs", "--once", env=env)
     assert sent.returncode == 0 and "Finished 1 jobs." in sent.stdout, sent.stderr
     (digest,) = mailbox.to("reader@example.org")
-    assert digest["Subject"] == "Caseway hourly digest: 1 notification"
-    assert "reader project created" in digest.get_content()
+    assert digest["Subject"] == "Hourly digest: 1 update"
+    assert "Boiler room" in text_of(digest)
 
     # Again at the same time, then at the real time (the next window, empty, closes too): nothing more.
     assert "Queued 0 digests; 0 windows" in caseway("run-digests", "--now", closes, env=env).stdout

@@ -8,10 +8,12 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import select
 
+import engine
 from engine.clock import SYSTEM_CLOCK
 from engine.notify import delivery, digests, mail
 from models import DigestSchedule, Job, Notification, new_id
 from server.digest_runs import run_digests
+from tests.fixtures.engine import new_subproject
 
 
 def utc(*parts: int) -> datetime:
@@ -113,5 +115,44 @@ async def test_a_window_is_closed_once_settled_so_a_late_commit_stamped_before_i
         async with db.read_session() as s:
             (key,) = (await s.scalars(select(Job.idempotency_key).where(Job.kind == "email"))).all()
         assert key == f"digest:{user.user_id}:HOURLY:{end.isoformat()}"
+    finally:
+        mail.configure(None)
+
+
+async def test_open_tasks_alone_send_an_hourly_digest_once_a_day_at_the_digest_hour(db, make_actor):
+    """S003-28's reminder rides on the ASSIGNED level's digest: a window with news sends; one
+    without news sends the reader's open tasks only when it reaches their digest hour (every
+    daily window, one hourly window a day), and nothing when they have no open task."""
+    mail.configure(mail.make_config(smtp_url="smtp://127.0.0.1:9", sender="c@t", public_url="http://t", secret_key="k"))
+    try:
+        boss = await make_actor("boss", admin=True)
+        busy, idle = await make_actor("busy"), await make_actor("idle")
+        start = utc(2030, 1, 7, 5, 30)  # Berlin: 06:30; the digest hour below is 08:00 there
+        async with db.transaction() as s:
+            for reader in (busy, idle):
+                await delivery.set_delivery(
+                    s,
+                    actor=reader,
+                    email=f"{reader.login}@example.org",
+                    time_zone="Europe/Berlin",
+                    digest_hour=8,
+                    levels=[delivery.LevelDelivery("ASSIGNED", ("EMAIL",), "HOURLY")],
+                    now=start,
+                )
+            sub = await new_subproject(s, boss, workflow="simple")
+            await engine.create_workflow_item(
+                s, actor=boss, subproject_id=sub.id, display_name="Order paint", assignee_id=busy.user_id
+            )
+        # The assignment's news was stamped now, years before these windows: none holds news.
+
+        quiet = await run_digests(db, now=utc(2030, 1, 7, 6) + digests.SETTLE, limit=100)  # 07:00 Berlin
+        assert (quiet.jobs, quiet.empty) == (0, 2)
+        at_hour = await run_digests(db, now=utc(2030, 1, 7, 7) + digests.SETTLE, limit=100)  # 08:00 Berlin
+        assert (at_hour.jobs, at_hour.empty) == (1, 1)  # busy's open task; idle has none
+        after = await run_digests(db, now=utc(2030, 1, 7, 8) + digests.SETTLE, limit=100)  # 09:00 Berlin
+        assert (after.jobs, after.empty) == (0, 2)
+        async with db.read_session() as s:
+            (key,) = (await s.scalars(select(Job.idempotency_key).where(Job.kind == "email"))).all()
+        assert key == f"digest:{busy.user_id}:HOURLY:{utc(2030, 1, 7, 7).isoformat()}"
     finally:
         mail.configure(None)

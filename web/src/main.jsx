@@ -32,7 +32,7 @@ const STATUS_TEXT = {
 function Page({ route, viewer }) {
   const [view, id] = route;
   if (view === 'subproject' && id) return <Board id={id} />;
-  if (view === 'item' && id) return <Item id={id} />;
+  if (view === 'item' && id) return <Item id={id} action={route[2]} />; // #/item/<id>/<action>: its dialog open
   if (view === 'insights' && id) return <Insights id={id} />;
   if (view === 'permissions' && id) return <Permissions id={id} />;
   if (view === 'tasks') return <Tasks />;

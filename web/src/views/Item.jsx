@@ -6,9 +6,8 @@ import { useEffect, useState } from 'react';
 import { gql } from '../api/client.js';
 import { ASSIGN_ITEM, CANCEL_CASE, HISTORY, ITEM, REASSIGN } from '../api/documents.js';
 import { onActivity } from '../api/live.js';
-import { useNames } from '../api/names.js';
 import { PartyOptions, meetParties, usePeople } from '../api/people.jsx';
-import { ago, describe, money, overdue, partyName, when } from '../format.js';
+import { ago, money, overdue, partyName, when } from '../format.js';
 import { useDebounced, useLoad } from '../hooks.js';
 import { Dialog, Empty, Failed, FieldErrors, Loading, useMutation } from '../ui.jsx';
 import { ActionDialog } from './ActionDialog.jsx';
@@ -17,10 +16,14 @@ import { Diagram } from './Diagram.jsx';
 import { Documents } from './Documents.jsx';
 import { ItemForm } from './Forms.jsx';
 
-function ActionButton({ item, caseVersion, enabled, states, onDone }) {
+function ActionButton({ item, caseVersion, enabled, states, onDone, linked }) {
   const kase = item.case;
   const [open, setOpen] = useState(false);
   const [done, setDone] = useState(null);
+  // An email's link to this action (#/item/<id>/<action>) opens its dialog.
+  useEffect(() => {
+    if (linked) setOpen(true);
+  }, [linked]);
   return (
     <li>
       <button type="button" className="action" data-action={enabled.action.shortName} onClick={() => setOpen(true)}>
@@ -100,8 +103,7 @@ function RoleRow({ itemId, role, onDone }) {
   );
 }
 
-function History({ id, item }) {
-  useNames();
+function History({ id }) {
   const [pages, setPages] = useState({ entries: [], end: null, more: false, total: 0 });
   const [error, setError] = useState(null);
   const [loading, setLoading] = useState(true);
@@ -151,7 +153,7 @@ function History({ id, item }) {
       <ol>
         {pages.entries.map((entry) => (
           <li key={entry.seq} data-testid="history-entry">
-            <span className="sentence">{describe(entry, { workflowItem: item })}</span>
+            <span className="sentence">{entry.sentence}</span>
             {entry.comment && <q>{entry.comment}</q>}
             <time dateTime={entry.at} title={when(entry.at)}>
               {ago(entry.at)}
@@ -252,7 +254,7 @@ function CancelButton({ item, caseVersion, onDone }) {
   );
 }
 
-export function Item({ id }) {
+export function Item({ id, action }) {
   const [{ loading, error, data }, reload] = useLoad(() => gql(ITEM, { id }), [id]);
   const reloadSoon = useDebounced(reload, 100);
   const [editing, setEditing] = useState(false);
@@ -267,6 +269,8 @@ export function Item({ id }) {
   if (!item?.case) return <Empty>There is no such workflow item, or you may not view it.</Empty>;
   const c = item.case;
   const states = Object.fromEntries(c.workflow.states.map((s) => [s.shortName, s.prettyName]));
+  // #/item/<id>/<action>: an email's link to the reader's action on this item opens its dialog.
+  const linked = action && c.myActions.find((enabled) => enabled.action.shortName === action)?.id;
   const canUpdate = item.allowedIntents.includes('workflowItem.update') && item.status === 'OPEN';
   const canAssign = item.allowedIntents.includes('workflowItem.assign') && item.status === 'OPEN';
   return (
@@ -367,7 +371,15 @@ export function Item({ id }) {
       ) : (
         <ul className="actions" data-testid="my-actions">
           {c.myActions.map((enabled) => (
-            <ActionButton key={enabled.id} item={item} caseVersion={c.version} enabled={enabled} states={states} onDone={reload} />
+            <ActionButton
+              key={enabled.id}
+              item={item}
+              caseVersion={c.version}
+              enabled={enabled}
+              states={states}
+              onDone={reload}
+              linked={enabled.id === linked}
+            />
           ))}
         </ul>
       )}
