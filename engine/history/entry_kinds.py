@@ -1,7 +1,8 @@
-"""Every kind of log entry the engine writes, each with when it is written: the one list that
-``activity.record`` holds writers to (a kind not listed here is a programmer's mistake) and that
-the sentences of the entries (``engine/notify/sentences.py``) and their tests are generated over,
-so a new kind cannot reach the log without a sentence."""
+"""Every kind of log entry the engine writes, each with when it is written: the list the
+sentences of the entries (``engine/notify/phrases.py``) and their tests are generated over.
+``tests/engine/test_sentences.py`` reads the engine's code for the kinds its writers pass
+(``activity.record`` and its wrappers) and holds this list to them, so a new kind cannot reach
+the log without a line here, a phrase and an asserted sentence."""
 
 ENTRY_KINDS: dict[str, str] = {
     # resources (engine/tree/resources.py, engine/tree/ordering.py)
