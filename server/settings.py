@@ -227,12 +227,16 @@ class Settings(OidcSettings, DatabaseSettings):
 
     # --- Jobs (engine/jobs, server/job_runner.py; docs/workflows.md "Webhook jobs") ---
     # Webhook endpoints spec authors may name: {"billing": {"url": "https://...", "secret": "...",
-    # "timeout": 10, "serialize_by": "case"}} (serialize_by: case, endpoint or none).
+    # "timeout": 10, "serialize_by": "case", "format": "plain", "fields": {"invoice": ["amount"]}}}
+    # (serialize_by: case, endpoint or none; format: plain or cloudevents; fields: the case fields
+    # each workflow may send, none by default; docs/api.md "Webhook payloads").
     webhooks: dict[str, Any] = Field(
         {},
         description=(
             'webhook endpoints spec authors may name, as JSON: `{"billing": {"url": "https://…", "secret": "…", '
-            '"timeout": 10, "serialize_by": "case"}}`'
+            '"timeout": 10, "serialize_by": "case", "format": "plain", "fields": {"invoice": ["amount"]}}}`; '
+            "`format` is `plain` or `cloudevents`, `fields` the case fields each workflow may send (none by "
+            "default; see [docs/api.md](docs/api.md#webhook-payloads))"
         ),
     )
     # Retry policy per job kind, replacing the kind's own: {"webhook": {"max_attempts": 8,
@@ -267,8 +271,8 @@ class Settings(OidcSettings, DatabaseSettings):
     public_url: str = Field(
         "",
         description=(
-            "where people reach this server (`https://caseway.example`), for the links in emails; unset: "
-            "`http://CASEWAY_HOST:CASEWAY_PORT`"
+            "where people reach this server (`https://caseway.example`), for the links in emails and webhook "
+            "payloads; unset: `http://CASEWAY_HOST:CASEWAY_PORT` in emails, and webhook payloads carry no links"
         ),
     )
 
