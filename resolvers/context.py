@@ -110,6 +110,12 @@ class Context:
         if self._event is not None and self._event[0] is root and not self._personal:
             self._event[1].setdefault((operation, self._event[2]), result)
 
+    def event_memo(self) -> dict[Any, Any] | None:
+        """What the subscribers of the live event being executed share whatever each may see
+        (None outside a live event): computed once by the first, read by the others (the facts
+        of an entry's sentence, resolvers/sentences.py). Keys are the caller's own tuples."""
+        return None if self._event is None else self._event[1]
+
     async def refresh(self) -> None:
         """Forget everything read so far (called after a mutation commits)."""
         await self.close()

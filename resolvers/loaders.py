@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 from resolvers.access_loads import AccessLoads
 from resolvers.case_loads import CaseLoads, PickListKey
 from resolvers.loader_cache import MISSING, KnownValues, cached, one, prime, with_loaded
+from resolvers.sentences import SentenceKey, load_sentences
 from resolvers.tree_loads import TreeLoads
 
 __all__ = ["MISSING", "KnownValues", "Loaders", "PickListKey", "cached", "one", "prime", "with_loaded"]
@@ -58,6 +59,7 @@ class Loaders(TreeLoads, CaseLoads, AccessLoads):
         "deputyships_by_user": "_deputyships_by_user",
         "deputyships_by_deputy": "_deputyships_by_deputy",
         "standing_in_by_user": "_standing_in",
+        "sentence_by_entry": "_sentences",
     }
     party_by_id: DataLoader[str, Any]
     project_by_id: DataLoader[str, Any]
@@ -89,6 +91,7 @@ class Loaders(TreeLoads, CaseLoads, AccessLoads):
     deputyships_by_user: DataLoader[str, list[Any]]
     deputyships_by_deputy: DataLoader[str, list[Any]]
     standing_in_by_user: DataLoader[str, list[Any]]
+    sentence_by_entry: DataLoader[SentenceKey, str]
 
     def __init__(
         self, ctx: "Context", *, cache: bool = True, known: Mapping[str, Mapping[Any, Any]] | None = None
@@ -113,3 +116,7 @@ class Loaders(TreeLoads, CaseLoads, AccessLoads):
             prime(made, self._known[name])
         setattr(self, name, made)  # found as a plain attribute from now on
         return made
+
+    async def _sentences(self, keys: list[SentenceKey]) -> list[str]:
+        """Entries in words for the viewer (resolvers/sentences.py), the batch's in one go."""
+        return await load_sentences(self._ctx, keys)

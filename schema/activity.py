@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 import strawberry
 
 from resolvers import case_fields as field_reads
+from resolvers import sentences as sentence_reads
 from resolvers.loaders import one
 from schema.base import JSON, AppInfo, Node, by_id_prefix
 from schema.execution import context_only
@@ -46,6 +47,16 @@ class Activity(Node):
     @context_only
     def title(self, info: AppInfo) -> str | None:
         return field_reads.title(info.context, self)
+
+    @strawberry.field(
+        description="The entry in words for you, whatever its kind: who did what to which item, with the "
+        "workflow's names, money in its currency and dates in your time zone (setNotificationDelivery's "
+        'timeZone): "Alice Analyst submitted Office chairs (now Submitted)". What happened, as a history '
+        "records it (Notification.sentence addresses you). docs/messages.md says how each kind reads."
+    )
+    @context_only
+    def sentence(self, info: AppInfo) -> str:
+        return sentence_reads.entry_sentence(info.context, self)
 
     @strawberry.field(
         description="SHA-256 over this entry and the previous entry's hash; null when the entry records changes "

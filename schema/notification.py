@@ -6,13 +6,15 @@ from typing import Any
 
 import strawberry
 
-from engine.notify import notifications
+from engine.notify import notifications, wording
 from engine.notify.notifications import UNREAD_COUNT_CAP as CAP
 from resolvers import notifications as notification_reads
+from resolvers import sentences as sentence_reads
 from resolvers.lookahead import selects
 from resolvers.mutations import run
 from schema.activity import Activity
 from schema.base import AppInfo, Edge, Node, PageInfo, UserError, by_id_prefix
+from schema.execution import context_only
 
 
 @strawberry.enum(description="Why you were notified; the first level that applies wins.")
@@ -34,6 +36,18 @@ class Notification(Node):
     @strawberry.field
     async def activity(self, info: AppInfo) -> Activity | None:
         return await info.context.loaders.activity_by_id.load(self.activity_id)  # type: ignore[attr-defined]
+
+    @strawberry.field(
+        description="What happened, in words for you (as Activity.sentence): addressed to you while it asks you "
+        'to act ("Start review is yours: Office chairs (due 15 Dec)").'
+    )
+    @context_only
+    def sentence(self, info: AppInfo) -> str:
+        return sentence_reads.notification_sentence(info.context, self)
+
+    @strawberry.field(description='Why it reached you, in words ("you follow this item"), from its level.')
+    def reason(self) -> str:
+        return wording.level_reason(getattr(self.level, "value", self.level)) or ""
 
 
 @strawberry.type

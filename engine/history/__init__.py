@@ -12,6 +12,7 @@ root: everything that changes something writes here, and it reads nothing of the
 __all__ = [
     "activity",
     "checkpoints",
+    "entry_kinds",
     "history",
     "visits",
 ]

@@ -24,6 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.clock import SYSTEM_CLOCK
 from engine.history import folded_writes
+from engine.history.entry_kinds import ENTRY_KINDS
 from engine.history.folded_writes import Folded
 from models import Activity, Project, Subproject, WorkflowItem, kind_of, new_id, unit_of_work
 
@@ -125,7 +126,8 @@ async def record(
     title: str | None = None,
 ) -> LogEntry:
     """Queue an entry about ``about`` (a project, subproject or workflow item); it is hashed and
-    inserted just before the transaction commits."""
+    inserted just before the transaction commits. ``kind`` is one of ``ENTRY_KINDS``."""
+    assert kind in ENTRY_KINDS, f"{kind!r} is not in engine/history/entry_kinds.py"
     entry = LogEntry(
         seq=None,
         id=new_id("act"),

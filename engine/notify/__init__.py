@@ -1,7 +1,8 @@
 """Telling people: notifications of log entries (``notifications``, with who opted in:
 ``subscribers``), how each user takes them (``delivery``: in-app, immediate email, digests;
 ``mail``; ``digests``), the rows of reminders written with what they are about
-(``reminder_rows``), and live events (``events``). Below the case machinery, which calls it on
+(``reminder_rows``), live events (``events``), and every log entry in words for a person
+(``sentences``, with the words of values in ``wording``). Below the case machinery, which calls it on
 every change: it reads a case only through ``subscribers.CaseFacts``, never the cases wing.
 """
 
@@ -14,5 +15,7 @@ __all__ = [
     "mail",
     "notifications",
     "reminder_rows",
+    "sentences",
     "subscribers",
+    "wording",
 ]

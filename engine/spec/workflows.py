@@ -62,6 +62,17 @@ async def spec_by_id(session: AsyncSession, workflow_id: str) -> WorkflowSpec:
     return cached
 
 
+async def specs_by_ids(session: AsyncSession, workflow_ids: set[str]) -> dict[str, WorkflowSpec]:
+    """The specs of several stored definitions: those this process has not read yet, in one
+    statement (engine/notify/sentences.py phrases entries of many workflows at once)."""
+    found = {i: _spec_cache[i] for i in workflow_ids if i in _spec_cache}
+    missing = set(workflow_ids) - set(found)
+    if missing:
+        for workflow in await session.scalars(select(Workflow).where(Workflow.id.in_(missing))):
+            found[workflow.id] = spec_of(workflow)
+    return found
+
+
 @dataclass
 class Defined:
     """A definition stored, with what the checks found that does not refuse it (warnings)."""

@@ -66,6 +66,9 @@ async def test_alice_acts_on_a_board_and_bob_sees_it_live_without_reloading(serv
     await expect(card_names(bob.page, "submitted")).to_have_text(["Scaffolding"])
     await expect(card_names(bob.page, "draft")).to_have_text(["Labour", "Tiles"])
     await expect(bob.page.get_by_test_id("feed-entry").filter(has_text="Ready for review")).to_have_count(1)
+    # in the server's words for bob (Activity.sentence): what alice did, with the workflow's names.
+    submitted = bob.page.get_by_test_id("feed-entry").filter(has_text="Ready for review").locator(".sentence")
+    await expect(submitted).to_have_text("Alice Analyst submitted Scaffolding (now Submitted)")
     assert await bob.page.evaluate("window.__sameDocument") is True
     # alice's own history shows the entry, live too.
     await expect(alice.page.get_by_test_id("history-entry").filter(has_text="Ready for review")).to_have_count(1)

@@ -82,7 +82,7 @@ async def test_a_team_takes_an_item_from_a_new_project_to_approved(servers: tupl
     await expect(card_names(page, "draft")).to_have_text(["Bollards"])
     bollards = column(page, "draft").locator("[data-testid=card]", has_text="Bollards")
     await expect(bollards.locator(".overdue")).to_have_text("overdue")
-    await expect(bollards.locator(".amount")).to_have_text("1,250.5 USD")
+    await expect(bollards.locator(".amount")).to_have_text("1,250.50 USD")  # the currency's minor units
 
     # carol may view the board once alice grants it; she plays the reviewer of Bollards.
     await page.get_by_role("link", name="Permissions").click()
@@ -124,10 +124,11 @@ async def test_a_team_takes_an_item_from_a_new_project_to_approved(servers: tupl
     await expect(card_names(carol.page, "submitted")).to_have_text(["Bollards"])
     await expect(card_names(carol.page, "draft")).to_have_count(0)
 
-    # carol is told, in a sentence, the item's name whole.
+    # carol is told, in the server's sentence, what is hers now, with the item's name whole.
     await carol.page.get_by_role("button", name=re.compile("^Notifications")).click()
     note = carol.page.get_by_test_id("notification").first
-    await expect(note).to_contain_text("Alice Analyst submitted Bollards")
+    await expect(note.locator(".sentence")).to_have_text("Start review is yours: Bollards (overdue since 2 Mar 2020)")
+    await expect(note).to_contain_text("you are asked to act")
     assert await note.evaluate("n => n.scrollWidth <= n.clientWidth"), "the notification is clipped"
     box = await note.bounding_box()
     assert box["x"] >= 0 and box["x"] + box["width"] <= width, f"the notification is off screen: {box}"

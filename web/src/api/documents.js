@@ -26,7 +26,7 @@ export const CARD = `fragment Card on WorkflowItem {
 }`;
 
 export const ACTIVITY = `fragment Activity on Activity {
-  id seq at kind action comment data
+  id seq at kind action comment data sentence
   actor { id login displayName }
   onBehalfOf { ...Party }
   project { id displayName }
@@ -42,13 +42,8 @@ ${CARD}
 ${PARTY}`;
 
 const NOTE = `fragment Note on Notification {
-  id level createdAt readAt
-  activity {
-    id kind action data actor { id login displayName }
-    onBehalfOf { ... on User { id displayName } ... on Group { id displayName } }
-    project { id displayName } subproject { id displayName }
-    workflowItem { id displayName case { id workflow { id } } }
-  }
+  id level reason createdAt readAt sentence
+  activity { id workflowItem { id displayName } }
 }`;
 
 export const LIVE_NOTIFICATIONS = `subscription LiveNotifications {
@@ -112,8 +107,7 @@ export const REORDER = `mutation Reorder($subprojectId: ID!, $ordering: [ID!]!) 
 }`;
 
 const HISTORY_ENTRY = `fragment HistoryEntry on Activity {
-  id seq at kind action comment data actor { id login displayName }
-  onBehalfOf { ... on User { id displayName } ... on Group { id displayName } }
+  id seq at kind action comment sentence actor { id login displayName }
 }`;
 
 export const ITEM = `query Item($id: ID!) {

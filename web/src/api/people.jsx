@@ -5,7 +5,6 @@ import { useEffect, useState } from 'react';
 
 import { gql } from './client.js';
 import { GROUPS, USERS } from './documents.js';
-import { rememberParties } from './names.js';
 
 const MAX_PAGES = 5;
 let users = null;
@@ -41,8 +40,6 @@ export function loadPeople() {
       after = found.pageInfo.endCursor;
     }
     users = all;
-    rememberParties(all);
-    rememberParties([...groups.values()]);
     changed();
     return all;
   })().catch((failure) => {
@@ -61,7 +58,6 @@ export function meetParties(list) {
       added = true;
     }
   }
-  rememberParties(list);
   if (added) changed();
 }
 

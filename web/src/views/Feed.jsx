@@ -1,16 +1,14 @@
-// The side feed: every activity entry the viewer may see, newest first, as it happens, in
-// sentences. On a narrow screen it folds away behind its heading (a disclosure button).
+// The side feed: every activity entry the viewer may see, newest first, as it happens, in the
+// server's sentences (Activity.sentence: phrased for the viewer). On a narrow screen it folds away behind its heading (a disclosure button).
 import { useEffect, useState } from 'react';
 
 import { onActivity } from '../api/live.js';
-import { useNames } from '../api/names.js';
-import { ago, describe, when } from '../format.js';
+import { ago, when } from '../format.js';
 import { Empty } from '../ui.jsx';
 
 const KEEP = 50;
 
 export function Feed({ open, onToggle }) {
-  useNames();
   const [entries, setEntries] = useState([]);
   const [, setNow] = useState(0);
   useEffect(() => onActivity((entry) => setEntries((current) => [entry, ...current].slice(0, KEEP))), []);
@@ -31,7 +29,7 @@ export function Feed({ open, onToggle }) {
         <ol data-testid="feed">
           {entries.map((entry) => (
             <li key={entry.seq} data-testid="feed-entry">
-              <span className="sentence">{describe(entry)}</span>
+              <span className="sentence">{entry.sentence}</span>
               {entry.comment && <q>{entry.comment}</q>}
               {entry.workflowItem && <a href={`#/item/${entry.workflowItem.id}`}>Open {entry.workflowItem.displayName}</a>}
               <time dateTime={entry.at} title={when(entry.at)}>

@@ -6,9 +6,8 @@ import { useEffect, useState } from 'react';
 import { gql } from '../api/client.js';
 import { ASSIGN_ITEM, CANCEL_CASE, HISTORY, ITEM, REASSIGN } from '../api/documents.js';
 import { onActivity } from '../api/live.js';
-import { useNames } from '../api/names.js';
 import { PartyOptions, meetParties, usePeople } from '../api/people.jsx';
-import { ago, describe, money, overdue, partyName, when } from '../format.js';
+import { ago, money, overdue, partyName, when } from '../format.js';
 import { useDebounced, useLoad } from '../hooks.js';
 import { Dialog, Empty, Failed, FieldErrors, Loading, useMutation } from '../ui.jsx';
 import { ActionDialog } from './ActionDialog.jsx';
@@ -100,8 +99,7 @@ function RoleRow({ itemId, role, onDone }) {
   );
 }
 
-function History({ id, item }) {
-  useNames();
+function History({ id }) {
   const [pages, setPages] = useState({ entries: [], end: null, more: false, total: 0 });
   const [error, setError] = useState(null);
   const [loading, setLoading] = useState(true);
@@ -151,7 +149,7 @@ function History({ id, item }) {
       <ol>
         {pages.entries.map((entry) => (
           <li key={entry.seq} data-testid="history-entry">
-            <span className="sentence">{describe(entry, { workflowItem: item })}</span>
+            <span className="sentence">{entry.sentence}</span>
             {entry.comment && <q>{entry.comment}</q>}
             <time dateTime={entry.at} title={when(entry.at)}>
               {ago(entry.at)}

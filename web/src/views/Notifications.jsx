@@ -1,19 +1,18 @@
 // The unread-notifications badge: counted by the server, raised live by `notifications`;
-// opening the list marks them read.
+// opening the list marks them read. Each notification reads as the server phrased it for the
+// viewer (Notification.sentence: "Start review is yours: Office chairs (due 15 Dec)").
 import { useEffect, useState } from 'react';
 
 import { gql } from '../api/client.js';
 import { MARK_READ, NOTIFICATIONS } from '../api/documents.js';
 import { onNotification, onStatus } from '../api/live.js';
-import { useNames } from '../api/names.js';
-import { ago, describe, when } from '../format.js';
+import { ago, when } from '../format.js';
 import { Failed } from '../ui.jsx';
 
 // The server counts unread notifications up to this bound (engine.notify.notifications.UNREAD_COUNT_CAP).
 const UNREAD_CAP = 1000;
 
 export function NotificationBadge() {
-  useNames();
   const [unread, setUnread] = useState(0);
   const [list, setList] = useState([]);
   const [open, setOpen] = useState(false);
@@ -77,16 +76,14 @@ export function NotificationBadge() {
           <ul>
             {list.map((note) => (
               <li key={note.id} className={note.readAt ? 'read' : 'unread'} data-testid="notification">
-                <span className="sentence">
-                  {note.activity ? describe(note.activity) : 'Something you may no longer see happened'}
-                </span>
+                <span className="sentence">{note.sentence}</span>
                 {note.activity?.workflowItem && (
                   <a href={`#/item/${note.activity.workflowItem.id}`} onClick={() => setOpen(false)}>
                     Open {note.activity.workflowItem.displayName}
                   </a>
                 )}
                 <small>
-                  {note.level.toLowerCase()} ·{' '}
+                  {note.reason} ·{' '}
                   <time dateTime={note.createdAt} title={when(note.createdAt)}>
                     {ago(note.createdAt)}
                   </time>
