@@ -18,21 +18,6 @@ CURRENCIES = frozenset(
     XAG XAU XBA XBB XBC XBD XCD XCG XDR XOF XPD XPF XPT XSU XTS XUA XXX YER ZAR ZMW ZWG ZWL""".split()
 )
 
-# ISO 4217 minor units (the digits after the decimal point) of the codes that have other than
-# two; the funds, metals and testing codes (XAU, XDR, XXX, ...) have none, as 0 here.
-_MINOR_UNITS = {
-    **dict.fromkeys("BIF CLP DJF GNF ISK JPY KMF KRW PYG RWF UGX UYI VND VUV XAF XOF XPF".split(), 0),
-    **dict.fromkeys("XAG XAU XBA XBB XBC XBD XDR XPD XPT XSU XTS XUA XXX".split(), 0),
-    **dict.fromkeys("BHD IQD JOD KWD LYD OMR TND".split(), 3),
-    **dict.fromkeys("CLF UYW".split(), 4),
-}
-
-
-def minor_units(code: str) -> int:
-    """How many decimal places an amount in the currency has (EUR 2, JPY 0, BHD 3)."""
-    return _MINOR_UNITS.get(code, 2)
-
-
 # The documented maxima of the verbs' inputs (docs/api.md, "Input limits"). The GraphQL layer has
 # its own ceilings for every string, list and JSON value (schema/input_guard.py).
 MAX_TEXT = 2000

@@ -8,12 +8,14 @@ name costs one read, and only for an action that made a webhook job.
 """
 
 from collections.abc import Sequence
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from engine.cases.context import CaseContext
 from engine.history.activity import LogEntry
 from engine.jobs import webhook, webhook_payload
 from engine.jobs.webhook_payload import Named
+from engine.notify import sentences, wording
 from engine.people.actors import SYSTEM, Actor
 from engine.spec.specs import ActionSpec
 from models import Job, User
@@ -51,8 +53,9 @@ async def attach_payloads(
         subproject_name=ctx.subproject.display_name,
         item_id=ctx.item.id,
         item_name=ctx.item.display_name,
+        item_path=sentences.path_to(ctx.item.id) or "",
         amount_type=ctx.item.amount_type,
-        amount=webhook_payload.money(ctx.item.amount, ctx.item.currency),
+        amount=money(ctx.item.amount, ctx.item.currency),
         case_id=ctx.case.id,
         workflow=Named(spec.short_name, spec.pretty_name),
         action=Named(action.short_name, action.pretty_name),
@@ -78,6 +81,22 @@ async def attach_payloads(
         job.input = {**job.input, "payload": webhook_payload.build(facts, allowed=allowed, public_url=public_url)}
 
 
+def money(amount: Any, currency: str | None) -> dict[str, Any] | None:
+    """An amount as a payload carries it: a decimal string with at least its currency's minor
+    units ("1450.50" EUR, "1450" JPY; never rounded), the currency, and the minor units (null for
+    a code without, such as XAU: the amount as stored), as the sentences count them."""
+    if amount is None or not currency:
+        return None
+    try:
+        value = Decimal(str(amount))
+    except InvalidOperation:
+        return None
+    units = wording.minor_units(currency)
+    if units is not None and value.as_tuple().exponent > -units:  # type: ignore[operator]
+        value = value.quantize(Decimal(1).scaleb(-units))
+    return {"amount": f"{value:f}", "currency": currency, "minorUnits": units}
+
+
 def _state(ctx: CaseContext, name: str | None) -> Named | None:
     state = ctx.spec.states.get(name) if name is not None else None
     return None if state is None else Named(state.short_name, state.pretty_name)
@@ -100,8 +119,8 @@ def _shown(ctx: CaseContext, name: str, value: Any) -> Any:
     """A case field's value as a payload shows it: an amount with its currency's minor units."""
     declared = ctx.spec.fields.get(name)
     if declared is not None and declared.type == "money" and isinstance(value, dict):
-        return webhook_payload.money(value.get("amount"), value.get("currency"))
+        return money(value.get("amount"), value.get("currency"))
     return value
 
 
-__all__ = ["attach_payloads"]
+__all__ = ["attach_payloads", "money"]

@@ -22,13 +22,10 @@ import json
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from cloudevents.core.bindings.http import to_structured_event
 from cloudevents.core.v1.event import CloudEvent
-
-from engine.validation import minor_units
 
 VERSION = 1
 SCHEMA_ID = "urn:caseway:webhook:payload:1"  # the JSON Schema's $id, and a CloudEvent's dataschema
@@ -50,8 +47,8 @@ class Named:
 class Facts:
     """What an executed action's payload says, gathered by the case wing in its transaction.
     ``fields`` are every case field's value after the action and ``changes`` the action's
-    ``{name: {from, to}}``, as the payload shows values (money with its minor units), not yet
-    narrowed to what an endpoint may see."""
+    ``{name: {from, to}}``, as the payload shows values (an amount as ``{amount, currency,
+    minorUnits}``), not yet narrowed to what an endpoint may see."""
 
     entry_id: str
     kind: str
@@ -62,8 +59,9 @@ class Facts:
     subproject_name: str
     item_id: str
     item_name: str
+    item_path: str  # its page in the dashboard, from the server's root (engine.notify.sentences.path_to)
     amount_type: str
-    amount: dict[str, Any] | None
+    amount: dict[str, Any] | None  # {amount, currency, minorUnits}
     case_id: str
     workflow: Named
     action: Named
@@ -77,26 +75,6 @@ class Facts:
     actor_name: str
     fields: Mapping[str, Any] = field(default_factory=dict)
     changes: Mapping[str, Any] = field(default_factory=dict)
-
-
-def money(amount: Any, currency: str | None) -> dict[str, Any] | None:
-    """An amount as a payload carries it: a decimal string with at least its currency's minor
-    units ("1450.50" EUR, "1450" JPY; never rounded), the currency, and the minor units."""
-    if amount is None or not currency:
-        return None
-    try:
-        value = Decimal(str(amount))
-    except InvalidOperation:
-        return None
-    units = minor_units(currency)
-    if value.as_tuple().exponent > -units:  # type: ignore[operator]
-        value = value.quantize(Decimal(1).scaleb(-units))
-    return {"amount": f"{value:f}", "currency": currency, "minorUnits": units}
-
-
-def item_link(public_url: str, item_id: str) -> str:
-    """The item's page in the dashboard (web/src/main.jsx routes ``#/item/<id>``)."""
-    return f"{public_url.rstrip('/')}/#/item/{item_id}"
 
 
 def build(facts: Facts, *, allowed: Collection[str], public_url: str | None) -> dict[str, Any]:
@@ -127,7 +105,7 @@ def build(facts: Facts, *, allowed: Collection[str], public_url: str | None) -> 
         "actor": {"id": facts.actor_id, "login": facts.actor_login, "name": facts.actor_name},
         "fields": _narrowed(facts.fields, allowed),
         "changes": _narrowed(facts.changes, allowed),
-        "links": {"item": item_link(public_url, facts.item_id)} if public_url else {},
+        "links": {"item": public_url.rstrip("/") + facts.item_path} if public_url else {},
     }
 
 
@@ -186,4 +164,4 @@ def _narrowed(values: Mapping[str, Any], allowed: Collection[str]) -> dict[str, 
     return {name: value for name, value in values.items() if name in allowed}
 
 
-__all__ = ["SCHEMA_ID", "VERSION", "Facts", "Named", "body", "build", "item_link", "legacy", "money"]
+__all__ = ["PLAIN_TYPE", "SCHEMA_ID", "VERSION", "Facts", "Named", "body", "build", "legacy"]

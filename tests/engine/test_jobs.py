@@ -155,9 +155,10 @@ async def test_one_cases_jobs_run_one_at_a_time_in_order_while_other_cases_run_i
 ):
     billing.delay = 0.03
     first, second = await shop.new_case("A"), await shop.new_case("B")
-    for _ in range(10):  # twenty jobs due together, ten per case
-        await shop.act(first, wake=False)
-        await shop.act(second, wake=False)
+    async with shop.db.transaction() as s:  # twenty jobs due together, ten per case
+        for _ in range(10):
+            for case_id in (first, second):
+                await engine.execute(s, actor=shop.owner, case_id=case_id, action="note", now=shop.clock.now())
     shop.runner.wake()
     jobs = await shop.jobs()
     for job in jobs:
@@ -173,8 +174,9 @@ async def test_an_endpoint_serialized_by_nothing_delivers_a_cases_jobs_in_parall
     configure_billing(billing.url, serialize_by="none")
     billing.delay = 0.05
     case_id = await shop.new_case()
-    for _ in range(4):
-        await shop.act(case_id, wake=False)
+    async with shop.db.transaction() as s:  # due together: a runner polling meanwhile cannot take them one by one
+        for _ in range(4):
+            await engine.execute(s, actor=shop.owner, case_id=case_id, action="note", now=shop.clock.now())
     shop.runner.wake()
     for job in await shop.jobs(case_id):
         await shop.until(job.id, lambda j: j.state == "COMPLETED")
