@@ -56,13 +56,23 @@ class Job(Node):
     next_attempt_at: datetime | None = strawberry.field(
         description="PENDING/STALLED: when it runs next; RUNNING: when its runner is presumed gone; else null."
     )
-    input: JSON = strawberry.field(description="What the job was made with; it never changes.")
     progress: JSON = strawberry.field(description="What its steps achieved; keys are added, never changed.")
     idempotency_key: str = strawberry.field(description="Passed on with every run (a webhook's Idempotency-Key).")
     created_at: datetime
     updated_at: datetime
 
     is_type_of = by_id_prefix("Job")
+
+    @strawberry.field(
+        description="What the job was made with; it never changes. A webhook's payload (docs/api.md, \"Webhook "
+        'payloads") is shown to admins alone: its case fields were chosen for the receiver, not for the reader.'
+    )
+    @context_only
+    def input(self, info: AppInfo) -> JSON:
+        raw: Any = self.input  # type: ignore[attr-defined]
+        if info.context.viewer.is_admin or not isinstance(raw, dict):
+            return raw
+        return {key: value for key, value in raw.items() if key != "payload"}
 
     @strawberry.field(description="The most runs it gets before it FAILS, by its kind's retry policy.")
     def max_attempts(self) -> int:

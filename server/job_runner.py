@@ -163,7 +163,7 @@ class JobRunner:
 def job_setup(settings: Settings) -> tuple[dict[str, webhook.Endpoint], dict[str, RetryPolicy]]:
     """The jobs' settings: webhook endpoints and retry policies by kind. A bad value raises
     ValueError naming it, so a misconfigured process does not start."""
-    endpoints = webhook.parse_endpoints(settings.webhooks)
+    endpoints = webhook.parse_endpoints(settings.webhooks, public_url=settings.public_url)  # links: when set
     known = job_kinds()
     policies = {}
     for kind, raw in settings.job_retry.items():

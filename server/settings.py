@@ -227,12 +227,16 @@ class Settings(OidcSettings, DatabaseSettings):
 
     # --- Jobs (engine/jobs, server/job_runner.py; docs/workflows.md "Webhook jobs") ---
     # Webhook endpoints spec authors may name: {"billing": {"url": "https://...", "secret": "...",
-    # "timeout": 10, "serialize_by": "case"}} (serialize_by: case, endpoint or none).
+    # "timeout": 10, "serialize_by": "case", "format": "plain", "fields": {"invoice": ["amount"]}}}
+    # (serialize_by: case, endpoint or none; format: plain or cloudevents; fields: the case fields
+    # each workflow may send, none by default; docs/api.md "Webhook payloads").
     webhooks: dict[str, Any] = Field(
         {},
         description=(
             'webhook endpoints spec authors may name, as JSON: `{"billing": {"url": "https://…", "secret": "…", '
-            '"timeout": 10, "serialize_by": "case"}}`'
+            '"timeout": 10, "serialize_by": "case", "format": "plain", "fields": {"invoice": ["amount"]}}}`; '
+            "`format` is `plain` or `cloudevents`, `fields` the case fields each workflow may send (none by "
+            "default; see [docs/api.md](docs/api.md#webhook-payloads))"
         ),
     )
     # Retry policy per job kind, replacing the kind's own: {"webhook": {"max_attempts": 8,
@@ -268,8 +272,9 @@ class Settings(OidcSettings, DatabaseSettings):
         "",
         description=(
             "where people reach this server (`https://caseway.example`): emails link to items, actions and "
-            "tasks in the dashboard from it; unset: emails carry no such links (the log says so at start) and "
-            "unsubscribe links start with `http://CASEWAY_HOST:CASEWAY_PORT`"
+            "tasks in the dashboard from it, and webhook payloads carry the item's link; unset: neither carries "
+            "such links (the log says so at start) and unsubscribe links start with "
+            "`http://CASEWAY_HOST:CASEWAY_PORT`"
         ),
     )
 

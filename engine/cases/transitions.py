@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from engine.cases import assignment, case_fields, case_rules, children, scopes
+from engine.cases import assignment, case_fields, case_rules, children, scopes, webhooks
 from engine.cases.conditions import EnableCheck
 from engine.cases.context import CaseContext, new_instance, note_move, state_row
 from engine.cases.side_effects import Execution
@@ -111,12 +111,18 @@ async def fire(
     )
     if spec_action.jobs or ctx.spec.jobs:  # the outbox: jobs commit (or roll back) with the action
         made = await outbox.enqueue(ctx, entry, (*spec_action.jobs, *ctx.spec.jobs), now)
-        # Hidden by the case's own (top-level) state after the action, as the reads judge it, also
-        # when the action moved a child scope (whose states hide nothing of the case's).
-        top = ctx.states.get("")
-        hidden = ctx.spec.states[top].hidden_fields if changes and top in ctx.spec.states else ()
-        for job in made if hidden else ():  # what a webhook receiver may not see (engine/jobs/records.py)
-            job.input = {**job.input, "hiddenFields": list(hidden)}
+        await webhooks.attach_payloads(  # what each receiver is told, as this transaction knows it
+            ctx,
+            made,
+            entry,
+            action=spec_action,
+            actor=actor,
+            from_state=from_state,
+            to_state=to_state,
+            output=execution.output,
+            resolution=resolution,
+            changes=changes,
+        )
     old_status = ctx.case.status
     set_status_for_state(ctx)
     if ctx.case.status != old_status:

@@ -4,7 +4,7 @@
 - ``records``: the job state machine, claims, outcomes, ``retry``/``resume``.
 - ``policy``: retries with exponential backoff and full jitter.
 - ``kinds``: what each kind does (``JobKind``, ``Transient``, ``Permanent``), the registry.
-- ``webhook``: the built-in kind.
+- ``webhook``: the built-in kind; ``webhook_payload``: what it sends (built by the cases wing).
 
 The wing sits below spec (a spec names job kinds), notify (email is a job kind) and cases (an
 action writes its jobs); a job's log entries about its case are handed down to ``records`` by
@@ -15,7 +15,7 @@ The runner that commits around handlers lives in ``server/job_runs.py`` (one job
 ``server/job_runner.py`` (the background task).
 """
 
-from engine.jobs import webhook
+from engine.jobs import webhook, webhook_payload
 from engine.jobs.kinds import (
     JobCall,
     JobError,
@@ -57,4 +57,5 @@ __all__ = [
     "register_job_kind",
     "set_policy",
     "webhook",
+    "webhook_payload",
 ]

@@ -13,7 +13,7 @@ progress before going on with ``JobCall.checkpoint`` (write-ahead for multi-step
 """
 
 import enum
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
@@ -94,6 +94,11 @@ class JobKind:
         True when a workflow is being defined: then configuration may be checked too; a stored
         definition is only re-read, and must not break when the configuration changes."""
         return [] if not args else [f"{self.name} takes no arguments."]
+
+    def check_workflow(self, args: Mapping[str, Any], *, workflow: str, fields: Collection[str]) -> list[str]:
+        """Problems that only the whole workflow being defined shows (its short name, its case
+        fields), asked once its spec parsed; empty: fine."""
+        return []
 
     def plan(self, args: Mapping[str, Any], *, case_id: str) -> Plan:
         """The input and serialization key of a job of this kind, made by an action of ``case_id``."""

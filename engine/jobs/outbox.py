@@ -8,7 +8,7 @@ names neither is refused when the workflow is defined (INVALID_SPEC), as are arg
 refuses, e.g. a webhook endpoint the operator has not configured.
 """
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -36,6 +36,13 @@ def check_job(kind: str, args: Any, *, defining: bool) -> list[str] | None:
     if not isinstance(args, Mapping):
         return [f"The arguments of {kind!r} must be an object."]
     return known.check_args(args, defining=defining)
+
+
+def check_workflow_job(kind: str, args: Mapping[str, Any], *, workflow: str, fields: Collection[str]) -> list[str]:
+    """The problems with a job ``{kind: args}`` that only the whole workflow shows (a webhook
+    endpoint configured to send a case field the workflow does not declare)."""
+    known = job_kinds().get(kind)
+    return [] if known is None else known.check_workflow(args, workflow=workflow, fields=fields)
 
 
 async def enqueue(
@@ -77,4 +84,4 @@ def jobs_were_written(session: AsyncSession) -> None:
     unit_of_work(session).jobs = True
 
 
-__all__ = ["check_job", "enqueue", "jobs_were_written"]
+__all__ = ["check_job", "check_workflow_job", "enqueue", "jobs_were_written"]

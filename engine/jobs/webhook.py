@@ -1,45 +1,61 @@
-"""The ``webhook`` job kind: POST the activity entry of an action to an endpoint the operator
-configured (``CASEWAY_WEBHOOKS``), signed, with the job's idempotency key.
+"""The ``webhook`` job kind: POST what an action did to an endpoint the operator configured
+(``CASEWAY_WEBHOOKS``), signed, with the job's idempotency key.
 
 Spec authors name endpoints, never addresses (``{"webhook": {"endpoint": "billing"}}``): no
-spec can make the server call an arbitrary URL. Each delivery of a job sends the same bytes
-(the entry is immutable) with the same ``Idempotency-Key``, so a receiver that remembers keys
-sees a redelivery after a crash as the one event it is. ``Caseway-Signature`` is
-``sha256=<hex HMAC-SHA256 of the body with the endpoint's secret>``.
+spec can make the server call an arbitrary URL. The body is the versioned payload of
+``engine/jobs/webhook_payload.py`` (docs/api.md, "Webhook payloads"), plain JSON or a CloudEvent
+as the endpoint's ``format`` says. Each delivery of a job sends the same bytes with the same
+``Idempotency-Key``, so a receiver that remembers keys sees a redelivery after a crash as the one
+event it is. ``Caseway-Signature`` is ``sha256=<hex HMAC-SHA256 of the body with the endpoint's
+secret>``.
 """
 
 import asyncio
 import hashlib
 import hmac
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 
+from engine.jobs import webhook_payload
 from engine.jobs.kinds import JobCall, JobKind, Permanent, Plan, Transient, register_job_kind
 
 SERIALIZE_BY = ("case", "endpoint", "none")
+FORMATS = ("plain", "cloudevents")
 MAX_TIMEOUT = 300.0
+MAX_FIELDS = 100  # case fields one workflow may send to an endpoint (a workflow declares at most 100)
+MAX_NAME = 64  # characters of a field's name (a spec's names are checked where it is defined)
 # The runner's own limit on a delivery is the endpoint's timeout plus this, so the request's
 # limit (which names the endpoint) is the one that fires.
 TIMEOUT_SLACK = 1.0
-_ENDPOINT_KEYS = {"url", "secret", "timeout", "serialize_by"}
+_ENDPOINT_KEYS = {"url", "secret", "timeout", "serialize_by", "format", "fields"}
 
 
 @dataclass(frozen=True, slots=True)
 class Endpoint:
     """One receiver. ``serialize_by``: ``case`` (default: one case's events arrive one at a time,
-    in order), ``endpoint`` (all of them, in order) or ``none`` (in parallel, no order)."""
+    in order), ``endpoint`` (all of them, in order) or ``none`` (in parallel, no order).
+    ``format``: ``plain`` (the payload as JSON) or ``cloudevents`` (a CloudEvent 1.0 in
+    structured JSON mode). ``fields``: the case fields each workflow (by short name) may send;
+    none by default. ``public_url``: ``CASEWAY_PUBLIC_URL`` when set, for the payload's links."""
 
     name: str
     url: str
     secret: str
     timeout: float = 10.0
     serialize_by: str = "case"
+    format: str = "plain"
+    fields: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    public_url: str | None = None
+
+    def fields_of(self, workflow: str) -> frozenset[str]:
+        """The case fields a workflow's payloads may carry to this endpoint."""
+        return self.fields.get(workflow, frozenset())
 
 
 _endpoints: dict[str, Endpoint] = {}  # the process's (``configure``: the CLI's commands)
@@ -48,9 +64,11 @@ _endpoints: dict[str, Endpoint] = {}  # the process's (``configure``: the CLI's 
 _app_endpoints: ContextVar[Mapping[str, Endpoint] | None] = ContextVar("caseway_webhooks", default=None)
 
 
-def parse_endpoints(raw: Mapping[str, Any]) -> dict[str, Endpoint]:
-    """Validate ``CASEWAY_WEBHOOKS`` (name -> {url, secret, timeout, serialize_by}); ValueError
-    names the first problem, so a server with a bad configuration does not start."""
+def parse_endpoints(raw: Mapping[str, Any], *, public_url: str = "") -> dict[str, Endpoint]:
+    """Validate ``CASEWAY_WEBHOOKS`` (name -> {url, secret, timeout, serialize_by, format,
+    fields}); ValueError names the first problem, so a server with a bad configuration does not
+    start. A field name a workflow does not declare is refused when a workflow naming the
+    endpoint is defined (``Webhook.check_workflow``): no workflow is known here."""
     found: dict[str, Endpoint] = {}
     for name, body in raw.items():
         if not isinstance(body, Mapping):
@@ -69,7 +87,37 @@ def parse_endpoints(raw: Mapping[str, Any]) -> dict[str, Endpoint]:
         serialize_by = body.get("serialize_by", "case")
         if serialize_by not in SERIALIZE_BY:
             raise ValueError(f"webhook endpoint {name!r}: serialize_by is one of {', '.join(SERIALIZE_BY)}")
-        found[name] = Endpoint(name, url, secret, float(timeout), serialize_by)
+        format_ = body.get("format", "plain")
+        if format_ not in FORMATS:
+            raise ValueError(f"webhook endpoint {name!r}: format is plain or cloudevents, not {format_!r}")
+        fields = _parse_fields(name, body.get("fields", {}))
+        found[name] = Endpoint(
+            name, url, secret, float(timeout), serialize_by, format_, fields, public_url.rstrip("/") or None
+        )
+    return found
+
+
+def _parse_fields(name: str, raw: Any) -> dict[str, frozenset[str]]:
+    """``fields``: ``{workflow short name: [case field names]}``."""
+    shape = f"webhook endpoint {name!r}: fields maps workflow short names to lists of case field names"
+    if not isinstance(raw, Mapping):
+        raise ValueError(f'{shape}, e.g. {{"invoice": ["amount", "vendor"]}}')
+    found: dict[str, frozenset[str]] = {}
+    for workflow, names in raw.items():
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise ValueError(f"{shape}; fields[{workflow!r}] is not a list of names")
+        if len(names) > MAX_FIELDS:
+            raise ValueError(f"webhook endpoint {name!r}: fields[{workflow!r}] names more than {MAX_FIELDS} fields")
+        bad = [n for n in names if not 0 < len(n) <= MAX_NAME]
+        if bad:
+            raise ValueError(
+                f"webhook endpoint {name!r}: fields[{workflow!r}] has {bad[0][:MAX_NAME]!r}, not a field name"
+                f" (1 to {MAX_NAME} characters)"
+            )
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"webhook endpoint {name!r}: fields[{workflow!r}] names {twice[0]!r} twice")
+        found[workflow] = frozenset(names)
     return found
 
 
@@ -94,7 +142,7 @@ def configured() -> dict[str, Endpoint]:
 
 
 def body_of(entry: Mapping[str, Any]) -> bytes:
-    """The bytes POSTed: the entry as compact JSON, keys sorted, the same at every delivery."""
+    """Compact JSON, keys sorted: the same bytes for the same value, at every delivery."""
     return json.dumps(entry, sort_keys=True, separators=(",", ":"), default=str).encode()
 
 
@@ -119,6 +167,22 @@ class Webhook(JobKind):
             )
         return problems
 
+    def check_workflow(self, args: Mapping[str, Any], *, workflow: str, fields: Collection[str]) -> list[str]:
+        """At definition, with the whole spec parsed: the case fields the endpoint is configured
+        to send for this workflow must be fields it declares (a misspelt name would send nothing,
+        silently)."""
+        endpoint = _current().get(str(args.get("endpoint")))
+        if endpoint is None:
+            return []
+        unknown = sorted(endpoint.fields_of(workflow) - set(fields))
+        if not unknown:
+            return []
+        declared = ", ".join(fields) or "none"
+        return [
+            f"Webhook endpoint {endpoint.name!r} is configured (CASEWAY_WEBHOOKS fields) to send case field"
+            f" {unknown[0]!r} of workflow {workflow!r}, which declares no such field (its fields: {declared})."
+        ]
+
     def plan(self, args: Mapping[str, Any], *, case_id: str) -> Plan:
         name = str(args["endpoint"])
         endpoint = _current().get(name)
@@ -135,9 +199,16 @@ class Webhook(JobKind):
         endpoint = _current().get(name)
         if endpoint is None:
             raise Permanent("UNKNOWN_ENDPOINT", f"Webhook endpoint {name!r} is no longer configured.")
-        body = body_of(call.entry)
+        payload = call.input.get("payload")
+        if isinstance(payload, Mapping):
+            allowed = endpoint.fields_of(str(payload["workflow"]["shortName"]))
+            content_type, body = webhook_payload.body(
+                payload, call.entry, allowed=allowed, format=endpoint.format, key=call.idempotency_key
+            )
+        else:  # written before payloads had a version: the entry as then, with no case field of its own
+            content_type, body = webhook_payload.PLAIN_TYPE, body_of(webhook_payload.legacy(call.entry, allowed=()))
         headers = {
-            "Content-Type": "application/json",
+            "Content-Type": content_type,
             "Idempotency-Key": call.idempotency_key,
             "Caseway-Signature": signature(endpoint.secret, body),
             "User-Agent": "Caseway-Webhook",
@@ -161,4 +232,14 @@ class Webhook(JobKind):
 
 WEBHOOK = register_job_kind(Webhook())
 
-__all__ = ["WEBHOOK", "Endpoint", "app_endpoints", "body_of", "configure", "configured", "parse_endpoints", "signature"]
+__all__ = [
+    "FORMATS",
+    "WEBHOOK",
+    "Endpoint",
+    "app_endpoints",
+    "body_of",
+    "configure",
+    "configured",
+    "parse_endpoints",
+    "signature",
+]

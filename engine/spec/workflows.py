@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.errors import DomainError, ErrorCode
-from engine.jobs.outbox import check_job
+from engine.jobs.outbox import check_job, check_workflow_job
 from engine.people import permissions
 from engine.people.actors import Actor
 from engine.registry import assignee_callbacks, enable_conditions, on_fire_callbacks, side_effects
@@ -89,7 +89,20 @@ def check_spec(raw: Any) -> tuple[WorkflowSpec | None, list[Diagnostic]]:
         parsed = parse_spec(raw)
     except InvalidSpec as refused:
         return None, refused.diagnostics
-    return parsed, analyze(parsed)[:MAX_ERRORS]
+    return parsed, [*_job_findings(parsed), *analyze(parsed)][:MAX_ERRORS]
+
+
+def _job_findings(spec: WorkflowSpec) -> list[Diagnostic]:
+    """What the job kinds find wrong with their jobs given the whole workflow (a webhook's
+    endpoint configured to send a case field this workflow does not declare)."""
+    places = [(("side_effects",), spec.jobs)]
+    places += [(("actions", a.short_name, "side_effects"), a.jobs) for a in spec.actions.values()]
+    return [
+        finding("INVALID_SPEC", path, problem)
+        for path, jobs in places
+        for kind, args in jobs
+        for problem in check_workflow_job(kind, args, workflow=spec.short_name, fields=list(spec.fields))
+    ]
 
 
 async def validate_workflow(session: AsyncSession, *, actor: Actor | None, spec: Any) -> list[Diagnostic]:

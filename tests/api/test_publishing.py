@@ -52,7 +52,7 @@ async def test_webhooks_of_a_time_action_and_the_auto_action_it_enables_are_deli
             for row in await s.execute(select(Activity.action, Activity.at).where(Activity.case_id == case.id))
             if row.action in ("lapse", "escalate")
         }
-    delivered = {d.entry["action"]: d.at for d in billing.deliveries}
+    delivered = {d.entry["action"]["shortName"]: d.at for d in billing.deliveries}
     assert set(delivered) == {"lapse", "escalate"}, delivered
     for action, at in delivered.items():  # from the timer's firing to the delivery
         assert at - fired[action].timestamp() < 0.5, (action, at - fired[action].timestamp())

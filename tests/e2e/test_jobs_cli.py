@@ -43,6 +43,7 @@ async def test_a_bad_webhook_configuration_is_refused_with_a_sentence(tmp_path):
         ({"billing": {"url": "http://x", "secret": "s", "serialize_by": "day"}}, "serialize_by is one of"),
         ({"billing": {"url": "http://x", "secret": "s", "timeout": 0}}, "timeout is seconds"),
         ({"billing": {"url": "http://x", "secret": "s", "retries": 3}}, "unknown keys: retries"),
+        ({"billing": {"url": "http://x", "secret": "s", "format": "xml"}}, "format is plain or cloudevents, not 'xml'"),
     ):
         env = {**os.environ, "CASEWAY_DATABASE_URL": url, "CASEWAY_WEBHOOKS": json.dumps(bad)}
         refused = await asyncio.to_thread(caseway, "jobs", env=env)
