@@ -81,25 +81,21 @@ def executed_entries(chosen: Any) -> Any:
 
 def role_sets(executed: Any, *, postgres: bool) -> Any:
     """(action, roles, count): how many executions of each action were by a party playing each
-    set of roles in the case (``roles``: the names joined by ``ROLE_SEPARATOR``, in no set order;
-    NULL: none). A party plays a role when it is the player or a member of the player group.
-    insights.py picks the one role an execution counts under."""
+    set of roles in the case (``roles``: the names joined by ``ROLE_SEPARATOR``, in no set order,
+    a name may repeat; NULL: none). A party plays a role when it is the player or a member of the
+    player group. Each execution's roles are one correlated subquery (an index range of its case's
+    players), so that only (action, roles) is grouped: grouping the executions themselves spilled
+    to disk at 100,000 cases. insights.py picks the one role an execution counts under."""
     players, member = CaseRoleParty.__table__.c, GroupMember.__table__.c
-    plays = or_(
-        players.party_id == executed.c.party,
-        exists().where(member.group_id == players.party_id, member.user_id == executed.c.party),
+    in_group = (
+        select(member.group_id)
+        .where(member.group_id == players.party_id, member.user_id == executed.c.party)
+        .correlate_except(GroupMember.__table__)  # the execution and its player are outside it
     )
-    played = (
-        select(executed.c.id, executed.c.action, players.role)
-        .select_from(executed)
-        .outerjoin(CaseRoleParty.__table__, and_(players.case_id == executed.c.case_id, plays))
-        .distinct()  # a role played both directly and through a group is one role
-        .subquery("played")
-    )
-    joined = (func.string_agg if postgres else func.group_concat)(played.c.role, literal(ROLE_SEPARATOR))
-    per_entry = (
-        select(played.c.action, joined.label("roles")).group_by(played.c.id, played.c.action).subquery("per_entry")
-    )
+    plays = or_(players.party_id == executed.c.party, exists(in_group))
+    joined = (func.string_agg if postgres else func.group_concat)(players.role, literal(ROLE_SEPARATOR))
+    played = select(joined).where(players.case_id == executed.c.case_id, plays).scalar_subquery()
+    per_entry = select(executed.c.action, played.label("roles")).subquery("per_entry")
     return select(per_entry.c.action, per_entry.c.roles, func.count().label("n")).group_by(
         per_entry.c.action, per_entry.c.roles
     )
