@@ -13,6 +13,8 @@ resolver adds a read of the answer's fields only), for an admin and for a user w
 item through a grant each (`bench-dev`: the visibility check runs per case), with a window of
 the last 400 days (the most allowed). ``python -m bench.insights --database-url postgresql://…``
 on a database seeded by ``python -m bench.seed --bulk`` (it adds the moves once).
+``--explain`` prints PostgreSQL's EXPLAIN (ANALYZE, BUFFERS) of the figures' statement, as the
+engine sends it, for each (who, over what): what the statement reads.
 """
 
 import argparse
@@ -21,9 +23,10 @@ import dataclasses
 import statistics
 import time
 from datetime import timedelta
+from typing import Any
 
 import asyncpg
-from sqlalchemy import select
+from sqlalchemy import event, select
 
 from bench.pages_seed import asyncpg_dsn
 from bench.sections import REPORT, commit, replace
@@ -80,13 +83,7 @@ async def measure(url: str, runs: int) -> dict[tuple[str, str], list[float]]:
         async with db.transaction() as s:
             admin = await identity.actor_by_login(s, "bench")
             dev = await identity.actor_by_login(s, "bench-dev")
-            sub = await s.scalar(
-                select(Subproject.id)
-                .join(Workflow, Workflow.id == Subproject.workflow_id)
-                .where(Workflow.short_name == "bug")
-                .order_by(Subproject.created_at.desc(), Subproject.id)
-                .limit(1)
-            )
+            sub = await _subproject(s)
         now = utcnow()
         # "bench" as an admin sees every case without a check; bench-dev through its grant on each item.
         for who, actor in (("admin", dataclasses.replace(admin, is_admin=True)), ("grants", dev)):
@@ -103,6 +100,50 @@ async def measure(url: str, runs: int) -> dict[tuple[str, str], list[float]]:
     finally:
         await db.dispose()
     return timings
+
+
+async def explain(url: str) -> list[str]:
+    """EXPLAIN (ANALYZE, BUFFERS) of the figures' statement (the one with the UNION ALL), as the
+    engine sends it with its parameters, for each (who, over what) ``measure`` times."""
+    db = Database(url)
+    sent: list[tuple[str, Any]] = []
+
+    def grab(conn: Any, cursor: Any, statement: str, parameters: Any, context: Any, executemany: bool) -> None:
+        if "UNION ALL" in statement and not statement.startswith("EXPLAIN"):
+            sent.append((statement, parameters))
+
+    event.listen(db.engine.sync_engine, "before_cursor_execute", grab)
+    lines: list[str] = []
+    try:
+        async with db.transaction() as s:
+            admin = await identity.actor_by_login(s, "bench")
+            dev = await identity.actor_by_login(s, "bench-dev")
+            sub = await _subproject(s)
+        now = utcnow()
+        for who, actor in (("admin", dataclasses.replace(admin, is_admin=True)), ("grants", dev)):
+            for over, scope in (("subproject", {"subproject_id": sub}), ("workflow", {})):
+                async with db.read_session() as s:
+                    await insights.insights(
+                        s, actor=actor, workflow="bug", since=now - timedelta(days=400), until=now, now=now, **scope
+                    )
+                    statement, parameters = sent[-1]
+                    connection = await s.connection()
+                    plan = await connection.exec_driver_sql("EXPLAIN (ANALYZE, BUFFERS) " + statement, parameters)
+                    lines += [f"-- {who} over a {over}", *(row[0] for row in plan)]
+    finally:
+        await db.dispose()
+    return lines
+
+
+async def _subproject(s: Any) -> str | None:
+    """The newest subproject of `bug` items: the one measured."""
+    return await s.scalar(
+        select(Subproject.id)
+        .join(Workflow, Workflow.id == Subproject.workflow_id)
+        .where(Workflow.short_name == "bug")
+        .order_by(Subproject.created_at.desc(), Subproject.id)
+        .limit(1)
+    )
 
 
 async def counted(url: str) -> tuple[int, int]:
@@ -139,8 +180,12 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--note", default="", help="said in the report: the machine's load, the size's why")
     parser.add_argument("--report", action="store_true", help="write the section into bench/REPORT.md")
+    parser.add_argument("--explain", action="store_true", help="print the statement's plans, measure nothing")
     args = parser.parse_args()
     asyncio.run(moves(args.database_url))
+    if args.explain:
+        print("\n".join(asyncio.run(explain(args.database_url))))
+        return
     timings = asyncio.run(measure(args.database_url, args.runs))
     cases, visits = asyncio.run(counted(args.database_url))
     lines = section(cases, visits, timings, args.note)

@@ -41,8 +41,8 @@ def replace(report: Path, lines: list[str], *, begin: str, end: str, after: str 
 
 
 # The sections a report holds between markers, in the report's order: a scenario measured apart
-# (A1, T1, D1, R5, R6, R4i, I1, M1, RR) or skipped by a `make bench` run keeps its last measurement.
-SECTIONS = ("S1", "A1", "T1", "J1", "J2", "D1", "R5", "R6", "R4i", "I1", "M1", "RR")
+# (W1r, A1, T1, D1, R5, R6, R4i, I1, M1, RR) or skipped by a `make bench` run keeps its last measurement.
+SECTIONS = ("S1", "W1r", "A1", "T1", "J1", "J2", "D1", "R5", "R6", "R4i", "I1", "M1", "RR")
 
 
 def carried_over(previous: str, measured: str) -> list[str]:

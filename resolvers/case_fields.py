@@ -3,23 +3,37 @@
 rules in SQL, and the differential tests hold the two roads to one answer.
 """
 
+from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import select
-
 from engine.cases.case_fields import hidden_names, visible, visible_log_data
+from engine.people import deputies
 from engine.spec.workflows import spec_of
 from models import EnabledAction
 from resolvers.context import Context
-from resolvers.loaders import with_loaded
-from resolvers.pagination import Page, check_first, check_id_cursor, keyset_page
+from resolvers.loaders import HistoryKey, with_loaded
+from resolvers.pagination import Page, check_first, check_id_cursor
 
 __all__ = ["action_history", "entry_data", "fields", "sealed", "title"]
 
-def _hidden(ctx: Context, workflow: Any, states: list[Any], played: dict[str, Any]) -> frozenset[str]:
+
+def _hidden(ctx: Context, workflow: Any, states: list[Any], played: dict[str, Any], then: Callable[..., Any]) -> Any:
+    """``then(names)``, the names of the case's fields hidden from the viewer: its top-level state
+    hides them but from admins and the players of the roles it names, a deputy playing the roles
+    of the absent users they stand in for (engine/people/deputies.py, as everywhere a role is
+    asked). Whom the viewer stands in for is read only when it could matter: a field is hidden
+    from the viewer's own roles and some role of the case would see it."""
     viewer = ctx.viewer
-    roles = {role for role, parties in played.items() if viewer.is_any(set(parties))}
-    return hidden_names(spec_of(workflow), states[0].state if states else None, is_admin=viewer.is_admin, roles=roles)
+    spec, state = spec_of(workflow), states[0].state if states else None
+    own = hidden_names(spec, state, is_admin=viewer.is_admin, roles=deputies.roles_played(viewer, (), played))
+    if not own or hidden_names(spec, state, is_admin=False, roles=set(played)):
+        return then(own)
+    return with_loaded(
+        [(ctx.loaders.standing_in_by_user, viewer.user_id)],
+        lambda absent: then(
+            hidden_names(spec, state, is_admin=False, roles=deputies.roles_played(viewer, absent, played))
+        ),
+    )
 
 
 def fields(ctx: Context, case: Any) -> Any:
@@ -35,7 +49,7 @@ def fields(ctx: Context, case: Any) -> Any:
             (loaders.states_by_case, case.id),
             (loaders.roles_by_case, case.id),
         ],
-        lambda workflow, states, played: visible(stored, _hidden(ctx, workflow, states, played)),
+        lambda workflow, states, played: _hidden(ctx, workflow, states, played, lambda names: visible(stored, names)),
     )
 
 
@@ -55,7 +69,9 @@ def entry_data(ctx: Context, entry: Any) -> Any:
                 (loaders.states_by_case, case.id),
                 (loaders.roles_by_case, case.id),
             ],
-            lambda workflow, states, played: visible_log_data(data, _hidden(ctx, workflow, states, played)),
+            lambda workflow, states, played: _hidden(
+                ctx, workflow, states, played, lambda names: visible_log_data(data, names)
+            ),
         )
 
     return with_loaded([(loaders.case_by_id, entry.case_id)], with_case)
@@ -80,8 +96,8 @@ def sealed(ctx: Context, entry: Any, value: str | None) -> Any:
                 (loaders.states_by_case, case.id),
                 (loaders.roles_by_case, case.id),
             ],
-            lambda workflow, states, played: (
-                value if visible_log_data(data, _hidden(ctx, workflow, states, played)) is data else None
+            lambda workflow, states, played: _hidden(
+                ctx, workflow, states, played, lambda names: value if visible_log_data(data, names) is data else None
             ),
         )
 
@@ -118,13 +134,7 @@ def _default_title(workflow: Any, action: str, actor: tuple[Any, ...]) -> str:
 async def action_history(
     ctx: Context, case: Any, *, first: int | None, after: str | None, status: str | None
 ) -> Page[EnabledAction]:
-    """Every instance of the case's actions (USER and the others), oldest first, by id."""
-    limit = check_first(first)
-    cursor = check_id_cursor(after)
-    query = select(EnabledAction).where(EnabledAction.case_id == case.id)
-    if status is not None:
-        query = query.where(EnabledAction.status == status)
-    if cursor is not None:
-        query = query.where(EnabledAction.id > cursor)
-    rows = list(await ctx.session.scalars(query.order_by(EnabledAction.id).limit(limit + 1)))
-    return keyset_page(rows, limit=limit, total=None, cursor=lambda row: row.id)
+    """Every instance of the case's actions (USER and the others), oldest first, by id: through
+    a loader, so a list of cases reads every case's page in one statement."""
+    key = HistoryKey(case_id=case.id, first=check_first(first), after=check_id_cursor(after), status=status)
+    return await ctx.loaders.action_history_by_case.load(key)

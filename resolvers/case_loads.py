@@ -1,10 +1,10 @@
-"""Batch loads of cases: the case, its states, enabled actions, roles and pick lists, its
-workflow, its jobs."""
+"""Batch loads of cases: the case, its states, enabled actions, its action instances' history,
+roles and pick lists, its workflow, its jobs."""
 
 from collections import defaultdict
 from typing import Any, NamedTuple
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from engine.cases.assignment import pick_lists
 from models import (
@@ -16,6 +16,7 @@ from models import (
 )
 from resolvers import job_loads
 from resolvers.loader_cache import Loads, all_per_key, one_per_key, prime
+from resolvers.pagination import Page, keyset_page
 
 # Workflow rows by id, for the life of the process (see CaseLoads._workflows).
 _DEFINITIONS: dict[str, Any] = {}
@@ -27,6 +28,16 @@ class PickListKey(NamedTuple):
     case_id: str
     workflow_id: str
     role: str
+
+
+class HistoryKey(NamedTuple):
+    """One page of a case's ``actionHistory``: the instances after ``after`` (an id), at most
+    ``first``, of one status or all (None)."""
+
+    case_id: str
+    first: int
+    after: str | None
+    status: str | None
 
 
 class CaseLoads(Loads):
@@ -66,6 +77,36 @@ class CaseLoads(Loads):
             ids,
             lambda r: r.id,
         )
+
+    async def _action_histories(self, keys: list[HistoryKey]) -> list[Page[Any]]:
+        """Each case's page of instances, oldest first (ids are time-ordered): one statement for
+        the keys that agree on size, cursor and status (a list of cases asks the same page of
+        each), ranked per case by id and cut at ``first`` + 1, which says whether there is more."""
+        batches: dict[tuple[int, str | None, str | None], list[HistoryKey]] = defaultdict(list)
+        for key in keys:
+            batches[key.first, key.after, key.status].append(key)
+        found: dict[HistoryKey, Page[Any]] = {}
+        table = EnabledAction.__table__
+        for (first, after, status), batch in batches.items():
+            where = [self._in(table.c.case_id, [key.case_id for key in batch])]
+            if status is not None:
+                where.append(table.c.status == status)
+            if after is not None:
+                where.append(table.c.id > after)
+            if len(batch) == 1:  # one case: a range of its index under a LIMIT
+                rows = await self._rows(select(table).where(*where).order_by(table.c.id).limit(first + 1))
+            else:
+                place = func.row_number().over(partition_by=table.c.case_id, order_by=table.c.id).label("place")
+                ranked = select(table, place).where(*where).subquery("ranked")
+                rows = await self._rows(
+                    select(*(ranked.c[column.name] for column in table.c))
+                    .where(ranked.c.place <= first + 1)
+                    .order_by(ranked.c.case_id, ranked.c.place)
+                )
+            per_case = all_per_key(rows, [key.case_id for key in batch], lambda r: r.case_id)
+            for key, instances in zip(batch, per_case, strict=True):
+                found[key] = keyset_page(list(instances), limit=first, total=None, cursor=lambda row: row.id)
+        return [found[key] for key in keys]
 
     async def _roles_by_case(self, ids: list[str]) -> list[dict[str, list[str]]]:
         rows = await self._rows(

@@ -15,12 +15,12 @@ if TYPE_CHECKING:
     from resolvers.context import Context
 
 from resolvers.access_loads import AccessLoads
-from resolvers.case_loads import CaseLoads, PickListKey
+from resolvers.case_loads import CaseLoads, HistoryKey, PickListKey
 from resolvers.loader_cache import MISSING, KnownValues, cached, one, prime, with_loaded
 from resolvers.sentences import SentenceKey, load_sentences
 from resolvers.tree_loads import TreeLoads
 
-__all__ = ["MISSING", "KnownValues", "Loaders", "PickListKey", "cached", "one", "prime", "with_loaded"]
+__all__ = ["MISSING", "HistoryKey", "KnownValues", "Loaders", "PickListKey", "cached", "one", "prime", "with_loaded"]
 
 
 class Loaders(TreeLoads, CaseLoads, AccessLoads):
@@ -41,6 +41,7 @@ class Loaders(TreeLoads, CaseLoads, AccessLoads):
         "states_by_case": "_states_by_case",
         "enabled_by_case": "_enabled_by_case",
         "enabled_action_by_id": "_enabled_by_id",
+        "action_history_by_case": "_action_histories",
         "roles_by_case": "_roles_by_case",
         "pick_list_by_case_role": "_pick_lists",
         "workflow_by_id": "_workflows",
@@ -73,6 +74,7 @@ class Loaders(TreeLoads, CaseLoads, AccessLoads):
     states_by_case: DataLoader[str, Any]
     enabled_by_case: DataLoader[str, Any]
     enabled_action_by_id: DataLoader[str, Any]
+    action_history_by_case: DataLoader[HistoryKey, Page[Any]]
     roles_by_case: DataLoader[str, Any]
     pick_list_by_case_role: DataLoader[PickListKey, list[str]]
     workflow_by_id: DataLoader[str, Any]

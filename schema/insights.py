@@ -68,8 +68,9 @@ class InsightState:
 @strawberry.type(description="How many of an action's executions were by players of a role.")
 class RoleCount:
     role: str | None = strawberry.field(
-        description="The role the actor plays in the case (now, named directly); null: none (a privilege, an "
-        "admin, the system). Someone playing two roles counts under both."
+        description="The role the executions counted here were made under: one per execution, of the roles its "
+        "actor (or the absent user a deputy acted for) plays in the case now, directly or through a group; the "
+        "action's own role first. Null: none (a privilege, an admin, the system). The counts add up to executed."
     )
     count: int
 

@@ -70,7 +70,7 @@ async def check_changes(
         errors += [
             _bad(n, f"{spec.fields[n].label} names no user or group.")
             for n, v in values.items()
-            if v in parties and v not in known
+            if spec.fields[n].type == "user" and v is not None and v not in known  # other values may be unhashable
         ]
     merged = {**current, **values}
     wanted = [*action.required_fields, *(n for n in action.fields if spec.fields[n].required)]

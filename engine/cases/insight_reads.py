@@ -12,8 +12,8 @@ from sqlalchemy import and_, case, distinct, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.cases.insight_figures import as_day, bin_of, summarize
-from engine.cases.insight_statement import OPEN_STATUSES, Folded
-from models import Activity, CaseRoleParty, StateVisit, as_utc
+from engine.cases.insight_statement import OPEN_STATUSES, Folded, executed_entries, role_sets
+from models import StateVisit, as_utc
 
 _V = StateVisit.__table__.c
 
@@ -42,27 +42,11 @@ async def read(session: AsyncSession, chosen_query: Any, now: datetime) -> Folde
     for scope, state, left, entered, suspended in await _rows(session, visits.where(_V.left_at.is_not(None))):
         waits[scope, state].append((as_utc(left) - as_utc(entered)).total_seconds() - suspended)
     folded.timed = {key: summary for key, found in waits.items() if (summary := summarize(found)) is not None}
-    log = Activity.__table__.c
-    executed = (
-        select(log.action, log.case_id, log.actor_id)
-        .join(chosen, chosen.c.id == log.case_id)
-        .where(log.kind == "action_executed", log.action.is_not(None))
-        .cte("executed")
-    )
+    executed = executed_entries(chosen)
     for action, count in await _rows(session, select(executed.c.action, func.count()).group_by(executed.c.action)):
         folded.executed[action] = count
-    players = CaseRoleParty.__table__.c
-    by_role = (
-        select(executed.c.action, players.role, func.count())
-        .select_from(executed)
-        .outerjoin(
-            CaseRoleParty.__table__,
-            and_(players.case_id == executed.c.case_id, players.party_id == executed.c.actor_id),
-        )
-        .group_by(executed.c.action, players.role)
-    )
-    for action, role, count in await _rows(session, by_role):
-        folded.by_role[action].append((role, count))
+    for action, roles, count in await _rows(session, role_sets(executed, postgres=False)):
+        folded.add_roles(action, roles, count)
     done = (
         select(chosen.c.created_at, chosen.c.due_date, _V.entered_at)
         .select_from(chosen)

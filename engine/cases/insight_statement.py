@@ -12,11 +12,27 @@ from collections import defaultdict
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import Date, Float, Integer, String, and_, case, cast, distinct, func, literal, null, select, union_all
+from sqlalchemy import (
+    Date,
+    Float,
+    Integer,
+    String,
+    and_,
+    case,
+    cast,
+    distinct,
+    exists,
+    func,
+    literal,
+    null,
+    or_,
+    select,
+    union_all,
+)
 
 from engine.cases.insight_figures import CYCLE_BINS, Summary, bin_counts
 from engine.tree.item_status import OPEN_CASE_STATUSES
-from models import Activity, CaseRoleParty, StateVisit
+from models import Activity, CaseRoleParty, GroupMember, StateVisit
 from models.types import UTCDateTime
 
 OPEN_STATUSES = OPEN_CASE_STATUSES  # a case still running or waiting (engine/tree/item_status.py)
@@ -44,6 +60,44 @@ def _spread(seconds: Any) -> tuple[Any, ...]:
         func.percentile_cont(0.9).within_group(seconds),
         func.avg(seconds),
         func.max(seconds),
+    )
+
+
+# Between the role names of one execution in ``role_sets``: a short name is printable, this is not.
+ROLE_SEPARATOR = "\x1f"
+
+
+def executed_entries(chosen: Any) -> Any:
+    """The chosen cases' ``action_executed`` entries: the action, the case, and the party whose
+    right was used: the absent user a deputy acted for, else the actor."""
+    log = Activity.__table__.c
+    return (
+        select(log.id, log.action, log.case_id, func.coalesce(log.on_behalf_of, log.actor_id).label("party"))
+        .join(chosen, chosen.c.id == log.case_id)
+        .where(log.kind == "action_executed", log.action.is_not(None))
+        .cte("executed")
+    )
+
+
+def role_sets(executed: Any, *, postgres: bool) -> Any:
+    """(action, roles, count): how many executions of each action were by a party playing each
+    set of roles in the case (``roles``: the names joined by ``ROLE_SEPARATOR``, in no set order,
+    a name may repeat; NULL: none). A party plays a role when it is the player or a member of the
+    player group. Each execution's roles are one correlated subquery (an index range of its case's
+    players), so that only (action, roles) is grouped: grouping the executions themselves spilled
+    to disk at 100,000 cases. insights.py picks the one role an execution counts under."""
+    players, member = CaseRoleParty.__table__.c, GroupMember.__table__.c
+    in_group = (
+        select(member.group_id)
+        .where(member.group_id == players.party_id, member.user_id == executed.c.party)
+        .correlate_except(GroupMember.__table__)  # the execution and its player are outside it
+    )
+    plays = or_(players.party_id == executed.c.party, exists(in_group))
+    joined = (func.string_agg if postgres else func.group_concat)(players.role, literal(ROLE_SEPARATOR))
+    played = select(joined).where(players.case_id == executed.c.case_id, plays).scalar_subquery()
+    per_entry = select(executed.c.action, played.label("roles")).subquery("per_entry")
+    return select(per_entry.c.action, per_entry.c.roles, func.count().label("n")).group_by(
+        per_entry.c.action, per_entry.c.roles
     )
 
 
@@ -86,23 +140,9 @@ def statement(chosen_query: Any, now: datetime) -> Any:
         .where(finished)
         .group_by(seen.c.scope_action, seen.c.state)
     )
-    log = Activity.__table__.c
-    executed = (
-        select(log.action, log.case_id, log.actor_id)
-        .join(chosen, chosen.c.id == log.case_id)
-        .where(log.kind == "action_executed", log.action.is_not(None))
-        .cte("executed")
-    )
-    players = CaseRoleParty.__table__.c
-    by_role = (
-        select(*_row("role", a=executed.c.action, b=players.role, n=func.count()))
-        .select_from(executed)
-        .outerjoin(
-            CaseRoleParty.__table__,
-            and_(players.case_id == executed.c.case_id, players.party_id == executed.c.actor_id),
-        )
-        .group_by(executed.c.action, players.role)
-    )
+    executed = executed_entries(chosen)
+    sets = role_sets(executed, postgres=True).subquery("role_sets")
+    by_role = select(*_row("role", a=sets.c.action, b=sets.c.roles, n=sets.c.n))
     actions = select(*_row("action", a=executed.c.action, n=func.count())).group_by(executed.c.action)
     cycle_seconds = _seconds(done.c.done_at, done.c.created_at)
     cycle = select(*_row("cycle", n=func.count(), x=_spread(cycle_seconds)))
@@ -150,7 +190,7 @@ class Folded:
         self.states: dict[tuple[str | None, str], tuple[int, int, datetime | None]] = {}
         self.timed: dict[tuple[str | None, str], Summary] = {}
         self.executed: dict[str, int] = {}
-        self.by_role: dict[str, list[tuple[str | None, int]]] = defaultdict(list)
+        self.by_role: dict[str, list[tuple[frozenset[str], int]]] = defaultdict(list)  # role sets: role_sets
         self.cycle: Summary | None = None
         self.bins: dict[int, int] = {}
         self.age: Summary | None = None
@@ -166,7 +206,7 @@ class Folded:
             elif kind == "action":
                 self.executed[a] = n
             elif kind == "role":
-                self.by_role[a].append((b, n))
+                self.add_roles(a, b, n)
             elif kind == "cycle" and n:
                 self.cycle = Summary(n, x0, x1, x2, x3)
             elif kind == "bin":
@@ -183,6 +223,10 @@ class Folded:
                 self.started[date.fromisoformat(a)] = n
             elif kind == "completed":
                 self.completed[date.fromisoformat(a)] = n
+
+    def add_roles(self, action: str, roles: str | None, count: int) -> None:
+        """A row of ``role_sets``."""
+        self.by_role[action].append((frozenset(roles.split(ROLE_SEPARATOR)) if roles else frozenset(), count))
 
     def cycle_bins(self) -> list[tuple[int | None, int]]:
         return bin_counts(self.bins)

@@ -7,10 +7,14 @@ whose workflow item the asker may see (engine/people/visibility.py: hidden is mi
 figure is over those cases alone. Durations are seconds; a visit's time is from entering to
 leaving its state less the time its case was suspended meanwhile (models/visit.py).
 
+An action's executions by role: each counts once, under one role its executor plays in the
+case (``_Names.counted_role``), so that the counts add up to the executions.
+
 Percentiles: ``percentile_cont`` on PostgreSQL, in the statement; on SQLite, which has none, the
 durations are read and engine/cases/insight_figures.py computes the same interpolation.
 """
 
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any
@@ -156,7 +160,10 @@ class _Names:
     def __init__(self, specs: list[WorkflowSpec]) -> None:
         self.states: dict[str, StateSpec] = {}
         self.actions: dict[str, ActionSpec] = {}
+        self.roles: dict[str, int] = {}  # role -> its place in the newest spec that has it
         for spec in specs:
+            for name in spec.roles:
+                self.roles.setdefault(name, len(self.roles))
             for name, state in spec.states.items():
                 self.states.setdefault(name, state)
             for name, action in spec.actions.items():
@@ -172,6 +179,15 @@ class _Names:
 
     def scope(self, name: str | None) -> ActionSpec | None:
         return None if name is None else self.action(name)
+
+    def counted_role(self, action: ActionSpec, played: frozenset[str]) -> str | None:
+        """The one role an execution by a party playing ``played`` counts under: the action's
+        own (its assigned role, then its allowed roles in order) when the party plays it, else
+        the first the party plays in the workflow's order of roles; None when it plays none."""
+        for role in (action.assigned_role, *action.allowed_roles):
+            if role is not None and role in played:
+                return role
+        return min(played, key=lambda role: (self.roles.get(role, len(self.roles)), role), default=None)
 
     def sort_key(self, name: str) -> tuple[Any, ...]:
         return (*self.state_order.get(name, (True, len(self.state_order))), name)
@@ -195,9 +211,12 @@ def _assemble(folded: Folded, names: "_Names", since: datetime, until: datetime)
     actions = {name: ActionFigures(action=spec) for name, spec in names.actions.items()}
     for name, count in folded.executed.items():
         actions.setdefault(name, ActionFigures(action=names.action(name))).executed = count
-    for name, pairs in folded.by_role.items():
+    for name, sets in folded.by_role.items():
         if name in actions:
-            actions[name].by_role = sorted(pairs, key=lambda pair: (pair[0] is None, pair[0] or ""))
+            counted: Counter[str | None] = Counter()
+            for played, count in sets:
+                counted[names.counted_role(actions[name].action, played)] += count
+            actions[name].by_role = sorted(counted.items(), key=lambda pair: (pair[0] is None, pair[0] or ""))
     rework = [
         ReworkFigures(state=names.state(state), scope=names.scope(scope), returned=returned, cases=cases)
         for scope, state, returned, cases in folded.rework

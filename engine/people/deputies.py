@@ -84,6 +84,17 @@ def represented_parties(deputy_id: Any, at: Any = None) -> Select[tuple[str]]:
     return select(parties.c.party_id).correlate(None)  # never tied to an enclosing query's tables
 
 
+def held_or_lent(actor: Any, party: Any, lent: Any = None) -> ColumnElement[bool]:
+    """``party`` (a column of party ids) is one of the actor's own parties, or one lent to them:
+    a party of an absent user they stand in for at ``actor.deputies_at`` (``represented``). The
+    SQL form of "does the actor play this role?" wherever a role is asked (role_players.plays_role,
+    who sees a state's hidden case fields); ``actor`` may be a compiled read's viewer of bound
+    parameters (resolvers/compiled/build.py). ``lent``: ``represented`` as the statement already
+    holds it (a CTE: SQLite's parser holds only a few nested subqueries), else it is embedded."""
+    lent_parties = represented_parties(actor.user_id, actor.deputies_at) if lent is None else select(lent.c.party_id)
+    return or_(party.in_(actor.party_ids), party.in_(lent_parties))
+
+
 async def standing_in(session: Any, *, user_id: str) -> list[Actor]:
     """The absent users ``user_id`` stands in for now, each as an actor holding the absent user's
     parties and nothing else (never admin: an admin's absence lends no admin rights)."""
@@ -101,6 +112,14 @@ async def standing_in(session: Any, *, user_id: str) -> list[Actor]:
 def plays_for(absent: Iterable[Actor], roles: Mapping[str, Collection[str]]) -> list[Actor]:
     """Those of ``absent`` who play a role in a case whose players are ``roles``."""
     return [a for a in absent if any(not a.party_ids.isdisjoint(parties) for parties in roles.values())]
+
+
+def roles_played(actor: Actor, absent: Iterable[Actor], roles: Mapping[str, Collection[str]]) -> set[str]:
+    """The roles ``actor`` plays in a case whose players are ``roles`` (role -> party ids):
+    through their own parties, or lent by ``absent`` (``standing_in``: the absent users they
+    stand in for, each with their groups). ``held_or_lent`` is the same rule in SQL."""
+    lenders = [actor, *absent]
+    return {role for role, parties in roles.items() if any(not a.party_ids.isdisjoint(parties) for a in lenders)}
 
 
 async def deputies_of(session: AsyncSession, user_ids: Collection[str]) -> dict[str, list[str]]:
@@ -280,6 +299,7 @@ __all__ = [
     "MAX_STANDING_IN",
     "deputies_of",
     "deputies_of_parties",
+    "held_or_lent",
     "notify_deputies",
     "now",
     "open_at",
@@ -287,6 +307,7 @@ __all__ = [
     "remove_deputy",
     "represented",
     "represented_parties",
+    "roles_played",
     "set_deputy",
     "standing_in",
     "visible_to",

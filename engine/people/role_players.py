@@ -7,11 +7,11 @@ which words a refusal "not allowed" rather than "not found" for a role player).
 
 from typing import Any
 
-from sqlalchemy import ColumnElement, exists, or_
+from sqlalchemy import ColumnElement, exists
 from sqlalchemy.orm import aliased
 
 from engine.people.actors import Actor
-from engine.people.deputies import represented_parties
+from engine.people.deputies import held_or_lent
 from models import Case, CaseRoleParty
 
 # The aliases of ``plays_role``, made once: building two ``aliased()`` entities per call cost
@@ -33,8 +33,5 @@ def plays_role(actor: Actor, item_id: Any) -> ColumnElement[bool]:
     return exists().where(
         case.object_id == item_id,
         player.case_id == case.id,
-        or_(
-            player.party_id.in_(actor.party_ids),
-            player.party_id.in_(represented_parties(actor.user_id, actor.deputies_at)),
-        ),
+        held_or_lent(actor, player.party_id),
     )

@@ -3,7 +3,8 @@
 ``completedAt``; the rules are engine/cases/case_fields.py's and resolvers/case_fields.py's.
 
 Hidden ≡ missing: a case field its top-level state hides (``hidden_fields``) is left out for a
-viewer who is not an admin and plays none of the state's ``visible_to`` roles in the case. An
+viewer who is not an admin and plays none of the state's ``visible_to`` roles in the case (as a
+deputy: the roles of the absent users they stand in for, engine/people/deputies.py). An
 admin's statement (a plan is built per kind of viewer) reads the stored JSON as it is. The names
 hidden from the viewer are one correlated subquery over the case, its top-level state and the
 spec's states (``spec_states``, a CTE per statement); the object is rebuilt from its members
@@ -17,6 +18,7 @@ from typing import Any
 from sqlalchemy import and_, case, exists, func, literal_column, null, select
 from sqlalchemy.dialects.postgresql import aggregate_order_by
 
+from engine.people import deputies
 from models import Activity, Case, CaseRoleParty, CaseState, User
 from resolvers.compiled.build import Build
 from resolvers.compiled.form import LEAF, Form, column, timestamp
@@ -40,6 +42,14 @@ def _members(b: Build, array: Any) -> Any:
     return select(each.c.value)
 
 
+def _lent(b: Build) -> Any:
+    """The parties lent to the viewer as a deputy (``deputies.represented``), once per statement:
+    a CTE, which SQLite parses at the statement's top (embedded in ``_hidden``, its parser's stack
+    overflowed)."""
+    actor = b.actor
+    return b.shared("viewer_lent", lambda: deputies.represented(actor.user_id, actor.deputies_at).cte("viewer_lent"))
+
+
 def _hidden(b: Build, case_id: Any) -> Any:
     """The JSON list of the names the case's top-level state hides from the (non-admin) viewer.
     Its tables are aliases of their own: the row around it may be a ``workflow_case`` row too."""
@@ -48,7 +58,7 @@ def _hidden(b: Build, case_id: Any) -> Any:
     plays = exists(
         select(player.c.case_id).where(
             player.c.case_id == case_row.c.id,
-            player.c.party_id.in_(b.actor.party_ids),
+            deputies.held_or_lent(b.actor, player.c.party_id, _lent(b)),  # a deputy plays the absent player's roles
             player.c.role.in_(_members(b, states.c.visible_to).scalar_subquery()),
         )
     )

@@ -381,3 +381,23 @@ async def test_the_model_checks_follow_every_route(gql, make_user):
     assert [(d["code"], d["path"]) for d in found["diagnostics"] if d["severity"] == "ERROR"] == [
         ("NO_PATH_TO_TERMINAL", ["states", "limbo"])
     ]
+
+
+async def test_a_user_field_set_beside_an_amount_is_checked_and_kept(gql, make_user):
+    """Found by bench W1r: a known party in a user field beside an amount (kept as an object)
+    answered "Unexpected error."; an unknown one is still refused at its field."""
+    item, alice, _ = await purchase(gql, make_user)
+    bob_id, _ = await make_user("bob")
+    wrong = {**GOOD, "owner": "usr_nobody"}
+    refused = (await gql(EXECUTE_WITH_FIELDS, run(item, "submit", fields=wrong), token=alice))["executeAction"]
+    assert [(e["field"], e["message"]) for e in refused["userErrors"]] == [
+        (["fields", "owner"], "Owner names no user or group.")
+    ]
+    done = (await gql(EXECUTE_WITH_FIELDS, run(item, "submit", fields={**GOOD, "owner": bob_id}), token=alice))[
+        "executeAction"
+    ]
+    assert done["userErrors"] == []
+    assert (done["case"]["fields"]["owner"], done["case"]["fields"]["amount"]) == (
+        bob_id,
+        {"amount": "2500.00", "currency": "EUR"},
+    )
