@@ -31,7 +31,7 @@ $(RUNTIME_STAMP): pyproject.toml $(RUNTIME_LOCK)
 	touch $(RUNTIME_STAMP)
 
 $(STAMP): pyproject.toml $(LOCK)
-	@echo "Installing the development dependencies ($(LOCK), about 90 packages: the server's, the test"
+	@echo "Installing the development dependencies ($(LOCK), about 97 packages: the server's, the test"
 	@echo "tools and boto3 with moto) into $(VENV): five minutes or so on a fresh clone, nothing once done."
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --progress-bar off --require-hashes -r $(LOCK)
