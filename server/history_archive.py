@@ -19,6 +19,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy.exc import DBAPIError
+
 from engine.history import archive, partitions
 from engine.history.activity import entry_hash
 from engine.history.archive import ArchiveError, Manifest
@@ -89,8 +91,16 @@ async def archive_history(db: Database, before: datetime, to: str) -> None:
     entries = 0
     for partition, newest in found:
         written, heads = await _export(db, partition, newest, directory)
-        async with db.transaction() as session:
-            await partitions.drop(session, partition, heads)
+        try:
+            async with db.transaction() as session:
+                await partitions.drop(session, partition, heads)
+        except DBAPIError as error:
+            if "lock timeout" not in str(error):
+                raise
+            raise CliError(
+                f"{partition.name} is written to {directory} but still in the database: a long read of the log "
+                f"kept its lock more than {partitions.DROP_LOCK_TIMEOUT} seconds. Run archive-history again."
+            ) from None
         entries += written
         when = f", the newest written {newest:%Y-%m-%d}" if newest else ""
         print(f"Archived {partition.name}: {written} entries, seqs {partition.first} to {partition.upper - 1}{when}.")

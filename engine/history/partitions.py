@@ -26,9 +26,20 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from engine.clock import SYSTEM_CLOCK
 from models import Activity, ArchivedChain
 
-__all__ = ["Head", "Partition", "anchors_of", "drop", "entries_of", "make_ahead", "partitions", "wholly_before"]
+__all__ = [
+    "DROP_LOCK_TIMEOUT",
+    "Head",
+    "Partition",
+    "anchors_of",
+    "drop",
+    "entries_of",
+    "make_ahead",
+    "partitions",
+    "wholly_before",
+]
 
 AHEAD = 2  # partitions kept ready above the one being written
+DROP_LOCK_TIMEOUT = 5  # seconds the detach of an archived partition waits for the table's lock
 MIN_SIZE, MAX_SIZE, FIRST_SIZE = 10_000, 100_000_000, 100_000
 _MONTH = timedelta(days=31)
 _AHEAD_LOCK_KEY = 7_305_224_419  # one process makes partitions at a time
@@ -221,5 +232,8 @@ async def drop(session: AsyncSession, partition: Partition, heads: dict[str, Hea
                 set_={name: excluded[name] for name in ("seq", "hash", "at", "entries", "archived_at")},
             )
         )
+    # The detach waits for every read of the log to end and holds up new ones while it waits:
+    # not longer than this (the caller says so and tries again later).
+    await session.execute(text(f"SET LOCAL lock_timeout = '{DROP_LOCK_TIMEOUT}s'"))
     await session.execute(text(f"ALTER TABLE activity DETACH PARTITION {partition.name}"))
     await session.execute(text(f"DROP TABLE {partition.name}"))

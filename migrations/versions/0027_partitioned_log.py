@@ -18,7 +18,9 @@ below B). Holding the heavy lock briefly, at any size:
    (the valid CHECK proves the partition's bound, so PostgreSQL does not read it again, and its
    indexes are attached to the parent's, not built), ``activity_seq_seq`` owned by the new
    table (dropping an archived partition must never drop the sequence), the next partition
-   from B made, and a DEFAULT partition for a seq no partition holds yet.
+   from B made, and a DEFAULT partition for a seq no partition holds yet; and
+   ``caseway_chain_head`` (0004) answers, for a chain whose every entry was archived, the hash
+   its archived part ended with, so that the chain goes on from it.
 
 ``id`` stays unique within each partition only: PostgreSQL's unique indexes on a partitioned
 table must include its key. Ids are generated (``models.new_id``: random), never chosen by a
@@ -53,6 +55,28 @@ _INDEXES = {
     "ix_activity_chain_seq": "chain, seq",
 }
 _FIRST = "activity_part_0000"
+# A chain whose every entry was archived goes on from its archived part's last hash.
+_HEAD = """
+CREATE OR REPLACE FUNCTION caseway_chain_head(chain_id text) RETURNS text
+LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+    PERFORM pg_advisory_xact_lock(730522, hashtext(chain_id));
+    RETURN coalesce(
+        (SELECT hash FROM activity WHERE chain = chain_id ORDER BY seq DESC LIMIT 1),
+        (SELECT hash FROM archived_chain WHERE chain = chain_id)
+    );
+END
+$$
+"""
+_HEAD_BEFORE = """
+CREATE OR REPLACE FUNCTION caseway_chain_head(chain_id text) RETURNS text
+LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+    PERFORM pg_advisory_xact_lock(730522, hashtext(chain_id));
+    RETURN (SELECT hash FROM activity WHERE chain = chain_id ORDER BY seq DESC LIMIT 1);
+END
+$$
+"""
 _FIRST_SIZE = 100_000  # the next partition's entries; engine/history/partitions.py sizes the later ones
 
 
@@ -99,6 +123,7 @@ def upgrade() -> None:
     op.execute(f"ALTER TABLE {_FIRST} DROP CONSTRAINT {_FIRST}_bound")  # the partition's bound says it now
     _partition("activity_part_0001", f"FOR VALUES FROM ({bound}) TO ({bound + _FIRST_SIZE})")
     _partition("activity_default", "DEFAULT")
+    op.execute(_HEAD)
 
 
 def _partition(name: str, bounds: str) -> None:
@@ -112,6 +137,7 @@ def downgrade() -> None:
     # chain then names a previous hash the log lacks, and verify-history of the old code reports
     # the chain broken there (the archive and its anchors say why).
     if op.get_bind().dialect.name == "postgresql":
+        op.execute(_HEAD_BEFORE)
         op.execute("CREATE TABLE activity_whole (LIKE activity INCLUDING DEFAULTS)")
         op.execute("INSERT INTO activity_whole SELECT * FROM activity ORDER BY seq")
         op.execute("ALTER SEQUENCE activity_seq_seq OWNED BY activity_whole.seq")
