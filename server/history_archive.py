@@ -79,8 +79,6 @@ async def archive_history(db: Database, before: datetime, to: str) -> None:
     _postgres(db, "archive-history")
     if to.startswith("s3://"):
         raise CliError("archive-history writes to a directory: archive to one, then copy it to s3.")
-    directory = Path(to)
-    _writable(directory)
     async with db.read_session() as session:
         found = await partitions.wholly_before(session, before)
     if not found:
@@ -88,6 +86,8 @@ async def archive_history(db: Database, before: datetime, to: str) -> None:
             f"nothing to archive before {before:%Y-%m}: the oldest partition of the log still holds entries of "
             f"{before:%Y-%m} or later, or is still being written."
         )
+    directory = Path(to)
+    _writable(directory)
     entries = 0
     for partition, newest in found:
         written, heads = await _export(db, partition, newest, directory)

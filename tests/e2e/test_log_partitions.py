@@ -24,6 +24,7 @@ from server.migrate import alembic_config
 from server.settings import Settings
 from tests.fixtures.api import GraphQLClient
 from tests.fixtures.builders import caseway, two_items
+from tests.fixtures.compiled import compiled_outcomes
 from tests.fixtures.database import BACKEND, create_test_user
 
 ON_POSTGRES = pytest.mark.skipif(
@@ -245,7 +246,9 @@ async def test_history_pages_say_their_oldest_entries_were_archived(fresh_url, t
             gql = GraphQLClient(http)
             gql.twin = twin  # every answer the same from the compiled reads and the resolvers
             ids = {"item": item_b, "case": data["other_case"], "project": data["project"]}
+            before = compiled_outcomes()
             first = await gql(HISTORY, ids, token=data["token"])
+            assert compiled_outcomes()["compiled"] == before["compiled"] + 3  # item, case and project
             sentence = first["item"]["history"]["archived"]
             assert sentence.startswith(f"Entries before seq {b_archived + 1}, the newest written ")
             assert "are archived: they left the database on" in sentence
@@ -258,8 +261,10 @@ async def test_history_pages_say_their_oldest_entries_were_archived(fresh_url, t
             later = await gql(HISTORY, {**ids, "after": cursor}, token=data["token"])
             assert later["item"]["history"]["archived"] is None
             assert [e["node"]["seq"] for e in later["item"]["history"]["edges"]] == live[1:]
-            # A page that does not ask for the sentence is compiled, and the same as before.
+            # A page that does not ask for the sentence is the same.
+            before = compiled_outcomes()
             page = await gql(PAGE, {"item": item_b}, token=data["token"])
+            assert compiled_outcomes()["compiled"] == before["compiled"] + 1
             assert page["node"]["history"]["edges"] == first["item"]["history"]["edges"]
             # An item whose every entry is archived: no entries, and the sentence.
             gone = await gql(HISTORY, {**ids, "item": data["item"]}, token=data["token"])
@@ -278,6 +283,7 @@ async def test_archive_history_refuses_what_it_cannot_do(fresh_url, tmp_path):
         nothing = await _cli(fresh_url, "archive-history", "--before", "2000-01", "--to", str(tmp_path / "a"))
         assert nothing.returncode == 1
         assert "nothing to archive before 2000-01: the oldest partition of the log" in nothing.stderr
+        assert not (tmp_path / "a").exists()
         # The oldest partition is still being written, whatever the month.
         young = await _cli(fresh_url, "archive-history", "--before", _next_month(), "--to", str(tmp_path / "a"))
         assert young.returncode == 1 and "nothing to archive before" in young.stderr
