@@ -80,7 +80,7 @@ async def _comment(data: dict, words: str) -> int:
 
 
 async def _scalar(db: Database, statement: str, **params):
-    async with db.engine.connect() as conn:
+    async with db.engine.begin() as conn:  # committed: some statements change things
         return (await conn.execute(text(statement), params)).scalar()
 
 
@@ -202,6 +202,20 @@ async def test_archived_partitions_leave_the_log_verifiable_with_and_without_the
         for archived in ([], ["--archive", str(archive)]):
             again = await _cli(fresh_url, "verify-history", item, *archived)
             assert again.returncode == 0 and f"({n + 1} entries, {n} of them archived" in again.stdout, again
+
+        # An anchor changed in the database: the archive ends the chain elsewhere, and the entry
+        # left after it no longer follows it.
+        reopened = await _scalar(db, "SELECT max(seq) FROM activity WHERE chain = :c", c=item)
+        anchor = await _scalar(db, "SELECT hash FROM archived_chain WHERE chain = :c", c=item)
+        await _scalar(db, "UPDATE archived_chain SET hash = :h WHERE chain = :c RETURNING 1", h="0" * 64, c=item)
+        moved = await _cli(fresh_url, "verify-history", "--all", "--archive", str(archive))
+        assert moved.returncode == 1
+        assert f"History of {item} is broken at seq {of_item[-1]}: the archive does not end the chain where" in (
+            moved.stdout
+        )
+        cut = await _cli(fresh_url, "verify-history", item)
+        assert cut.returncode == 1 and f"is broken at seq {reopened}: the entry does not follow" in cut.stdout
+        await _scalar(db, "UPDATE archived_chain SET hash = :h WHERE chain = :c RETURNING 1", h=anchor, c=item)
 
         # A changed entry in the archive is named; the database alone still verifies.
         resolved = next(i for i, line in enumerate(lines) if json.loads(line)["comment"] == "fixed")
