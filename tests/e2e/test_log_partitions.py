@@ -33,10 +33,10 @@ ON_POSTGRES = pytest.mark.skipif(
 KEY = "the-archivists-secret-key"
 
 HISTORY = """
-query History($item: ID!, $case: ID!, $project: ID!, $after: String) {
-  item: node(id: $item) { ... on WorkflowItem { history(after: $after) {
-    archived edges { cursor node { seq kind comment } } } } }
-  case: node(id: $case) { ... on Case { log { archived edges { node { seq } } } } }
+query History($item: ID!, $project: ID!, $after: String) {
+  item: node(id: $item) { ... on WorkflowItem {
+    history(after: $after) { archived edges { cursor node { seq kind comment } } }
+    case { log { archived edges { node { seq } } } } } }
   project: node(id: $project) { ... on Project { history(first: 100) { archived edges { node { seq } } } } }
 }
 """
@@ -112,6 +112,7 @@ def _next_month() -> str:
 
 
 @ON_POSTGRES
+@pytest.mark.timeout(600)  # a dozen runs of the command, seconds each on a busy machine
 async def test_an_existing_log_becomes_the_first_partition_and_comes_back_on_downgrade(fresh_url):
     data = await _seeded(fresh_url, "0026")
     db = data["db"]
@@ -119,7 +120,7 @@ async def test_an_existing_log_becomes_the_first_partition_and_comes_back_on_dow
         before = await _rows(db, "SELECT seq, hash FROM activity ORDER BY seq")
         await asyncio.to_thread(command.upgrade, alembic_config(fresh_url), "head")
 
-        assert await _scalar(db, "SELECT relkind FROM pg_class WHERE relname = 'activity'") == "p"
+        assert await _scalar(db, "SELECT relkind::text FROM pg_class WHERE relname = 'activity'") == "p"
         assert await _rows(db, "SELECT seq, hash FROM activity ORDER BY seq") == before
         assert {await _where(db, seq) for seq, _ in before} == {"activity_part_0000"}
         checked = await _cli(fresh_url, "verify-history", "--all", key="")
@@ -137,7 +138,7 @@ async def test_an_existing_log_becomes_the_first_partition_and_comes_back_on_dow
 
         everything = await _rows(db, "SELECT seq, hash FROM activity ORDER BY seq")
         await asyncio.to_thread(command.downgrade, alembic_config(fresh_url), "0026")
-        assert await _scalar(db, "SELECT relkind FROM pg_class WHERE relname = 'activity'") == "r"
+        assert await _scalar(db, "SELECT relkind::text FROM pg_class WHERE relname = 'activity'") == "r"
         assert await _rows(db, "SELECT seq, hash FROM activity ORDER BY seq") == everything
         # The sequence survived its table: the next entry follows the last.
         after = await _comment(data, "after the downgrade")
@@ -151,6 +152,7 @@ async def test_an_existing_log_becomes_the_first_partition_and_comes_back_on_dow
 
 
 @ON_POSTGRES
+@pytest.mark.timeout(600)  # a dozen runs of the command, seconds each on a busy machine
 async def test_archived_partitions_leave_the_log_verifiable_with_and_without_the_archive(fresh_url, tmp_path):
     data = await _seeded(fresh_url)
     db, item = data["db"], data["item"]
@@ -199,13 +201,14 @@ async def test_archived_partitions_leave_the_log_verifiable_with_and_without_the
             await engine.execute(s, actor=data["owner"], case_id=data["case"], action="reopen")
         resigned = await _cli(fresh_url, "checkpoint-history")
         assert resigned.returncode == 0 and "Not re-signed" not in resigned.stdout, resigned.stdout
+        kept = await _scalar(db, "SELECT count(*) FROM activity WHERE chain = :c", c=item)
+        assert kept >= 1
         for archived in ([], ["--archive", str(archive)]):
             again = await _cli(fresh_url, "verify-history", item, *archived)
-            assert again.returncode == 0 and f"({n + 1} entries, {n} of them archived" in again.stdout, again
+            assert again.returncode == 0 and f"({n + kept} entries, {n} of them archived" in again.stdout, again
 
         # An anchor changed in the database: the archive ends the chain elsewhere, and the entry
         # left after it no longer follows it.
-        reopened = await _scalar(db, "SELECT max(seq) FROM activity WHERE chain = :c", c=item)
         anchor = await _scalar(db, "SELECT hash FROM archived_chain WHERE chain = :c", c=item)
         await _scalar(db, "UPDATE archived_chain SET hash = :h WHERE chain = :c RETURNING 1", h="0" * 64, c=item)
         moved = await _cli(fresh_url, "verify-history", "--all", "--archive", str(archive))
@@ -214,7 +217,8 @@ async def test_archived_partitions_leave_the_log_verifiable_with_and_without_the
             moved.stdout
         )
         cut = await _cli(fresh_url, "verify-history", item)
-        assert cut.returncode == 1 and f"is broken at seq {reopened}: the entry does not follow" in cut.stdout
+        first_kept = await _scalar(db, "SELECT min(seq) FROM activity WHERE chain = :c", c=item)
+        assert cut.returncode == 1 and f"is broken at seq {first_kept}: the entry does not follow" in cut.stdout
         await _scalar(db, "UPDATE archived_chain SET hash = :h WHERE chain = :c RETURNING 1", h=anchor, c=item)
 
         # A changed entry in the archive is named; the database alone still verifies.
@@ -238,6 +242,7 @@ async def _partitions(db: Database) -> list:
 
 
 @ON_POSTGRES
+@pytest.mark.timeout(600)  # a dozen runs of the command, seconds each on a busy machine
 async def test_history_pages_say_their_oldest_entries_were_archived(fresh_url, tmp_path):
     data = await _seeded(fresh_url)
     db = data["db"]
@@ -259,15 +264,15 @@ async def test_history_pages_say_their_oldest_entries_were_archived(fresh_url, t
         async with server(compiled, True) as http, server(resolved, False) as twin:
             gql = GraphQLClient(http)
             gql.twin = twin  # every answer the same from the compiled reads and the resolvers
-            ids = {"item": item_b, "case": data["other_case"], "project": data["project"]}
+            ids = {"item": item_b, "project": data["project"]}
             before = compiled_outcomes()
             first = await gql(HISTORY, ids, token=data["token"])
-            assert compiled_outcomes()["compiled"] == before["compiled"] + 3  # item, case and project
+            assert compiled_outcomes()["compiled"] == before["compiled"] + 2  # the item (and its case), the project
             sentence = first["item"]["history"]["archived"]
             assert sentence.startswith(f"Entries before seq {b_archived + 1}, the newest written ")
             assert "are archived: they left the database on" in sentence
             assert [e["node"]["comment"] for e in first["item"]["history"]["edges"]] == ["first after", "second after"]
-            assert first["case"]["log"]["archived"] == sentence
+            assert first["item"]["case"]["log"]["archived"] == sentence
             assert first["project"]["history"]["archived"].startswith(f"Entries before seq {newest_archived + 1},")
             assert [e["node"]["seq"] for e in first["project"]["history"]["edges"]] == live
             # Past the boundary, a page says nothing of the archive.
@@ -289,6 +294,7 @@ async def test_history_pages_say_their_oldest_entries_were_archived(fresh_url, t
 
 
 @ON_POSTGRES
+@pytest.mark.timeout(600)  # a dozen runs of the command, seconds each on a busy machine
 async def test_archive_history_refuses_what_it_cannot_do(fresh_url, tmp_path):
     data = await _seeded(fresh_url)
     try:
