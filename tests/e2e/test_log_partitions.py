@@ -32,7 +32,7 @@ ON_POSTGRES = pytest.mark.skipif(
 )
 KEY = "the-archivists-secret-key"
 
-HISTORY = """
+ARCHIVED_HISTORY = """
 query History($item: ID!, $project: ID!, $after: String) {
   item: node(id: $item) { ... on WorkflowItem {
     history(after: $after) { archived edges { cursor node { seq kind comment } } }
@@ -40,7 +40,7 @@ query History($item: ID!, $project: ID!, $after: String) {
   project: node(id: $project) { ... on Project { history(first: 100) { archived edges { node { seq } } } } }
 }
 """
-PAGE = """
+ITEM_HISTORY_PAGE = """
 query Page($item: ID!) {
   node(id: $item) { ... on WorkflowItem { history { edges { cursor node { seq kind comment } } } } }
 }
@@ -266,7 +266,7 @@ async def test_history_pages_say_their_oldest_entries_were_archived(fresh_url, t
             gql.twin = twin  # every answer the same from the compiled reads and the resolvers
             ids = {"item": item_b, "project": data["project"]}
             before = compiled_outcomes()
-            first = await gql(HISTORY, ids, token=data["token"])
+            first = await gql(ARCHIVED_HISTORY, ids, token=data["token"])
             assert compiled_outcomes()["compiled"] == before["compiled"] + 2  # the item (and its case), the project
             sentence = first["item"]["history"]["archived"]
             assert sentence.startswith(f"Entries before seq {b_archived + 1}, the newest written ")
@@ -277,16 +277,16 @@ async def test_history_pages_say_their_oldest_entries_were_archived(fresh_url, t
             assert [e["node"]["seq"] for e in first["project"]["history"]["edges"]] == live
             # Past the boundary, a page says nothing of the archive.
             cursor = first["item"]["history"]["edges"][0]["cursor"]
-            later = await gql(HISTORY, {**ids, "after": cursor}, token=data["token"])
+            later = await gql(ARCHIVED_HISTORY, {**ids, "after": cursor}, token=data["token"])
             assert later["item"]["history"]["archived"] is None
             assert [e["node"]["seq"] for e in later["item"]["history"]["edges"]] == live[1:]
             # A page that does not ask for the sentence is the same.
             before = compiled_outcomes()
-            page = await gql(PAGE, {"item": item_b}, token=data["token"])
+            page = await gql(ITEM_HISTORY_PAGE, {"item": item_b}, token=data["token"])
             assert compiled_outcomes()["compiled"] == before["compiled"] + 1
             assert page["node"]["history"]["edges"] == first["item"]["history"]["edges"]
             # An item whose every entry is archived: no entries, and the sentence.
-            gone = await gql(HISTORY, {**ids, "item": data["item"]}, token=data["token"])
+            gone = await gql(ARCHIVED_HISTORY, {**ids, "item": data["item"]}, token=data["token"])
             assert gone["item"]["history"]["edges"] == [] and "are archived" in gone["item"]["history"]["archived"]
     finally:
         for database in (db, compiled, resolved):
