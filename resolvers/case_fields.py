@@ -16,7 +16,6 @@ from resolvers.pagination import Page, check_first, check_id_cursor, keyset_page
 
 __all__ = ["action_history", "entry_data", "fields", "sealed", "title"]
 
-
 def _hidden(ctx: Context, workflow: Any, states: list[Any], played: dict[str, Any]) -> frozenset[str]:
     viewer = ctx.viewer
     roles = {role for role, parties in played.items() if viewer.is_any(set(parties))}
