@@ -1,6 +1,6 @@
 """SQLModel tables and the database handle. No business rules live here."""
 
-from models.activity import Activity, HistoryCheckpoint
+from models.activity import Activity, ArchivedChain, HistoryCheckpoint
 from models.db import Database, normalize_url
 from models.delivery import DigestSchedule, NotificationDelivery, Reminder
 from models.deputy import Deputyship
@@ -26,6 +26,7 @@ from models.workflow import Case, CaseRoleParty, CaseState, EnabledAction, Idemp
 __all__ = [
     "Activity",
     "ApiToken",
+    "ArchivedChain",
     "Case",
     "CaseRoleParty",
     "CaseState",

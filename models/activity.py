@@ -70,3 +70,27 @@ class HistoryCheckpoint(SQLModel, table=True):
     prev_counter: int | None = Field(default=None, sa_column=Column(SeqType, nullable=True))
     prev_signature: str | None = None
     signature: str
+
+
+class ArchivedChain(SQLModel, table=True):
+    """Where a hash chain's archived part ends (`caseway archive-history`, PostgreSQL): the seq
+    and hash of its last entry that left the database, so its first entry still here verifies
+    against it (``prev_hash``), and how many entries went. The resource columns are those of the
+    chain's entries, so a history page knows the resource had entries archived."""
+
+    __tablename__ = "archived_chain"
+    __table_args__ = (
+        Index("ix_archived_chain_project", "project_id"),
+        Index("ix_archived_chain_subproject", "subproject_id"),
+        Index("ix_archived_chain_item", "workflow_item_id"),
+    )
+
+    chain: str = Field(primary_key=True)
+    project_id: str | None = None
+    subproject_id: str | None = None
+    workflow_item_id: str | None = None
+    seq: int = Field(sa_column=Column(SeqType, nullable=False))
+    hash: str
+    at: datetime = Field(sa_column=Column(UTCDateTime, nullable=False))  # when its last archived entry was written
+    entries: int = Field(sa_column=Column(SeqType, nullable=False))
+    archived_at: datetime = Field(sa_column=Column(UTCDateTime, nullable=False))

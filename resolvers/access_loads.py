@@ -12,6 +12,7 @@ from engine.people.inheritance import Holding, effective_grants, hold
 from engine.people.permissions import intents_for
 from models import (
     Activity,
+    ArchivedChain,
     NotificationDelivery,
 )
 from resolvers import deputies as deputy_reads
@@ -76,6 +77,27 @@ class AccessLoads(Loads):
                 total = counts.get(rid, 0) if counted else None
                 results[(column_name, rid, filt, restricted, counted)] = (group, total)
         return [results[k] for k in keys]
+
+    async def _archived(self, keys: list[tuple[str, str]]) -> list[Any]:
+        """Keys are (history column, resource id): where the resource's archived history ends
+        (the newest archived entry's seq and time, when it was archived), or None: one
+        statement per column over the chains' anchors (``ArchivedChain``)."""
+        found: dict[tuple[str, str], Any] = {}
+        for column_name in {c for c, _ in keys}:
+            column = getattr(ArchivedChain, column_name)
+            ids = [i for c, i in keys if c == column_name]
+            query = (
+                select(
+                    column.label("k"),
+                    func.max(ArchivedChain.seq).label("seq"),
+                    func.max(ArchivedChain.at).label("at"),
+                    func.max(ArchivedChain.archived_at).label("archived_at"),
+                )
+                .where(self._in(column, ids))
+                .group_by(column)
+            )
+            found.update(((column_name, row.k), row) for row in await self._rows(query))
+        return [found.get(key) for key in keys]
 
     async def _activities(self, ids: list[str]) -> list[Activity | None]:
         """Entries the viewer may read (engine.people.visibility); the others read as missing."""

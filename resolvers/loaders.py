@@ -51,6 +51,7 @@ class Loaders(TreeLoads, CaseLoads, AccessLoads):
         "grants_by_resource": "_grants",
         "intents_by_resource": "_intents",
         "history_by_resource": "_history",
+        "archived_by_resource": "_archived",
         "members_by_group": "_members",
         "activity_by_id": "_activities",
         "job_by_id": "_jobs",
@@ -84,6 +85,7 @@ class Loaders(TreeLoads, CaseLoads, AccessLoads):
     grants_by_resource: DataLoader[str, Any]
     intents_by_resource: DataLoader[str, Any]
     history_by_resource: DataLoader[Any, Any]
+    archived_by_resource: DataLoader[tuple[str, str], Any]
     members_by_group: DataLoader[str, Any]
     activity_by_id: DataLoader[str, Any]
     job_by_id: DataLoader[str, Any]

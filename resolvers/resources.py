@@ -55,3 +55,18 @@ async def history(
         (HISTORY_COLUMN[prefix], resource_id, key, restricted, counted)
     )
     return keyset_page(rows, limit=limit, total=total, cursor=lambda r: str(r.seq))
+
+
+async def archived(ctx: Context, resource_id: str, *, after: str | None) -> str | None:
+    """The sentence a page of the resource's history carries when its oldest entries were
+    archived (`caseway archive-history`) and the page starts where the database's part begins
+    (no cursor, or a cursor of an archived entry); None otherwise. The same for every viewer of
+    the history: it says where entries went, not what they were."""
+    end = await ctx.loaders.archived_by_resource.load((HISTORY_COLUMN[intent_prefix(resource_id)], resource_id))
+    cursor = parse_seq_cursor(after)
+    if end is None or (cursor is not None and cursor >= end.seq):
+        return None
+    return (
+        f"Entries before seq {end.seq + 1}, the newest written {end.at:%d %B %Y}, are archived: they left the "
+        f"database on {end.archived_at:%d %B %Y} for the archive an administrator keeps (caseway archive-history)."
+    )

@@ -8,7 +8,8 @@ import strawberry
 from resolvers import case_fields as field_reads
 from resolvers import sentences as sentence_reads
 from resolvers.loaders import one
-from schema.base import JSON, AppInfo, Node, by_id_prefix
+from resolvers.pagination import Page
+from schema.base import JSON, AppInfo, Connection, Node, by_id_prefix, connection
 from schema.execution import context_only
 from schema.identity import Party
 
@@ -111,3 +112,20 @@ class HistoryFilter:
     actor: strawberry.ID | None = None
     from_: datetime | None = strawberry.field(name="from", default=None)
     to: datetime | None = None
+
+
+@strawberry.type(description="A page of log entries, oldest first: `first` defaults to 20 and is at most 100.")
+class ActivityConnection(Connection[Activity]):
+    archived: str | None = strawberry.field(
+        default=None,
+        description="Where the oldest entries went, when they were archived (caseway archive-history): a sentence "
+        "on the page that starts where the entries kept in the database begin (no `after`, or the cursor of an "
+        "archived entry); null on every other page, and when nothing of this history is archived.",
+    )
+
+
+def activity_connection(page: Page[Activity], archived: str | None) -> ActivityConnection:
+    plain = connection(page)
+    return ActivityConnection(
+        edges=plain.edges, page_info=plain.page_info, total_count=plain.total_count, archived=archived
+    )

@@ -14,7 +14,7 @@ from resolvers import due_dates, resources
 from resolvers.job_loads import CASE_JOBS
 from resolvers.loaders import PickListKey, one
 from resolvers.lookahead import selects
-from schema.activity import Activity
+from schema.activity import ActivityConnection, activity_connection
 from schema.base import JSON, AppInfo, Connection, Node, by_id_prefix, connection
 from schema.execution import context_only
 from schema.identity import Party
@@ -276,7 +276,9 @@ class Case(Node):
         description="The log of this case's workflow item, oldest first: the entries you may read (viewHistory, "
         "or a role in this case)."
     )
-    async def log(self, info: AppInfo, first: int | None = None, after: str | None = None) -> Connection[Activity]:
+    async def log(self, info: AppInfo, first: int | None = None, after: str | None = None) -> ActivityConnection:
         item_id = self.object_id  # type: ignore[attr-defined]
         counted = selects(info, "totalCount")
-        return connection(await resources.history(info.context, item_id, first=first, after=after, counted=counted))
+        page = await resources.history(info.context, item_id, first=first, after=after, counted=counted)
+        archived = await resources.archived(info.context, item_id, after=after) if selects(info, "archived") else None
+        return activity_connection(page, archived)

@@ -15,7 +15,7 @@ from resolvers.filters import ResourceFilterKey
 from resolvers.loaders import one
 from resolvers.lookahead import item_prefetch, selects
 from resolvers.pagination import check_first, check_id_cursor
-from schema.activity import Activity, HistoryFilter
+from schema.activity import ActivityConnection, HistoryFilter, activity_connection
 from schema.base import JSON, AppInfo, Connection, Node, by_id_prefix, connection
 from schema.execution import context_only
 from schema.identity import Party
@@ -129,9 +129,10 @@ def grant_list(grants: "dict[str, list[Holding]] | None") -> list[PermissionGran
 
 async def history_connection(
     info: AppInfo, resource_id: str, first: int | None, after: str | None, filter: HistoryFilter | None
-) -> Connection[Activity]:
+) -> ActivityConnection:
     f = filter or HistoryFilter()
-    return connection(
+    archived = await resources.archived(info.context, resource_id, after=after) if selects(info, "archived") else None
+    return activity_connection(
         await resources.history(
             info.context,
             resource_id,
@@ -142,7 +143,8 @@ async def history_connection(
             since=f.from_,
             until=f.to,
             counted=selects(info, "totalCount"),
-        )
+        ),
+        archived,
     )
 
 
@@ -163,7 +165,7 @@ class ResourceFields:
     @strawberry.field(description="The log of this resource and everything inside it, oldest first.")
     async def history(
         self, info: AppInfo, first: int | None = None, after: str | None = None, filter: HistoryFilter | None = None
-    ) -> Connection[Activity]:
+    ) -> ActivityConnection:
         return await history_connection(info, self.id, first, after, filter)  # type: ignore[attr-defined]
 
     @strawberry.field

@@ -21,6 +21,7 @@ from server.actor_cache import ActorCache
 from server.checkpoints import checkpoint_forever
 from server.digest_runs import DigestRun, run_digests
 from server.documents import DocumentService, collect_forever
+from server.history_archive import partition_forever
 from server.hub import EventHub, create_hub
 from server.job_runner import JobRunner
 from server.publisher import Publisher
@@ -80,6 +81,8 @@ class Background:
                 checkpoint_forever(self.db, secret_key=settings.secret_key, interval=settings.checkpoint_interval),
                 name="caseway-signer",
             )
+        if self.db.engine.dialect.name == "postgresql":  # the log's next partitions (engine/history/partitions.py)
+            self._tasks["partitioner"] = asyncio.create_task(partition_forever(self.db), name="caseway-partitioner")
 
     @property
     def tasks(self) -> dict[str, "asyncio.Task[None] | None"]:
@@ -90,6 +93,7 @@ class Background:
             "collector": self._tasks.get("collector"),
             "signer": self._tasks.get("signer"),
             "replicas": self._tasks.get("replicas"),
+            "partitioner": self._tasks.get("partitioner"),
             "sweeper": self.sweeper.task if self.settings.run_timers else None,
             "job_runner": self.job_runner.task if self.job_runner is not None else None,
         }
@@ -102,6 +106,7 @@ class Background:
             ("collector", "the document collector"),
             ("signer", "the checkpoint signer"),
             ("replicas", "the replica monitor"),
+            ("partitioner", "the log's partitioner"),
         ):
             task = self._tasks.pop(name, None)
             if task is not None:

@@ -1,5 +1,6 @@
 """The `caseway` command: serve, migrate, demo, create-user, define-workflow, check-workflow, export-schema,
-verify-history, checkpoint-history, run-due-timers, run-digests, run-jobs, jobs, collect-documents, migrate-cases.
+verify-history, checkpoint-history, archive-history, run-due-timers, run-digests, run-jobs, jobs,
+collect-documents, migrate-cases.
 
 Every expected failure is one sentence on stderr and exit code 1 (server/cli_errors.py); a
 traceback only with ``caseway --debug``. Commands that work on an existing database check it
@@ -112,6 +113,16 @@ def _when(text: str) -> datetime:
     return as_utc(when)
 
 
+def _month(text: str) -> datetime:
+    """--before: a month, YYYY-MM."""
+    from server.history_archive import month
+
+    try:
+        return month(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="caseway",
@@ -165,6 +176,17 @@ def _parser() -> argparse.ArgumentParser:
         metavar="DIR|s3://BUCKET/PREFIX",
         help="also check the checkpoints against a copy made by checkpoint-history --export (deleted, rolled back)",
     )
+    verify.add_argument(
+        "--archive",
+        metavar="DIR",
+        help="start each chain in the archive made by archive-history, and check the archive's files too",
+    )
+    archiving = command(
+        "archive-history",
+        "write the log's partitions wholly before a month to a directory, verify them, then drop them (PostgreSQL)",
+    )
+    archiving.add_argument("--before", required=True, type=_month, metavar="MONTH", help="YYYY-MM: entries before it")
+    archiving.add_argument("--to", required=True, metavar="DIR", help="the archive's directory (made if missing)")
     checkpoint = command(
         "checkpoint-history", "sign checkpoints of every chain that grew, now (needs CASEWAY_SECRET_KEY)"
     )
@@ -322,9 +344,13 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
             raise SystemExit(1)
     elif args.command == "verify-history":
         if not asyncio.run(
-            history_commands.verify_history(settings, None if args.all else args.resource_id, args.against)
+            history_commands.verify_history(
+                settings, None if args.all else args.resource_id, args.against, args.archive
+            )
         ):
             raise SystemExit(1)
+    elif args.command == "archive-history":
+        asyncio.run(history_commands.archive_history(settings, args.before, args.to))
     elif args.command == "checkpoint-history":
         asyncio.run(history_commands.checkpoint_history(settings, args.export))
     elif args.command == "run-due-timers":

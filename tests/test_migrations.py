@@ -13,7 +13,7 @@ from sqlmodel import SQLModel
 
 from models import Database
 from server.migrate import alembic_config, upgrade
-from tests.fixtures.database import modelled
+from tests.fixtures.database import modelled, modelled_object
 
 
 async def tables_and_diff(url: str) -> tuple[set[str], list]:
@@ -23,7 +23,14 @@ async def tables_and_diff(url: str) -> tuple[set[str], list]:
             tables = set(await conn.run_sync(lambda c: inspect(c).get_table_names()))
             diff = await conn.run_sync(
                 lambda c: compare_metadata(
-                    MigrationContext.configure(c, opts={"compare_type": True, "include_name": modelled}),
+                    MigrationContext.configure(
+                        c,
+                        opts={
+                            "compare_type": True,
+                            "include_name": modelled,
+                            "include_object": modelled_object(c.dialect.name),
+                        },
+                    ),
                     SQLModel.metadata,
                 )
             )

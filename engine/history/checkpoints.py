@@ -24,11 +24,11 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, func, select
+from sqlalchemy import and_, case, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.clock import SYSTEM_CLOCK
-from models import Activity, HistoryCheckpoint
+from models import Activity, ArchivedChain, HistoryCheckpoint
 
 __all__ = [
     "CheckpointPass",
@@ -124,7 +124,8 @@ _COLUMNS: list[Any] = list(HistoryCheckpoint.__table__.c)
 
 async def newest_of(session: AsyncSession, chains: Iterable[str], *, anchors: bool = False) -> dict[str, Any]:
     """The newest checkpoint of each of ``chains``; with ``anchors``, each with the hash the log
-    holds now for the entry it names (``anchor``, None if that entry is gone)."""
+    holds now for the entry it names (``anchor``, None if that entry is gone; an archived one's
+    as archiving recorded it)."""
     connection = await session.connection()
     found: dict[str, Any] = {}
     names = sorted(chains)
@@ -136,8 +137,18 @@ async def newest_of(session: AsyncSession, chains: Iterable[str], *, anchors: bo
         )
         query = select(*_COLUMNS).where(HistoryCheckpoint.counter.in_(newest))
         if anchors:
-            query = query.add_columns(Activity.hash.label("anchor")).outerjoin(
-                Activity, and_(Activity.chain == HistoryCheckpoint.chain, Activity.seq == HistoryCheckpoint.seq)
+            # An entry archived since (engine/history/partitions.py): the archived part's last
+            # hash if it is that entry; one before it was checked when it was archived.
+            archived = case(
+                (ArchivedChain.seq == HistoryCheckpoint.seq, ArchivedChain.hash),
+                (ArchivedChain.seq > HistoryCheckpoint.seq, HistoryCheckpoint.hash),
+            )
+            query = (
+                query.add_columns(func.coalesce(Activity.hash, archived).label("anchor"))
+                .outerjoin(
+                    Activity, and_(Activity.chain == HistoryCheckpoint.chain, Activity.seq == HistoryCheckpoint.seq)
+                )
+                .outerjoin(ArchivedChain, ArchivedChain.chain == HistoryCheckpoint.chain)
             )
         found.update((row.chain, row) for row in await connection.execute(query))
     return found

@@ -22,14 +22,16 @@ __all__ = ["Build", "Page", "SqlViewer"]
 
 class Page:
     """What a connection form returns: the page subquery, its size (a bound parameter) and its
-    total count (a scalar SQL expression, only built when the selection asks for ``totalCount``)."""
+    total count (a scalar SQL expression, only built when the selection asks for ``totalCount``);
+    a log's, the sentence on its archived entries (``archived``, when asked: resolvers/compiled/log.py)."""
 
-    __slots__ = ("first", "query", "total")
+    __slots__ = ("archived", "first", "query", "total")
 
-    def __init__(self, query: Any, first: Any, total: Any) -> None:
+    def __init__(self, query: Any, first: Any, total: Any, archived: Any = None) -> None:
         self.query = query
         self.first = first
         self.total = total
+        self.archived = archived
 
 
 class SqlViewer:
@@ -168,6 +170,8 @@ class Build:
                 pairs.append((field.response, self.json.array(rows.c.j, [rows.c.rn], where=shown)))
             elif field.name == "totalCount":
                 pairs.append((field.response, page.total))
+            elif field.name == "archived":
+                pairs.append((field.response, page.archived))
             else:  # pageInfo
                 info = []
                 for part in field.sub.fields:
@@ -205,3 +209,7 @@ class Build:
     @staticmethod
     def counted(plan: Any) -> bool:
         return any(field.name == "totalCount" for field in plan.fields)
+
+    @staticmethod
+    def asked(plan: Any, name: str) -> bool:
+        return any(field.name == name for field in plan.fields)

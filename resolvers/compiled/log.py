@@ -14,9 +14,9 @@ one of the ways in for each of its entries).
 
 from typing import Any
 
-from sqlalchemy import BigInteger, String, cast, func, select
+from sqlalchemy import BigInteger, String, case, cast, func, literal, select
 
-from models import Activity
+from models import Activity, ArchivedChain
 from resolvers import visibility
 from resolvers.compiled.build import Build, Page
 from resolvers.filters import HistoryFilterKey
@@ -25,18 +25,21 @@ from resolvers.pagination import check_first, parse_seq_cursor
 __all__ = ["case_log", "history"]
 
 _ACTIVITY = Activity.__table__
+_ARCHIVED = ArchivedChain.__table__
 
 
 def case_log(b: Build, source: Any, field: Any) -> Any:
     """The log connection of the case row ``source`` (its item is ``object_id``)."""
-    return _page(b, field, [_ACTIVITY.c.workflow_item_id == source.c.object_id])
+    return _page(
+        b, field, [_ACTIVITY.c.workflow_item_id == source.c.object_id], ("workflow_item_id", source.c.object_id)
+    )
 
 
 def history(column: str) -> Any:
     """The form of a resource's ``history``: its entries are those whose ``column`` is its id."""
 
     def build(b: Build, source: Any, field: Any) -> Any:
-        return _page(b, field, [_ACTIVITY.c[column] == source.c.id, *_filter(b, field)])
+        return _page(b, field, [_ACTIVITY.c[column] == source.c.id, *_filter(b, field)], (column, source.c.id))
 
     return build
 
@@ -73,8 +76,9 @@ def _filter(b: Build, field: Any) -> list[Any]:
     return conditions
 
 
-def _page(b: Build, field: Any, within: list[Any]) -> Any:
-    """The connection of the entries ``within`` selects that the viewer may read, by ``seq``."""
+def _page(b: Build, field: Any, within: list[Any], resource: tuple[str, Any]) -> Any:
+    """The connection of the entries ``within`` selects that the viewer may read, by ``seq``;
+    ``resource``: the history's column and the resource's id (for ``archived``)."""
     first, _ = b.arg(field, "first", check_first)
     limit, _ = b.arg(field, "first", lambda value: check_first(value) + 1)
     after, given = b.arg(field, "after", parse_seq_cursor, BigInteger())
@@ -97,4 +101,49 @@ def _page(b: Build, field: Any, within: list[Any]) -> Any:
     total = None
     if b.counted(field.sub):
         total = select(func.count()).select_from(entry).where(*where).correlate_except(entry).scalar_subquery()
-    return b.json.nested(b.connection(field.sub, Page(page, first, total)).correlate_except(page).scalar_subquery())
+    archived = _archived(b, resource, after, given) if b.asked(field.sub, "archived") else None
+    connection = b.connection(field.sub, Page(page, first, total, archived))
+    return b.json.nested(connection.correlate_except(page).scalar_subquery())
+
+
+_MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
+
+
+def _day(b: Build, value: Any) -> Any:
+    """A time in words as ``resolvers.resources.archived`` writes it (``%d %B %Y``, in UTC)."""
+    if b.json.postgres:
+        return func.to_char(func.timezone("UTC", value), "DD FMMonth YYYY", type_=String())
+    month = case(*((func.strftime("%m", value) == f"{n:02d}", name) for n, name in enumerate(_MONTHS, 1)))
+    return func.strftime("%d ", value, type_=String()) + month + func.strftime(" %Y", value, type_=String())
+
+
+def _archived(b: Build, resource: tuple[str, Any], after: Any, given: Any) -> Any:
+    """``resolvers.resources.archived`` in SQL: the sentence when the resource's chains had
+    entries archived and the page starts where the entries kept begin."""
+    column, resource_id = resource
+    end = _ARCHIVED.alias("archived_end")
+    last = func.max(end.c.seq)
+    reaches = last.is_not(None) if given is None else last > after
+    sentence = (
+        literal("Entries before seq ", String())
+        + cast(last + 1, String())
+        + ", the newest written "
+        + _day(b, func.max(end.c.at))
+        + ", are archived: they left the database on "
+        + _day(b, func.max(end.c.archived_at))
+        + " for the archive an administrator keeps (caseway archive-history)."
+    )
+    return select(case((reaches, sentence))).where(end.c[column] == resource_id).correlate_except(end).scalar_subquery()

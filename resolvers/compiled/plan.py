@@ -115,8 +115,9 @@ def _below(collect: Collect, form: Form, definition: Any, details: Any, tables: 
     return plan_object(collect, named, details, tables)
 
 
-# A connection's own fields, by the type they belong to: Connection, Edge, PageInfo.
-_CONNECTION_FIELDS = {"edges", "pageInfo", "totalCount"}
+# A connection's own fields, by the type they belong to: Connection, Edge, PageInfo (``archived``:
+# a log's connection only, ActivityConnection).
+_CONNECTION_FIELDS = {"edges", "pageInfo", "totalCount", "archived"}
 _EDGE_FIELDS = {"cursor", "node"}
 _PAGE_INFO_FIELDS = {"hasNextPage", "endCursor"}
 

@@ -291,6 +291,13 @@ async def test_every_server_process_signs_checkpoints_in_the_background(db, item
     assert (await verify(db, item["id"])).intact
 
 
+_ARCHIVED_CHAIN = (
+    "CREATE TABLE archived_chain (chain VARCHAR PRIMARY KEY, project_id VARCHAR, subproject_id VARCHAR, "
+    "workflow_item_id VARCHAR, seq BIGINT NOT NULL, hash VARCHAR NOT NULL, at TIMESTAMP NOT NULL, "
+    "entries BIGINT NOT NULL, archived_at TIMESTAMP NOT NULL)"
+)
+
+
 async def test_migration_0008_rehashes_existing_chains(fresh_url):
     """Entries hashed the old way (revision 0007) verify once 0008 has run; the downgrade
     writes the old hashes back."""
@@ -323,11 +330,13 @@ async def test_migration_0008_rehashes_existing_chains(fresh_url):
             await sql(db, "ALTER TABLE activity ADD COLUMN on_behalf_of VARCHAR")
             await sql(db, "ALTER TABLE activity ADD COLUMN via VARCHAR")
             await sql(db, "ALTER TABLE activity ADD COLUMN title VARCHAR")
+            await sql(db, _ARCHIVED_CHAIN)  # where archived chains end (0027): none here
 
         async def up_again() -> None:
             await sql(db, "ALTER TABLE activity DROP COLUMN on_behalf_of")
             await sql(db, "ALTER TABLE activity DROP COLUMN via")
             await sql(db, "ALTER TABLE activity DROP COLUMN title")
+            await sql(db, "DROP TABLE archived_chain")
             await db.engine.dispose()
             await asyncio.to_thread(upgrade, fresh_url)
 
