@@ -48,6 +48,7 @@ class Loaders(TreeLoads, CaseLoads, AccessLoads):
         "document_by_id": "_documents_by_id",
         "grants_by_resource": "_grants",
         "intents_by_resource": "_intents",
+        "global_intents_by_party": "_global_intents",
         "history_by_resource": "_history",
         "members_by_group": "_members",
         "activity_by_id": "_activities",
@@ -79,6 +80,7 @@ class Loaders(TreeLoads, CaseLoads, AccessLoads):
     document_by_id: DataLoader[str, Any]
     grants_by_resource: DataLoader[str, Any]
     intents_by_resource: DataLoader[str, Any]
+    global_intents_by_party: DataLoader[str, list[str]]
     history_by_resource: DataLoader[Any, Any]
     members_by_group: DataLoader[str, Any]
     activity_by_id: DataLoader[str, Any]
