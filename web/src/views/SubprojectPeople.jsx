@@ -78,7 +78,7 @@ export function SubprojectPeople({ subproject, onChanged }) {
   const [open, setOpen] = useState(false);
   const mayAssign = subproject.status === 'OPEN' && subproject.allowedIntents.includes('subproject.assign');
   return (
-    <p className="subproject-people" data-testid="subproject-people">
+    <div className="subproject-people" data-testid="subproject-people">
       Assigned to <span data-testid="subproject-assignee">{partyName(subproject.assignee)}</span> · validated by{' '}
       <span data-testid="subproject-validator">{subproject.validator ? partyName(subproject.validator) : 'nobody'}</span>
       {mayAssign && (
@@ -99,6 +99,6 @@ export function SubprojectPeople({ subproject, onChanged }) {
           }}
         />
       )}
-    </p>
+    </div>
   );
 }
