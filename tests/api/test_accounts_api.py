@@ -20,7 +20,7 @@ UPDATE_USER = """mutation($input: UpdateUserInput!) {
   updateUser(input: $input) { user { id login displayName organization } userErrors { code message field } } }"""
 RESET_PASSWORD = """mutation($u: ID!, $p: String!) {
   resetPassword(input: {userId: $u, password: $p}) { user { login } userErrors { code message field } } }"""
-USER = """query($id: ID!) { node(id: $id) { ... on User { login displayName organization globalIntents } } }"""
+USER_NAMES = """query($id: ID!) { node(id: $id) { ... on User { login displayName organization globalIntents } } }"""
 USERS_INTENTS = """{ users(first: 50) { edges { node { login globalIntents } } } }"""
 SET_VALIDATOR = """mutation($id: ID!, $v: ID) {
   setSubprojectValidator(input: {id: $id, validatorId: $v}) {
@@ -49,7 +49,7 @@ async def test_an_admin_edits_a_users_names_and_nobody_else_may(gql, make_user):
     assert errors(done) == []
     assert done["user"] == {"id": alice_id, "login": "alice", "displayName": "Alice Adams", "organization": "Acme"}
     # others read the new name; a field left out keeps its value
-    assert (await gql(USER, {"id": alice_id}, token=bob))["node"]["displayName"] == "Alice Adams"
+    assert (await gql(USER_NAMES, {"id": alice_id}, token=bob))["node"]["displayName"] == "Alice Adams"
     kept = (await gql(UPDATE_USER, {"input": {"userId": alice_id, "organization": None}}, token=admin))["updateUser"]
     assert (kept["user"]["displayName"], kept["user"]["organization"]) == ("Alice Adams", "")
 
@@ -85,7 +85,7 @@ async def test_an_admin_edits_a_users_names_and_nobody_else_may(gql, make_user):
         answer = (await gql(UPDATE_USER, {"input": given}, token=token))["updateUser"]
         assert (answer["user"], errors(answer)) == (None, [error]), given
     # nothing changed by any refusal (the organization refusal came with a valid display name)
-    assert (await gql(USER, {"id": alice_id}, token=admin))["node"] == {
+    assert (await gql(USER_NAMES, {"id": alice_id}, token=admin))["node"] == {
         "login": "alice",
         "displayName": "Alice Adams",
         "organization": "",
@@ -157,9 +157,9 @@ async def test_global_intents_are_read_by_the_user_and_admins_in_one_statement(g
     ]
     assert granted["userErrors"] == []
     wanted = ["global.createProject", "global.defineWorkflow"]
-    assert (await gql(USER, {"id": alice_id}, token=alice))["node"]["globalIntents"] == wanted
-    assert (await gql(USER, {"id": alice_id}, token=admin))["node"]["globalIntents"] == wanted
-    assert (await gql(USER, {"id": alice_id}, token=bob))["node"]["globalIntents"] is None
+    assert (await gql(USER_NAMES, {"id": alice_id}, token=alice))["node"]["globalIntents"] == wanted
+    assert (await gql(USER_NAMES, {"id": alice_id}, token=admin))["node"]["globalIntents"] == wanted
+    assert (await gql(USER_NAMES, {"id": alice_id}, token=bob))["node"]["globalIntents"] is None
     # a page of users reads every user's global intents in one statement, however many users
     with count_statements() as few:
         listed = (await gql(USERS_INTENTS, token=admin))["users"]["edges"]

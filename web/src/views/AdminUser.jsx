@@ -2,11 +2,11 @@
 // reaches them and their time zone (setNotificationDelivery with userId), a new password
 // (resetPassword: their sessions end, their API tokens stay), and the global permissions granted
 // to them (grantPermission / revokePermission on `global`), each read as what it lets them do.
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 
 import { GRANT, RESET_PASSWORD, REVOKE, SET_CONTACT, UPDATE_USER } from '../api/documents.js';
 import { reloadPeople } from '../api/people.jsx';
-import { GLOBAL_INTENTS, intentLabel } from '../intents.js';
+import { GLOBAL_INTENTS, intentLabel, intentMeaning } from '../intents.js';
 import { Field, FieldErrors, useMutation } from '../ui.jsx';
 
 function Names({ user, onChanged, say }) {
@@ -85,15 +85,22 @@ function Password({ user, say }) {
 }
 
 function GlobalPermissions({ user, onChanged, say }) {
-  const held = new Set(user.globalIntents ?? []);
+  // Shown as asked at once, and as the server has it again once it answers (a refusal undoes it).
+  const [held, setHeld] = useState(() => new Set(user.globalIntents ?? []));
+  const known = (user.globalIntents ?? []).join(' ');
+  useEffect(() => setHeld(new Set(known ? known.split(' ') : [])), [known]);
   const [grant, granting] = useMutation(GRANT, 'grantPermission');
   const [revoke, revoking] = useMutation(REVOKE, 'revokePermission');
   const busy = granting.busy || revoking.busy;
   async function toggle(intent, on) {
     const input = { resourceId: 'global', intent, partyId: user.id };
+    const before = held;
+    setHeld(new Set([...held].filter((i) => i !== intent).concat(on ? [intent] : [])));
     if (await (on ? grant : revoke)({ input })) {
-      say(`${user.displayName} ${on ? 'now' : 'no longer'} ${intentLabel(intent).toLowerCase()}.`);
+      say(`${user.displayName} ${on ? 'now' : 'no longer'} ${intentMeaning(intent)}.`);
       onChanged();
+    } else {
+      setHeld(before);
     }
   }
   return (
