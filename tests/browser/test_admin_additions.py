@@ -12,6 +12,10 @@ from bench.server import Serve
 from tests.fixtures.browser import CREATE_PLAIN, column, demo_ids
 from tests.fixtures.documents import CREATE_USER, DEFINE, LOGIN
 
+# What follows a mutation and the page's reload, or a live event: on a loaded machine (CI's, two
+# cores shared by browser and server) it has taken longer than the default five seconds.
+AFTER_A_CHANGE = 15_000
+
 ACCOUNT = (
     """query($id: ID!) { node(id: $id) { ... on User { displayName organization email timeZone globalIntents } } }"""
 )
@@ -60,7 +64,7 @@ async def test_an_admin_edits_a_user_resets_the_password_and_grants_global_permi
     await expect(details.locator(".field-errors")).to_contain_text("Unknown time zone")
     await details.get_by_label("Time zone").fill("Europe/Berlin")
     await details.get_by_role("button", name="Save details").click()
-    await expect(editor.get_by_test_id("user-editor-said")).to_have_text("Saved Fran Fitter.")
+    await expect(editor.get_by_test_id("user-editor-said")).to_have_text("Saved Fran Fitter.", timeout=AFTER_A_CHANGE)
     await expect(page.get_by_test_id("users").locator('tr[data-login="fran"]')).to_contain_text("Fran Fitter")
     read = first.gql(ACCOUNT, {"id": fran_id}, token=admin_token)["node"]
     assert (read["displayName"], read["organization"], read["email"], read["timeZone"]) == (
@@ -119,19 +123,19 @@ async def test_a_case_is_put_on_hold_resumed_and_closed_and_reads_in_words(serve
     form = page.get_by_role("form", name="Put on hold")
     await form.get_by_label("Why").fill("Waiting for the delivery")
     await form.get_by_role("button", name="Put on hold").click()
-    await expect(page.get_by_test_id("case-status")).to_have_text("On hold")
+    await expect(page.get_by_test_id("case-status")).to_have_text("On hold", timeout=AFTER_A_CHANGE)
     await expect(page.get_by_role("button", name="Put on hold…")).to_have_count(0)
     await alice.axe("item on hold")
     await page.get_by_role("button", name="Resume").click()
-    await expect(page.get_by_test_id("case-status")).to_have_count(0)
+    await expect(page.get_by_test_id("case-status")).to_have_count(0, timeout=AFTER_A_CHANGE)
     await expect(page.get_by_role("button", name="Put on hold…")).to_be_visible()
     await page.get_by_role("button", name="Close item…").click()
     close = page.get_by_role("form", name="Close item")
     await close.get_by_role("button", name="Close it for good").click()
-    await expect(page.get_by_test_id("case-status")).to_have_text("Canceled")
+    await expect(page.get_by_test_id("case-status")).to_have_text("Canceled", timeout=AFTER_A_CHANGE)
     history = page.get_by_test_id("history-entry")
     for said in ("put Locker row on hold", "resumed Locker row", "canceled Locker row"):
-        await expect(history.filter(has_text=said)).to_have_count(1)
+        await expect(history.filter(has_text=said)).to_have_count(1, timeout=AFTER_A_CHANGE)
     await page.get_by_role("link", name="Lockers").click()
     card = column(page, "draft").get_by_test_id("card")
     await expect(card.locator(".amount")).to_have_text("€1,450.50")
@@ -153,7 +157,7 @@ async def test_the_board_changes_its_validator_and_new_cases_follow(servers: tup
     await form.get_by_label("Validator").select_option(label="Carol Controller (carol)")
     await alice.axe("assignee and validator")
     await form.get_by_role("button", name="Save").click()
-    await expect(page.get_by_test_id("subproject-validator")).to_have_text("Carol Controller")
+    await expect(page.get_by_test_id("subproject-validator")).to_have_text("Carol Controller", timeout=AFTER_A_CHANGE)
     await expect(page.get_by_test_id("subproject-assignee")).to_have_text("Alice Analyst")
     bench = item(first, token, sub, "Oak bench")
     roles = first.gql(REVIEWERS, {"id": bench}, token=token)["node"]["case"]["roles"]
@@ -178,7 +182,9 @@ async def test_one_edit_saves_the_fields_and_runs_the_workflows_edit_step(server
     form = page.get_by_role("form", name="Edit item")
     await form.get_by_label("Name").fill("Crack in the hall wall")
     await form.get_by_role("button", name="Save").click()
-    await expect(page.get_by_role("heading", name="Crack in the hall wall", level=1)).to_be_visible()
+    await expect(page.get_by_role("heading", name="Crack in the hall wall", level=1)).to_be_visible(
+        timeout=AFTER_A_CHANGE
+    )
     log = first.gql(REVIEWERS, {"id": crack}, token=token)["node"]["case"]["log"]["edges"]
     assert [e["node"]["action"] for e in log].count("edit") == 1  # the workflow's step ran once
 

@@ -113,12 +113,19 @@ function History({ id, item }) {
     try {
       const { node } = await gql(HISTORY, { id, after });
       const h = node.history;
-      setPages((p) => ({
-        entries: [...(after ? p.entries : []), ...h.edges.map((e) => e.node)],
-        end: h.pageInfo.endCursor ?? p.end,
-        more: h.pageInfo.hasNextPage,
-        total: h.totalCount,
-      }));
+      setPages((p) => {
+        const read = [...(after ? p.entries : []), ...h.edges.map((e) => e.node)];
+        // Entries the live stream brought while this page was on its way (a deed done as the page
+        // opened) come after it: a last page read before they committed must not drop them.
+        const last = read.length ? Number(read[read.length - 1].seq) : -1;
+        const later = h.pageInfo.hasNextPage ? [] : p.entries.filter((e) => Number(e.seq) > last);
+        return {
+          entries: [...read, ...later],
+          end: later.length ? String(later[later.length - 1].seq) : (h.pageInfo.endCursor ?? p.end),
+          more: h.pageInfo.hasNextPage,
+          total: h.totalCount + later.length,
+        };
+      });
       setError(null);
     } catch (failure) {
       setError(failure);
