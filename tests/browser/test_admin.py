@@ -83,7 +83,7 @@ async def test_an_admin_makes_a_user_a_group_and_a_workflow(servers: tuple[Serve
     # listed at once, without a reload
     await page.get_by_role("button", name="Show dock_check v1").click()
     detail = page.get_by_test_id("workflow-detail")
-    await expect(detail.locator("svg")).to_contain_text("shut")
+    await expect(detail.locator("svg")).to_contain_text("shut", timeout=30_000)  # Mermaid draws it once loaded
     await admin.axe("workflows")
     await admin.screenshot("admin-workflows-768")
     assert admin.foreign_requests() == []
