@@ -33,6 +33,7 @@ from engine.tree.resources import (
     close_subproject,
     create_project,
     create_subproject,
+    set_subproject_validator,
     update_project,
     update_subproject,
 )
@@ -65,6 +66,7 @@ __all__ = [
     "reorder",
     "resume_case",
     "resume_due_suspensions",
+    "set_subproject_validator",
     "start_case",
     "suspend_case",
     "sync_spec_files",

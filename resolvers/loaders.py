@@ -50,6 +50,7 @@ class Loaders(TreeLoads, CaseLoads, AccessLoads):
         "document_by_id": "_documents_by_id",
         "grants_by_resource": "_grants",
         "intents_by_resource": "_intents",
+        "global_intents_by_party": "_global_intents",
         "history_by_resource": "_history",
         "archived_by_resource": "_archived",
         "members_by_group": "_members",
@@ -84,6 +85,7 @@ class Loaders(TreeLoads, CaseLoads, AccessLoads):
     document_by_id: DataLoader[str, Any]
     grants_by_resource: DataLoader[str, Any]
     intents_by_resource: DataLoader[str, Any]
+    global_intents_by_party: DataLoader[str, list[str]]
     history_by_resource: DataLoader[Any, Any]
     archived_by_resource: DataLoader[tuple[str, str], Any]
     members_by_group: DataLoader[str, Any]

@@ -9,6 +9,7 @@ from resolvers import cases as case_reads
 from resolvers import due_dates, queries
 from resolvers.lookahead import selects
 from schema import (
+    accounts,
     api_token,
     case_mutations,
     delivery,
@@ -127,6 +128,16 @@ class Mutation:
         resolver=identity.create_user,
         description="A person (with a password), or a SERVICE user for an integration (no password; API tokens).",
     )
+    update_user = strawberry.mutation(
+        resolver=accounts.update_user,
+        description="Admin: change a user's display name or organization (their email and time zone: "
+        "setNotificationDelivery).",
+    )
+    reset_password = strawberry.mutation(
+        resolver=accounts.reset_password,
+        description="Admin: give a person a new password; their signed-in sessions end at once (API tokens "
+        "keep working).",
+    )
     create_api_token = strawberry.mutation(
         resolver=api_token.create_api_token,
         description="A named, scoped API token for a user (yours; anyone's for an admin): its secret is in this "
@@ -150,6 +161,11 @@ class Mutation:
     create_subproject = strawberry.mutation(resolver=project_mutations.create_subproject)
     update_subproject = strawberry.mutation(resolver=project_mutations.update_subproject)
     assign_subproject = strawberry.mutation(resolver=project_mutations.assign_subproject)
+    set_subproject_validator = strawberry.mutation(
+        resolver=project_mutations.set_subproject_validator,
+        description="Name the subproject's validator (needs subproject.assign), or none. A role a workflow gives "
+        "the validator takes the new one when it is first needed; a role already played keeps its players.",
+    )
     close_subproject = strawberry.mutation(resolver=project_mutations.close_subproject)
     create_workflow_item = strawberry.mutation(resolver=item_mutations.create_workflow_item)
     update_workflow_item = strawberry.mutation(resolver=item_mutations.update_workflow_item)

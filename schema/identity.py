@@ -52,6 +52,15 @@ class User(Node):
     def digest_hour(self, info: AppInfo) -> int | None:
         return self.digest_hour if delivery_reads.may_read(info.context, self.id) else None  # type: ignore[attr-defined]
 
+    @strawberry.field(
+        description="The global intents granted to this user itself (not through a group), e.g. "
+        "global.createProject; null unless you are they or an admin."
+    )
+    async def global_intents(self, info: AppInfo) -> list[str] | None:
+        if not delivery_reads.may_read(info.context, self.id):
+            return None
+        return await info.context.loaders.global_intents_by_party.load(self.id)
+
     @strawberry.field(description="How each notification level reaches them; null unless you are they or an admin.")
     async def notification_delivery(
         self, info: AppInfo

@@ -56,6 +56,14 @@ class AssignInput:
 
 
 @strawberry.input
+class SetSubprojectValidatorInput:
+    id: strawberry.ID
+    validator_id: strawberry.ID | None = strawberry.field(
+        default=None, description="A user or group; null: no validator."
+    )
+
+
+@strawberry.input
 class CloseInput:
     id: strawberry.ID
 
@@ -195,6 +203,14 @@ async def update_subproject(info: AppInfo, input: UpdateResourceInput) -> Subpro
 async def assign_subproject(info: AppInfo, input: AssignInput) -> SubprojectPayload:
     subproject, errors = await run(
         info.context, lambda s, a: engine.assign_subproject(s, actor=a, id=input.id, assignee_id=input.assignee_id)
+    )
+    return SubprojectPayload(subproject=subproject, user_errors=errors)
+
+
+async def set_subproject_validator(info: AppInfo, input: SetSubprojectValidatorInput) -> SubprojectPayload:
+    subproject, errors = await run(
+        info.context,
+        lambda s, a: engine.set_subproject_validator(s, actor=a, id=input.id, validator_id=input.validator_id),
     )
     return SubprojectPayload(subproject=subproject, user_errors=errors)
 

@@ -44,8 +44,13 @@ def _password(args: argparse.Namespace) -> str:
 
 
 async def _create_user(settings: Settings, args: argparse.Namespace) -> None:
+    from engine.errors import DomainError
     from engine.people import identity
 
+    try:  # before the password is asked for: a login refused after typing it twice wastes both
+        identity.require_login(args.login)
+    except DomainError:
+        raise CliError(f"{args.login!r} is not a login. {identity.LOGIN_RULE} Nothing was created.") from None
     password = _password(args)
     db = await migrated_database(settings)
     try:

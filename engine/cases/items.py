@@ -19,6 +19,13 @@ from engine.tree.resources import UNSET, _require_open, apply_update, assignee_o
 from models import Case, Subproject, WorkflowItem, new_id, utcnow
 
 AMOUNT_TYPES = ("N/A", "ALLOCATED", "DISBURSED")
+# The money fields as a refusal names them to a person (the field itself is in the error's field).
+_MONEY_WORDS = {
+    "amount": "amount",
+    "currency": "currency",
+    "exchangeRate": "exchange rate",
+    "billingDate": "billing date",
+}
 
 
 def _budget_fields(
@@ -30,9 +37,12 @@ def _budget_fields(
     default_currency: str,
 ) -> dict[str, Any]:
     """N/A forbids every money field; otherwise an amount is required, the currency defaults
-    to the subproject's and the exchange rate to "1.0"."""
+    to the subproject's and the exchange rate to "1.0". The refusals are read in the dashboard's
+    item form, beside the field: they name the amount types as it does."""
     if amount_type not in AMOUNT_TYPES:
-        raise validation.invalid("amountType is N/A, ALLOCATED or DISBURSED.", "amountType")
+        raise validation.invalid(
+            "The amount type is N/A (no amount), ALLOCATED (allocated) or DISBURSED (disbursed).", "amountType"
+        )
     if amount_type == "N/A":
         for name, value in (
             ("amount", amount),
@@ -41,10 +51,14 @@ def _budget_fields(
             ("billingDate", billing_date),
         ):
             if value is not None:
-                raise validation.invalid(f"{name} must be empty when amountType is N/A.", name)
+                raise validation.invalid(
+                    f"An item with no amount has no {_MONEY_WORDS[name]}: leave it empty, or choose the amount "
+                    "type Allocated or Disbursed.",
+                    name,
+                )
         return {"amount_type": "N/A", "amount": None, "currency": None, "exchange_rate": None, "billing_date": None}
     if amount is None:
-        raise validation.invalid(f"An amount is required when amountType is {amount_type}.", "amount")
+        raise validation.invalid(f"Give the amount: the item's amount type is {amount_type.title()}.", "amount")
     return {
         "amount_type": amount_type,
         "amount": validation.decimal_string(amount, "amount"),

@@ -8,6 +8,7 @@ party plays a role, shared by permissions and visibility) is its own detail.
 # The modules the other wings (and resolvers/, schema/, server/) may import; the others are
 # this wing's own (tests/test_layers.py).
 __all__ = [
+    "accounts",
     "actors",
     "api_tokens",
     "deputies",

@@ -2,6 +2,7 @@
 runs) are engine/people/passwords.py's."""
 
 import enum
+import re
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -21,6 +22,18 @@ from models.db import insert_for
 
 # Granted to every new user so a fresh account can start a project of its own.
 DEFAULT_USER_INTENTS = ("global.createProject",)
+
+# What a login may be: typed at sign-in, shown in lists and named on the command line, so no
+# spaces and no signs but those of an email address.
+LOGIN_RULE = "A login is 1 to 64 letters, digits and the signs . _ - @ + (no spaces or other signs)."
+_LOGIN = re.compile(r"[\w.@+-]{1,64}")
+
+
+def require_login(login: str) -> str:
+    """``login`` if it keeps ``LOGIN_RULE``; else INVALID_INPUT saying the rule."""
+    if not isinstance(login, str) or not _LOGIN.fullmatch(login):
+        raise DomainError(ErrorCode.INVALID_INPUT, LOGIN_RULE, ["login"])
+    return login
 
 
 def _identities_changed(session: AsyncSession) -> None:
@@ -52,7 +65,7 @@ async def create_user(
         await permissions.require_global(session, actor=actor, intent="global.createUser")
         if admin and not actor.is_admin:
             raise DomainError(ErrorCode.NOT_ALLOWED, "Only an admin may create an admin.", ["admin"])
-    login = require_text(login, "login", max_len=64)
+    login = require_login(login)
     if kind == UserKind.SERVICE:
         if password is not None:
             raise DomainError(

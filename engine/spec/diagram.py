@@ -4,12 +4,17 @@ Each edge is an action in a state it is enabled in, labelled with its pretty nam
 with outputs draws one edge per output (labelled with the output, which decides the new state),
 and a timed action says when it fires by itself (``after 2 s``, ``after 7 d``).
 
+States are drawn by their pretty names (Mermaid: ``state "In review" as review``; DOT: a
+node's label), so that the dashboard's diagram reads as the rest of the page does.
+
 Child scopes are drawn inside their parent: in Mermaid as composite states (the
-subgraphs of a state diagram, ``state scope_<action> { ... }``), in DOT as ``subgraph
-cluster_<action>``, nested as the spec nests them. A scope with states draws its own FSM; the
-children of a scope without states (parallel, dynamic without states) are drawn as nodes side
-by side. A parent's own edge, in its enclosing scope, says how it runs (``parallel``, ``for each
-voters per_user``) and, for each ``complete_when`` output, when it fires.
+subgraphs of a state diagram, ``state "Review" as scope_<action> { ... }``, titled by the
+parent's pretty name), in DOT as ``subgraph cluster_<action>``, nested as the spec nests them.
+A scope with states draws its own FSM; the children of a scope without states (parallel, dynamic
+without states) are drawn as nodes side by side. In Mermaid the parent is a step on the way:
+its edge leads from the states it is enabled in into its box, saying how it runs
+(``parallel``, ``for each voters per_user``), and the box leads on to where each output (or its
+new state) goes. In DOT the parent's edge runs from state to state beside its cluster.
 """
 
 from engine.errors import DomainError, ErrorCode
@@ -38,9 +43,10 @@ def _label(action: ActionSpec, output: str | None) -> str:
     return f"{action.pretty_name} ({', '.join(notes)})" if notes else action.pretty_name
 
 
-def _edges(spec: WorkflowSpec, parent: str | None = None) -> list[tuple[str, str, str]]:
-    """The edges of one scope with states (the top level, or a parent's child FSM)."""
-    edges = []
+def _edges(spec: WorkflowSpec, parent: str | None = None, *, boxed: bool = False) -> list[tuple[str, str, str]]:
+    """The edges of one scope with states (the top level, or a parent's child FSM). ``boxed``: a
+    parent action's edges go into its scope's box (``scope_<action>``) and out of it again."""
+    edges: list[tuple[str, str, str]] = []
     for action in spec.scope_actions(parent):
         if action.trigger == "init":
             continue
@@ -51,6 +57,12 @@ def _edges(spec: WorkflowSpec, parent: str | None = None) -> list[tuple[str, str
             or [(None if route.when is None else route.when.source, route.to) for route in action.routes]
             or [(None, action.new_state)]
         )
+        if boxed and action.children:
+            box = f"scope_{action.short_name}"
+            edges += [(source, box, _label(action, None)) for source in sources]
+            exits = [(box, target or source, output or "") for source in sources for output, target in targets]
+            edges += [edge for n, edge in enumerate(exits) if edge not in exits[:n]]
+            continue
         for source in sources:
             for output, target in targets:
                 edges.append((source, target or source, _label(action, output)))
@@ -59,6 +71,15 @@ def _edges(spec: WorkflowSpec, parent: str | None = None) -> list[tuple[str, str
 
 def _mermaid_text(text: str) -> str:
     return " ".join(text.split())  # a label is one line
+
+
+def _mermaid_name(text: str) -> str:
+    """A pretty name inside Mermaid's quotes, which cannot hold one: a double quote becomes a single one."""
+    return _mermaid_text(text).replace('"', "'")
+
+
+def _mermaid_edge(a: str, b: str, label: str) -> str:
+    return f"{a} --> {b}: {_mermaid_text(label)}" if label else f"{a} --> {b}"
 
 
 def _dot_text(text: str) -> str:
@@ -72,15 +93,17 @@ def _parents(spec: WorkflowSpec, parent: str | None) -> list[ActionSpec]:
 def _mermaid_scope(spec: WorkflowSpec, parent: str | None, indent: str) -> list[str]:
     lines = []
     if spec.scope_states(parent):
+        states = spec.scope_states(parent)
+        lines += [f'{indent}state "{_mermaid_name(s.pretty_name)}" as {s.short_name}' for s in states]
         lines.append(f"{indent}[*] --> {spec.initial_state(parent)}")
-        lines += [f"{indent}{a} --> {b}: {_mermaid_text(label)}" for a, b, label in _edges(spec, parent)]
+        lines += [f"{indent}{_mermaid_edge(a, b, label)}" for a, b, label in _edges(spec, parent, boxed=True)]
         lines += [f"{indent}{s.short_name} --> [*]" for s in spec.scope_states(parent) if s.terminal]
     else:  # side by side: each child a node of its own
         for child in spec.scope_actions(parent):
             if not child.children:
-                lines.append(f"{indent}{parent}__{child.short_name}: {_mermaid_text(child.pretty_name)}")
+                lines.append(f'{indent}state "{_mermaid_name(child.pretty_name)}" as {parent}__{child.short_name}')
     for child in _parents(spec, parent):
-        lines.append(f"{indent}state scope_{child.short_name} {{")
+        lines.append(f'{indent}state "{_mermaid_name(child.pretty_name)}" as scope_{child.short_name} {{')
         lines += _mermaid_scope(spec, child.short_name, indent + "    ")
         lines.append(f"{indent}}}")
     return lines

@@ -335,6 +335,20 @@ async def assign_subproject(session: AsyncSession, *, actor: Actor, id: str, ass
     )
 
 
+async def set_subproject_validator(
+    session: AsyncSession, *, actor: Actor, id: str, validator_id: str | None
+) -> Subproject:
+    """Name the subproject's validator (a user or group; None: none), whom a workflow's
+    ``subproject_validator`` assignee rule gives a role when the role is first needed (a role
+    already played keeps its players). Needs subproject.assign, as its assignee does; logged
+    as an edit."""
+    subproject = await _open_for_change(session, actor, Subproject, id, "assign")
+    party = await check_party(session, validator_id, "validatorId")
+    return await apply_update(
+        session, actor=actor, resource=subproject, kind="subproject_updated", changes={"validator_id": party}
+    )
+
+
 async def close_project(session: AsyncSession, *, actor: Actor, id: str) -> Project:
     project = await _open_for_change(session, actor, Project, id, "close")
     open_children = await session.scalar(

@@ -164,11 +164,15 @@ async def test_the_diagram_draws_each_child_scope_inside_its_parent(gql, make_us
     defined = (await gql(DEFINE, {"spec": REVIEW}, token=admin))["defineWorkflow"]["workflow"]
     drawn = (await gql(DIAGRAM, {"id": defined["id"]}, token=admin))["node"]
     lines = drawn["diagram"].splitlines()
-    assert "    open --> done: rev_and_op (parallel)" in lines
+    # the parallel parent is a step on the way: its edge leads into its box, the box on to done
+    assert "    open --> scope_rev_and_op: rev_and_op (parallel)" in lines
+    assert "    scope_rev_and_op --> done" in lines
     # the parallel parent holds both workflow children, each with its own FSM
-    start = lines.index("    state scope_rev_and_op {")
-    assert lines[start + 1 : start + 6] == [
-        "        state scope_review_wr {",
+    start = lines.index('    state "rev_and_op" as scope_rev_and_op {')
+    assert lines[start + 1 : start + 8] == [
+        '        state "review_wr" as scope_review_wr {',
+        '            state "rev_open" as rev_open',
+        '            state "rev_done" as rev_done',
         "            [*] --> rev_open",
         "            rev_open --> rev_done: review",
         "            rev_done --> [*]",

@@ -80,10 +80,10 @@ async def test_an_admin_makes_a_user_a_group_and_a_workflow(servers: tuple[Serve
     await form.get_by_role("button", name="Define").click()
     await expect(form.get_by_test_id("defined")).to_have_text("Defined dock_check v1.")
     await expect(form.locator("[data-severity=ERROR]")).to_have_count(0)
-    await page.reload()  # the list is read afresh
+    # listed at once, without a reload
     await page.get_by_role("button", name="Show dock_check v1").click()
     detail = page.get_by_test_id("workflow-detail")
-    await expect(detail.locator("svg")).to_contain_text("shut")
+    await expect(detail.locator("svg")).to_contain_text("shut", timeout=30_000)  # Mermaid draws it once loaded
     await admin.axe("workflows")
     await admin.screenshot("admin-workflows-768")
     assert admin.foreign_requests() == []
@@ -98,17 +98,17 @@ async def test_a_permission_is_granted_and_revoked(servers: tuple[Serve, Serve],
     await alice.page.get_by_role("link", name="Permissions of Intranet").click()
     page = alice.page
     grant = page.get_by_role("form", name="Grant a permission")
-    await grant.get_by_label("Intent").select_option("project.viewHistory")
+    await grant.get_by_label("Permission").select_option("project.viewHistory")
     await grant.get_by_label("To").select_option(label="Carol Controller (carol)")
     await grant.get_by_role("button", name="Grant").click()
     row = page.get_by_test_id("grants").locator('tr[data-intent="project.viewHistory"]')
     await expect(row.locator(f'[data-party="{ids["carol"]}"]')).to_have_count(1)
     await alice.axe("permissions at 390 px")
-    await row.get_by_role("button", name="Revoke project.viewHistory from Carol Controller").click()
+    await row.get_by_role("button", name='Revoke "may read its history" from Carol Controller').click()
     await expect(row.locator(f'[data-party="{ids["carol"]}"]')).to_have_count(0)
     # The last holder of grantPermission keeps it: the server's refusal is shown.
     keep = page.get_by_test_id("grants").locator('tr[data-intent="project.intent.grantPermission"]')
-    await keep.get_by_role("button", name=re.compile("^Revoke project.intent.grantPermission")).first.click()
+    await keep.get_by_role("button", name=re.compile('^Revoke "may grant permissions"')).first.click()
     await expect(page.locator("[data-code=LAST_GRANT_HOLDER]")).to_be_visible()
     await expect(keep.get_by_role("button")).to_have_count(1)
 

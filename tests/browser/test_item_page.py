@@ -34,14 +34,14 @@ async def test_carol_reviews_an_item_from_her_tasks(servers, open_page):
     # The diagram marks the current state, and only it.
     diagram = carol.page.get_by_test_id("diagram")
     await expect(diagram.locator("svg g.current")).to_have_count(1)
-    await expect(diagram.locator("svg g.current")).to_contain_text("submitted")
+    await expect(diagram.locator("svg g.current")).to_contain_text("Submitted")  # by its pretty name
 
     await carol.page.get_by_role("button", name="Start review", exact=True).click()
     await carol.page.get_by_role("button", name="Preview").click()
     await expect(carol.page.get_by_test_id("preview")).to_contain_text("Gutters will be In review")
     await carol.page.get_by_role("button", name="Confirm Start review").click()
     await expect(carol.page.get_by_test_id("case-state")).to_have_text("In review")
-    await expect(diagram.locator("svg g.current")).to_contain_text("in_review")
+    await expect(diagram.locator("svg g.current")).to_contain_text("In review")
 
     await carol.page.get_by_role("button", name="Approve", exact=True).click()
     form = carol.page.get_by_role("form", name="Approve")
@@ -56,7 +56,7 @@ async def test_carol_reviews_an_item_from_her_tasks(servers, open_page):
     await expect(form.get_by_test_id("preview")).to_contain_text("Gutters will be Approved (completed)")
     await form.get_by_role("button", name="Confirm Approve").click()
     await expect(carol.page.get_by_test_id("case-state")).to_have_text("Approved")
-    await expect(carol.page.get_by_test_id("case-status")).to_have_text("COMPLETED")
+    await expect(carol.page.get_by_test_id("case-status")).to_have_text("Done")
     await expect(carol.page.get_by_test_id("history-entry").filter(has_text="Use copper")).to_have_count(1)
     await carol.screenshot("item-approved")
     assert carol.foreign_requests() == []

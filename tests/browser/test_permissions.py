@@ -28,7 +28,7 @@ async def test_a_grant_for_everything_in_a_project_reaches_what_is_made_later(se
     page = alice.page
     await page.goto(f"{first.url}/#/permissions/{project}")
     grant = page.get_by_role("form", name="Grant a permission")
-    await grant.get_by_label("Intent").select_option("project.view")
+    await grant.get_by_label("Permission").select_option("project.view")
     await grant.get_by_label("To").select_option(label="Carol Controller (carol)")
     await grant.get_by_label("this and everything in it, now and later").check()
     await grant.get_by_role("button", name="Grant").click()

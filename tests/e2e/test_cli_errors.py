@@ -158,6 +158,26 @@ def test_create_user_reads_the_password_from_stdin(migrated_database):
     one_line_failure(login)
 
 
+def test_a_login_with_spaces_or_signs_is_refused_with_the_rule_and_nothing_is_created(migrated_database):
+    """`create-user 'bad name!'` was accepted: a login nobody can type at sign-in or name in a
+    command. Refused before the password is asked, saying what a login may contain."""
+    url = migrated_database
+    one_line_failure(
+        caseway("create-user", "bad name!", "--password-stdin", url=url, stdin="long-enough-pw\n"),
+        "'bad name!' is not a login",
+        "letters, digits and the signs . _ - @ +",
+        "Nothing was created",
+    )
+    # asked before the password: without one (no terminal) the refusal is still the login's
+    one_line_failure(caseway("create-user", "bad/name", url=url), "'bad/name' is not a login")
+    # nothing was created: demo finds no user and loads its data (it skips a database with users)
+    demo = caseway("demo", url=url)
+    assert demo.returncode == 0 and "Loaded demo data" in demo.stdout, demo.stdout
+    # a login with the signs of an email address passes
+    created = caseway("create-user", "ada.b-c_d@example.org", "--password-stdin", url=url, stdin="long-enough-pw\n")
+    assert created.returncode == 0 and "Created user ada.b-c_d@example.org" in created.stdout, created.stderr
+
+
 def test_demo_says_what_it_loaded_or_why_it_skipped(migrated_database):
     url = migrated_database
     assert "ada" in caseway("create-user", "ada", "--password", "long-enough-pw", url=url).stdout

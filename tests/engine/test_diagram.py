@@ -1,5 +1,6 @@
-"""The workflow diagram says what a spec does: timed edges say when they fire, outputs say
-which output leads where."""
+"""The workflow diagram says what a spec does: states by their pretty names, timed edges say when
+they fire, outputs say which output leads where, and a parent's child scope is drawn as a step on
+the way, inside the box its edge leads into."""
 
 import pytest
 
@@ -41,7 +42,16 @@ async def diagrams(db: Database) -> tuple[str, str]:
 async def test_timed_and_output_edges_are_labelled(db: Database):
     mermaid, dot = await diagrams(db)
     lines = mermaid.splitlines()
-    assert lines[:3] == ["stateDiagram-v2", "    [*] --> draft", "    draft --> review: Submit"]
+    # each state by its pretty name (the dashboard draws this text), then the machine
+    assert lines[:7] == [
+        "stateDiagram-v2",
+        '    state "Draft" as draft',
+        '    state "In review" as review',
+        '    state "Paid" as paid',
+        '    state "Void" as void',
+        "    [*] --> draft",
+        "    draft --> review: Submit",
+    ]
     # one edge per output, to the output's state, named by the output
     assert "    review --> paid: Decide (yes)" in lines
     assert "    review --> draft: Decide (no)" in lines
@@ -72,3 +82,63 @@ async def test_timed_and_output_edges_are_labelled(db: Database):
 )
 def test_durations_use_the_largest_whole_unit(seconds: int, text: str):
     assert duration(seconds) == text
+
+
+NESTED = {
+    "short_name": "contract",
+    "roles": {"lawyer": {"callbacks": ["creation_user"]}},
+    "states": {
+        "open": {"pretty_name": "Open"},
+        "signed": {"pretty_name": 'Signed "as is"', "terminal": True},
+        "dropped": {"pretty_name": "Dropped", "terminal": True},
+    },
+    "actions": {
+        "init": {"trigger": "init", "new_state": "open"},
+        "legal": {
+            "pretty_name": "Legal review",
+            "trigger": "workflow",
+            "enabled_states": ["open"],
+            "outputs": {"ok": "signed", "no": "dropped"},
+            "complete_when": {"ok": {"state": "fine", "all": True}, "no": {"state": "flawed", "at_least": 1}},
+            "states": {"reading": {"pretty_name": "Reading"}, "fine": {"terminal": True}, "flawed": {"terminal": True}},
+            "children": {
+                "start": {"trigger": "init", "new_state": "reading"},
+                "pass": {
+                    "pretty_name": "Pass",
+                    "assigned_role": "lawyer",
+                    "enabled_states": ["reading"],
+                    "new_state": "fine",
+                },
+                "fail": {
+                    "pretty_name": "Fail",
+                    "assigned_role": "lawyer",
+                    "enabled_states": ["reading"],
+                    "new_state": "flawed",
+                },
+            },
+        },
+        "drop": {"pretty_name": "Drop", "enabled_states": ["open"], "new_state": "dropped"},
+    },
+}
+
+
+def test_a_child_scope_is_a_step_drawn_inside_the_box_its_parent_leads_into():
+    lines = render(workflows.parse_spec(NESTED), "MERMAID").splitlines()
+    # the parent's edge goes into its box, titled by its pretty name, and the box leads on per output
+    assert "    open --> scope_legal: Legal review (workflow)" in lines
+    assert "    scope_legal --> signed: ok" in lines and "    scope_legal --> dropped: no" in lines
+    assert not any(line.startswith("    open --> signed") for line in lines)  # no edge around the box
+    assert "    open --> dropped: Drop" in lines
+    # a pretty name cannot end Mermaid's quotes: its double quotes become single ones
+    assert """    state "Signed 'as is'" as signed""" in lines
+    start = lines.index('    state "Legal review" as scope_legal {')
+    assert lines[start + 1 : start + 5] == [
+        '        state "Reading" as reading',
+        '        state "fine" as fine',
+        '        state "flawed" as flawed',
+        "        [*] --> reading",
+    ]
+    assert "        reading --> fine: Pass" in lines and lines[-1] == "    }"
+    dot = render(workflows.parse_spec(NESTED), "DOT")
+    assert '"open" -> "signed" [label="Legal review (ok, workflow)"];' in dot  # DOT: beside its cluster
+    assert 'subgraph "cluster_legal" {' in dot and 'label="Legal review";' in dot

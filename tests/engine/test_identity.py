@@ -35,8 +35,10 @@ def test_a_password_is_stored_salted_and_only_its_own_text_matches():
 @pytest.mark.parametrize(
     ("login", "password", "code", "field", "message"),
     [
-        ("", PASSWORD, "INVALID_INPUT", ["login"], "login must not be empty."),
-        ("x" * 65, PASSWORD, "INVALID_INPUT", ["login"], "login is longer than 64 characters."),
+        ("", PASSWORD, "INVALID_INPUT", ["login"], identity.LOGIN_RULE),
+        ("x" * 65, PASSWORD, "INVALID_INPUT", ["login"], identity.LOGIN_RULE),
+        ("bad name!", PASSWORD, "INVALID_INPUT", ["login"], identity.LOGIN_RULE),
+        (" ada", PASSWORD, "INVALID_INPUT", ["login"], identity.LOGIN_RULE),
         ("newbie", "short77", "INVALID_INPUT", ["password"], "A password has at least 8 characters."),
         ("taken", PASSWORD, "ALREADY_EXISTS", ["login"], "The login 'taken' is taken."),
     ],

@@ -1,27 +1,10 @@
-// How values read on the page: names, money and times ("3 minutes ago"). Activity entries and
+// How values read on the page: names and times ("3 minutes ago"; money and states: words.js). Activity entries and
 // notifications are phrased by the server (their `sentence`, engine/notify/sentences.py), in the
 // viewer's time zone and addressed to them: the page shows those as they come.
 
 export function partyName(party) {
   if (!party) return '—';
   return party.displayName || party.login || party.name;
-}
-
-/** The decimal places of a currency (ISO 4217's minor units: 2 for EUR, 0 for JPY, 3 for KWD). */
-function minorUnits(currency) {
-  try {
-    return new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits;
-  } catch {
-    return null; // not a currency code the browser knows: the amount as stored
-  }
-}
-
-/** "1,450.50 EUR", as the server's sentences write an amount (never "1,450.5 EUR"). */
-export function money(item) {
-  if (item.amount == null) return null;
-  const places = item.currency ? minorUnits(item.currency) : null;
-  const digits = places == null ? { maximumFractionDigits: 20 } : { minimumFractionDigits: places, maximumFractionDigits: places };
-  return `${Number(item.amount).toLocaleString('en', digits)} ${item.currency || ''}`.trim();
 }
 
 export function when(iso) {

@@ -243,6 +243,14 @@ export const UPDATE_SUBPROJECT = `mutation UpdateSubproject($input: UpdateResour
   updateSubproject(input: $input) { subproject { id } ${ERRORS} }
 }`;
 
+export const ASSIGN_SUBPROJECT = `mutation AssignSubproject($input: AssignInput!) {
+  assignSubproject(input: $input) { subproject { id } ${ERRORS} }
+}`;
+
+export const SET_VALIDATOR = `mutation SetValidator($input: SetSubprojectValidatorInput!) {
+  setSubprojectValidator(input: $input) { subproject { id } ${ERRORS} }
+}`;
+
 export const CLOSE_SUBPROJECT = `mutation CloseSubproject($input: CloseInput!) {
   closeSubproject(input: $input) { subproject { id status } ${ERRORS} }
 }`;
@@ -261,6 +269,14 @@ export const ASSIGN_ITEM = `mutation AssignItem($input: AssignInput!) {
 
 export const CANCEL_CASE = `mutation CancelCase($input: CancelCaseInput!) {
   cancelCase(input: $input) { case { id status } ${ERRORS} }
+}`;
+
+export const SUSPEND_CASE = `mutation SuspendCase($input: SuspendCaseInput!) {
+  suspendCase(input: $input) { case { id status version suspendedUntil } ${ERRORS} }
+}`;
+
+export const RESUME_CASE = `mutation ResumeCase($input: ResumeCaseInput!) {
+  resumeCase(input: $input) { case { id status version } ${ERRORS} }
 }`;
 
 /** The latest version of each workflow to start a subproject with (all versions, oldest first). */
@@ -290,6 +306,27 @@ export const USERS = `query Users($after: String) {
     pageInfo { hasNextPage endCursor }
     edges { node { id login displayName organization admin disabled kind } }
   }
+}`;
+
+/** The admin's list: what an admin may read of each user besides their names. */
+export const ADMIN_USERS = `query AdminUsers($after: String) {
+  users(first: 100, after: $after) {
+    totalCount
+    pageInfo { hasNextPage endCursor }
+    edges { node { id login displayName organization admin disabled kind email timeZone globalIntents } }
+  }
+}`;
+
+export const UPDATE_USER = `mutation UpdateUser($input: UpdateUserInput!) {
+  updateUser(input: $input) { user { id displayName organization } ${ERRORS} }
+}`;
+
+export const RESET_PASSWORD = `mutation ResetPassword($input: ResetPasswordInput!) {
+  resetPassword(input: $input) { user { id } ${ERRORS} }
+}`;
+
+export const SET_CONTACT = `mutation SetContact($input: SetNotificationDeliveryInput!) {
+  setNotificationDelivery(input: $input) { user { id email timeZone } ${ERRORS} }
 }`;
 
 export const CREATE_USER = `mutation CreateUser($input: CreateUserInput!) {

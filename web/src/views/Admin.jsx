@@ -1,28 +1,30 @@
-// For administrators: users (create, disable/enable, their API tokens: AdminTokens.jsx), groups
-// (find, create, members) and workflows (AdminWorkflows.jsx).
+// For administrators: users (create, disable/enable, edit: AdminUser.jsx, their API tokens:
+// AdminTokens.jsx), groups (find, create, members) and workflows (AdminWorkflows.jsx).
 import { useEffect, useState } from 'react';
 
 import { gql } from '../api/client.js';
 import {
   ADD_MEMBER,
+  ADMIN_USERS,
   CREATE_GROUP,
   CREATE_USER,
   DISABLE_USER,
   GROUPS,
   REMOVE_MEMBER,
-  USERS,
 } from '../api/documents.js';
 import { meetParties, reloadPeople, usePeople } from '../api/people.jsx';
 import { useLoad } from '../hooks.js';
 import { Empty, Failed, Field, FieldErrors, Loading, useMutation } from '../ui.jsx';
 import { ApiTokens } from './AdminTokens.jsx';
+import { UserEditor } from './AdminUser.jsx';
 import { Workflows } from './AdminWorkflows.jsx';
 
 function Users() {
-  const [{ loading, error, data }, reload] = useLoad(() => gql(USERS, { after: null }), []);
+  const [{ loading, error, data }, reload] = useLoad(() => gql(ADMIN_USERS, { after: null }), []);
   const blank = { login: '', password: '', displayName: '', organization: '', admin: false, service: false };
   const [values, setValues] = useState(blank);
   const [tokensOf, setTokensOf] = useState(null); // the user whose API tokens are shown
+  const [editing, setEditing] = useState(null); // the id of the user whose Edit panel is open
   const [create, creating] = useMutation(CREATE_USER, 'createUser');
   const [disable, disabling] = useMutation(DISABLE_USER, 'disableUser');
   const set = (k, v) => setValues((s) => ({ ...s, [k]: v }));
@@ -73,6 +75,10 @@ function Users() {
                     onClick={async () => (await disable({ input: { userId: u.id, disabled: !u.disabled } })) && reload()}>
                     {u.disabled ? `Enable ${u.login}` : `Disable ${u.login}`}
                   </button>{' '}
+                  <button type="button" className="link" aria-expanded={editing === u.id}
+                    onClick={() => setEditing(editing === u.id ? null : u.id)}>
+                    Edit {u.login}
+                  </button>{' '}
                   <button type="button" className="link" aria-expanded={tokensOf?.id === u.id}
                     onClick={() => setTokensOf(tokensOf?.id === u.id ? null : u)}>
                     API tokens of {u.login}
@@ -85,6 +91,9 @@ function Users() {
       </div>
       {data?.users.pageInfo.hasNextPage && <p className="hint">The first 100 users are shown.</p>}
       <FieldErrors errors={disabling.errors} field={null} />
+      {editing && users.some((u) => u.id === editing) && (
+        <UserEditor key={editing} user={users.find((u) => u.id === editing)} onChanged={reload} />
+      )}
       {tokensOf && <ApiTokens key={tokensOf.id} user={tokensOf} />}
       <form className="form" onSubmit={submit} aria-label="New user">
         <h3>New user</h3>

@@ -1,6 +1,6 @@
 // The administrator's workflows: every version with its diagram and spec, and a new spec
-// uploaded or pasted (YAML or JSON), checked (validateWorkflow) or defined, its findings shown
-// with the line of the spec each points at.
+// uploaded or pasted (YAML or JSON), checked (validateWorkflow) or defined (then listed at once),
+// its findings shown with the line of the spec each points at.
 import { useState } from 'react';
 
 import { gql } from '../api/client.js';
@@ -86,7 +86,8 @@ function findingsOf(payload) {
 }
 
 export function Workflows() {
-  const workflows = useWorkflows();
+  const [defined, setDefined] = useState(0); // how many were defined here: the list follows
+  const workflows = useWorkflows(defined);
   const [shown, setShown] = useState(null);
   const [text, setText] = useState('');
   const [findings, setFindings] = useState([]);
@@ -109,7 +110,10 @@ export function Workflows() {
       if (define) {
         const { defineWorkflow: payload } = await gql(DEFINE_WORKFLOW, { input: { spec } });
         setFindings(payload.workflow ? payload.diagnostics : findingsOf(payload));
-        if (payload.workflow) setOutcome(`Defined ${payload.workflow.shortName} v${payload.workflow.version}.`);
+        if (payload.workflow) {
+          setOutcome(`Defined ${payload.workflow.shortName} v${payload.workflow.version}.`);
+          setDefined((n) => n + 1);
+        }
       } else {
         const { validateWorkflow: payload } = await gql(VALIDATE_WORKFLOW, { spec });
         const found = findingsOf(payload);

@@ -11,12 +11,14 @@ import { gql } from '../api/client.js';
 import { BOARD, CLOSE_SUBPROJECT, REORDER, WORKFLOW_FIELDS } from '../api/documents.js';
 import { onActivity } from '../api/live.js';
 import { meetParties } from '../api/people.jsx';
-import { money, overdue, partyName } from '../format.js';
+import { overdue, partyName } from '../format.js';
 import { useDebounced, useLoad, useServerFilter } from '../hooks.js';
+import { caseStatusWords, itemAmount } from '../words.js';
 import { Dialog, Empty, Failed, FieldErrors, Loading, useMutation } from '../ui.jsx';
 import { ActionDialog } from './ActionDialog.jsx';
 import { Filters, MoveDialog } from './BoardMove.jsx';
 import { ItemForm, SubprojectForm } from './Forms.jsx';
+import { SubprojectPeople } from './SubprojectPeople.jsx';
 
 // The first page is small so that the first cards paint soon; the rest come 100 at a time.
 const FIRST_PAGE = 40;
@@ -65,10 +67,10 @@ const Card = memo(function Card({ item, draggable, onDragStart, onDrop, onMove }
     >
       <a href={`#/item/${item.id}`}>{item.displayName}</a>
       <dl>
-        {money(item) && (
+        {itemAmount(item) && (
           <>
             <dt>Amount</dt>
-            <dd className="amount">{money(item)}</dd>
+            <dd className="amount">{itemAmount(item)}</dd>
           </>
         )}
         <dt>Assignee</dt>
@@ -83,7 +85,7 @@ const Card = memo(function Card({ item, draggable, onDragStart, onDrop, onMove }
           </>
         )}
       </dl>
-      {item.case.status !== 'ACTIVE' && <span className="tag">{item.case.status}</span>}
+      {item.case.status !== 'ACTIVE' && <span className="tag">{caseStatusWords(item.case.status)}</span>}
       {draggable && (
         <button type="button" className="link move" onClick={() => onMove(item)} aria-label={`Move ${item.displayName}`}>
           Move…
@@ -299,6 +301,7 @@ export function Board({ id }) {
         {subproject.currency}
         {subproject.status !== 'OPEN' && ' · closed'}
       </p>
+      <SubprojectPeople subproject={subproject} onChanged={reload} />
       <div className="toolbar">
         {open && intents.includes('subproject.createWorkflowItem') && (
           <button type="button" className="primary" onClick={() => setDialog('item')}>

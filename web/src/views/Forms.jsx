@@ -102,7 +102,9 @@ export function ProjectForm({ project, onClose, onSaved }) {
 }
 
 /** Every version of every workflow (a new subproject takes the newest unless told another). */
-export function useWorkflows() {
+/** Every workflow version; read again whenever `version` changes (a workflow was defined), the
+ * list read before staying meanwhile. */
+export function useWorkflows(version = 0) {
   const [list, setList] = useState(null);
   useEffect(() => {
     let live = true;
@@ -120,7 +122,7 @@ export function useWorkflows() {
     return () => {
       live = false;
     };
-  }, []);
+  }, [version]);
   return list;
 }
 

@@ -4,14 +4,16 @@
 import { useEffect, useState } from 'react';
 
 import { gql } from '../api/client.js';
-import { ASSIGN_ITEM, CANCEL_CASE, HISTORY, ITEM, REASSIGN } from '../api/documents.js';
+import { ASSIGN_ITEM, EXECUTE, HISTORY, ITEM, REASSIGN } from '../api/documents.js';
 import { onActivity } from '../api/live.js';
 import { PartyOptions, meetParties, usePeople } from '../api/people.jsx';
-import { ago, money, overdue, partyName, when } from '../format.js';
+import { ago, overdue, partyName, when } from '../format.js';
 import { useDebounced, useLoad } from '../hooks.js';
 import { Dialog, Empty, Failed, FieldErrors, Loading, useMutation } from '../ui.jsx';
+import { amountTypeWords, caseStatusWords, itemAmount, itemStatusWords } from '../words.js';
 import { ActionDialog } from './ActionDialog.jsx';
 import { CaseFieldList } from './CaseFields.jsx';
+import { CaseLifecycle } from './CaseLifecycle.jsx';
 import { Diagram } from './Diagram.jsx';
 import { Documents } from './Documents.jsx';
 import { ItemForm } from './Forms.jsx';
@@ -113,12 +115,19 @@ function History({ id }) {
     try {
       const { node } = await gql(HISTORY, { id, after });
       const h = node.history;
-      setPages((p) => ({
-        entries: [...(after ? p.entries : []), ...h.edges.map((e) => e.node)],
-        end: h.pageInfo.endCursor ?? p.end,
-        more: h.pageInfo.hasNextPage,
-        total: h.totalCount,
-      }));
+      setPages((p) => {
+        const read = [...(after ? p.entries : []), ...h.edges.map((e) => e.node)];
+        // Entries the live stream brought while this page was on its way (a deed done as the page
+        // opened) come after it: a last page read before they committed must not drop them.
+        const last = read.length ? Number(read[read.length - 1].seq) : -1;
+        const later = h.pageInfo.hasNextPage ? [] : p.entries.filter((e) => Number(e.seq) > last);
+        return {
+          entries: [...read, ...later],
+          end: later.length ? String(later[later.length - 1].seq) : (h.pageInfo.endCursor ?? p.end),
+          more: h.pageInfo.hasNextPage,
+          total: h.totalCount + later.length,
+        };
+      });
       setError(null);
     } catch (failure) {
       setError(failure);
@@ -214,50 +223,23 @@ function AssignButton({ item, onDone }) {
   );
 }
 
-function CancelButton({ item, caseVersion, onDone }) {
-  const [open, setOpen] = useState(false);
-  const [comment, setComment] = useState('');
-  const [run, { busy, errors }] = useMutation(CANCEL_CASE, 'cancelCase');
-  async function submit(e) {
-    e.preventDefault();
-    if (await run({ input: { workflowItemId: item.id, comment: comment || null, expectedVersion: caseVersion } })) {
-      setOpen(false);
-      onDone();
-    }
-  }
-  return (
-    <>
-      <button type="button" className="danger" onClick={() => setOpen(true)}>
-        Close item…
-      </button>
-      {open && (
-        <Dialog title={`Close ${item.displayName}`} onClose={() => setOpen(false)}>
-          <form className="form" onSubmit={submit} aria-label="Close item">
-            <p>Closing cancels its case for good: nothing can be done on it afterwards.</p>
-            <label>
-              Why
-              <textarea value={comment} onChange={(e) => setComment(e.target.value)} />
-            </label>
-            <FieldErrors errors={errors} field={null} />
-            <div className="buttons">
-              <button type="submit" className="danger" disabled={busy}>
-                Close it for good
-              </button>
-              <button type="button" onClick={() => setOpen(false)}>
-                Keep it open
-              </button>
-            </div>
-          </form>
-        </Dialog>
-      )}
-    </>
-  );
+/** The workflow's own "Edit" step among the viewer's actions, when the item's fields editor is
+ * shown too: the page then has one Edit, which saves the fields and runs that step. */
+function editStep(myActions) {
+  return myActions.find((e) => e.action.shortName === 'edit' || e.action.prettyName.trim().toLowerCase() === 'edit') ?? null;
+}
+
+/** A step that asks nothing (no outputs, resolutions, files or required fields) runs at once. */
+function asksNothing(action) {
+  return !action.outputs?.length && !action.resolutions?.length && !action.requiredFields?.length && !action.attachDocuments;
 }
 
 export function Item({ id, action }) {
   const [{ loading, error, data }, reload] = useLoad(() => gql(ITEM, { id }), [id]);
   const reloadSoon = useDebounced(reload, 100);
   const [editing, setEditing] = useState(false);
+  const [stepping, setStepping] = useState(false); // the workflow's Edit step's dialog, after the fields
+  const [stepErrors, setStepErrors] = useState([]);
 
   useEffect(() => onActivity((entry) => entry.workflowItem?.id === id && reloadSoon()), [id, reloadSoon]);
   useEffect(() => {
@@ -273,6 +255,26 @@ export function Item({ id, action }) {
   const linked = action && c.myActions.find((enabled) => enabled.action.shortName === action)?.id;
   const canUpdate = item.allowedIntents.includes('workflowItem.update') && item.status === 'OPEN';
   const canAssign = item.allowedIntents.includes('workflowItem.assign') && item.status === 'OPEN';
+  const step = canUpdate ? editStep(c.myActions) : null;
+  const actions = step ? c.myActions.filter((e) => e !== step) : c.myActions;
+  const amount = itemAmount(item);
+
+  async function saved() {
+    setEditing(false);
+    if (step && asksNothing(step.action)) {
+      try {
+        const { executeAction: result } = await gql(EXECUTE, {
+          input: { workflowItemId: item.id, action: step.action.shortName, enabledActionId: step.id },
+        });
+        setStepErrors(result.userErrors);
+      } catch (failure) {
+        setStepErrors([{ code: failure.codes?.[0] || 'FAILED', message: failure.message, field: null }]);
+      }
+    } else if (step) {
+      setStepping(true); // its own inputs: its dialog, once the fields are saved
+    }
+    reload();
+  }
   return (
     <section className="item-page" data-testid="item" data-state={c.state.shortName}>
       <p className="crumbs">
@@ -287,7 +289,7 @@ export function Item({ id, action }) {
           </button>
         )}
         {canAssign && <AssignButton item={item} onDone={reload} />}
-        {canUpdate && <CancelButton item={item} caseVersion={c.version} onDone={reload} />}
+        {canUpdate && <CaseLifecycle item={item} onDone={reload} />}
         {item.allowedIntents.includes('workflowItem.intent.listPermissions') && (
           <a className="button" href={`#/permissions/${item.id}`}>
             Permissions
@@ -299,28 +301,42 @@ export function Item({ id, action }) {
           subproject={item.subproject}
           item={item}
           onClose={() => setEditing(false)}
-          onSaved={() => {
-            setEditing(false);
+          onSaved={saved}
+        />
+      )}
+      {stepping && step && (
+        <ActionDialog
+          item={item}
+          caseVersion={c.version}
+          enabled={step}
+          states={states}
+          declared={c.workflow.fields}
+          current={c.fields}
+          currency={item.subproject?.currency}
+          onClose={() => setStepping(false)}
+          onDone={() => {
+            setStepping(false);
             reload();
           }}
         />
       )}
+      <FieldErrors errors={stepErrors} field={null} />
       <Failed error={error} retry={reload} />
       <p className="case">
         <span className="state" data-testid="case-state">
           {c.state.prettyName}
         </span>{' '}
-        <span className="tag" data-testid="case-status">
-          {c.status}
-        </span>{' '}
+        {c.status !== 'ACTIVE' && (
+          <span className="tag" data-testid="case-status">
+            {caseStatusWords(c.status)}
+          </span>
+        )}{' '}
         {c.suspendedUntil && <span>until {when(c.suspendedUntil)}</span>}
       </p>
       {item.description && <p>{item.description}</p>}
       <dl className="fields">
         <dt>Amount</dt>
-        <dd>
-          {money(item) ?? '—'} ({item.amountType})
-        </dd>
+        <dd data-testid="item-amount">{amount ? `${amount}, ${amountTypeWords(item.amountType)}` : 'No amount'}</dd>
         <dt>Assignee</dt>
         <dd data-testid="item-assignee">{partyName(item.assignee)}</dd>
         <dt>Due</dt>
@@ -337,7 +353,7 @@ export function Item({ id, action }) {
           </>
         )}
         <dt>Item status</dt>
-        <dd>{item.status}</dd>
+        <dd>{itemStatusWords(item.status)}</dd>
         {item.rejectReason && (
           <>
             <dt>Rejected because</dt>
@@ -366,11 +382,11 @@ export function Item({ id, action }) {
         </>
       )}
       <h2>Your actions</h2>
-      {c.myActions.length === 0 ? (
-        <Empty>Nothing for you to do on this item now.</Empty>
+      {actions.length === 0 ? (
+        <Empty>{step ? 'Nothing else for you to do on this item now: Edit above.' : 'Nothing for you to do on this item now.'}</Empty>
       ) : (
         <ul className="actions" data-testid="my-actions">
-          {c.myActions.map((enabled) => (
+          {actions.map((enabled) => (
             <ActionButton
               key={enabled.id}
               item={item}

@@ -74,12 +74,16 @@ export function Login({ onSignedIn }) {
     }
   }
 
+  // The page's one landmark holds the form, and the login field has the focus: a person types
+  // at once, and a screen reader lands where the page is.
   return (
+    <main id="main">
     <form className="login" onSubmit={submit} aria-label="Sign in">
       <h1>Caseway</h1>
       <label>
         Login
-        <input name="login" autoComplete="username" value={login} onChange={(e) => setLogin(e.target.value)} required />
+        <input name="login" autoComplete="username" autoFocus value={login} onChange={(e) => setLogin(e.target.value)}
+          required />
       </label>
       <FieldErrors errors={errors} field="login" />
       <label>
@@ -101,5 +105,6 @@ export function Login({ onSignedIn }) {
       </button>
       <ProviderSignIn onSignedIn={onSignedIn} busy={busy} setBusy={setBusy} setFailure={setFailure} />
     </form>
+    </main>
   );
 }

@@ -10,18 +10,8 @@ import { GRANT, PERMISSIONS, REVOKE } from '../api/documents.js';
 import { PartyOptions, meetParties, usePeople } from '../api/people.jsx';
 import { partyName } from '../format.js';
 import { useLoad } from '../hooks.js';
+import { intentLabel, intentMeaning, intentsOf } from '../intents.js';
 import { Empty, Failed, FieldErrors, Loading, useMutation } from '../ui.jsx';
-
-const SUFFIXES = ['view', 'viewHistory', 'update', 'assign', 'close', 'intent.listPermissions', 'intent.grantPermission',
-  'intent.revokePermission'];
-const PREFIX = { Project: 'project', Subproject: 'subproject', WorkflowItem: 'workflowItem' };
-const EXTRA = { Project: ['createSubproject'], Subproject: ['createWorkflowItem', 'reorderWorkflowItems'], WorkflowItem: [] };
-
-/** The intents a resource of this kind has (engine.people.permissions' lists). */
-function intentsOf(kind) {
-  const suffixes = [...SUFFIXES, ...EXTRA[kind]].filter((s) => !(kind === 'WorkflowItem' && s === 'close'));
-  return suffixes.map((s) => `${PREFIX[kind]}.${s}`);
-}
 
 export function Permissions({ id }) {
   const [{ loading, error, data }, reload] = useLoad(() => gql(PERMISSIONS, { id }), [id]);
@@ -50,7 +40,9 @@ export function Permissions({ id }) {
     e.preventDefault();
     const inherit = hasBelow && reach === 'below';
     if (await grant({ input: { resourceId: node.id, intent, partyId: party, inherit } })) {
-      setSaid(inherit ? `Granted ${intent} on this and everything in it.` : `Granted ${intent}.`);
+      const holder = [...people.users, ...people.groups].find((p) => p.id === party);
+      const what = `${holder ? partyName(holder) : 'They'} ${intentMeaning(intent)}`;
+      setSaid(inherit ? `Granted: ${what}, on this and everything in it.` : `Granted: ${what}.`);
       reload();
     }
   }
@@ -69,15 +61,15 @@ export function Permissions({ id }) {
           <table className="grants" data-testid="grants">
             <thead>
               <tr>
-                <th scope="col">Intent</th>
+                <th scope="col">Permission</th>
                 <th scope="col">Who</th>
               </tr>
             </thead>
             <tbody>
               {node.permissions.map((g) => (
                 <tr key={g.intent} data-intent={g.intent}>
-                  <th scope="row">
-                    <code>{g.intent}</code>
+                  <th scope="row" title={g.intent}>
+                    {intentLabel(g.intent)}
                   </th>
                   <td>
                     <ul className="parties">
@@ -99,11 +91,11 @@ export function Permissions({ id }) {
                             </span>
                           )}
                           {mayRevoke && !h.inherited && (
-                            <button type="button" className="link" aria-label={`Revoke ${g.intent} from ${partyName(h.party)}`}
+                            <button type="button" className="link" aria-label={`Revoke "${intentMeaning(g.intent)}" from ${partyName(h.party)}`}
                               onClick={async () => {
                                 const input = { resourceId: node.id, intent: g.intent, partyId: h.party.id, inherit: h.reachesDown };
                                 if (await revoke({ input })) {
-                                  setSaid(`Revoked ${g.intent} from ${partyName(h.party)}.`);
+                                  setSaid(`Revoked from ${partyName(h.party)}: ${intentMeaning(g.intent)}.`);
                                   reload();
                                 }
                               }}>
@@ -124,12 +116,12 @@ export function Permissions({ id }) {
       {mayGrant && (
         <form className="form grant" onSubmit={submit} aria-label="Grant a permission">
           <h2>Grant</h2>
-          <label htmlFor="grant-intent">Intent</label>
+          <label htmlFor="grant-intent">Permission</label>
           <select id="grant-intent" name="intent" value={intent} onChange={(e) => setIntent(e.target.value)} required>
               <option value="">Choose…</option>
               {intents.map((i) => (
                 <option key={i} value={i}>
-                  {i}
+                  {intentLabel(i)}
                 </option>
               ))}
           </select>
