@@ -24,6 +24,7 @@ from models import Case, Workflow, WorkflowItem
 from resolvers import visibility
 from resolvers.compiled.build import Build
 from resolvers.compiled.form import LEAF, OBJECT, PARTIES, Form, party, timestamp
+from resolvers.timestamps import date_sql
 
 __all__ = ["FORMS", "action_spec", "visible_due", "workflow_actions"]
 
@@ -152,8 +153,8 @@ def _due(b: Build, source: Any) -> Any:
 
 
 def _due_date(b: Build, source: Any, field: Any) -> Any:
-    """A Date as GraphQL writes it (ISO, ``YYYY-MM-DD``): PostgreSQL's JSON of a date, SQLite's text."""
-    return _due(b, source)
+    """A Date as GraphQL writes it (resolvers/timestamps.py)."""
+    return date_sql(_due(b, source), postgres=b.json.postgres)
 
 
 def _today(actor: Any) -> Any:
