@@ -8,13 +8,15 @@ from typing import Any
 from sqlalchemy import select
 
 from engine.cases.case_fields import hidden_names, visible, visible_log_data
+from engine.spec.defaults import name_of
 from engine.spec.workflows import spec_of
 from models import EnabledAction
 from resolvers.context import Context
 from resolvers.loaders import with_loaded
-from resolvers.pagination import Page, check_first, check_id_cursor, keyset_page
+from resolvers.pagination import Page, check_first, check_id_cursor, keyset_page, past_id
 
 __all__ = ["action_history", "entry_data", "fields", "sealed", "title"]
+
 
 def _hidden(ctx: Context, workflow: Any, states: list[Any], played: dict[str, Any]) -> frozenset[str]:
     viewer = ctx.viewer
@@ -109,8 +111,7 @@ def title(ctx: Context, entry: Any) -> Any:
 
 
 def _default_title(workflow: Any, action: str, actor: tuple[Any, ...]) -> str:
-    spec_action = spec_of(workflow).actions.get(action)
-    past = spec_action.pretty_past_tense if spec_action is not None else action
+    past = name_of(spec_of(workflow).actions.get(action), "pretty_past_tense", action)
     name = getattr(actor[0], "display_name", None) if actor and actor[0] is not None else None
     return f"{past} by {name}" if name else past
 
@@ -125,6 +126,6 @@ async def action_history(
     if status is not None:
         query = query.where(EnabledAction.status == status)
     if cursor is not None:
-        query = query.where(EnabledAction.id > cursor)
+        query = query.where(past_id(EnabledAction.id, cursor))
     rows = list(await ctx.session.scalars(query.order_by(EnabledAction.id).limit(limit + 1)))
     return keyset_page(rows, limit=limit, total=None, cursor=lambda row: row.id)
