@@ -8,6 +8,7 @@ from typing import Any
 
 from engine.cases.case_fields import hidden_names, visible, visible_log_data
 from engine.people import deputies
+from engine.spec.defaults import name_of
 from engine.spec.workflows import spec_of
 from models import EnabledAction
 from resolvers.context import Context
@@ -125,8 +126,7 @@ def title(ctx: Context, entry: Any) -> Any:
 
 
 def _default_title(workflow: Any, action: str, actor: tuple[Any, ...]) -> str:
-    spec_action = spec_of(workflow).actions.get(action)
-    past = spec_action.pretty_past_tense if spec_action is not None else action
+    past = name_of(spec_of(workflow).actions.get(action), "pretty_past_tense", action)
     name = getattr(actor[0], "display_name", None) if actor and actor[0] is not None else None
     return f"{past} by {name}" if name else past
 

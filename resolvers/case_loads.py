@@ -16,7 +16,7 @@ from models import (
 )
 from resolvers import job_loads
 from resolvers.loader_cache import Loads, all_per_key, one_per_key, prime
-from resolvers.pagination import Page, keyset_page
+from resolvers.pagination import Page, keyset_page, past_id
 
 # Workflow rows by id, for the life of the process (see CaseLoads._workflows).
 _DEFINITIONS: dict[str, Any] = {}
@@ -92,7 +92,7 @@ class CaseLoads(Loads):
             if status is not None:
                 where.append(table.c.status == status)
             if after is not None:
-                where.append(table.c.id > after)
+                where.append(past_id(table.c.id, after))
             if len(batch) == 1:  # one case: a range of its index under a LIMIT
                 rows = await self._rows(select(table).where(*where).order_by(table.c.id).limit(first + 1))
             else:

@@ -14,7 +14,7 @@ from models import Case, EnabledAction, TaskAssignment
 from resolvers.context import Context
 from resolvers.due_dates import task_total
 from resolvers.loaders import MISSING, cached, with_loaded
-from resolvers.pagination import Page, check_first, check_id_cursor, keyset_page
+from resolvers.pagination import Page, check_first, check_id_cursor, keyset_page, past_id
 from resolvers.records import records
 
 
@@ -185,7 +185,7 @@ async def my_tasks(ctx: Context, *, first: int | None, after: str | None, counte
     for party in sorted(viewer.party_ids):
         own = select(task.enabled_action_id, null().label("behalf")).where(task.party_id == party)
         if cursor is not None:
-            own = own.where(task.enabled_action_id > cursor)
+            own = own.where(past_id(task.enabled_action_id, cursor))
         ranges.append(select(*own.order_by(task.enabled_action_id).limit(limit + 1).subquery().c))
     represented = deputies.represented(viewer.user_id).subquery("represented")
     # Once per instance before the limit: an instance lent through two parties (by two absent
@@ -197,7 +197,7 @@ async def my_tasks(ctx: Context, *, first: int | None, after: str | None, counte
         .group_by(task.enabled_action_id)
     )
     if cursor is not None:
-        lent = lent.where(task.enabled_action_id > cursor)
+        lent = lent.where(past_id(task.enabled_action_id, cursor))
     ranges.append(select(*lent.order_by(task.enabled_action_id).limit(limit + 1).subquery().c))
     found = union_all(*ranges).subquery("found")
     # One row per instance: the viewer's own task when any of their parties has it, else the

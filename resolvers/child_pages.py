@@ -29,7 +29,7 @@ from engine.people.actors import Actor
 from models import Subproject, WorkflowItem
 from resolvers import visibility
 from resolvers.filters import ResourceFilterKey, apply_resource_filter
-from resolvers.pagination import Page
+from resolvers.pagination import Page, nulls_last, past_id, past_keyed, past_keyless, past_nulls_last
 
 
 @dataclass(frozen=True)
@@ -124,7 +124,7 @@ def query(
         positions = _positions(keys, postgres=postgres)
         source = child.outerjoin(positions, and_(positions.c.child_id == child.c.id, positions.c.parent_id == parent))
         position = positions.c.position
-        order = [position.is_(None), position, child.c.id]  # listed first, in their order
+        order = nulls_last(position, child.c.id)  # listed first, in their order
     columns = [
         child.c.id.label("ranked_id"),
         parent.label("ranked_parent"),
@@ -179,7 +179,7 @@ def _keyset(children: Children, key: PageKey, actor: Actor) -> Any:
 
     page = visible_children(select(*child.c))
     if key.after is not None:
-        page = page.where(child.c.id > key.after)
+        page = page.where(past_id(child.c.id, key.after))
     page = page.order_by(child.c.id).limit(key.first + 1)
     if not key.counted:
         return page
@@ -232,7 +232,7 @@ def _walk(children: Children, key: PageKey, actor: Actor, index: int) -> Any:
         elements = func.unnest(ordering).table_valued("id", with_ordinality="position").render_derived()
         walk = select(elements.c.id, elements.c.position)
         if at is not None:  # positions count from 1
-            walk = walk.where(elements.c.position > at + 1)
+            walk = walk.where(past_keyed(elements.c.position, elements.c.id, at=at + 1, after=key.after, ties=False))
         # OFFSET 0 keeps the ids in order on their own, before any lookup: the lookups then
         # run in order and stop when the page is full
         walk = walk.order_by(elements.c.position).offset(0).subquery("walk")
@@ -250,8 +250,8 @@ def _walk(children: Children, key: PageKey, actor: Actor, index: int) -> Any:
     if listed:
         every = func.unnest(ordering).table_valued("id").render_derived()
         unlisted = unlisted.where(child.c.id.not_in(select(every.c.id)))
-    if key.after is not None and at is None:
-        unlisted = unlisted.where(child.c.id > key.after)
+    if key.after is not None:
+        unlisted = unlisted.where(past_keyless(child.c.id, at=at, after=key.after))
     if parts:
         # a full page of listed children leaves no room: a one-time test spares the scan of
         # every child of the parent that finding none would be
@@ -262,7 +262,7 @@ def _walk(children: Children, key: PageKey, actor: Actor, index: int) -> Any:
     if len(parts) > 1:
         found = found.union_all(select(parts[1].subquery("unlisted")))
     candidates = found.subquery("found")
-    order = [candidates.c.position.is_(None), candidates.c.position, candidates.c.id]
+    order = nulls_last(candidates.c.position, candidates.c.id)
     ranked = (
         select(candidates.c.id.label("ranked_id"), func.row_number().over(order_by=order).label("place"))
         .order_by(*order)
@@ -280,12 +280,13 @@ def _walk(children: Children, key: PageKey, actor: Actor, index: int) -> Any:
 
 
 def _past_cursor(key: PageKey, child_id: Any, position: Any) -> Any:
+    """Whether a child comes after the cursor in display order (``position``: None when no
+    parent of the batch has an ordering)."""
     if key.after is None:
         return None
-    at = key.cursor_position()
-    if at is None:  # an unlisted cursor: unlisted children created after it
-        return child_id > key.after if position is None else and_(position.is_(None), child_id > key.after)
-    return or_(position.is_(None), position > at)  # a listed cursor: listed after it, then the rest
+    if position is None:
+        return past_id(child_id, key.after)
+    return past_nulls_last(position, child_id, at=key.cursor_position(), after=key.after, ties=False)
 
 
 def pages(children: Children, keys: Sequence[PageKey], rows: Sequence[Any], *, postgres: bool) -> list[Page[Any]]:

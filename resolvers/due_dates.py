@@ -7,13 +7,11 @@ from typing import Any
 from sqlalchemy import (
     Date,
     String,
-    and_,
     column,
     distinct,
     func,
     literal,
     null,
-    or_,
     select,
     union_all,
     values,
@@ -27,7 +25,14 @@ from models import Case, EnabledAction, TaskAssignment, WorkflowItem
 from resolvers import visibility
 from resolvers.context import Context
 from resolvers.loaders import with_loaded
-from resolvers.pagination import Page, check_first, check_id_cursor, keyset_page
+from resolvers.pagination import (
+    Page,
+    check_first,
+    check_id_cursor,
+    keyset_page,
+    nulls_last,
+    past_nulls_last,
+)
 from resolvers.records import records
 from resolvers.task_order import due_range, kept_total
 
@@ -93,12 +98,8 @@ async def my_tasks_by_due_date(
         .join(WorkflowItem, WorkflowItem.id == Case.object_id)
     )
     if cursor is not None:
-        later = EnabledAction.id > cursor
-        if after_due is None:
-            query = query.where(due.is_(None), later)
-        else:
-            query = query.where(or_(due.is_(None), due > after_due, and_(due == after_due, later)))
-    query = query.order_by(due.is_(None), due, EnabledAction.id).limit(limit + 1)
+        query = query.where(past_nulls_last(due, EnabledAction.id, at=after_due, after=cursor))
+    query = query.order_by(*nulls_last(due, EnabledAction.id)).limit(limit + 1)
     rows = records(await ctx.session.execute(query))
     total = None
     if counted:

@@ -6,7 +6,7 @@ from typing import Any
 
 from engine.tree.item_status import case_statuses
 from models import Activity, Case, WorkflowItem, as_utc
-from resolvers.pagination import invalid_argument
+from resolvers.pagination import invalid_argument, past_id
 from resolvers.visibility import has_tag, name_contains
 
 MAX_SEARCH = 200  # characters of ProjectFilter.search: a LIKE over every visible name
@@ -79,5 +79,5 @@ def apply_history_filter(query: Any, filt: HistoryFilterKey, *, with_cursor: boo
     if filt.until:
         query = query.where(Activity.at <= filt.until)
     if with_cursor and filt.after_seq is not None:
-        query = query.where(Activity.seq > filt.after_seq)
+        query = query.where(past_id(Activity.seq, filt.after_seq))
     return query

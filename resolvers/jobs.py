@@ -18,7 +18,7 @@ from models import Job, kind_of
 from resolvers.context import Context
 from resolvers.job_loads import visible_jobs
 from resolvers.mutations import run
-from resolvers.pagination import Page, check_first, check_id_cursor, invalid_argument, keyset_page
+from resolvers.pagination import Page, check_first, check_id_cursor, invalid_argument, keyset_page, past_id
 from resolvers.records import records as rows_of
 
 
@@ -43,7 +43,7 @@ async def jobs_page(
         query = query.where(Job.case_id == case_id)
     total = (await ctx.session.scalar(select(func.count()).select_from(query.subquery())) or 0) if counted else None
     if check_id_cursor(after):
-        query = query.where(Job.id > after)
+        query = query.where(past_id(Job.id, after))
     found = rows_of(await ctx.session.execute(query.order_by(Job.id).limit(limit + 1)))
     return keyset_page(found, limit=limit, total=total, cursor=lambda r: r.id)
 

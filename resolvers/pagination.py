@@ -1,17 +1,32 @@
-"""Relay-style slicing shared by every connection: `first` defaults to 20, at most 100.
+"""Relay-style slicing shared by every connection, on both read roads (the resolvers' pages and
+the compiled ones in resolvers/compiled/): `first` defaults to 20, at most 100.
 
 Cursors are checked before they reach SQL: a history cursor is an entry's ``seq`` (a decimal
-number below 2^63, the range of the BIGINT column), every other cursor a row id. Anything else
-is refused with a GraphQL error ``INVALID_INPUT`` naming the argument, never passed on to fail
-in the database.
+number below 2^63, the range of the BIGINT column: ``seq_cursor``), every other cursor a row id.
+Anything else is refused with a GraphQL error ``INVALID_INPUT`` naming the argument, never
+passed on to fail in the database.
+
+Page order and where a cursor leaves off are written here once, as SQL both roads build their
+statements with (tests/test_layers.py fails when a road writes them again):
+
+- by id (or ``seq``): the page continues with the rows after the cursor's (``past_id``);
+- by a key that rows may lack (a listed item's place in its subproject's ordering, a task's due
+  date): rows with a key first, by key, ties by id, then those without, by id (``nulls_last``).
+  The cursor is the last row's id; its key ``at`` is looked up (None or NULL: it has none), and
+  the rows past it are the keyed ones after it (``past_keyed``) and the keyless ones after it
+  (``past_keyless``: all of them when the cursor had a key), together ``past_nulls_last``.
+  ``at`` may be a Python value (the resolvers know it when they build the statement) or an SQL
+  expression (the compiled road's statement serves every cursor).
 """
 
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from graphql import GraphQLError
+from sqlalchemy import String, and_, case, cast, false, literal, or_, true
+from sqlalchemy.sql.elements import ColumnElement
 
 T = TypeVar("T")
 DEFAULT_FIRST = 20
@@ -65,3 +80,58 @@ def keyset_page(rows: list[T], *, limit: int, total: int | None, cursor: Callabl
     ``total``: None when the selection did not ask for ``totalCount`` (nothing counted)."""
     chunk = rows[:limit]
     return Page(nodes=chunk, cursors=[cursor(r) for r in chunk], has_next_page=len(rows) > limit, total_count=total)
+
+
+def seq_cursor(seq: int) -> str:
+    """The cursor of a log entry: its ``seq`` as a decimal string (``parse_seq_cursor`` reads it)."""
+    return str(seq)
+
+
+def seq_cursor_sql(seq: Any) -> Any:
+    """``seq_cursor`` in SQL."""
+    return cast(seq, String)
+
+
+def past_id(column: Any, after: Any) -> Any:
+    """The rows of a page by ``column`` (an id, a ``seq``) after the cursor ``after``."""
+    return column > after
+
+
+def nulls_last(key: Any, row_id: Any) -> list[Any]:
+    """The order by ``key``, rows without one last, ties and the keyless by id."""
+    return [key.is_(None), key, row_id]
+
+
+def _is_sql(value: Any) -> bool:
+    return isinstance(value, ColumnElement)
+
+
+def past_keyed(key: Any, row_id: Any, *, at: Any, after: Any, ties: bool = True) -> Any:
+    """Whether a row that has a key comes after the cursor (id ``after``, key ``at``) in
+    ``nulls_last`` order. ``ties``: whether two rows may share a key (a due date may; a place
+    in an ordering names one item, so its rows need no tie rule)."""
+    if at is None:  # a keyless cursor: every keyed row came before it
+        return false()
+    later = key > at
+    if ties:
+        later = or_(later, and_(key == at, row_id > after))
+    return and_(at.is_not(None), later) if _is_sql(at) else later
+
+
+def past_keyless(row_id: Any, *, at: Any, after: Any) -> Any:
+    """Whether a row without a key comes after the cursor (id ``after``, key ``at``) in
+    ``nulls_last`` order: all of them after a keyed cursor, else those after its id."""
+    if _is_sql(at):
+        # one comparison, not ``at IS NOT NULL OR id > after``: it bounds an index scan on
+        # (parent, id), so a middle page reads its rows rather than every row before the cursor
+        # (bench R4i: 10,001 rows filtered). '' sorts before every id.
+        return past_id(row_id, case((at.is_not(None), literal("")), else_=after))
+    return past_id(row_id, after) if at is None else true()
+
+
+def past_nulls_last(key: Any, row_id: Any, *, at: Any, after: Any, ties: bool = True) -> Any:
+    """Whether a row comes after the cursor (id ``after``, key ``at``) in ``nulls_last`` order."""
+    return or_(
+        past_keyed(key, row_id, at=at, after=after, ties=ties),
+        and_(key.is_(None), past_keyless(row_id, at=at, after=after)),
+    )

@@ -9,7 +9,7 @@ from resolvers import visibility
 from resolvers.cases import visible_case
 from resolvers.context import Context
 from resolvers.filters import MAX_SEARCH, ResourceFilterKey, apply_resource_filter
-from resolvers.pagination import Page, check_first, check_id_cursor, invalid_argument, keyset_page
+from resolvers.pagination import Page, check_first, check_id_cursor, invalid_argument, keyset_page, past_id
 from resolvers.records import records
 
 
@@ -25,7 +25,7 @@ async def _by_id(
     if where is not None:
         count, query = count.where(where), query.where(where)
     if check_id_cursor(after):
-        query = query.where(model.id > after)
+        query = query.where(past_id(model.id, after))
     total = (await ctx.session.scalar(count) or 0) if counted else None
     return keyset_page(records(await ctx.session.execute(query)), limit=limit, total=total, cursor=lambda r: r.id)
 

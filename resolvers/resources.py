@@ -7,7 +7,7 @@ from engine.people.inheritance import Holding
 from engine.people.permissions import intent_prefix
 from resolvers.context import Context
 from resolvers.filters import HistoryFilterKey
-from resolvers.pagination import Page, check_first, keyset_page, parse_seq_cursor
+from resolvers.pagination import Page, check_first, keyset_page, parse_seq_cursor, seq_cursor
 
 HISTORY_COLUMN = {"project": "project_id", "subproject": "subproject_id", "workflowItem": "workflow_item_id"}
 
@@ -54,7 +54,7 @@ async def history(
     rows, total = await ctx.loaders.history_by_resource.load(
         (HISTORY_COLUMN[prefix], resource_id, key, restricted, counted)
     )
-    return keyset_page(rows, limit=limit, total=total, cursor=lambda r: str(r.seq))
+    return keyset_page(rows, limit=limit, total=total, cursor=lambda r: seq_cursor(r.seq))
 
 
 async def archived(ctx: Context, resource_id: str, *, after: str | None) -> str | None:

@@ -16,10 +16,11 @@ the first ``limit`` of every party that has it."""
 
 from typing import Any
 
-from sqlalchemy import and_, case, func, not_, or_, select, true, union_all
+from sqlalchemy import case, func, not_, or_, select, true, union_all
 
 from engine.people.visibility import item_visible
 from models import Case, TaskAssignment, TaskCount
+from resolvers.pagination import past_keyed, past_keyless
 
 _TASK, _CASE, _COUNT = TaskAssignment.__table__, Case.__table__, TaskCount.__table__
 
@@ -44,8 +45,7 @@ def due_range(
         .where(task.c.party_id == party, task.c.due_date.is_not(None), seen)
     )
     if past is not None:
-        later = or_(task.c.due_date > at_due, and_(task.c.due_date == at_due, task.c.enabled_action_id > past))
-        dated = dated.where(at_due.is_not(None), later)
+        dated = dated.where(past_keyed(task.c.due_date, task.c.enabled_action_id, at=at_due, after=past))
     dated = dated.order_by(task.c.due_date, task.c.enabled_action_id).limit(limit).correlate(source)
 
     undated_task = _TASK.alias(f"{name}_undated_task")
@@ -63,8 +63,8 @@ def due_range(
         )
     )
     if past is not None:
-        undated = undated.where(or_(at_due.is_not(None), undated_task.c.enabled_action_id > past))
-        hidden = hidden.where(or_(at_due.is_not(None), hidden_task.c.enabled_action_id > past))
+        undated = undated.where(past_keyless(undated_task.c.enabled_action_id, at=at_due, after=past))
+        hidden = hidden.where(past_keyless(hidden_task.c.enabled_action_id, at=at_due, after=past))
     undated = undated.order_by(undated_task.c.enabled_action_id).limit(limit).correlate(source)
     hidden = hidden.order_by(hidden_task.c.enabled_action_id).limit(limit).correlate(source)
     merged = union_all(

@@ -257,7 +257,7 @@ schema = Schema(
         deputy.Deputyship,
     ],
     execution_context_class=CasewayExecutor,
-    config=StrawberryConfig(scalar_map=SCALAR_MAP),  # our JSON scalar (schema/base.py)
+    config=StrawberryConfig(scalar_map=SCALAR_MAP),  # our JSON and DateTime scalars (schema/base.py)
     extensions=[
         # Parse with a token limit, check depth, aliases and cost, then validate (schema/limits/).
         # Clients send the same documents over and over: each is parsed and validated once.

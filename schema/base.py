@@ -6,10 +6,13 @@ the row's attributes directly, and a type recognizes its rows by their id prefix
 (``by_id_prefix``). That keeps the read path free of ORM hydration and per-object copying.
 """
 
+import dataclasses
+from datetime import date, datetime
 from typing import Any, Generic, NewType, TypeVar
 
 import strawberry
 from graphql import value_from_ast_untyped
+from strawberry.schema.types.base_scalars import DateDefinition, DateTimeDefinition
 from strawberry.types import Info
 
 from engine.errors import ErrorCode
@@ -17,6 +20,7 @@ from models import kind_of
 from resolvers.context import Context
 from resolvers.errors import UserErrorRow
 from resolvers.pagination import Page
+from resolvers.timestamps import date_text, timestamp_text
 from schema.input_guard import check_json
 
 T = TypeVar("T")
@@ -37,7 +41,12 @@ JSON_SCALAR = strawberry.scalar(
     parse_value=lambda value: value,
     parse_literal=lambda node, variables=None: check_json(value_from_ast_untyped(node, variables)),
 )
-SCALAR_MAP = {JSON: JSON_SCALAR}  # the schema's StrawberryConfig(scalar_map=...)
+# strawberry's DateTime and Date, written as both read roads write an instant and a day
+# (resolvers/timestamps.py); their names, descriptions and parsing are strawberry's own
+DATETIME_SCALAR = dataclasses.replace(DateTimeDefinition, serialize=timestamp_text, implementation=None)
+DATE_SCALAR = dataclasses.replace(DateDefinition, serialize=date_text, implementation=None)
+# the schema's StrawberryConfig(scalar_map=...)
+SCALAR_MAP = {JSON: JSON_SCALAR, datetime: DATETIME_SCALAR, date: DATE_SCALAR}
 
 __all__ = [
     "JSON",

@@ -4,6 +4,7 @@ import ast
 import re
 from pathlib import Path
 
+from engine.spec.defaults import NAMED, VALUES
 from schema import schema
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -296,3 +297,149 @@ def test_an_items_status_is_defined_once_and_every_road_reads_it():
         "resolvers/filters.py",
     ):
         assert "engine.tree.item_status" in (ROOT / road).read_text(), road
+
+
+# -- each rule once (issue 46): the spec's defaults, page order and cursors, the timestamp format
+
+
+def _road_modules(*skip: str) -> list[Path]:
+    """The modules of the two read roads (resolvers/, its compiled/ among them, and schema/)."""
+    return [
+        path
+        for package in ("resolvers", "schema")
+        for path in sorted((ROOT / package).rglob("*.py"))
+        if path.relative_to(ROOT).as_posix() not in skip
+    ]
+
+
+def _parents(tree: ast.AST) -> dict[ast.AST, ast.AST]:
+    return {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+
+
+def _callee(node: ast.AST) -> str:
+    func = node.func if isinstance(node, ast.Call) else None
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+def _spec_default_restatements(source: str) -> list[str]:
+    """Where ``source`` writes a spec default itself: a defaulted key of a spec read other than
+    through engine/spec/defaults.py (an argument of any call but ``name_sql``/``value_sql``/
+    ``name_of``, or the column names ``label``/``column``/``_state_spec`` give), a JSON path to
+    one, a COALESCE over a default's value, or a Python fallback (``x.pretty_name or ...``,
+    ``... if ... else ...``) over a defaulted name."""
+    keys = set(NAMED) | {key for key, value in VALUES.items() if value is not None}
+    values = {value for value in VALUES.values() if isinstance(value, str)}
+    allowed = {"name_sql", "value_sql", "name_of", "label", "column", "_state_spec"}
+    tree = ast.parse(source)
+    parents = _parents(tree)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            parent = parents.get(node)
+            if node.value in keys and isinstance(parent, ast.Call) and _callee(parent) not in allowed:
+                found.append(f"line {node.lineno}: {_callee(parent)}({node.value!r})")
+            if any(node.value.endswith(f"$.{key}") for key in keys):
+                found.append(f"line {node.lineno}: {node.value!r}")
+        if isinstance(node, ast.Call) and _callee(node) == "coalesce":
+            inside = [n.value for n in ast.walk(node) if isinstance(n, ast.Constant)]
+            if any(value in keys | values for value in inside):
+                found.append(f"line {node.lineno}: coalesce over {inside}")
+        if isinstance(node, ast.IfExp | ast.BoolOp) and (isinstance(node, ast.IfExp) or isinstance(node.op, ast.Or)):
+            if any(isinstance(n, ast.Attribute) and n.attr in NAMED for n in ast.walk(node)):
+                found.append(f"line {node.lineno}: a fallback over a pretty name")
+    return found
+
+
+def test_the_specs_defaults_are_written_once_and_every_road_reads_them():
+    """Issue 46: a pretty name falls back to the short name, a past tense to the pretty name,
+    ``trigger`` is user and a flag false when the spec leaves them out; the parser wrote that
+    in Python and the compiled reads again in SQL (COALESCE over the stored spec's keys). Now
+    engine/spec/defaults.py writes each once, in both forms; a road that reads a defaulted key
+    itself, or writes a fallback over a pretty name, fails here."""
+    samples = [  # restatements this session removed: the check must see each
+        'func.coalesce(_text(b, body, "pretty_past_tense"), _text(b, body, "pretty_name"), source.c.action)',
+        'func.upper(func.coalesce(_text(b, action_spec(b, source), "trigger"), "user"))',
+        'terminal = func.json_extract(states.c.value, _quoted("$.terminal")) == 1',
+        "past = spec_action.pretty_past_tense if spec_action is not None else action",
+    ]
+    assert all(_spec_default_restatements(sample) for sample in samples)
+    found = {
+        str(path.relative_to(ROOT)): hits
+        for path in _road_modules()
+        if (hits := _spec_default_restatements(path.read_text()))
+    }
+    assert found == {}, "a spec default restated: read engine/spec/defaults.py"
+    for road in (
+        "engine/spec/spec_checker.py",
+        "engine/spec/action_specs.py",
+        "engine/spec/specs.py",
+        "resolvers/compiled/actions.py",
+        "resolvers/compiled/workflows.py",
+        "resolvers/compiled/fields.py",
+        "resolvers/case_fields.py",
+    ):
+        assert "engine.spec.defaults" in (ROOT / road).read_text(), road
+
+
+# A page's order or cursor written inline: a NULLs-last order (``x.is_(None), x, ...``), a row
+# compared with a cursor (``> after``, ``> cursor``, ``> key.after``, ``> at``...), a log
+# entry's cursor made of its seq.
+_PAGE_RULES = re.compile(
+    r"""(?P<order>(\b[\w.]+)\.is_\(None\),\s*\2\s*,)"""
+    r"""|(?P<cursor>>\s*(?:(?:after|cursor|past|at|at_due|after_due|key\.after|filt\.after_seq)\b|args\["after"\]))"""
+    r"""|(?P<seq>cast\([\w.]*seq,\s*String\)|str\([\w.]*\.seq\))"""
+)
+
+
+def test_page_order_and_cursors_are_written_once_and_every_road_reads_them():
+    """Issue 46: a page's order (a subproject's ordering first, then creation; tasks by due
+    date, none last, ties by id) and where its cursor leaves off were written on each road
+    (resolvers/child_pages.py, due_dates.py, task_order.py; resolvers/compiled/pages.py,
+    tasks.py, log.py). Now resolvers/pagination.py writes them once as SQL both roads build
+    with; a road that orders or cuts a page itself fails here."""
+    samples = [  # restatements this session removed: the check must see each
+        "order = [position.is_(None), position, child.c.id]",
+        'and_(at.is_(None), listed.c.position.is_(None), item.c.id > args["after"])',
+        "dated = dated.where(at_due.is_not(None), task.c.due_date > at_due)",
+        "cursor = cast(entry.c.seq, String)",
+        "keyset_page(rows, limit=limit, total=total, cursor=lambda r: str(r.seq))",
+    ]
+    assert all(_PAGE_RULES.search(sample) for sample in samples)
+    found = [
+        f"{path.relative_to(ROOT)}: {hit.group(0)}"
+        for path in _road_modules("resolvers/pagination.py")
+        for hit in _PAGE_RULES.finditer(path.read_text())
+    ]
+    assert found == [], "a page's order or cursor restated: read resolvers/pagination.py"
+    for road in (
+        "resolvers/child_pages.py",
+        "resolvers/compiled/pages.py",
+        "resolvers/due_dates.py",
+        "resolvers/task_order.py",
+        "resolvers/compiled/tasks.py",
+        "resolvers/resources.py",
+        "resolvers/compiled/log.py",
+    ):
+        assert "resolvers.pagination import" in (ROOT / road).read_text(), road
+
+
+# An instant or a day formatted inline: Python's formatting, PostgreSQL's, or the fraction's text.
+_TIME_FORMAT = re.compile(r"isoformat\(|strftime\(|to_char\(|AT TIME ZONE|\.000000|\+00:00")
+
+
+def test_timestamps_are_formatted_once_and_both_roads_read_it():
+    """Issue 46: how an instant reads (ISO 8601 in UTC, ``+00:00``, the fraction left out when
+    zero) was strawberry's ``isoformat`` on the resolvers' road and SQL in
+    resolvers/compiled/sql.py; a day (``YYYY-MM-DD``) likewise, and again in two compiled
+    modules. resolvers/timestamps.py now writes both, in both forms: the schema's DateTime and
+    Date scalars serialize with it, the compiled JSON is built with it."""
+    assert _TIME_FORMAT.search('return func.to_char(value, "YYYY-MM-DD") if b.json.postgres else value')
+    found = [
+        f"{path.relative_to(ROOT)}: {hit.group(0)}"
+        for path in _road_modules("resolvers/timestamps.py")
+        for hit in _TIME_FORMAT.finditer(path.read_text())
+    ]
+    assert found == [], "an instant formatted again: read resolvers/timestamps.py"
+    for road in ("schema/base.py", "resolvers/compiled/sql.py", "resolvers/compiled/resource_fields.py"):
+        assert "resolvers.timestamps import" in (ROOT / road).read_text(), road
+    assert schema._schema.type_map["DateTime"].serialize.__module__ == "resolvers.timestamps"

@@ -8,6 +8,7 @@ from typing import Any
 
 from engine.people.permissions import WORKFLOW_ITEM_INTENTS
 from engine.spec.child_specs import check_not_parent
+from engine.spec.defaults import VALUES, names
 from engine.spec.field_specs import action_fields
 from engine.spec.reminder_specs import reminder_fields
 from engine.spec.spec_checker import MAX_NAMES, MAX_TIMEOUT, SpecChecker, kind
@@ -27,10 +28,10 @@ def action(
 ) -> ActionSpec:
     """The action ``name`` at ``path`` of a scope (``parent``: None at the top level), every
     problem reported on ``c``."""
-    trigger = body.get("trigger", "user")
+    trigger = body.get("trigger", VALUES["trigger"])
     if not isinstance(trigger, str) or trigger not in TRIGGERS:
         c.fail([*path, "trigger"], f"{c.where([*path, 'trigger'])} must be one of {', '.join(TRIGGERS)}.")
-        trigger = "user"
+        trigger = VALUES["trigger"]
     role_names = c.names(body.get("allowed_roles"), [*path, "allowed_roles"], "role name")
     for role in role_names:
         if role not in roles:
@@ -62,8 +63,8 @@ def action(
         c.fail([*path, "new_state"], f"Action {name!r} names unknown state {new_state!r}.")
     if trigger == "init" and "new_state" not in body:
         c.fail([*path, "new_state"], f"INIT action {name!r} must name its new_state.")
-    always = c.flag(body.get("always_enabled"), [*path, "always_enabled"])
-    attach = c.flag(body.get("attach_documents"), [*path, "attach_documents"])
+    always = c.flag(body.get("always_enabled"), [*path, "always_enabled"], VALUES["always_enabled"])
+    attach = c.flag(body.get("attach_documents"), [*path, "attach_documents"], VALUES["attach_documents"])
     if attach and trigger != "user":
         c.fail(
             [*path, "attach_documents"],
@@ -92,11 +93,11 @@ def action(
     if conditions and trigger == "init":
         c.fail([*path, "enable_conditions"], f"INIT action {name!r} is never enabled; it has no enable conditions.")
     check_not_parent(c, path, name, body, trigger)
-    pretty = c.text(body.get("pretty_name"), [*path, "pretty_name"], name)
+    named = c.pretty(body, path, name, ("pretty_name", "pretty_past_tense"))
     return ActionSpec(
         short_name=name,
-        pretty_name=pretty,
-        pretty_past_tense=c.text(body.get("pretty_past_tense"), [*path, "pretty_past_tense"], pretty),
+        pretty_name=named["pretty_name"],
+        pretty_past_tense=named["pretty_past_tense"],
         trigger=trigger,
         assigned_role=assigned_role,
         allowed_roles=role_names,
@@ -157,12 +158,18 @@ def _resolutions(
     an action nobody executes by hand has none."""
     rpath = [*path, "resolutions"]
     found = tuple(
-        (code, c.text(pretty, [*rpath, code], code))
+        (code, _resolution_name(c, [*rpath, code], code, pretty))
         for code, pretty in c.entries(body.get("resolutions"), rpath, "resolution", MAX_NAMES).items()
     )
     if found and trigger in UNATTENDED_TRIGGERS:
         c.fail(rpath, f"Resolutions are picked by the person executing an action; {name!r} is {trigger.upper()}.")
     return found
+
+
+def _resolution_name(c: SpecChecker, path: list[str], code: str, given: Any) -> str:
+    """A resolution's pretty name (the value under its code), else its code: a pretty name's
+    default (engine/spec/defaults.py) with the code as its short name."""
+    return names(lambda key, default: c.text(given, path, default), code)["pretty_name"]
 
 
 def _depends_on(

@@ -9,6 +9,7 @@ and what it should be, and the whole spec is bounded so that no definition can m
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from engine.spec.defaults import names
 from engine.spec.diagnostics import Diagnostic, InvalidSpec, finding
 
 MAX_ROLES = 50
@@ -154,13 +155,20 @@ class SpecChecker:
             return default
         return value
 
-    def flag(self, value: Any, path: list[str]) -> bool:
+    def flag(self, value: Any, path: list[str], default: bool = False) -> bool:
         if value is None:
-            return False
+            return default
         if not isinstance(value, bool):
             self.fail(path, f"{self.where(path)} must be true or false, not {kind(value)}.")
-            return False
+            return default
         return value
+
+    def pretty(
+        self, body: dict[str, Any], path: list[str], short_name: str, keys: tuple[str, ...] = ("pretty_name",)
+    ) -> dict[str, str]:
+        """The names ``keys`` of the spec object ``body`` at ``path``, each checked, with the
+        spec's defaults (engine/spec/defaults.py: the short name, or another of its names)."""
+        return names(lambda key, default: self.text(body.get(key), [*path, key], default), short_name, keys)
 
     def whole(self, value: Any, path: list[str], *, low: int, high: int, unit: str = "") -> int | None:
         """A whole number in [low, high], or None (not given, or refused)."""

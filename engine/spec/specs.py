@@ -12,6 +12,7 @@ from typing import Any
 from engine.spec.action_specs import action as action_spec
 from engine.spec.action_specs import side_effects_of
 from engine.spec.child_specs import CHILD_KEYS, PARENT_TRIGGERS, parent_fields
+from engine.spec.defaults import VALUES
 from engine.spec.field_specs import field_specs, hiding, title_placeholders
 from engine.spec.reminder_specs import KEYS as REMINDER_KEYS
 from engine.spec.spec_checker import (
@@ -90,17 +91,6 @@ _OPTIONAL_COLLECTIONS = {
     "required_fields",
     "routes",
 }
-# Values that mean "not set"; normalization drops them so exports stay minimal.
-_DEFAULTS: dict[str, Any] = {
-    "trigger": "user",
-    "always_enabled": False,
-    "attach_documents": False,
-    "terminal": False,
-    "timeout_seconds": None,
-    "assigned_role": None,
-    "new_state": None,
-    "on_fire": None,
-}
 
 
 def parse(
@@ -137,7 +127,7 @@ def parse(
     ):
         c.fail(["short_name"], f"short_name is required: 1 to {MAX_NAME} letters, digits, '-' and '_'.")
         short_name = "invalid"
-    pretty_name = c.text(top.get("pretty_name"), ["pretty_name"], short_name)
+    pretty_name = c.pretty(top, [], short_name)["pretty_name"]
     c.text(top.get("description"), ["description"], "", max_len=MAX_DESCRIPTION)
 
     roles: dict[str, RoleSpec] = {}
@@ -151,7 +141,7 @@ def parse(
                 c.fail([*path, "callbacks"], f"Role {name!r} names unknown assignee callback {cb!r}.")
         roles[name] = RoleSpec(
             short_name=name,
-            pretty_name=c.text(body.get("pretty_name"), [*path, "pretty_name"], name),
+            pretty_name=c.pretty(body, path, name)["pretty_name"],
             callbacks=callbacks,
             allowed_parties=c.names(body.get("allowed_parties"), [*path, "allowed_parties"], "user or group id"),
             static_parties=c.names(body.get("static_parties"), [*path, "static_parties"], "user or group id"),
@@ -222,8 +212,8 @@ def _scope(
         hidden = hiding(c, [*state_path, "hidden_fields"], state.get("hidden_fields"))
         states[name] = StateSpec(
             short_name=name,
-            pretty_name=c.text(state.get("pretty_name"), [*state_path, "pretty_name"], name),
-            terminal=c.flag(state.get("terminal"), [*state_path, "terminal"]),
+            pretty_name=c.pretty(state, state_path, name)["pretty_name"],
+            terminal=c.flag(state.get("terminal"), [*state_path, "terminal"], VALUES["terminal"]),
             hidden_fields=hidden.names,
             hidden_visible_to=hidden.visible_to,
             scope=parent,
@@ -305,7 +295,7 @@ def normalize(value: Any) -> Any:
         result = {}
         for key, item in value.items():
             item = normalize(item)
-            if key in _DEFAULTS and item == _DEFAULTS[key]:
+            if key in VALUES and item == VALUES[key]:
                 continue
             if item in ([], {}) and key in _OPTIONAL_COLLECTIONS:
                 continue

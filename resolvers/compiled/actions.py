@@ -7,8 +7,8 @@ its workflow's spec). A form uses what its row carries and looks up the rest; an
 read elsewhere has no ``on_behalf_of``: null, as its resolver says outside ``myTasks``.
 
 An ``Action`` is made of the same row (``SAME_ROW``): its fields read the action's body of the
-stored spec with the parser's defaults (engine/spec/specs.py: a pretty name defaults to the short
-name, a past tense to the pretty name, a flag to false, a list to empty). The bodies of every
+stored spec with the parser's defaults (engine/spec/defaults.py: a pretty name defaults to the
+short name, a past tense to the pretty name, a flag to false; a list is empty). The bodies of every
 workflow's actions, children of parent actions included at any depth, are read once per
 statement (``_workflow_actions``, a CTE), as ``forms._workflow_states`` reads the states.
 """
@@ -16,14 +16,17 @@ statement (``_workflow_actions``, a CTE), as ``forms._workflow_states`` reads th
 from datetime import UTC
 from typing import Any
 
-from sqlalchemy import Boolean, Date, Integer, case, cast, exists, false, func, literal_column, null, select, true
+from sqlalchemy import Date, Integer, case, cast, exists, false, func, literal_column, null, select, true
 from sqlalchemy.sql.util import ClauseAdapter
 
 from engine.clock import SYSTEM_CLOCK
+from engine.spec.defaults import name_sql, value_sql
 from models import Case, Workflow, WorkflowItem
 from resolvers import visibility
 from resolvers.compiled.build import Build
 from resolvers.compiled.form import LEAF, OBJECT, PARTIES, Form, party, timestamp
+from resolvers.compiled.workflows import spec_flag
+from resolvers.timestamps import date_sql
 
 __all__ = ["FORMS", "action_spec", "visible_due", "workflow_actions"]
 
@@ -70,13 +73,16 @@ def _text(b: Build, body: Any, key: str) -> Any:
     return func.json_extract(body, f"$.{key}")
 
 
-def _flag(b: Build, source: Any, key: str) -> Any:
+def _flags(b: Build, source: Any) -> Any:
+    """The reading of a flag of the action's body, by key (NULL when the spec leaves it out)."""
     body = action_spec(b, source)
-    if b.json.postgres:
-        value = cast(_text(b, body, key), Boolean)
-    else:
-        value = func.json_extract(body, f"$.{key}") == 1
-    return b.json.boolean(func.coalesce(value, false()))
+    return lambda key: spec_flag(b, body, key)
+
+
+def _texts(b: Build, source: Any) -> Any:
+    """The reading of a text of the action's body, by key (NULL when the spec leaves it out)."""
+    body = action_spec(b, source)
+    return lambda key: _text(b, body, key)
 
 
 def _names(b: Build, source: Any, key: str) -> Any:
@@ -92,18 +98,9 @@ def _leaf(build: Any) -> Form:
     return Form(LEAF, build)
 
 
-def _pretty_name(b: Build, source: Any, field: Any) -> Any:
-    return func.coalesce(_text(b, action_spec(b, source), "pretty_name"), source.c.action)
-
-
-def _past_tense(b: Build, source: Any, field: Any) -> Any:
-    body = action_spec(b, source)
-    return func.coalesce(_text(b, body, "pretty_past_tense"), _text(b, body, "pretty_name"), source.c.action)
-
-
 def _trigger(b: Build, source: Any, field: Any) -> Any:
     """The ``Trigger`` enum's name (USER...) of the spec's value (user...)."""
-    return func.upper(func.coalesce(_text(b, action_spec(b, source), "trigger"), "user"))
+    return func.upper(value_sql("trigger", _texts(b, source)))
 
 
 def _timeout(b: Build, source: Any, field: Any) -> Any:
@@ -152,8 +149,8 @@ def _due(b: Build, source: Any) -> Any:
 
 
 def _due_date(b: Build, source: Any, field: Any) -> Any:
-    """A Date as GraphQL writes it (ISO, ``YYYY-MM-DD``): PostgreSQL's JSON of a date, SQLite's text."""
-    return _due(b, source)
+    """A Date as GraphQL writes it (resolvers/timestamps.py)."""
+    return date_sql(_due(b, source), postgres=b.json.postgres)
 
 
 def _today(actor: Any) -> Any:
@@ -197,14 +194,14 @@ FORMS: dict[str, dict[str, Form]] = {
         "case": Form(OBJECT, _case, "workflow_case"),
     },
     "Action": {  # read from the enabled action's row, with its body in the spec
-        "prettyName": _leaf(_pretty_name),
-        "prettyPastTense": _leaf(_past_tense),
+        "prettyName": _leaf(lambda b, s, f: name_sql("pretty_name", _texts(b, s), s.c.action)),
+        "prettyPastTense": _leaf(lambda b, s, f: name_sql("pretty_past_tense", _texts(b, s), s.c.action)),
         "trigger": _leaf(_trigger),
         "assignedRole": _leaf(lambda b, s, f: _text(b, action_spec(b, s), "assigned_role")),
         "newState": _leaf(lambda b, s, f: _text(b, action_spec(b, s), "new_state")),
         "timeoutSeconds": _leaf(_timeout),
-        "attachDocuments": _leaf(lambda b, s, f: _flag(b, s, "attach_documents")),
-        "alwaysEnabled": _leaf(lambda b, s, f: _flag(b, s, "always_enabled")),
+        "attachDocuments": _leaf(lambda b, s, f: b.json.boolean(value_sql("attach_documents", _flags(b, s)))),
+        "alwaysEnabled": _leaf(lambda b, s, f: b.json.boolean(value_sql("always_enabled", _flags(b, s)))),
         "allowedRoles": _leaf(lambda b, s, f: _names(b, s, "allowed_roles")),
         "privileges": _leaf(lambda b, s, f: _names(b, s, "privileges")),
         "enabledStates": _leaf(lambda b, s, f: _names(b, s, "enabled_states")),
@@ -218,6 +215,7 @@ FORMS: dict[str, dict[str, Form]] = {
     "ActionOutput": {"name": _leaf(lambda b, s, f: s.c.key), "newState": _leaf(lambda b, s, f: s.c.value)},
     "Resolution": {
         "code": _leaf(lambda b, s, f: s.c.key),
-        "prettyName": _leaf(lambda b, s, f: func.coalesce(s.c.value, s.c.key)),
+        # a resolution's value is its pretty name, its code its short name
+        "prettyName": _leaf(lambda b, s, f: name_sql("pretty_name", lambda key: s.c.value, s.c.key)),
     },
 }

@@ -19,6 +19,7 @@ from sqlalchemy import and_, case, exists, func, literal_column, null, select
 from sqlalchemy.dialects.postgresql import aggregate_order_by
 
 from engine.people import deputies
+from engine.spec.defaults import name_sql
 from models import Activity, Case, CaseRoleParty, CaseState, User
 from resolvers.compiled.build import Build
 from resolvers.compiled.form import LEAF, Form, column, timestamp
@@ -160,7 +161,7 @@ def _title(b: Build, source: Any, field: Any) -> Any:
     alone when no user made it), else null."""
     actions = spec_actions(b)
     spec = actions.c.action_spec
-    past = func.coalesce(spec_text(b, spec, "pretty_past_tense"), spec_text(b, spec, "pretty_name"), source.c.action)
+    past = name_sql("pretty_past_tense", lambda key: spec_text(b, spec, key), source.c.action)
     case_row = _CASE.alias("titled_case")
     past_of_case = (
         select(past)

@@ -20,7 +20,7 @@ from models import Activity, ArchivedChain
 from resolvers import visibility
 from resolvers.compiled.build import Build, Page
 from resolvers.filters import HistoryFilterKey
-from resolvers.pagination import check_first, parse_seq_cursor
+from resolvers.pagination import check_first, parse_seq_cursor, past_id, seq_cursor_sql
 
 __all__ = ["case_log", "history"]
 
@@ -84,7 +84,7 @@ def _page(b: Build, field: Any, within: list[Any], resource: tuple[str, Any]) ->
     after, given = b.arg(field, "after", parse_seq_cursor, BigInteger())
     entry = _ACTIVITY
     where = [*within, visibility.entry_readable(b.actor)]
-    cursor = cast(entry.c.seq, String)
+    cursor = seq_cursor_sql(entry.c.seq)
     page = (
         select(
             b.edge(field.sub, entry, cursor).label("j"),
@@ -92,7 +92,7 @@ def _page(b: Build, field: Any, within: list[Any], resource: tuple[str, Any]) ->
             func.row_number().over(order_by=entry.c.seq).label("rn"),
         )
         .select_from(entry)
-        .where(*where, *([entry.c.seq > after] if given is not None else []))
+        .where(*where, *([past_id(entry.c.seq, after)] if given is not None else []))
         .order_by(entry.c.seq)
         .limit(limit)
         .correlate_except(entry)

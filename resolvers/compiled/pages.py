@@ -2,10 +2,11 @@
 a subproject's ``workflowItems`` (``FORMS`` in resolvers/compiled/forms.py names them).
 
 Each is a page as ``resolvers.child_pages`` reads it: the same display order (a subproject's
-ordering first, then creation order), the same cursors and ``first`` + 1 rows to know whether
-another page follows, the filter's parts as bound parameters, and ``totalCount`` only when it
-is selected. On PostgreSQL an ordered subproject's page walks its ordering by key, as the
-resolvers' road does (a join of the ordering was planned on a guess of its length).
+ordering first, then creation order) and the same cursors, both written once in
+resolvers/pagination.py, ``first`` + 1 rows to know whether another page follows, the filter's
+parts as bound parameters, and ``totalCount`` only when it is selected. On PostgreSQL an ordered
+subproject's page walks its ordering by key, as the resolvers' road does (a join of the ordering
+was planned on a guess of its length).
 """
 
 from typing import Any
@@ -13,11 +14,9 @@ from typing import Any
 from sqlalchemy import (
     BigInteger,
     String,
-    and_,
     case,
     cast,
     func,
-    literal,
     null,
     or_,
     select,
@@ -31,7 +30,15 @@ from models import Case, Project, Subproject, WorkflowItem
 from resolvers import visibility
 from resolvers.compiled.build import Build, Page
 from resolvers.filters import ResourceFilterKey
-from resolvers.pagination import check_first, check_id_cursor
+from resolvers.pagination import (
+    check_first,
+    check_id_cursor,
+    nulls_last,
+    past_id,
+    past_keyed,
+    past_keyless,
+    past_nulls_last,
+)
 
 __all__ = ["items_page", "projects_page", "subprojects_page"]
 
@@ -105,7 +112,7 @@ def _by_id_page(b: Build, field: Any, table: Any, where: list[Any]) -> Page:
             func.row_number().over(order_by=table.c.id).label("rn"),
         )
         .select_from(table)
-        .where(*where, *([table.c.id > args["after"]] if args["has_after"] else []))
+        .where(*where, *([past_id(table.c.id, args["after"])] if args["has_after"] else []))
         .order_by(table.c.id)
         .limit(args["limit"])
         .correlate_except(table)
@@ -157,21 +164,15 @@ def items_page(b: Build, source: Any, field: Any) -> Any:
     mine = [*rest, _probe(rule) if b.json.postgres and not b.actor.is_admin else rule]
     if b.json.postgres:
         found = _found(b, source, mine, args)
-        order = [found.c.position.is_(None), found.c.position, found.c.id]
+        order = nulls_last(found.c.position, found.c.id)
         rows, own = found.join(item, item.c.id == found.c.id), (item, found)
     else:  # nested shallower: SQLite's parser takes about five nested subqueries
         listed = _listed(b, source).correlate_except(item).subquery("listed")
-        order = [listed.c.position.is_(None), listed.c.position, item.c.id]
+        order = nulls_last(listed.c.position, item.c.id)
         rows, own = item.outerjoin(listed, listed.c.id == item.c.id), (item, listed)
         if args["has_after"]:
             at = _cursor_place(b, source, args["after"])
-            mine = [
-                *mine,
-                or_(
-                    and_(at.is_not(None), or_(listed.c.position.is_(None), listed.c.position > at)),
-                    and_(at.is_(None), listed.c.position.is_(None), item.c.id > args["after"]),
-                ),
-            ]
+            mine = [*mine, past_nulls_last(listed.c.position, item.c.id, at=at, after=args["after"], ties=False)]
     page = (
         select(
             b.edge(field.sub, item).label("j"),
@@ -243,12 +244,8 @@ def _found(b: Build, source: Any, mine: list[Any], args: dict[str, Any]) -> Any:
     )
     if args["has_after"]:
         at = _cursor_place(b, source, after)
-        ordered = ordered.where(at.is_not(None), elements.c.position > at)
-        # past the cursor: every unlisted item when the cursor is a listed one (they all come
-        # after the listed), else those after it by id; one comparison, not an OR, so that it is
-        # a bound of the (subproject_id, id) index scan and a middle page reads its 21 rows
-        # rather than every row before the cursor (bench R4i). '' sorts before every id.
-        unlisted_part = unlisted_part.where(item.c.id > case((at.is_not(None), literal("")), else_=after))
+        ordered = ordered.where(past_keyed(elements.c.position, elements.c.value, at=at, after=after, ties=False))
+        unlisted_part = unlisted_part.where(past_keyless(item.c.id, at=at, after=after))
     # OFFSET 0 keeps the ordering's ids sorted on their own (a sort of ids, not of items) and
     # stops PostgreSQL from pushing the lookup below that sort: the lookups then run in order
     # and stop when the page is full

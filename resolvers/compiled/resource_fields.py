@@ -7,7 +7,7 @@ Each answers what its resolver answers (``schema/project.py``, ``schema/item.py`
 - ``tags``, ``additionalData``: the stored JSON text, which both databases keep as written
   (key order, number forms; PostgreSQL's column is ``json``, not ``jsonb``).
 - ``allowedIntents``, ``permissions``: ``resolvers/compiled/grants.py``.
-- ``dueDate``, ``billingDate``: GraphQL's Date (``date.isoformat()``, ``YYYY-MM-DD``).
+- ``dueDate``, ``billingDate``: GraphQL's Date (``YYYY-MM-DD``: resolvers/timestamps.py).
 - ``workflowItemOrdering``: the ordering's ids of the items the viewer may view, in order.
 - ``projectedBudgets``: by organization, then currency. ``documents``: by id, removed ones
   included; a document's ``url`` and ``link`` are signed per request and have no form (a
@@ -23,6 +23,7 @@ from resolvers import visibility
 from resolvers.compiled import grants
 from resolvers.compiled.build import Build
 from resolvers.compiled.form import LEAF, OBJECT, Form, column, timestamp
+from resolvers.timestamps import date_sql
 
 __all__ = ["FORMS"]
 
@@ -36,11 +37,10 @@ def _stored_json(name: str) -> Form:
 
 
 def _date(name: str) -> Form:
-    """A Date leaf: PostgreSQL formats its ``date``; SQLite stores the ISO text already."""
+    """A Date leaf, as GraphQL's Date writes it (resolvers/timestamps.py)."""
 
     def build(b: Build, source: Any, field: Any) -> Any:
-        value = source.c[name]
-        return func.to_char(value, "YYYY-MM-DD") if b.json.postgres else value
+        return date_sql(source.c[name], postgres=b.json.postgres)
 
     return Form(LEAF, build)
 

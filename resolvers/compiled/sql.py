@@ -14,6 +14,8 @@ from typing import Any
 from sqlalchemy import ColumnElement, case, func, literal_column, null
 from sqlalchemy.dialects.postgresql import aggregate_order_by
 
+from resolvers.timestamps import timestamp_sql
+
 _NAME = re.compile(r"[_A-Za-z][_0-9A-Za-z]*")
 
 
@@ -90,14 +92,8 @@ class JsonSql:
         return func.json_build_array(value) if self.postgres else func.json_array(func.json(value))
 
     def timestamp(self, column: Any) -> Any:
-        """A stored UTC instant as GraphQL's DateTime writes it (Python's ``isoformat()`` of
-        an aware UTC datetime): ``2026-11-26T10:18:13.101436+00:00``, the fraction left out
-        when it is zero. PostgreSQL formats it in UTC whatever the session's zone; SQLite
-        stores ``2026-11-26 10:18:13.101436`` (SQLAlchemy's text form, always six digits)."""
-        if self.postgres:
-            text = func.to_char(column.op("AT TIME ZONE")(literal_column("'UTC'")), 'YYYY-MM-DD"T"HH24:MI:SS.US')
-            return func.regexp_replace(text, r"\.000000$", "").op("||")(literal_column("'+00:00'"))
-        return func.replace(func.replace(column, " ", "T"), ".000000", "").op("||")(literal_column("'+00:00'"))
+        """A stored instant as GraphQL's DateTime writes it (resolvers/timestamps.py)."""
+        return timestamp_sql(column, postgres=self.postgres)
 
     @staticmethod
     def null() -> Any:

@@ -23,14 +23,14 @@ rows (a CTE) carry what ``EnabledAction``'s forms would otherwise look up for ea
 
 from typing import Any
 
-from sqlalchemy import JSON, String, and_, func, null, or_, select, true, union_all
+from sqlalchemy import JSON, String, and_, func, null, select, true, union_all
 from sqlalchemy import case as when
 
 from engine.people import deputies
 from models import Case, Deputyship, EnabledAction, TaskAssignment, WorkflowItem
 from resolvers.compiled.actions import visible_due, workflow_actions
 from resolvers.compiled.build import Build, Page
-from resolvers.pagination import check_first, check_id_cursor
+from resolvers.pagination import check_first, check_id_cursor, nulls_last, past_id, past_nulls_last
 from resolvers.task_order import due_range, kept_total
 
 __all__ = ["my_tasks"]
@@ -60,7 +60,7 @@ def _range(b: Build, source: Any, party: Any, behalf: Any, name: str, past: Any 
     the cursor ``past`` when given, the first ``limit`` of each when given: one range of the
     index per party, read by its key however many tasks the others have."""
     task = _TASK.alias(f"{name}_task")
-    wanted = [task.c.party_id == party, *([task.c.enabled_action_id > past] if past is not None else [])]
+    wanted = [task.c.party_id == party, *([past_id(task.c.enabled_action_id, past)] if past is not None else [])]
     if limit is None:
         rows = select(task.c.enabled_action_id.label("id"), behalf.label("behalf"))
         return rows.select_from(source.join(task, and_(*wanted)))
@@ -142,7 +142,7 @@ def my_tasks(b: Build, field: Any) -> Any:
             ids = _once(_found(b)).subquery("tasks")
         joined = ids.join(task, task.c.id == ids.c.id).join(_CASE, _CASE.c.id == task.c.case_id)
         joined = joined.join(_ITEM, _ITEM.c.id == _CASE.c.object_id)
-        order_by = [due.is_(None), due, task.c.id]
+        order_by = nulls_last(due, task.c.id)
     else:
         ids = _once(_found(b, after if has_after else None, limit)).order_by("id").limit(limit).subquery("page_ids")
         joined = ids.join(task, task.c.id == ids.c.id).outerjoin(_CASE, _CASE.c.id == task.c.case_id)
@@ -158,13 +158,7 @@ def my_tasks(b: Build, field: Any) -> Any:
     rows = select(*columns, func.row_number().over(order_by=order_by).label("rn")).select_from(joined)
     if by_due:
         if has_after:
-            later = task.c.id > after
-            rows = rows.where(
-                or_(
-                    and_(at_due.is_(None), due.is_(None), later),
-                    and_(at_due.is_not(None), or_(due.is_(None), due > at_due, and_(due == at_due, later))),
-                )
-            )
+            rows = rows.where(past_nulls_last(due, task.c.id, at=at_due, after=after))
         rows = rows.limit(limit)
     tasks = rows.order_by(*order_by).cte("my_tasks")
     page = (

@@ -5,8 +5,9 @@ A workflow's ``spec`` and ``diagram`` stay with the resolvers (Python makes them
 
 A spec is read as stored (engine/spec/specs.py: the normalized input, keys in the order given,
 defaults left out), once per statement into CTEs (``b.shared``): parsing a case's spec again
-for each case cost R1 36 ms. The parser's defaults are written here again: a pretty name
-defaults to the short name, ``terminal`` to false, ``hidden_fields`` to none.
+for each case cost R1 36 ms. The parser's defaults are read as SQL from where they are written
+(engine/spec/defaults.py: a pretty name defaults to the short name, ``terminal`` to false);
+``hidden_fields`` is none when left out.
 
 States live in scopes: the top level's ``states``, then each parent action's (WORKFLOW,
 PARALLEL or DYNAMIC, ``engine.spec.child_specs.PARENT_TRIGGERS``) own ``states`` and, below it, its
@@ -25,14 +26,15 @@ actions that carry what the ``Action`` forms read of an enabled action's row (``
 
 from typing import Any
 
-from sqlalchemy import Boolean, String, and_, case, cast, false, func, literal_column, or_, select, true
+from sqlalchemy import Boolean, String, and_, case, cast, func, literal_column, or_, select, true
 
 from engine.spec.child_specs import PARENT_TRIGGERS
+from engine.spec.defaults import name_sql, value_sql
 from models import Case, CaseState, EnabledAction, Workflow
 from resolvers.compiled.build import Build
 from resolvers.compiled.form import LEAF, OBJECT, SAME_ROW, Form, column, timestamp
 
-__all__ = ["FORMS", "spec_actions", "spec_states", "spec_text"]
+__all__ = ["FORMS", "spec_actions", "spec_flag", "spec_states", "spec_text"]
 
 _WORKFLOW, _CASE, _STATE, _ENABLED = Workflow.__table__, Case.__table__, CaseState.__table__, EnabledAction.__table__
 _PLACE_DIGITS = 10  # a scope's or state's place in its object, written with leading zeros
@@ -99,6 +101,13 @@ def spec_text(b: Build, value: Any, key: str) -> Any:
     return _text(b, value, key)
 
 
+def spec_flag(b: Build, value: Any, key: str) -> Any:
+    """The boolean under ``key`` of a JSON object of the spec, else NULL."""
+    if b.json.postgres:
+        return cast(_text(b, value, key), Boolean)
+    return func.json_extract(value, _quoted("$." + key)) == 1
+
+
 def _spec_scopes(b: Build) -> Any:
     """(workflow_id, body, depth, place) of every scope of every workflow, once per statement. A
     scope's ``place``: '' for the top one, else its parent's scope's, '1' and the parent's place
@@ -113,7 +122,7 @@ def _spec_scopes(b: Build) -> Any:
             _quoted("").label("place"),
         ).cte("spec_scopes", recursive=True)
         actions = _each(b, scopes.c.body, _actions_key(scopes))
-        trigger = func.coalesce(_text(b, actions.c.value, "trigger"), _quoted("user"))
+        trigger = value_sql("trigger", lambda key: _text(b, actions.c.value, key))
         return scopes.union_all(
             select(
                 scopes.c.workflow_id,
@@ -146,8 +155,8 @@ def _make_spec_states(b: Build) -> Any:
     scopes = _spec_scopes(b)
     states = _each(b, scopes.c.body, _quoted("states"))
     place = _sortable(b, _then(scopes.c.place, _quoted("0"), _padded(b, _place(b, states))))
+    terminal = value_sql("terminal", lambda key: spec_flag(b, states.c.value, key))
     if b.json.postgres:
-        terminal = cast(_text(b, states.c.value, "terminal"), Boolean)
         given = states.c.value.op("->")(_quoted("hidden_fields"))
         names, roles = given.op("->")(_quoted("names")), given.op("->")(_quoted("visible_to"))
         none = literal_column("'[]'::json")
@@ -158,7 +167,6 @@ def _make_spec_states(b: Build) -> Any:
         )
         visible_to = case((func.json_typeof(roles) == _quoted("array"), roles), else_=none)
     else:
-        terminal = func.json_extract(states.c.value, _quoted("$.terminal")) == 1
         form = func.json_type(states.c.value, _quoted("$.hidden_fields"))
         hidden = case(
             (form == _quoted("array"), func.json_extract(states.c.value, _quoted("$.hidden_fields"))),
@@ -177,8 +185,8 @@ def _make_spec_states(b: Build) -> Any:
         select(
             scopes.c.workflow_id,
             states.c.key.label("state"),
-            func.coalesce(_text(b, states.c.value, "pretty_name"), states.c.key).label("pretty"),
-            func.coalesce(terminal, false()).label("terminal"),
+            name_sql("pretty_name", lambda key: _text(b, states.c.value, key), states.c.key).label("pretty"),
+            terminal.label("terminal"),
             hidden.label("hidden"),
             visible_to.label("visible_to"),  # the roles that see the hidden case fields (resolvers/compiled/fields.py)
             place.label("place"),
@@ -224,7 +232,7 @@ def _spec_roles(b: Build) -> Any:
             select(
                 _WORKFLOW.c.id.label("workflow_id"),
                 roles.c.key.label("key"),
-                func.coalesce(_text(b, roles.c.value, "pretty_name"), roles.c.key).label("pretty"),
+                name_sql("pretty_name", lambda key: _text(b, roles.c.value, key), roles.c.key).label("pretty"),
                 _place(b, roles).label("place"),
             )
             .select_from(_WORKFLOW.join(roles, true()))
