@@ -8,6 +8,7 @@ from engine.people.permissions import intent_prefix
 from resolvers.context import Context
 from resolvers.filters import HistoryFilterKey
 from resolvers.pagination import Page, check_first, keyset_page, parse_seq_cursor, seq_cursor
+from resolvers.timestamps import day_words_text
 
 HISTORY_COLUMN = {"project": "project_id", "subproject": "subproject_id", "workflowItem": "workflow_item_id"}
 
@@ -67,6 +68,7 @@ async def archived(ctx: Context, resource_id: str, *, after: str | None) -> str 
     if end is None or (cursor is not None and cursor >= end.seq):
         return None
     return (
-        f"Entries before seq {end.seq + 1}, the newest written {end.at:%d %B %Y}, are archived: they left the "
-        f"database on {end.archived_at:%d %B %Y} for the archive an administrator keeps (caseway archive-history)."
+        f"Entries before seq {end.seq + 1}, the newest written {day_words_text(end.at)}, are archived: they left "
+        f"the database on {day_words_text(end.archived_at)} for the archive an administrator keeps "
+        "(caseway archive-history)."
     )

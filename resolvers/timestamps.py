@@ -16,11 +16,11 @@ A day (GraphQL's ``Date``: an item's due and billing dates) reads ``YYYY-MM-DD``
 from datetime import UTC, date, datetime
 from typing import Any
 
-from sqlalchemy import func, literal_column
+from sqlalchemy import String, case, func, literal_column
 
 from models import as_utc
 
-__all__ = ["date_sql", "date_text", "timestamp_sql", "timestamp_text"]
+__all__ = ["date_sql", "date_text", "day_words_sql", "day_words_text", "timestamp_sql", "timestamp_text"]
 
 
 def timestamp_text(value: datetime) -> str:
@@ -51,3 +51,32 @@ def date_sql(column: Any, *, postgres: bool) -> Any:
     """``date_text`` in SQL over a stored day: PostgreSQL formats its ``date``; SQLite stores
     the ISO text already."""
     return func.to_char(column, "YYYY-MM-DD") if postgres else column
+
+
+_MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
+
+
+def day_words_text(value: datetime) -> str:
+    """An instant's day in words, in UTC, as sentences write it: ``05 March 2026``."""
+    return f"{as_utc(value):%d %B %Y}"
+
+
+def day_words_sql(column: Any, *, postgres: bool) -> Any:
+    """``day_words_text`` in SQL over a stored instant."""
+    if postgres:
+        return func.to_char(func.timezone("UTC", column), "DD FMMonth YYYY", type_=String())
+    month = case(*((func.strftime("%m", column) == f"{n:02d}", name) for n, name in enumerate(_MONTHS, 1)))
+    return func.strftime("%d ", column, type_=String()) + month + func.strftime(" %Y", column, type_=String())

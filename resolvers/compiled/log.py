@@ -21,6 +21,7 @@ from resolvers import visibility
 from resolvers.compiled.build import Build, Page
 from resolvers.filters import HistoryFilterKey
 from resolvers.pagination import check_first, parse_seq_cursor, past_id, seq_cursor_sql
+from resolvers.timestamps import day_words_sql
 
 __all__ = ["case_log", "history"]
 
@@ -106,44 +107,21 @@ def _page(b: Build, field: Any, within: list[Any], resource: tuple[str, Any]) ->
     return b.json.nested(connection.correlate_except(page).scalar_subquery())
 
 
-_MONTHS = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-]
-
-
-def _day(b: Build, value: Any) -> Any:
-    """A time in words as ``resolvers.resources.archived`` writes it (``%d %B %Y``, in UTC)."""
-    if b.json.postgres:
-        return func.to_char(func.timezone("UTC", value), "DD FMMonth YYYY", type_=String())
-    month = case(*((func.strftime("%m", value) == f"{n:02d}", name) for n, name in enumerate(_MONTHS, 1)))
-    return func.strftime("%d ", value, type_=String()) + month + func.strftime(" %Y", value, type_=String())
-
-
 def _archived(b: Build, resource: tuple[str, Any], after: Any, given: Any) -> Any:
     """``resolvers.resources.archived`` in SQL: the sentence when the resource's chains had
     entries archived and the page starts where the entries kept begin."""
     column, resource_id = resource
     end = _ARCHIVED.alias("archived_end")
     last = func.max(end.c.seq)
-    reaches = last.is_not(None) if given is None else last > after
+    # the archive ends past the cursor: the page starts in (or at the end of) the archived part
+    reaches = last.is_not(None) if given is None else past_id(last, after)
     sentence = (
         literal("Entries before seq ", String())
         + cast(last + 1, String())
         + ", the newest written "
-        + _day(b, func.max(end.c.at))
+        + day_words_sql(func.max(end.c.at), postgres=b.json.postgres)
         + ", are archived: they left the database on "
-        + _day(b, func.max(end.c.archived_at))
+        + day_words_sql(func.max(end.c.archived_at), postgres=b.json.postgres)
         + " for the archive an administrator keeps (caseway archive-history)."
     )
     return select(case((reaches, sentence))).where(end.c[column] == resource_id).correlate_except(end).scalar_subquery()
