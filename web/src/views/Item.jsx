@@ -16,6 +16,7 @@ import { CaseFieldList } from './CaseFields.jsx';
 import { Diagram } from './Diagram.jsx';
 import { Documents } from './Documents.jsx';
 import { ItemForm } from './Forms.jsx';
+import { ItemJobs } from './ItemJobs.jsx';
 
 function ActionButton({ item, caseVersion, enabled, states, onDone }) {
   const kase = item.case;
@@ -386,6 +387,7 @@ export function Item({ id }) {
       </h2>
       <Diagram source={c.workflow.diagram} current={c.state.shortName} />
       <Documents id={item.id} open={c.status === 'ACTIVE' || c.status === 'SUSPENDED'} />
+      <ItemJobs itemId={item.id} />
       <History id={item.id} item={item} />
     </section>
   );
