@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import strawberry
 
-from engine.jobs import policy_for
+from engine.jobs import levers, policy_for
 from resolvers import jobs as job_reads
 from resolvers.lookahead import selects
 from schema.activity import Activity
@@ -93,6 +93,22 @@ class Job(Node):
             detail=detail,
         )
 
+    @strawberry.field(
+        description="Whether retryJob would run it again for you now: it is FAILED and you hold workflowItem.update "
+        "on its item (or are an admin)."
+    )
+    @context_only
+    async def can_retry(self, info: AppInfo) -> bool:
+        return await _may_pull(self, info, "retry")
+
+    @strawberry.field(
+        description="Whether resumeJob would make it due now for you: it is STALLED and you hold workflowItem.update "
+        "on its item (or are an admin)."
+    )
+    @context_only
+    async def can_resume(self, info: AppInfo) -> bool:
+        return await _may_pull(self, info, "resume")
+
     @strawberry.field(name="case")
     @context_only
     async def case_(self, info: AppInfo) -> Annotated["Case", strawberry.lazy("schema.case")] | None:
@@ -104,6 +120,15 @@ class Job(Node):
     async def activity(self, info: AppInfo) -> Activity | None:
         activity_id = self.activity_id  # type: ignore[attr-defined]
         return None if activity_id is None else await info.context.loaders.activity_by_id.load(activity_id)
+
+
+async def _may_pull(job: Any, info: AppInfo, lever: str) -> bool:
+    """The levers' own rule (engine/jobs/levers.py), the viewer's intents on the item batch-loaded."""
+    viewer, item_id = info.context.viewer, job.workflow_item_id
+    if job.state != levers.LEVER_STATE[lever]:
+        return False  # no intents to load
+    held = await info.context.loaders.intents_by_resource.load(item_id) if item_id and not viewer.is_admin else ()
+    return levers.may_pull(lever, state=job.state, item_id=item_id, is_admin=viewer.is_admin, held=held)
 
 
 async def jobs_query(

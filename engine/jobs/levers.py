@@ -5,6 +5,7 @@ works on, moves it (engine/jobs/records.py's state machine) and logs it on the j
 These functions work in the caller's transaction and never commit.
 """
 
+from collections.abc import Collection
 from datetime import datetime
 
 from sqlalchemy import select
@@ -17,12 +18,26 @@ from engine.people import permissions
 from engine.people.actors import Actor
 from models import Job
 
-__all__ = ["resume", "retry"]
+__all__ = ["LEVER_INTENT", "LEVER_STATE", "may_pull", "resume", "retry"]
+
+# What a lever needs besides seeing the job: this intent on the job's item (or admin), and the
+# job in the lever's state. ``may_pull`` is the rule as the page asks it (``Job.canRetry``).
+LEVER_INTENT = "workflowItem.update"
+LEVER_STATE = {"retry": FAILED, "resume": STALLED}
+
+
+def may_pull(lever: str, *, state: str, item_id: str | None, is_admin: bool, held: Collection[str]) -> bool:
+    """Whether a viewer who sees the job may pull ``lever`` on it now, ``held`` being their
+    intents on its item: the rule ``_lever`` and ``_require_state`` enforce, for a page that
+    shows the button only to whom it would work for."""
+    if state != LEVER_STATE[lever]:
+        return False
+    return is_admin or (item_id is not None and LEVER_INTENT in held)
 
 
 async def _lever(session: AsyncSession, *, actor: Actor, job_id: str) -> Job:
     """A job a person pulls a lever on: visible to them (else NOT_FOUND), and theirs to change
-    (``workflowItem.update`` on its item, or admin)."""
+    (``LEVER_INTENT`` on its item, or admin)."""
     job = await session.get(Job, job_id, with_for_update=True) if job_id.startswith("job_") else None
     if job is None or (job.workflow_item_id is None and not actor.is_admin):  # a job of no case: admins'
         raise not_found("job", job_id)
@@ -30,7 +45,7 @@ async def _lever(session: AsyncSession, *, actor: Actor, job_id: str) -> Job:
         return job
     try:
         await permissions.require(
-            session, actor=actor, resource_id=job.workflow_item_id, intent="workflowItem.update", what="job"
+            session, actor=actor, resource_id=job.workflow_item_id, intent=LEVER_INTENT, what="job"
         )
     except DomainError as refused:
         if refused.code == ErrorCode.NOT_FOUND:  # hidden ≡ missing: name the job, never its item
@@ -53,7 +68,7 @@ async def retry(session: AsyncSession, *, actor: Actor, job_id: str, now: dateti
     RUNNING. Otherwise a claim with an older snapshot could start this job while a later one of
     its key runs."""
     job = await _lever(session, actor=actor, job_id=job_id)
-    _require_state(job, FAILED, ErrorCode.JOB_NOT_FAILED, "retried")
+    _require_state(job, LEVER_STATE["retry"], ErrorCode.JOB_NOT_FAILED, "retried")
     await session.execute(
         select(Job.id)
         .where(Job.serialization_key == job.serialization_key, Job.state.in_(UNFINISHED))
@@ -71,7 +86,7 @@ async def retry(session: AsyncSession, *, actor: Actor, job_id: str, now: dateti
 async def resume(session: AsyncSession, *, actor: Actor, job_id: str, now: datetime) -> Job:
     """``resumeJob``: a STALLED job is due now instead of at the end of its backoff."""
     job = await _lever(session, actor=actor, job_id=job_id)
-    _require_state(job, STALLED, ErrorCode.JOB_NOT_STALLED, "resumed")
+    _require_state(job, LEVER_STATE["resume"], ErrorCode.JOB_NOT_STALLED, "resumed")
     move(job, STALLED, now=now)
     job.next_attempt_at = now
     await log_about(session, job, "job_resumed", now, comment="The job was resumed.", actor_id=actor.user_id)

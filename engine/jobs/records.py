@@ -279,23 +279,30 @@ async def failed_attempt(
 ) -> str | None:
     """The handler failed: STALLED (retried after the policy's delay) or FAILED (Permanent, or the
     last attempt). ``detail`` is for operators only (an unexpected exception). The new state,
-    or None if the claim was lost."""
+    or None if the claim was lost.
+
+    Repeated stalls fold into one line of the item's history: only a job's first stall since it
+    was made (or retried) is logged, and its outcome (``job_failed``, ``job_completed``) says
+    how many attempts it took. The log is append-only (hash-chained), so a stall's entry is never
+    updated with a count; ``error`` is set exactly while the previous attempt failed."""
     job = await _fenced(session, claim)
     if job is None:
         return None
-    policy = policy_for(job.kind)
+    policy, stalled_before = policy_for(job.kind), bool(job.error)
     job.error = {"step": job.step, "code": error.code, "message": error.message, "recoverable": error.recoverable}
     if detail:
         job.error["detail"] = detail
     if not error.recoverable or policy.exhausted(job.attempts):
         move(job, FAILED, now=now)
         job.next_attempt_at = None
-        await log_about(session, job, "job_failed", now, comment=error.message)
+        tries = f"After {job.attempts} attempts: " if job.attempts > 1 else ""
+        await log_about(session, job, "job_failed", now, comment=tries + error.message)
     else:
         move(job, STALLED, now=now)
         wait = policy.delay(job.attempts) if delay is None else delay
         job.next_attempt_at = now + timedelta(seconds=wait)
-        await log_about(session, job, "job_stalled", now, comment=error.message)
+        if not stalled_before:
+            await log_about(session, job, "job_stalled", now, comment=error.message)
     return job.state
 
 

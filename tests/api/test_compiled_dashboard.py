@@ -32,6 +32,8 @@ READS = {
     "NOTIFICATIONS": (lambda s: [{}], False),
     "VIEWER": (lambda s: [{}], False),
     "API_TOKENS": (lambda s: [{"userId": s.ids["owner"]}, {"userId": s.ids["viewer"]}], False),
+    "ITEM_JOBS": (lambda s: [{"id": s.item}], False),  # the scene's item has a FAILED and a STALLED job
+    "STUCK_JOBS": (lambda s: [{}], False),
 }
 
 

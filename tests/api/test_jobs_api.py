@@ -228,3 +228,88 @@ async def test_a_view_only_user_sees_the_item_but_not_its_jobs(api, shop: Shop, 
     assert [e["node"]["idempotencyKey"] for e in read["jobs"]["edges"]] == [job.id]
     assert read["jobs"]["edges"][0]["node"]["input"] == {"endpoint": "billing"}
     assert (await api(item_case, {"id": item_id}, token=historian))["node"]["case"]["jobs"] == [{"id": job.id}]
+
+
+async def test_repeated_stalls_are_one_history_line_and_the_outcome_counts_the_attempts(
+    api, shop: Shop, billing, make_user
+):
+    """Issue 50: two failed deliveries wrote ten history lines. A job's stalls fold into its first
+    (the log is append-only, so that line is not updated): the outcome says how many attempts
+    it took, and a subscriber is told twice, not once per attempt. A retry starts a new run,
+    whose first stall is told again."""
+    set_policy("webhook", RetryPolicy(max_attempts=4, jitter=False))
+    billing.script = [503, 502, 503, 503]
+    case_id = await shop.new_case()
+    owner = await token_of(shop.db, shop.owner.user_id)
+    fan_id, fan = await make_user("fan")
+    item_id = await item_of(shop, case_id)
+    for intent in ("workflowItem.view", "workflowItem.viewHistory"):
+        await api(GRANT, {"r": item_id, "i": intent, "p": fan_id}, token=owner)
+    assert (await api(SUBSCRIBE_CASE, {"target": item_id}, token=fan))["subscribeToNotifications"]["ok"]
+    await shop.act(case_id, "approve")
+    (job,) = await shop.jobs(case_id)
+    for attempt in (1, 2, 3):
+        job = await shop.until(job.id, lambda j, n=attempt: j.attempts == n and j.state == "STALLED")
+        shop.clock.set(job.next_attempt_at)
+        shop.runner.wake()
+    await shop.until(job.id, lambda j: j.state == "FAILED")
+
+    async def job_lines() -> list[dict]:
+        log = (await api(CASE_LOG, {"id": case_id}, token=owner))["node"]["log"]["edges"]
+        return [e["node"] for e in log if e["node"]["kind"].startswith("job_")]
+
+    lines = await job_lines()
+    assert [(e["kind"], e["comment"]) for e in lines] == [
+        ("job_stalled", "Endpoint 'billing' answered HTTP 503."),
+        ("job_failed", "After 4 attempts: Endpoint 'billing' answered HTTP 503."),
+    ]
+    assert [e["data"]["job"]["attempts"] for e in lines] == [1, 4]
+    assert [e["data"]["job"]["state"] for e in lines] == ["STALLED", "FAILED"]
+    notified = [e["node"]["activity"] for e in (await api(NOTIFICATION_COMMENTS, token=fan))["notifications"]["edges"]]
+    assert sorted(n["kind"] for n in notified if n["kind"].startswith("job_")) == ["job_failed", "job_stalled"]
+
+    billing.script = [503]  # then 200
+    assert (await api(RETRY, {"id": job.id}, token=owner))["retryJob"]["userErrors"] == []
+    shop.clock.set(utcnow())
+    shop.runner.wake()
+    job = await shop.until(job.id, lambda j: j.state == "STALLED")
+    shop.clock.set(job.next_attempt_at)
+    shop.runner.wake()
+    await shop.until(job.id, lambda j: j.state == "COMPLETED")
+    lines = await job_lines()
+    assert [e["kind"] for e in lines] == ["job_stalled", "job_failed", "job_retried", "job_stalled", "job_completed"]
+    assert lines[-1]["comment"] == "The webhook job completed after 2 attempts."
+
+
+LEVERS_AND_ITEMS = """query($state: JobState) { jobs(state: $state, first: 50) { edges { node { id canRetry canResume
+  case { workflowItem { id displayName subproject { displayName project { displayName } } } } } } } }"""
+
+
+async def test_the_levers_and_items_of_a_page_of_jobs_cost_a_fixed_number_of_statements(
+    api, shop: Shop, count_statements
+):
+    """The admin's "Failed jobs" view and the item page read canRetry/canResume and each job's
+    item for a page of jobs: the viewer's intents on the items are loaded at once."""
+    await shop.runner.stop()  # only the reads are counted
+    owner = await token_of(shop.db, shop.owner.user_id)
+
+    async def failed_jobs(*names: str) -> None:
+        for name in names:
+            case_id = await shop.new_case(name)
+            await shop.act(case_id, "approve", wake=False)
+        async with shop.db.transaction() as s:
+            error = {"step": "deliver", "code": "HTTP_400", "message": "no", "recoverable": False}
+            await s.execute(update(Job).where(Job.state == "PENDING").values(state="FAILED", error=error))
+
+    await failed_jobs("Desk")
+    await api(LEVERS_AND_ITEMS, {"state": "FAILED"}, token=owner)  # the token, read once
+    with count_statements() as few:
+        data = await api(LEVERS_AND_ITEMS, {"state": "FAILED"}, token=owner)
+    assert [e["node"]["canRetry"] for e in data["jobs"]["edges"]] == [True]
+    await failed_jobs("Chair", "Lamp", "Shelf", "Rug")
+    with count_statements() as many:
+        data = await api(LEVERS_AND_ITEMS, {"state": "FAILED"}, token=owner)
+    nodes = [e["node"] for e in data["jobs"]["edges"]]
+    assert [(n["canRetry"], n["canResume"]) for n in nodes] == [(True, False)] * 5
+    assert [n["case"]["workflowItem"]["displayName"] for n in nodes] == ["Desk", "Chair", "Lamp", "Shelf", "Rug"]
+    assert many.count == few.count, many.statements

@@ -12,7 +12,7 @@ import engine
 from engine.errors import DomainError, DomainErrors
 from engine.jobs import JobKind, Reconciled, RetryPolicy, Transient, levers, records, register_job_kind, set_policy
 from engine.jobs import kinds as job_kinds_module
-from models import Job, Subproject, utcnow
+from models import Activity, Job, Subproject, utcnow
 from tests.fixtures.jobs import BILLED, Shop, configure_billing, workflow_with_job
 from tests.fixtures.receiver import Receiver
 
@@ -61,7 +61,7 @@ async def test_503_503_200_completes_after_three_attempts_with_the_policys_delay
         case_id,
         "approved",
     )
-    assert await shop.log_kinds(case_id) == ["job_stalled", "job_stalled", "job_completed"]
+    assert await shop.log_kinds(case_id) == ["job_stalled", "job_completed"]  # the second stall folds into the first
 
 
 async def test_jittered_retries_fall_within_the_policys_bounds(shop: Shop, billing: Receiver):
@@ -123,7 +123,11 @@ async def test_exhausted_attempts_fail_with_the_last_error(shop: Shop, billing: 
         shop.runner.wake()
     job = await shop.until(job.id, lambda j: j.state == "FAILED")
     assert job.attempts == 3 and job.error["code"] == "HTTP_502" and job.error["recoverable"] is True
-    assert await shop.log_kinds(case_id) == ["job_stalled", "job_stalled", "job_failed"]
+    assert await shop.log_kinds(case_id) == ["job_stalled", "job_failed"]
+    async with shop.db.read_session() as s:
+        failed = await s.scalar(select(Activity).where(Activity.kind == "job_failed", Activity.case_id == case_id))
+    assert failed.comment == "After 3 attempts: Endpoint 'billing' answered HTTP 502."
+    assert failed.data["job"]["attempts"] == 3 and failed.data["error"]["code"] == "HTTP_502"
 
 
 async def test_a_refused_connection_stalls(shop: Shop, billing: Receiver):
@@ -283,8 +287,6 @@ async def test_an_unexpected_exception_is_transient_and_its_message_is_for_opera
     assert job.error["code"] == "INTERNAL" and "account table" not in job.error["message"]
     assert "KeyError" in job.error["detail"] and "account table missing" in job.error["detail"]
     async with shop.db.read_session() as s:
-        from models import Activity
-
         logged = await s.scalar(select(Activity).where(Activity.kind == "job_stalled", Activity.case_id == case_id))
     assert "account table" not in str(logged.data) + str(logged.comment)
 

@@ -220,6 +220,44 @@ export const REMOVE_DOCUMENT = `mutation RemoveDocument($input: RemoveDocumentIn
 }
 ${DOCUMENT}`;
 
+/** A job as the item page and the admin's "Failed jobs" view show it; whether the viewer may
+ * pull its levers is the server's answer (canRetry, canResume). */
+const JOB_ROW = `fragment JobRow on Job {
+  id kind state attempts maxAttempts nextAttemptAt updatedAt input canRetry canResume
+  error { code message }
+  activity { action }
+}`;
+
+/** An item's jobs (Case.jobs: newest first, at most 100) and its workflow's action names. */
+export const ITEM_JOBS = `query ItemJobs($id: ID!) {
+  node(id: $id) { ... on WorkflowItem { id case { id
+    workflow { id actions { shortName prettyName } }
+    jobs { ...JobRow } } } }
+}
+${JOB_ROW}`;
+
+/** The jobs waiting for a person across every project (an admin sees all): FAILED and STALLED,
+ * at most 100 of each, with the item each belongs to. */
+export const STUCK_JOBS = `query StuckJobs {
+  failed: jobs(state: FAILED, first: 100) { totalCount edges { node { ...StuckJob } } }
+  stalled: jobs(state: STALLED, first: 100) { totalCount edges { node { ...StuckJob } } }
+}
+fragment StuckJob on Job {
+  ...JobRow
+  case { id workflowItem { id displayName subproject { id displayName project { id displayName } } } }
+}
+${JOB_ROW}`;
+
+export const RETRY_JOB = `mutation RetryJob($id: ID!) {
+  retryJob(input: {id: $id}) { job { ...JobRow } userErrors { code message field } }
+}
+${JOB_ROW}`;
+
+export const RESUME_JOB = `mutation ResumeJob($id: ID!) {
+  resumeJob(input: {id: $id}) { job { ...JobRow } userErrors { code message field } }
+}
+${JOB_ROW}`;
+
 const ERRORS = 'userErrors { code message field }';
 const DIAGNOSTIC = 'diagnostics { code severity path message hint }';
 

@@ -15,6 +15,7 @@ import {
 import { meetParties, reloadPeople, usePeople } from '../api/people.jsx';
 import { useLoad } from '../hooks.js';
 import { Empty, Failed, Field, FieldErrors, Loading, useMutation } from '../ui.jsx';
+import { FailedJobs } from './AdminJobs.jsx';
 import { ApiTokens } from './AdminTokens.jsx';
 import { UserEditor } from './AdminUser.jsx';
 import { Workflows } from './AdminWorkflows.jsx';
@@ -246,6 +247,7 @@ export function Admin({ tab = 'users' }) {
     ['users', 'Users'],
     ['groups', 'Groups'],
     ['workflows', 'Workflows'],
+    ['jobs', 'Failed jobs'],
   ];
   return (
     <section className="admin">
@@ -260,6 +262,7 @@ export function Admin({ tab = 'users' }) {
       {tab === 'users' && <Users />}
       {tab === 'groups' && <Groups />}
       {tab === 'workflows' && <Workflows />}
+      {tab === 'jobs' && <FailedJobs />}
     </section>
   );
 }

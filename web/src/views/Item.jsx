@@ -17,6 +17,7 @@ import { CaseLifecycle } from './CaseLifecycle.jsx';
 import { Diagram } from './Diagram.jsx';
 import { Documents } from './Documents.jsx';
 import { ItemForm } from './Forms.jsx';
+import { ItemJobs } from './ItemJobs.jsx';
 
 function ActionButton({ item, caseVersion, enabled, states, onDone, linked }) {
   const kase = item.case;
@@ -414,6 +415,7 @@ export function Item({ id, action }) {
       </h2>
       <Diagram source={c.workflow.diagram} current={c.state.shortName} />
       <Documents id={item.id} open={c.status === 'ACTIVE' || c.status === 'SUSPENDED'} />
+      <ItemJobs itemId={item.id} />
       <History id={item.id} item={item} />
     </section>
   );
