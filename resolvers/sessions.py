@@ -97,18 +97,6 @@ class EphemeralReadSession:
         async with self._db.reader.connect() as connection:
             return await _rows(connection, statement, params, generic_plan=generic_plan)
 
-
-async def _rows(connection: AsyncConnection, statement: Any, params: Any, *, generic_plan: bool) -> list[Any]:
-    """``ReadSession.rows``'s statement on ``connection``, under a generic plan if asked."""
-    if not generic_plan:
-        return records(await connection.execute(statement, params))
-    await connection.exec_driver_sql("SET LOCAL plan_cache_mode = force_generic_plan")
-    found = records(await connection.execute(statement, params))
-    # set back for the request's next statements (a failed statement aborts the transaction,
-    # whose rollback undoes the setting as well)
-    await connection.exec_driver_sql("SET LOCAL plan_cache_mode = DEFAULT")
-    return found
-
     async def scalars(self, *args: Any, **kwargs: Any) -> Any:
         return await self._call("scalars", *args, **kwargs)
 
@@ -120,3 +108,15 @@ async def _rows(connection: AsyncConnection, statement: Any, params: Any, *, gen
 
     async def close(self) -> None:
         return None
+
+
+async def _rows(connection: AsyncConnection, statement: Any, params: Any, *, generic_plan: bool) -> list[Any]:
+    """``ReadSession.rows``'s statement on ``connection``, under a generic plan if asked."""
+    if not generic_plan:
+        return records(await connection.execute(statement, params))
+    await connection.exec_driver_sql("SET LOCAL plan_cache_mode = force_generic_plan")
+    found = records(await connection.execute(statement, params))
+    # set back for the request's next statements (a failed statement aborts the transaction,
+    # whose rollback undoes the setting as well)
+    await connection.exec_driver_sql("SET LOCAL plan_cache_mode = DEFAULT")
+    return found
