@@ -140,7 +140,7 @@ export const HISTORY = `query History($id: ID!, $after: String) {
   node(id: $id) {
     ... on WorkflowItem {
       history(first: 20, after: $after) {
-        totalCount
+        totalCount archived
         pageInfo { hasNextPage endCursor }
         edges { node { ...HistoryEntry } }
       }

@@ -107,7 +107,7 @@ function RoleRow({ itemId, role, onDone }) {
 }
 
 function History({ id }) {
-  const [pages, setPages] = useState({ entries: [], end: null, more: false, total: 0 });
+  const [pages, setPages] = useState({ entries: [], end: null, more: false, total: 0, archived: null });
   const [error, setError] = useState(null);
   const [loading, setLoading] = useState(true);
 
@@ -127,6 +127,8 @@ function History({ id }) {
           end: later.length ? String(later[later.length - 1].seq) : (h.pageInfo.endCursor ?? p.end),
           more: h.pageInfo.hasNextPage,
           total: h.totalCount + later.length,
+          // where the oldest entries went (caseway archive-history): said on the first page
+          archived: after ? p.archived : h.archived,
         };
       });
       setError(null);
@@ -159,6 +161,11 @@ function History({ id }) {
     <section className="history">
       <h2>History <small>{pages.total}</small></h2>
       <Failed error={error} retry={() => page(pages.end)} />
+      {pages.archived && (
+        <p className="hint" data-testid="history-archived">
+          {pages.archived}
+        </p>
+      )}
       {!loading && pages.entries.length === 0 && <Empty>No history you may read.</Empty>}
       <ol>
         {pages.entries.map((entry) => (
