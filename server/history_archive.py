@@ -126,14 +126,26 @@ async def _export(
             if len(page) < _PAGE:
                 break
             after = page[-1].seq
+        out.flush()
+        os.fsync(out.fileno())  # on disk before the partition can be dropped, not in the page cache
     heads = await _check_export(db, partial, name, partition)
     if sum(head.entries for head in heads.values()) != count:
         raise CliError(f"{name} does not hold the {count} entries of {partition.name} as read back: nothing archived.")
     anchors = {chain: {"seq": head.seq, "hash": head.hash} for chain, head in heads.items()}
     manifest = Manifest(partition.name, partition.first, partition.upper - 1, count, newest, datetime.now(UTC), anchors)
     partial.rename(directory / name)
-    (directory / f".{manifest_name}.partial").write_text(manifest.to_json(), encoding="utf-8")
-    (directory / f".{manifest_name}.partial").rename(directory / manifest_name)
+    manifest_partial = directory / f".{manifest_name}.partial"
+    with manifest_partial.open("w", encoding="utf-8") as out:
+        out.write(manifest.to_json())
+        out.flush()
+        os.fsync(out.fileno())
+    manifest_partial.rename(directory / manifest_name)
+    # the renames themselves durable: a crash after the drop must find both files under their names
+    descriptor = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
     return count, heads
 
 

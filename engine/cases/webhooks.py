@@ -93,7 +93,7 @@ def money(amount: Any, currency: str | None) -> dict[str, Any] | None:
         return None
     units = wording.minor_units(currency)
     if units is not None and value.as_tuple().exponent > -units:  # type: ignore[operator]
-        value = value.quantize(Decimal(1).scaleb(-units))
+        value = wording.with_places(value, units)
     return {"amount": f"{value:f}", "currency": currency, "minorUnits": units}
 
 

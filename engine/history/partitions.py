@@ -117,11 +117,15 @@ async def make_ahead(session: AsyncSession, *, size: int | None = None, ahead: i
     made = []
     number = max((int(m.group(1)) for p in ranges if (m := _NAME.fullmatch(p.name))), default=0)
     top = ranges[-1].upper
-    # A seq the default partition caught (no partition was ready in time) can go nowhere else.
-    stray = await session.scalar(text("SELECT max(seq) FROM activity_default"))
-    lower = max(top, (stray or 0) + 1)
     waiting = sum(p.first > drawn for p in ranges)
     if waiting < ahead:
+        # A seq the default partition caught (no partition was ready in time) can go nowhere
+        # else. Writers wait from here until the new partitions exist, so none lands in the
+        # default between this read and the CREATE (which would then fail on the default's
+        # rows); lock_timeout bounds the wait.
+        await session.execute(text("LOCK TABLE activity IN SHARE ROW EXCLUSIVE MODE"))
+        stray = await session.scalar(text("SELECT max(seq) FROM activity_default"))
+        lower = max(top, (stray or 0) + 1)
         each = size or await _monthly_size(session, ranges, drawn)
         for _ in range(ahead - waiting):
             number += 1

@@ -7,7 +7,7 @@ so that a value reads alike wherever a person meets it."""
 
 from collections.abc import Iterable, Mapping
 from datetime import date, datetime
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal, InvalidOperation, localcontext
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -46,8 +46,16 @@ def money(amount: Any, currency: str | None) -> str | None:
     if places is None:
         text = f"{value:,f}"
     else:
-        text = f"{value.quantize(Decimal(1).scaleb(-places)):,.{places}f}"
+        text = f"{with_places(value, places):,.{places}f}"
     return f"{text} {currency or ''}".strip()
+
+
+def with_places(value: Decimal, places: int) -> Decimal:
+    """``value`` with exactly ``places`` decimals, however many digits it has: the default
+    context's 28 digits would refuse an amount the API accepts (up to 40 characters)."""
+    with localcontext() as context:
+        context.prec = max(context.prec, len(value.as_tuple().digits) + places + 2)
+        return value.quantize(Decimal(1).scaleb(-places))
 
 
 def zone(name: str | None) -> ZoneInfo:
@@ -249,5 +257,6 @@ __all__ = [
     "resolution_words",
     "status_words",
     "upper_first",
+    "with_places",
     "zone",
 ]

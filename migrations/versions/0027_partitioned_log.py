@@ -141,6 +141,7 @@ def downgrade() -> None:
     # the chain broken there (the archive and its anchors say why).
     if op.get_bind().dialect.name == "postgresql":
         op.execute(_HEAD_BEFORE)
+        op.execute("LOCK TABLE activity IN EXCLUSIVE MODE")  # no entry written after the copy's snapshot
         op.execute("CREATE TABLE activity_whole (LIKE activity INCLUDING DEFAULTS)")
         op.execute("INSERT INTO activity_whole SELECT * FROM activity ORDER BY seq")
         op.execute("ALTER SEQUENCE activity_seq_seq OWNED BY activity_whole.seq")

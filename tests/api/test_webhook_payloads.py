@@ -13,6 +13,7 @@ from jsonschema import Draft202012Validator
 from sqlalchemy import update
 
 import engine
+from engine.cases import webhooks
 from engine.jobs import webhook
 from engine.people import identity
 from engine.people.actors import Actor
@@ -271,3 +272,16 @@ async def test_a_job_written_before_payloads_had_a_version_sends_the_entry_witho
 def test_the_documented_schema_is_a_valid_draft_2020_12_schema():
     Draft202012Validator.check_schema(SCHEMA)
     assert SCHEMA["properties"]["version"] == {"const": 1}
+
+
+@pytest.mark.parametrize(
+    ("amount", "currency", "sent"),
+    [
+        ("1450.5", "EUR", "1450.50"),
+        ("1450.125", "EUR", "1450.125"),  # never rounded
+        # 28 whole digits, as the API accepts (40 characters): past the default decimal context
+        ("1234567890123456789012345678.5", "EUR", "1234567890123456789012345678.50"),
+    ],
+)
+def test_a_payload_s_amount_keeps_every_digit_with_its_minor_units(amount, currency, sent):
+    assert webhooks.money(amount, currency) == {"amount": sent, "currency": currency, "minorUnits": 2}

@@ -383,6 +383,8 @@ def test_the_due_date_reads_in_the_reader_s_days():
         ("1450", "JPY", "1,450 JPY"),
         ("12.3456", "KWD", "12.346 KWD"),
         ("7", "XAU", "7 XAU"),
+        # 28 whole digits, as the API accepts (40 characters): past the default decimal context
+        ("1234567890123456789012345678.5", "EUR", "1,234,567,890,123,456,789,012,345,678.50 EUR"),
     ],
 )
 def test_money_reads_in_its_currency_s_minor_units(amount, currency, words):
