@@ -192,7 +192,29 @@ def seen_by(facts: EntryFacts, visible: set[str]) -> EntryFacts:
     }
     if not any(hidden.values()):
         return facts
-    return replace(facts, **{name: None for name, gone in hidden.items() if gone})
+    # Nor what the entry says of it: a name, an amount or a due date it records would name the
+    # thing again ("edited an item: name \"Secret merger\""); the rest (a new state) is said.
+    about = "item" if entry.workflow_item_id else "subproject" if entry.subproject_id else "project"
+    unsaid = _Unsaid(entry) if hidden[about] else entry
+    return replace(facts, entry=unsaid, **{name: None for name, gone in hidden.items() if gone})
+
+
+# What an entry records of the thing itself, which would name it or say what it is about.
+_NAMING = frozenset({"displayName", "description", "amount", "currency", "dueDate", "billingDate", "tags"})
+
+
+class _Unsaid:
+    """A log entry seen without what its data says of the thing (``_NAMING``); the rest as is."""
+
+    __slots__ = ("_entry", "data")
+
+    def __init__(self, entry: Any) -> None:
+        self._entry = entry
+        data = entry.data if isinstance(entry.data, dict) else {}
+        self.data = {key: value for key, value in data.items() if key not in _NAMING}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._entry, name)
 
 
 async def _party_names(session: AsyncSession, ids: set[str]) -> dict[str, str]:

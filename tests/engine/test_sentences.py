@@ -404,8 +404,15 @@ def test_each_notification_level_says_why_it_reached_its_reader(level):
 
 def test_a_thing_the_reader_may_not_see_is_not_named():
     overdue = facts("workflow_item_overdue", {"dueDate": "2026-11-25"}, actor=None)
-    assert sentence(sentences.seen_by(overdue, {"sp_1", "prj_1"}), reader=BOB).text == "An item is overdue since 26 Nov"
     assert sentence(sentences.seen_by(overdue, {"wfi_1"}), reader=BOB).text == "Office chairs is overdue since 26 Nov"
+    # Nor what the entry records of it: its due date, a new name, an amount would name it again.
+    unseen = {"sp_1", "prj_1"}
+    assert sentence(sentences.seen_by(overdue, unseen), reader=BOB).text == "An item is overdue"
+    renamed = facts("workflow_item_updated", {"displayName": "Secret merger"})
+    assert sentence(sentences.seen_by(renamed, unseen), reader=BOB).text == "Alice Analyst edited an item"
+    created = facts("workflow_item_created", {"amount": "990000", "currency": "EUR"})
+    assert sentence(sentences.seen_by(created, unseen), reader=BOB).text == "Alice Analyst created an item"
+    assert sentence(created, reader=BOB).text == "Alice Analyst created Office chairs for 990,000.00 EUR"
 
 
 def test_every_level_has_a_reason():
