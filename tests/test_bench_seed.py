@@ -1,6 +1,7 @@
 """Bulk-seeded benchmark data must read exactly like data the engine wrote."""
 
 import pytest
+from sqlalchemy import text
 
 from bench import seed
 from tests.fixtures.database import BACKEND
@@ -31,8 +32,6 @@ async def test_bulk_rows_read_like_engine_rows(db, gql):
     # fields written as JSON null made every compiled read of a case fall back (json_each of a
     # scalar), which the answers above cannot show, as the fallback answers alike.
     async with db.session() as s:
-        from sqlalchemy import text
-
         kinds = (await s.execute(text("SELECT DISTINCT json_typeof(fields) FROM workflow_case"))).scalars().all()
     assert kinds == ["object"]
     from tests.fixtures.task_index import held, recomputed
