@@ -122,6 +122,12 @@ async def test_the_sweeper_of_a_running_app_fires_a_timer_when_it_falls_due(db, 
         assert fired_at >= at(timer["fireAt"])  # never before its time
 
 
+UNHURRIED = {
+    **QUICK,
+    "short_name": "unhurried",
+    "actions": {**QUICK["actions"], "lapse": {**QUICK["actions"]["lapse"], "timeout_seconds": 4}},
+}
+
 SUSPEND_UNTIL = """mutation($input: SuspendCaseInput!) { suspendCase(input: $input) {
   case { status suspendedUntil } userErrors { code message field } } }"""
 
@@ -157,7 +163,9 @@ async def test_the_sweeper_resumes_a_case_when_its_suspension_ends_and_fires_wha
     commit that suspended the case, as a new timer's time is."""
     async with running_app(db) as (_, gql):
         _, admin = await make_user("root", admin=True)
-        _, (item,) = await make_items(gql, admin, QUICK, 1)  # `lapse` 1 s after creation
+        # `lapse` 4 s after creation: time enough for the suspension to come first on a loaded
+        # machine (with QUICK's 1 s the timer fired before it on CI, and nothing was resumed).
+        _, (item,) = await make_items(gql, admin, UNHURRIED, 1)
         (timer,) = (await case_of(gql, admin, item))["timers"]
         until = at(timer["fireAt"]) + timedelta(seconds=1)
         answer = await gql(

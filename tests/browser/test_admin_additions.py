@@ -196,7 +196,7 @@ async def test_the_last_column_shows_beside_the_open_feed_at_1400_px(servers: tu
     token = first.login("alice")
     ids = demo_ids(first, token)
     sub = subproject(first, token, ids["School renovation"], "Six columns", "approval")
-    item(first, token, sub, "Scaffold tower")
+    item(first, token, sub, "Ladder tower")
     alice = await open_page(first, width=1400)
     await alice.sign_in("alice")
     page = alice.page

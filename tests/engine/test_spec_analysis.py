@@ -3,12 +3,16 @@ broken spec per finding with the exact path it names, through engine.spec.workfl
 defineWorkflow, validateWorkflow and `caseway check-workflow` ask). The GraphQL side is in
 tests/api/test_workflow_checks_api.py, the command in tests/e2e/test_check_workflow_cli.py."""
 
+import contextlib
 import copy
-import sys
 import time
+import warnings
+from collections.abc import Iterator
 from typing import Any
 
+import coverage
 import pytest
+from coverage.exceptions import CoverageWarning
 
 from engine.errors import DomainError
 from engine.spec import workflows
@@ -361,17 +365,31 @@ def _chain(count: int) -> dict[str, Any]:
 
 
 def test_a_200_state_spec_is_analysed_within_10_ms():
-    """1.7 ms here without a tracer, gate rings included; under coverage.py's tracer (CI) Python
-    runs several times slower, so the bound there is three times the budget."""
+    """1.7 ms here. Timed with coverage.py's tracer paused (CI runs the suite under it, and traced
+    Python runs several times slower: the budget is the analysis's, not the tracer's)."""
     parsed, found = workflows.check_spec(_chain(MAX_STATES))
     assert parsed is not None and found == []
     runs = []
-    for _ in range(20):
-        started = time.perf_counter()
-        analyze(parsed)
-        runs.append(time.perf_counter() - started)
-    bound = 0.010 if sys.gettrace() is None else 0.030
-    assert min(runs) < bound, f"{min(runs) * 1000:.1f} ms"
+    with _tracer_paused():
+        for _ in range(20):
+            started = time.perf_counter()
+            analyze(parsed)
+            runs.append(time.perf_counter() - started)
+    assert min(runs) < 0.010, f"{min(runs) * 1000:.1f} ms"
+
+
+@contextlib.contextmanager
+def _tracer_paused() -> Iterator[None]:
+    measuring = coverage.Coverage.current()
+    if measuring is not None:
+        measuring.stop()
+    try:
+        yield
+    finally:
+        if measuring is not None:
+            with warnings.catch_warnings():  # "already imported": true, and nothing is lost by it
+                warnings.simplefilter("ignore", CoverageWarning)
+                measuring.start()
 
 
 async def test_a_workflow_stored_before_the_checks_still_loads_and_runs(db, make_actor):
