@@ -24,7 +24,7 @@ from engine.spec.defaults import name_sql, value_sql
 from models import Case, Workflow, WorkflowItem
 from resolvers import visibility
 from resolvers.compiled.build import Build
-from resolvers.compiled.form import LEAF, OBJECT, PARTIES, Form, party, timestamp
+from resolvers.compiled.form import LEAF, OBJECT, ON_BEHALF_OF, Form, timestamp
 from resolvers.compiled.workflows import spec_flag
 from resolvers.timestamps import date_sql
 
@@ -166,13 +166,6 @@ def _overdue(b: Build, source: Any, field: Any) -> Any:
     return b.json.boolean(func.coalesce(late, false()))
 
 
-def _on_behalf_of(b: Build, source: Any, field: Any) -> Any:
-    """In ``myTasks``, the absent user the task is lent by; null anywhere else."""
-    if "on_behalf_of" not in source.c:
-        return null()
-    return b.json.nested(party(b, field.sub, source.c.on_behalf_of))
-
-
 def _case(b: Build, source: Any, field: Any) -> Any:
     """The instance's case, null when the viewer may not see its item (``resolvers.cases.case_of``:
     a task may be assigned to someone who may not see its item), the item's rule adapted to a
@@ -190,7 +183,7 @@ FORMS: dict[str, dict[str, Form]] = {
         "enabledAt": timestamp("enabled_at"),
         "dueDate": Form(LEAF, _due_date),
         "overdue": Form(LEAF, _overdue),
-        "onBehalfOf": Form(PARTIES, _on_behalf_of, "party"),
+        "onBehalfOf": ON_BEHALF_OF,
         "case": Form(OBJECT, _case, "workflow_case"),
     },
     "Action": {  # read from the enabled action's row, with its body in the spec

@@ -14,12 +14,24 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, null, select
 
 from models import Group, User
 from resolvers.compiled.build import Build
 
-__all__ = ["CONNECTION", "CREATED_AT", "LEAF", "OBJECT", "PARTIES", "SAME_ROW", "Form", "column", "party", "timestamp"]
+__all__ = [
+    "CONNECTION",
+    "CREATED_AT",
+    "LEAF",
+    "OBJECT",
+    "ON_BEHALF_OF",
+    "PARTIES",
+    "SAME_ROW",
+    "Form",
+    "column",
+    "party",
+    "timestamp",
+]
 
 LEAF, OBJECT, PARTIES, CONNECTION = "leaf", "object", "parties", "connection"
 
@@ -61,3 +73,16 @@ def party(b: Build, by_kind: dict[str, Any], party_id: Any) -> Any:
     return func.coalesce(
         as_user.correlate_except(_USER).scalar_subquery(), as_group.correlate_except(_GROUP).scalar_subquery()
     )
+
+
+def _on_behalf_of(b: Build, source: Any, field: Any) -> Any:
+    """The absent user (or group) the row names in ``on_behalf_of``: whom a deputy acted for (a
+    log entry), whom a task of ``myTasks``' page is lent by (resolvers/compiled/tasks.py). Null
+    when none, or gone, or the row has no such column (an enabled action read outside
+    ``myTasks``, as its resolver says)."""
+    if "on_behalf_of" not in source.c:
+        return null()
+    return b.json.nested(party(b, field.sub, source.c.on_behalf_of))
+
+
+ON_BEHALF_OF = Form(PARTIES, _on_behalf_of, "party")

@@ -45,6 +45,7 @@ from resolvers.compiled.form import (
     CREATED_AT,
     LEAF,
     OBJECT,
+    ON_BEHALF_OF,
     PARTIES,
     SAME_ROW,
     Form,
@@ -220,11 +221,6 @@ def _entry_actor(b: Build, source: Any, field: Any) -> Any:
     return b.one(field.sub, _USER, "id", source.c.actor_id)
 
 
-def _on_behalf_of(b: Build, source: Any, field: Any) -> Any:
-    """The absent user (or group) a deputy acted for: null when none, or gone."""
-    return b.json.nested(party(b, field.sub, source.c.on_behalf_of))
-
-
 def root_row(kind: str) -> tuple[Any, Callable[[Any], Any]] | None:
     """``node(id:)`` of a kind the planner compiles: its table and visibility rule."""
     return _ROOTS.get(kind)
@@ -288,7 +284,7 @@ _CORE: dict[str, dict[str, Form]] = {
         "comment": column("comment"),
         "action": column("action"),
         "actor": Form(OBJECT, _entry_actor, "party"),
-        "onBehalfOf": Form(PARTIES, _on_behalf_of, "party"),
+        "onBehalfOf": ON_BEHALF_OF,
         "via": column("via"),
     },
     "EnabledAction": {
