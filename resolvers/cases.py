@@ -3,19 +3,17 @@
 from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import case as when
-from sqlalchemy import func, null, select, union_all
+from sqlalchemy import JSON, literal, select
 
 from engine.cases import EXECUTABLE_STATUSES, may_perform
-from engine.people import deputies
 from engine.spec.specs import RoleSpec
 from engine.spec.workflows import spec_of
-from models import Case, EnabledAction, TaskAssignment
+from models import Case, EnabledAction
 from resolvers.context import Context
-from resolvers.due_dates import task_total
 from resolvers.loaders import MISSING, cached, with_loaded
-from resolvers.pagination import Page, check_first, check_id_cursor, keyset_page, past_id
+from resolvers.pagination import Page, check_first, check_id_cursor, keyset_page
 from resolvers.records import records
+from resolvers.task_order import id_range, lent_rows, party_rows, task_total, viewer_tasks
 
 
 def _user_only(rows: list[EnabledAction]) -> list[EnabledAction]:
@@ -173,50 +171,24 @@ async def my_tasks(ctx: Context, *, first: int | None, after: str | None, counte
     their groups) is a range of the index's key, read past the cursor up to one page, and so are
     the parties of the absent users the viewer stands in for now (engine/people/deputies.py: such a
     row carries ``on_behalf_of``, unless the task is the viewer's own too); the page is the first
-    ids of their union, once each (a user and their group can both be assigned), joined to their
-    instances in the same statement. So a page costs the same for a user with no task and one
-    with a million. ``counted``: ``totalCount`` was selected; it is read from the parties' kept
-    counts (``resolvers.due_dates.task_total``)."""
+    ids of their union, once each (a user and their group can both be assigned: both rules are
+    ``resolvers.task_order.viewer_tasks``), joined to their instances in the same statement.
+    So a page costs the same for a user with no task and one with a million. ``counted``:
+    ``totalCount`` was selected; it is read from the parties' kept counts (``resolvers.task_order.task_total``)."""
     limit = check_first(first)
     cursor = check_id_cursor(after)
-    task = TaskAssignment.__table__.c
     viewer = ctx.viewer
-    ranges = []
-    for party in sorted(viewer.party_ids):
-        own = select(task.enabled_action_id, null().label("behalf")).where(task.party_id == party)
-        if cursor is not None:
-            own = own.where(past_id(task.enabled_action_id, cursor))
-        ranges.append(select(*own.order_by(task.enabled_action_id).limit(limit + 1).subquery().c))
-    represented = deputies.represented(viewer.user_id).subquery("represented")
-    # Once per instance before the limit: an instance lent through two parties (by two absent
-    # users sharing a group, or an absent user and their group) would fill the page's ``limit +
-    # 1`` rows twice over and cut it short, and say there is no next page.
-    lent = (
-        select(task.enabled_action_id, func.min(represented.c.absent_id).label("behalf"))
-        .join(represented, represented.c.party_id == task.party_id)
-        .group_by(task.enabled_action_id)
-    )
-    if cursor is not None:
-        lent = lent.where(past_id(task.enabled_action_id, cursor))
-    ranges.append(select(*lent.order_by(task.enabled_action_id).limit(limit + 1).subquery().c))
-    found = union_all(*ranges).subquery("found")
-    # One row per instance: the viewer's own task when any of their parties has it, else the
-    # first absent user's (by id) it is lent for.
-    own_too = func.max(when((found.c.behalf.is_(None), 1), else_=0))
-    ids = (
-        select(found.c.enabled_action_id, when((own_too == 1, None), else_=func.min(found.c.behalf)).label("behalf"))
-        .group_by(found.c.enabled_action_id)
-        .order_by(found.c.enabled_action_id)
-        .limit(limit + 1)
-        .subquery("page_ids")
-    )
+    postgres = ctx.session.bind.dialect.name == "postgresql"
+    own, lent = party_rows(literal(sorted(viewer.party_ids), JSON()), postgres), lent_rows(viewer.user_id)
+    found = viewer_tasks(own, lent, id_range(postgres, cursor, limit + 1))
+    ids = found.order_by(found.selected_columns.id).limit(limit + 1).subquery("page_ids")
     query = (
         select(EnabledAction.__table__, ids.c.behalf.label("on_behalf_of"))
-        .join(ids, ids.c.enabled_action_id == EnabledAction.id)
+        .join(ids, ids.c.id == EnabledAction.id)
         .order_by(EnabledAction.id)
     )
     rows = records(await ctx.session.execute(query))
     total = None
     if counted:
-        total = await ctx.session.scalar(select(task_total(viewer))) or 0
+        total = await ctx.session.scalar(select(task_total(own, lent, postgres))) or 0
     return keyset_page(rows, limit=limit, total=total, cursor=lambda r: r.id)  # type: ignore[arg-type]

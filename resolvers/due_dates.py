@@ -4,24 +4,12 @@
 from datetime import date, timedelta
 from typing import Any
 
-from sqlalchemy import (
-    Date,
-    String,
-    column,
-    distinct,
-    func,
-    literal,
-    null,
-    select,
-    union_all,
-    values,
-)
+from sqlalchemy import JSON, Date, literal, select
 from sqlalchemy import case as when
 
 from engine.clock import SYSTEM_CLOCK
 from engine.notify.reminder_rows import due_start
-from engine.people import deputies
-from models import Case, EnabledAction, TaskAssignment, WorkflowItem
+from models import Case, EnabledAction, WorkflowItem
 from resolvers import visibility
 from resolvers.context import Context
 from resolvers.loaders import with_loaded
@@ -34,7 +22,7 @@ from resolvers.pagination import (
     past_nulls_last,
 )
 from resolvers.records import records
-from resolvers.task_order import due_range, kept_total
+from resolvers.task_order import due_ranged, id_range, lent_rows, party_rows, task_total, viewer_tasks
 
 
 def due_date(ctx: Context, instance: Any) -> Any:
@@ -90,10 +78,13 @@ async def my_tasks_by_due_date(
             .where(EnabledAction.id == cursor)
         )
     postgres = ctx.session.bind.dialect.name == "postgresql"
-    tasks = _tasks(viewer, limit + 1 if postgres else None, cursor, after_due).subquery("tasks")
+    own, lent = party_rows(literal(sorted(viewer.party_ids), JSON()), postgres), lent_rows(viewer.user_id)
+    # PostgreSQL: each party's first page in due-date order past the cursor; SQLite: every task
+    ranged = due_ranged(viewer, limit + 1, cursor, literal(after_due, type_=Date())) if postgres else id_range(False)
+    tasks = viewer_tasks(own, lent, ranged).subquery("tasks")
     query = (
         select(EnabledAction.__table__, tasks.c.behalf.label("on_behalf_of"), due.label("item_due"))
-        .join(tasks, tasks.c.enabled_action_id == EnabledAction.id)
+        .join(tasks, tasks.c.id == EnabledAction.id)
         .join(Case, Case.id == EnabledAction.case_id)
         .join(WorkflowItem, WorkflowItem.id == Case.object_id)
     )
@@ -103,49 +94,5 @@ async def my_tasks_by_due_date(
     rows = records(await ctx.session.execute(query))
     total = None
     if counted:
-        total = await ctx.session.scalar(select(task_total(viewer))) or 0
+        total = await ctx.session.scalar(select(task_total(own, lent, postgres))) or 0
     return keyset_page(rows, limit=limit, total=total, cursor=lambda r: r.id)
-
-
-def _tasks(viewer: Any, limit: int | None, cursor: str | None, after_due: date | None) -> Any:
-    """(enabled_action_id, behalf) of the viewer's tasks, once each: on PostgreSQL (``limit``
-    given) only each party's first ``limit`` in due-date order past the cursor, else all."""
-    represented = deputies.represented(viewer.user_id).subquery("represented")
-    if limit is None:
-        task = TaskAssignment.__table__.c
-        own = select(task.enabled_action_id, null().label("behalf")).where(task.party_id.in_(sorted(viewer.party_ids)))
-        lent = select(task.enabled_action_id, represented.c.absent_id.label("behalf")).join(
-            represented, represented.c.party_id == task.party_id
-        )
-    else:
-        parties = _parties(viewer)
-        at_due = literal(after_due, type_=Date())
-        own = due_range(parties, parties.c.value, null(), viewer, limit, "own", cursor, at_due)
-        lent = due_range(
-            represented, represented.c.party_id, represented.c.absent_id, viewer, limit, "lent", cursor, at_due
-        )
-    found = union_all(own, lent).subquery("found")
-    columns = found.c
-    id_ = columns.enabled_action_id if limit is None else columns.id
-    own_too = func.max(when((columns.behalf.is_(None), 1), else_=0))
-    return select(
-        id_.label("enabled_action_id"), when((own_too == 1, None), else_=func.min(columns.behalf)).label("behalf")
-    ).group_by(id_)
-
-
-def _parties(viewer: Any) -> Any:
-    """The viewer's parties as rows (``value``), for a range of the index each."""
-    return values(column("value", String()), name="own_parties").data([(p,) for p in sorted(viewer.party_ids)])
-
-
-def task_total(viewer: Any) -> Any:
-    """``myTasks``' totalCount (both orders): the kept count when one of the viewer's parties
-    (and those of everyone they stand in for) has tasks, else their tasks counted once each."""
-    task = TaskAssignment.__table__.c
-    represented = deputies.represented(viewer.user_id).subquery("represented")
-    mine = select(task.enabled_action_id).where(task.party_id.in_(sorted(viewer.party_ids)))
-    lent_ids = select(task.enabled_action_id).join(represented, represented.c.party_id == task.party_id)
-    every = union_all(mine, lent_ids).subquery("every")
-    counted = select(func.count(distinct(every.c.enabled_action_id))).scalar_subquery()
-    lent_parties = deputies.represented(viewer.user_id).subquery("lent_parties")
-    return kept_total(counted, sorted(viewer.party_ids), select(lent_parties.c.party_id))

@@ -443,3 +443,41 @@ def test_timestamps_are_formatted_once_and_both_roads_read_it():
     for road in ("schema/base.py", "resolvers/compiled/sql.py", "resolvers/compiled/resource_fields.py"):
         assert "resolvers.timestamps import" in (ROOT / road).read_text(), road
     assert schema._schema.type_map["DateTime"].serialize.__module__ == "resolvers.timestamps"
+
+
+# A viewer's task list built again: a task marked with the absent user who lends it, the
+# collapse to one row per task (own when any of the viewer's parties has it), a form reading
+# ``on_behalf_of`` into a party.
+_TASK_RULES = re.compile(
+    r"""(?P<lent>\babsent_id\b)"""
+    r"""|(?P<own>null\(\)\.label\(["']behalf["']\))"""
+    r"""|(?P<once>\.is_\(None\),\s*1\))"""
+    r"""|(?P<form>party\([^()]*on_behalf_of\))"""
+)
+
+
+def test_whose_tasks_are_written_once_and_every_road_reads_it():
+    """Issue 46: a viewer's tasks are their own parties' and those lent to them by the absent
+    users they stand in for (engine/people/deputies.py), one row per task, carrying
+    ``on_behalf_of`` unless the task is the viewer's own too. resolvers/cases.py,
+    resolvers/due_dates.py and resolvers/compiled/tasks.py each wrote that, and the compiled
+    ``EnabledAction`` and ``Activity`` forms each read ``on_behalf_of``. Now
+    resolvers/task_order.py writes the rule (``viewer_tasks``) and resolvers/compiled/form.py
+    the form (``ON_BEHALF_OF``); a road that writes either again fails here."""
+    samples = [  # restatements this session removed: the check must see each
+        'own = select(task.enabled_action_id, null().label("behalf")).where(task.party_id == party)',
+        'select(task.enabled_action_id, func.min(represented.c.absent_id).label("behalf"))',
+        "own_too = func.max(when((found.c.behalf.is_(None), 1), else_=0))",
+        "return b.json.nested(party(b, field.sub, source.c.on_behalf_of))",
+    ]
+    assert all(_TASK_RULES.search(sample) for sample in samples)
+    found = [
+        f"{path.relative_to(ROOT)}: {hit.group(0)}"
+        for path in _road_modules("resolvers/task_order.py", "resolvers/compiled/form.py")
+        for hit in _TASK_RULES.finditer(path.read_text())
+    ]
+    assert found == [], "whose a task is restated: read resolvers/task_order.py (viewer_tasks)"
+    for road in ("resolvers/cases.py", "resolvers/due_dates.py", "resolvers/compiled/tasks.py"):
+        assert "viewer_tasks" in (ROOT / road).read_text(), road
+    for road in ("resolvers/compiled/actions.py", "resolvers/compiled/forms.py"):
+        assert "ON_BEHALF_OF" in (ROOT / road).read_text(), road

@@ -1,18 +1,20 @@
 """The SQL form of ``Query.myTasks``: a page of the viewer's tasks as the resolvers read it
 (``resolvers.cases.my_tasks``, ``resolvers.due_dates.my_tasks_by_due_date``).
 
-The tasks are read from the task index (``task_assignment``, keyed by party then instance):
-the viewer's own parties, and those of the absent users they stand in for now
+The tasks are read from the task index (``task_assignment``, keyed by party then instance): the
+viewer's own parties, and those of the absent users they stand in for now
 (``engine.people.deputies.represented``; such a task carries ``on_behalf_of`` unless it is the
-viewer's own too), once each. Oldest first (the default), each of the viewer's parties is a
-range of the index read past the cursor up to ``first`` + 1 rows, so a page costs the same
-however many tasks there are: the parties are rows of one JSON parameter (their number varies
-from viewer to viewer, and one statement serves every viewer of its kind), each with its range
-(PostgreSQL: LATERAL; SQLite, which has none: the range's ids gathered into a JSON array by a
-subquery correlated to the party). By due date (soonest first, none last, ties by id) each
-party's first page in that order is read from the index on PostgreSQL and the handful sorted
-(resolvers/task_order.py, as the resolver reads them); SQLite sorts every task. ``totalCount``
-is the kept count of the one party that has tasks, when only one has (``kept_total``).
+viewer's own too), once each: ``resolvers.task_order.viewer_tasks``, the rule the resolvers
+build with too, and its ranges (``id_range``, ``due_range``). Oldest first (the default), each
+of the viewer's parties is a range of the index read past the cursor up to ``first`` + 1 rows,
+so a page costs the same however many tasks there are: the parties are rows of one JSON
+parameter (their number varies from viewer to viewer, and one statement serves every viewer of
+its kind), each with its range (PostgreSQL: LATERAL; SQLite, which has none: the range's ids
+gathered into a JSON array by a subquery correlated to the party). By due date (soonest first,
+none last, ties by id) each party's first page in that order is read from the index on
+PostgreSQL and the handful sorted (resolvers/task_order.py, as the resolver reads them); SQLite
+sorts every task. ``totalCount`` is the kept count of the one party that has tasks, when only
+one has (``task_total``).
 
 The viewer's parties, their id and the instant deputyships are judged at are parameters of
 each execution, for admins too: an admin's task list is theirs, not everyone's. The page's
@@ -23,87 +25,38 @@ rows (a CTE) carry what ``EnabledAction``'s forms would otherwise look up for ea
 
 from typing import Any
 
-from sqlalchemy import JSON, String, and_, func, null, select, true, union_all
-from sqlalchemy import case as when
+from sqlalchemy import JSON, String, and_, func, select
 
 from engine.people import deputies
-from models import Case, Deputyship, EnabledAction, TaskAssignment, WorkflowItem
+from models import Case, Deputyship, EnabledAction, WorkflowItem
 from resolvers.compiled.actions import visible_due, workflow_actions
 from resolvers.compiled.build import Build, Page
-from resolvers.pagination import check_first, check_id_cursor, nulls_last, past_id, past_nulls_last
-from resolvers.task_order import due_range, kept_total
+from resolvers.pagination import check_first, check_id_cursor, nulls_last, past_nulls_last
+from resolvers.task_order import due_ranged, id_range, lent_rows, party_rows, task_total, viewer_tasks
 
 __all__ = ["my_tasks"]
 
-_TASK, _ENABLED = TaskAssignment.__table__, EnabledAction.__table__
+_ENABLED = EnabledAction.__table__
 _CASE, _ITEM = Case.__table__, WorkflowItem.__table__
 _SPEC_FREE = frozenset({"shortName", "__typename"})  # Action fields read without the spec
 
 
 def _parties(b: Build) -> Any:
-    """The viewer's parties as rows (``value``)."""
-    parties = b.value("task_parties", lambda actor: sorted(actor.party_ids), JSON())
-    if b.json.postgres:
-        return func.json_array_elements_text(parties).table_valued("value").render_derived("party")
-    return func.json_each(parties).table_valued("value").alias("party")
+    """The viewer's parties as rows (``value``), a parameter of each execution."""
+    return party_rows(b.value("task_parties", lambda actor: sorted(actor.party_ids), JSON()), b.json.postgres)
 
 
 def _lent(b: Build) -> Any:
     """(absent user, party) of everyone the viewer stands in for at this execution's instant."""
     user = b.value("task_user", lambda actor: actor.user_id, String())
     at = b.value("task_at", lambda actor: deputies.now(), Deputyship.__table__.c.starts_at.type)
-    return deputies.represented(user, at).subquery("represented")
+    return lent_rows(user, at)
 
 
-def _range(b: Build, source: Any, party: Any, behalf: Any, name: str, past: Any = None, limit: Any = None) -> Any:
-    """(instance, ``behalf``) of the tasks of each row of ``source`` (its party: ``party``), past
-    the cursor ``past`` when given, the first ``limit`` of each when given: one range of the
-    index per party, read by its key however many tasks the others have."""
-    task = _TASK.alias(f"{name}_task")
-    wanted = [task.c.party_id == party, *([past_id(task.c.enabled_action_id, past)] if past is not None else [])]
-    if limit is None:
-        rows = select(task.c.enabled_action_id.label("id"), behalf.label("behalf"))
-        return rows.select_from(source.join(task, and_(*wanted)))
-    first = select(task.c.enabled_action_id.label("id")).where(*wanted).order_by(task.c.enabled_action_id)
-    first = first.limit(limit)
-    if b.json.postgres:
-        found = first.lateral(f"{name}_range")
-        return select(found.c.id, behalf.label("behalf")).select_from(source.join(found, true()))
-    # SQLite has no LATERAL: the range's ids, gathered by a subquery correlated to the party
-    ids = select(func.json_group_array(first.correlate(source).subquery(f"{name}_ids").c.id)).scalar_subquery()
-    found = func.json_each(ids).table_valued("value").alias(f"{name}_range")
-    return select(found.c.value.label("id"), behalf.label("behalf")).select_from(source.join(found, true()))
-
-
-def _found(b: Build, past: Any = None, limit: Any = None) -> Any:
-    """(instance, NULL or the absent user it is lent by) of the viewer's tasks: their parties'
-    ranges and those of the parties of everyone they stand in for."""
-    party, lent = _parties(b), _lent(b)
-    return union_all(
-        _range(b, party, party.c.value, null(), "own", past, limit),
-        _range(b, lent, lent.c.party_id, lent.c.absent_id, "lent", past, limit),
-    )
-
-
-def _due_found(b: Build, limit: Any, past: Any, at_due: Any) -> Any:
-    """(instance, NULL or the absent user it is lent by) of each of the viewer's parties' (and
-    the lent parties') first ``limit`` tasks in due-date order past the cursor
-    (resolvers/task_order.py): the page is among them."""
-    party, lent = _parties(b), _lent(b)
-    return union_all(
-        due_range(party, party.c.value, null(), b.actor, limit, "own", past, at_due),
-        due_range(lent, lent.c.party_id, lent.c.absent_id, b.actor, limit, "lent", past, at_due),
-    )
-
-
-def _once(found: Any) -> Any:
-    """One row per instance: the viewer's own task when any of their parties has it (NULL),
-    else the first absent user (by id) it is lent by."""
-    found = found.subquery("found")
-    own_too = func.max(when((found.c.behalf.is_(None), 1), else_=0))
-    return select(found.c.id, when((own_too == 1, None), else_=func.min(found.c.behalf)).label("behalf")).group_by(
-        found.c.id
-    )
+def _tasks(b: Build, ranged: Any) -> Any:
+    """(instance, NULL or the absent user it is lent by) of the viewer's tasks, once each
+    (``resolvers.task_order.viewer_tasks``), each party's range read by ``ranged``."""
+    return viewer_tasks(_parties(b), _lent(b), ranged)
 
 
 def _wants_spec(plan: Any) -> bool:
@@ -137,14 +90,15 @@ def my_tasks(b: Build, field: Any) -> Any:
         at_due = select(cursor_due.c.due).scalar_subquery()  # once, however many ranges compare with it
     if by_due:
         if b.json.postgres:  # each party's first page in this order, from the index
-            ids = _once(_due_found(b, limit, after if has_after else None, at_due)).subquery("tasks")
+            ids = _tasks(b, due_ranged(b.actor, limit, after if has_after else None, at_due)).subquery("tasks")
         else:  # SQLite sorts every task of the viewer
-            ids = _once(_found(b)).subquery("tasks")
+            ids = _tasks(b, id_range(False)).subquery("tasks")
         joined = ids.join(task, task.c.id == ids.c.id).join(_CASE, _CASE.c.id == task.c.case_id)
         joined = joined.join(_ITEM, _ITEM.c.id == _CASE.c.object_id)
         order_by = nulls_last(due, task.c.id)
     else:
-        ids = _once(_found(b, after if has_after else None, limit)).order_by("id").limit(limit).subquery("page_ids")
+        ranged = id_range(b.json.postgres, after if has_after else None, limit)
+        ids = _tasks(b, ranged).order_by("id").limit(limit).subquery("page_ids")
         joined = ids.join(task, task.c.id == ids.c.id).outerjoin(_CASE, _CASE.c.id == task.c.case_id)
         joined = joined.outerjoin(_ITEM, _ITEM.c.id == _CASE.c.object_id)
         order_by = [task.c.id]
@@ -169,6 +123,5 @@ def my_tasks(b: Build, field: Any) -> Any:
     )
     total = None
     if b.counted(field.sub):
-        counted = select(func.count()).select_from(_once(_found(b)).subquery("counted")).scalar_subquery()
-        total = kept_total(counted, select(_parties(b).c.value), select(_lent(b).c.party_id))
+        total = task_total(_parties(b), _lent(b), b.json.postgres)
     return b.connection(field.sub, Page(page, first, total))
