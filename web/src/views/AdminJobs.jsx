@@ -5,11 +5,10 @@ import { useState } from 'react';
 
 import { gql } from '../api/client.js';
 import { STUCK_JOBS } from '../api/documents.js';
-import { ago, when } from '../format.js';
 import { useLoad } from '../hooks.js';
 import { Empty, Failed, Loading } from '../ui.jsx';
-import { JobLevers, NextAttempt } from './ItemJobs.jsx';
-import { jobAttempts, jobState, jobWhat } from './jobFormat.js';
+import { jobState, jobWhat } from './jobFormat.js';
+import { JobHead, JobRow } from './JobRow.jsx';
 
 function Where({ job }) {
   const item = job.case?.workflowItem;
@@ -40,42 +39,10 @@ function JobTable({ title, testid, connection, onChanged }) {
       ) : (
         <div className="scroll-x">
           <table className="list" data-testid={testid}>
-            <thead>
-              <tr>
-                <th scope="col">Item</th>
-                <th scope="col">Job</th>
-                <th scope="col">State</th>
-                <th scope="col">Attempts</th>
-                <th scope="col">Last error</th>
-                <th scope="col">Since</th>
-                <th scope="col">Next attempt</th>
-                <th scope="col">
-                  <span className="visually-hidden">What you can do</span>
-                </th>
-              </tr>
-            </thead>
+            <JobHead across />
             <tbody>
               {jobs.map((job) => (
-                <tr key={job.id} data-testid="job" data-state={job.state}>
-                  <td>
-                    <Where job={job} />
-                  </td>
-                  <td>{jobWhat(job)}</td>
-                  <td data-testid="job-state">{jobState(job.state)}</td>
-                  <td>{jobAttempts(job)}</td>
-                  <td data-testid="job-error">{job.error?.message ?? '—'}</td>
-                  <td>
-                    <time dateTime={job.updatedAt} title={when(job.updatedAt)}>
-                      {ago(job.updatedAt)}
-                    </time>
-                  </td>
-                  <td>
-                    <NextAttempt job={job} />
-                  </td>
-                  <td>
-                    <JobLevers job={job} onDone={onChanged} />
-                  </td>
-                </tr>
+                <JobRow key={job.id} job={job} onDone={onChanged} where={<Where job={job} />} />
               ))}
             </tbody>
           </table>
