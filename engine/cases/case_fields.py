@@ -11,7 +11,6 @@ from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-import re2
 from sqlalchemy import bindparam, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -106,7 +105,7 @@ def _stored(field: FieldSpec, value: Any, currency: str | None) -> Any:
             raise ValueError(f"{label} is at most {field.max_length} characters.")
         if "\x00" in value:
             raise ValueError(f"{label} contains a NUL character.")
-        if field.pattern is not None and re2.fullmatch(field.pattern, value) is None:
+        if field.matcher is not None and field.matcher.fullmatch(value) is None:
             raise ValueError(f"{label} must match the pattern {field.pattern}.")
         return value
     if kind == "enum":
