@@ -11,8 +11,7 @@ from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-import re2
-from sqlalchemy import select, union_all
+from sqlalchemy import bindparam, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.errors import DomainError, DomainErrors, ErrorCode
@@ -22,6 +21,11 @@ from models import Group, User
 
 __all__ = ["apply", "cel_values", "check_changes", "hidden_names", "visible", "visible_log_data"]
 
+# Built once: the union and its two IN clauses were built anew at each change that sets a user.
+_PARTIES = union_all(
+    select(User.id).where(User.id.in_(bindparam("parties", expanding=True))),
+    select(Group.id).where(Group.id.in_(bindparam("parties", expanding=True))),
+)
 _DECIMALS = 2  # places of a money amount
 
 
@@ -62,11 +66,7 @@ async def check_changes(
                 errors.append(_bad(name, str(problem)))
     parties = {v for n, v in values.items() if v is not None and spec.fields[n].type == "user"}
     if parties:
-        known = set(
-            await session.scalars(
-                union_all(select(User.id).where(User.id.in_(parties)), select(Group.id).where(Group.id.in_(parties)))
-            )
-        )
+        known = set(await session.scalars(_PARTIES, {"parties": sorted(parties)}))
         errors += [
             _bad(n, f"{spec.fields[n].label} names no user or group.")
             for n, v in values.items()
@@ -105,7 +105,7 @@ def _stored(field: FieldSpec, value: Any, currency: str | None) -> Any:
             raise ValueError(f"{label} is at most {field.max_length} characters.")
         if "\x00" in value:
             raise ValueError(f"{label} contains a NUL character.")
-        if field.pattern is not None and re2.fullmatch(field.pattern, value) is None:
+        if field.matcher is not None and field.matcher.fullmatch(value) is None:
             raise ValueError(f"{label} must match the pattern {field.pattern}.")
         return value
     if kind == "enum":

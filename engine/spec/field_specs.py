@@ -8,6 +8,7 @@ of the log may see; each is a diagnostic of the spec, in the shape every other c
 (engine/spec/diagnostics.py), so a definition reports them all at once.
 """
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -57,6 +58,9 @@ class FieldSpec:
     low: float | int | None = None  # min
     high: float | int | None = None  # max
     choices: tuple[tuple[str, str], ...] = ()  # (code, label) of an enum
+    # ``pattern`` compiled with the spec (specs are cached per version): compiling it at each
+    # value checked was a third to a half of what checking ten fields cost (bench W1r)
+    matcher: Any = dataclasses.field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +138,7 @@ def _field(c: SpecChecker, path: list[str], name: str, field_type: str, body: di
         required=c.flag(body.get("required"), [*path, "required"]),
         max_length=max_length,
         pattern=pattern,
+        matcher=None if pattern is None else re2.compile(pattern),
         low=low,
         high=high,
         choices=choices,

@@ -6,6 +6,7 @@ from typing import Any
 from lark import Token, Tree
 
 MACROS = {"all", "exists", "exists_one", "map", "filter"}
+ROOTS = ("fields", "case", "actor")  # what a condition reads, each by its members
 
 
 def is_actor_roles(node: Any) -> bool:
@@ -77,3 +78,21 @@ def macro_variables(tree: Tree) -> set[str]:
                 if len(idents) == 1:
                     bound.add(str(idents[0]))
     return bound
+
+
+def members_read(tree: Tree) -> dict[str, frozenset[str]] | None:
+    """The members of ``fields``, ``case`` and ``actor`` a condition names (``fields.amount``), by
+    root, so that an evaluation converts those alone; None when it names a root otherwise than
+    as the target of a member (the checks refuse that; None reads every member)."""
+    found: dict[str, set[str]] = {root: set() for root in ROOTS}
+    members = 0
+    for node in tree.iter_subtrees():
+        if node.data == "member_dot":
+            root = root_name(node.children[0])
+            if root in found:
+                found[root].add(str(node.children[1]))
+                members += 1
+    names = sum(1 for node in tree.iter_subtrees() if node.data == "ident" and str(node.children[0]) in found)
+    if names != members:  # a root named bare, or a macro's variable of its name
+        return None
+    return {root: frozenset(read) for root, read in found.items()}

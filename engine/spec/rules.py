@@ -13,7 +13,7 @@ and evaluates it at run time over ``fields``, ``case`` and ``actor``.
 import ast
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import celpy
@@ -21,9 +21,19 @@ import re2
 from celpy import celtypes
 from lark import Token, Tree
 
-from engine.spec.rule_tree import MACROS, depth, is_actor_roles, is_plain_list, literal, macro_variables, root_name
+from engine.spec.rule_tree import (
+    MACROS,
+    ROOTS,
+    depth,
+    is_actor_roles,
+    is_plain_list,
+    literal,
+    macro_variables,
+    members_read,
+    root_name,
+)
 
-__all__ = ["MAX_LENGTH", "MAX_NODES", "Rule", "RuleError", "compile_rule", "evaluate"]
+__all__ = ["MAX_LENGTH", "MAX_NODES", "ROOTS", "Rule", "RuleError", "compile_rule", "evaluate"]
 
 MAX_LENGTH = 1000  # characters of one condition
 MAX_NODES = 400  # nodes of its parse tree: the cost budget (no loop can run longer than its list)
@@ -89,10 +99,12 @@ class RuleError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Rule:
-    """A checked condition and its program, compiled once with the spec (specs are cached)."""
+    """A checked condition and its program, compiled once with the spec (specs are cached), and
+    the members of ``fields``, ``case`` and ``actor`` it reads (None: it may read any)."""
 
     source: str
     program: Any
+    reads: dict[str, frozenset[str]] | None = field(default=None, compare=False)  # follows from source
 
     def __repr__(self) -> str:
         return f"Rule({self.source!r})"
@@ -125,7 +137,7 @@ def compile_rule(source: Any, field_types: dict[str, str], *, with_actor: bool =
     result = checker.type_of(tree)
     if result not in ("bool", "dyn"):
         raise RuleError(f"The condition must be true or false, not {_words(result)}.")
-    return Rule(source=source, program=_ENV.program(tree))
+    return Rule(source=source, program=_ENV.program(tree), reads=members_read(tree))
 
 
 def evaluate(rule: Rule, activation: dict[str, Any]) -> bool:
