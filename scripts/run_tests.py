@@ -1,7 +1,7 @@
 """`make test`: the whole suite on SQLite and on PostgreSQL when one answers, the two runs side
-by side (each is mostly one Python process waiting on its database or its servers, so on two
-cores together they take little more than the longer one alone: CI's 20 minutes). Each run's
-output goes to a file and is printed whole when it ends, so the two never interleave.
+by side on the two cores. Each run's output goes to a file and is printed whole when it ends, so
+the two never interleave. The PostgreSQL run leaves out the tests marked ``backend_free`` (they
+use no database of the run's backend: the SQLite run has them).
 
 PostgreSQL is used when CASEWAY_TEST_POSTGRES_URL is set or 127.0.0.1:5432 accepts a
 connection. On CI (CI=true) a missing PostgreSQL run is a failure, not a skip. Without arguments
@@ -90,7 +90,10 @@ def main() -> int:
     pg_url = os.environ.get("CASEWAY_TEST_POSTGRES_URL")
     postgres = None
     if pg_url or postgres_answers():
-        postgres = Run("postgres", {"CASEWAY_TEST_POSTGRES_URL": pg_url or DEFAULT_PG}, timed, coverage=coverage)
+        # The whole suite's PostgreSQL run leaves out what touches no PostgreSQL database: the
+        # SQLite run beside it runs those (marker backend_free, pyproject.toml).
+        on_postgres = timed if args else [*timed, "-m", "not backend_free"]
+        postgres = Run("postgres", {"CASEWAY_TEST_POSTGRES_URL": pg_url or DEFAULT_PG}, on_postgres, coverage=coverage)
     status = sqlite.finish()
     bounced = None
     if postgres is not None and not args and (pgbouncer_installed() or os.environ.get("CI")):

@@ -17,9 +17,21 @@ pytest_plugins = [
 ]
 
 
+# The fixtures that reach the run's database (tests/fixtures/): a test marked backend_free uses none.
+RUN_DATABASE_FIXTURES = frozenset(
+    ("database", "db", "fresh_url", "migrated_database", "empty_database", "gql", "make_user", "make_actor")
+)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test under tests/e2e/ is marked e2e (they start servers and CLIs), so
-    `-m "not e2e"` leaves them out without each module having to say so."""
+    `-m "not e2e"` leaves them out without each module having to say so. A test marked
+    backend_free (run once, by the SQLite run) that takes a fixture of the run's database is a
+    mistake in its marking: the collection stops and says which."""
     for item in items:
         if "/tests/e2e/" in str(item.path):
             item.add_marker(pytest.mark.e2e)
+        if item.get_closest_marker("backend_free"):
+            reached = RUN_DATABASE_FIXTURES & set(getattr(item, "fixturenames", ()))
+            if reached:
+                raise pytest.UsageError(f"{item.nodeid} is marked backend_free but uses {', '.join(sorted(reached))}")

@@ -1,7 +1,12 @@
 """bench/sections.py: a `make bench` run that skips a scenario (or never runs one measured
 apart, such as M1) keeps that scenario's last section of the report instead of dropping it."""
 
+import pytest
+
 from bench.sections import carried_over
+
+# No database at all: run once, by the SQLite run (scripts/run_tests.py).
+pytestmark = pytest.mark.backend_free
 
 PREVIOUS = """# report
 <!-- A1 -->

@@ -8,6 +8,9 @@ from engine.jobs import webhook
 from engine.spec.diagnostics import errors_of
 from engine.spec.workflows import check_spec
 
+# No database at all: run once, by the SQLite run (scripts/run_tests.py).
+pytestmark = pytest.mark.backend_free
+
 
 @pytest.mark.parametrize("module", [jobs, timed_webhooks, timers], ids=lambda m: m.__name__)
 def test_a_bench_workflow_passes_the_spec_checker(module):

@@ -55,6 +55,7 @@ def readme_blocks() -> list[Block]:
     return blocks(README)
 
 
+@pytest.mark.backend_free
 def test_every_block_is_run_or_says_why_not():
     found = readme_blocks()
     unknown = [b.where for b in found if b.language not in ("sh", "graphql")]
@@ -68,6 +69,7 @@ def test_every_block_is_run_or_says_why_not():
 
 
 @pytest.mark.parametrize("path", [README, *sorted((ROOT / "docs").glob("*.md"))], ids=lambda p: p.name)
+@pytest.mark.backend_free
 def test_graphql_documents_are_valid(path: Path):
     """Every GraphQL document of the README and docs/ is valid against the schema (docs/ too,
     which the live run below does not execute)."""
@@ -225,6 +227,7 @@ def _user_errors(data: Any):  # type: ignore[no-untyped-def]
             yield from _user_errors(value)
 
 
+@pytest.mark.backend_free
 def test_configuration_table_is_generated_from_the_settings():
     """Every setting, its default, what it allows and its meaning, as server/settings.py declares them."""
     text = README.read_text()
@@ -232,6 +235,7 @@ def test_configuration_table_is_generated_from_the_settings():
     assert shown == "\n".join(settings_table.table()), "run: python -m server.settings_table README.md"
 
 
+@pytest.mark.backend_free
 def test_every_setting_says_what_it_means_and_every_number_its_bounds():
     """What a new setting needs: a description, and for a number both bounds (a polling interval
     of 0 spun an idle server at a full core; issue 47, finding 2)."""

@@ -3,10 +3,14 @@
 
 from collections.abc import AsyncGenerator
 
+import pytest
 import strawberry
 from strawberry.extensions import SchemaExtension
 
 from schema.runner import Schema
+
+# No database at all: run once, by the SQLite run (scripts/run_tests.py).
+pytestmark = pytest.mark.backend_free
 
 
 @strawberry.type

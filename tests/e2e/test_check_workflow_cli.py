@@ -4,7 +4,12 @@ one `FILE: path: CODE message` line per finding, exit 1 when one is an error, no
 import json
 import os
 
+import pytest
+
 from tests.fixtures.builders import caseway
+
+# Its own SQLite files or none: run once, by the SQLite run (scripts/run_tests.py).
+pytestmark = pytest.mark.backend_free
 
 FLOW = {
     "short_name": "cli_check",

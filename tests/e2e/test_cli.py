@@ -3,7 +3,12 @@
 import json
 import os
 
+import pytest
+
 from tests.fixtures.builders import caseway
+
+# Its own SQLite files or none: run once, by the SQLite run (scripts/run_tests.py).
+pytestmark = pytest.mark.backend_free
 
 SPEC = {
     "short_name": "cli_flow",

@@ -72,6 +72,7 @@ def migrated_database(empty_database: str) -> str:
     return empty_database
 
 
+@pytest.mark.backend_free
 def test_no_database_is_said_and_no_empty_file_is_created(tmp_path):
     url = f"sqlite:///{tmp_path / 'caseway.db'}"
     for args in (("create-user", "ada", "--password-stdin"), ("run-due-timers",), ("verify-history", "--all")):
@@ -90,6 +91,7 @@ def test_a_postgresql_database_that_does_not_exist_is_said():
     one_line_failure(caseway("migrate", url=url), "'caseway_cli_nowhere'", "does not exist")
 
 
+@pytest.mark.backend_free
 def test_an_unreachable_postgresql_server_is_said():
     with socket.socket() as closed:  # a port where nothing listens
         closed.bind(("127.0.0.1", 0))
@@ -128,12 +130,14 @@ def test_spec_file_failures_are_said_with_line_and_column(tmp_path, migrated_dat
     assert defined.returncode == 0 and "cli_errors_flow version 1" in defined.stdout
 
 
+@pytest.mark.backend_free
 def test_debug_shows_the_traceback(tmp_path):
     url = f"sqlite:///{tmp_path / 'caseway.db'}"
     run = caseway("--debug", "define-workflow", str(tmp_path / "missing.yaml"), url=url)
     assert run.returncode == 1 and "Traceback" in run.stderr and "no such file" in run.stderr
 
 
+@pytest.mark.backend_free
 def test_a_bad_setting_is_said(tmp_path):
     run = subprocess.run(
         [sys.executable, "-m", "server.cli", "migrate"],
@@ -205,6 +209,7 @@ def test_serve_says_the_port_is_in_use_before_printing_a_token(migrated_database
     assert "token" not in run.stdout.lower()
 
 
+@pytest.mark.backend_free
 def test_every_command_and_option_has_help():
     """Each command's page shows a sentence for each of its arguments: none is left bare. The
     pages are argparse's, formatted in this process (a process per command cost CI a minute and a

@@ -5,6 +5,7 @@ import asyncio
 import os
 from datetime import timedelta
 
+import pytest
 from sqlalchemy import select
 
 import engine
@@ -15,6 +16,9 @@ from server.migrate import upgrade
 from tests.fixtures.builders import caseway
 from tests.fixtures.database import create_test_user
 from tests.fixtures.smtp import PUBLIC_URL, SECRET, Mailbox, text_of
+
+# Its own SQLite files or none: run once, by the SQLite run (scripts/run_tests.py).
+pytestmark = pytest.mark.backend_free
 
 
 async def seed(url: str, box: Mailbox):  # type: ignore[no-untyped-def]

@@ -5,11 +5,16 @@ import asyncio
 import json
 import os
 
+import pytest
+
 from engine.jobs import webhook
 from server.migrate import upgrade
 from tests.fixtures.builders import caseway
 from tests.fixtures.jobs import seed_jobs
 from tests.fixtures.receiver import SECRET, Receiver
+
+# Its own SQLite files or none: run once, by the SQLite run (scripts/run_tests.py).
+pytestmark = pytest.mark.backend_free
 
 
 async def test_run_jobs_once_delivers_what_is_due_and_jobs_lists_them(tmp_path, receiver: Receiver):

@@ -14,6 +14,9 @@ import pytest
 from server import cli, settings_table
 from server.settings import Settings
 
+# Its own SQLite files or none: run once, by the SQLite run (scripts/run_tests.py).
+pytestmark = pytest.mark.backend_free
+
 ROOT = Path(__file__).resolve().parents[2]
 
 CRIPPLING = [

@@ -4,8 +4,13 @@ import asyncio
 import os
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from server.migrate import upgrade
 from tests.fixtures.builders import caseway, fired_per_timer, seed_timers
+
+# Its own SQLite files or none: run once, by the SQLite run (scripts/run_tests.py).
+pytestmark = pytest.mark.backend_free
 
 
 async def test_run_due_timers_prints_what_fired_and_refuses_a_bad_time(tmp_path):

@@ -8,6 +8,9 @@ import pytest
 
 from engine.documents.storage import LocalDocumentStore, TooLarge, is_temporary, sniff_content_type
 
+# No database at all: run once, by the SQLite run (scripts/run_tests.py).
+pytestmark = pytest.mark.backend_free
+
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 100
 
 

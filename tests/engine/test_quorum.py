@@ -6,6 +6,9 @@ import pytest
 from engine.cases.quorum import Member, decide
 from engine.spec.workflows import parse_spec
 
+# No database at all: run once, by the SQLite run (scripts/run_tests.py).
+pytestmark = pytest.mark.backend_free
+
 
 def vote(**conditions) -> tuple:
     spec = parse_spec(

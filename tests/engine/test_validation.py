@@ -7,6 +7,9 @@ import pytest
 from engine import validation
 from engine.errors import DomainError
 
+# No database at all: run once, by the SQLite run (scripts/run_tests.py).
+pytestmark = pytest.mark.backend_free
+
 
 def refusal(check, *args, **kwargs):
     with pytest.raises(DomainError) as error:
