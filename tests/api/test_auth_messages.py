@@ -13,7 +13,7 @@ from sqlalchemy import update
 
 from engine.people import identity
 from models import ApiToken, utcnow
-from tests.fixtures.documents import CREATE_PROJECT, VIEWER
+from tests.fixtures.documents import CREATE_PROJECT, UPDATE_PROJECT, VIEWER
 from tests.fixtures.live import LiveServer, WsClient
 
 LOGOUT_HERE = "mutation { logout { revokedTokens } }"
@@ -119,13 +119,23 @@ async def test_subscribing_to_a_missing_or_hidden_scope_says_so(gql, make_user, 
             assert errors[0]["extensions"]["code"] == "NOT_FOUND", errors
             answers[project_id] = errors[0]["message"].replace(project_id, "<id>")
         assert answers[hidden] == answers[missing] == "No project with id '<id>' exists."
-        # the owner's subscription to the same project is accepted: nothing comes back at once
+        # the owner's subscription to the same project is accepted and live: a change made now
+        # reaches it, and nothing before it is an error or the end (the project's creation may
+        # come first: a live server's hub can see a commit after a subscription that follows it)
         owners = await WsClient.connect(live_server.ws, owner)
-        await owners.subscribe(document, {"p": hidden})
-        assert await owners.quiet(0.5) == []
+        await owners.subscribe("subscription($p: ID) { activity(projectId: $p) { id kind } }", {"p": hidden})
+        renamed = await gql(UPDATE_PROJECT, {"input": {"id": hidden, "displayName": "Still private"}}, token=owner)
+        assert renamed["updateProject"]["userErrors"] == []
+        came = await owners.receive_until(lambda m: m["type"] != "next" or _kind(m) == "project_updated")
+        assert all(m["type"] == "next" and "errors" not in m["payload"] for m in came), came
+        assert [_kind(m) for m in came][:-1] in ([], ["project_created"]), came
         await owners.close()
     finally:
         await client.close()
+
+
+def _kind(message: dict) -> str | None:
+    return ((message["payload"].get("data") or {}).get("activity") or {}).get("kind")
 
 
 @pytest.fixture(scope="module")
