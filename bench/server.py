@@ -139,6 +139,7 @@ class Server:
             self.process.wait(15)
         except subprocess.TimeoutExpired:
             self.process.kill()
+            self.process.wait(10)  # reaped: a killed child left unwaited warns when collected
 
 
 class Serve:
@@ -195,6 +196,7 @@ class Serve:
             self.process.wait(20)
         except subprocess.TimeoutExpired:
             self.process.kill()
+            self.process.wait(10)  # reaped, as above
         self.log.close()
 
 
