@@ -2,6 +2,7 @@
 
 import contextlib
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -72,6 +73,14 @@ async def drop_postgres(name: str) -> None:
     await conn.close()
 
 
+def end_workers(process: subprocess.Popen[Any]) -> None:
+    """Kill what is left of a stopped server's process group (it was started in a session of its
+    own): a uvicorn worker stuck in a request when its supervisor ended outlives it, orphaned, and
+    was seen spinning a core for the rest of a CI run."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+
+
 class Server:
     """`uvicorn server.asgi:app` (or another ``app``, or a ``factory`` of one) in a child process,
     stopped by its PID; from another ``checkout`` of Caseway (with its own .venv) when given, so a
@@ -116,6 +125,7 @@ class Server:
             ],
             cwd=checkout or ROOT,
             env=environment,
+            start_new_session=True,  # its workers in its process group: stop() ends them all
         )
         if wait:
             self.wait_until_healthy()
@@ -140,6 +150,7 @@ class Server:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait(10)  # reaped: a killed child left unwaited warns when collected
+        end_workers(self.process)
 
 
 class Serve:
@@ -160,6 +171,7 @@ class Serve:
                 env=env,
                 stdout=self.log,
                 stderr=subprocess.STDOUT,
+                start_new_session=True,  # its workers in its process group: stop() ends them all
             )
             if self._started(deadline=time.monotonic() + 120):
                 return
@@ -197,6 +209,7 @@ class Serve:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait(10)  # reaped, as above
+        end_workers(self.process)
         self.log.close()
 
 
