@@ -119,33 +119,40 @@ class Prepared:
     items: list[str] = field(default_factory=list)
 
 
+async def make_cases(url: str, spec: dict[str, Any], count: int, *, project: str, name: str) -> list[str]:
+    """Defines ``spec`` and makes ``count`` cases of it (``name`` and a number) by the bench user,
+    in a project and subproject of their own; their items' ids."""
+    db = Database(url)
+    try:
+        async with db.transaction() as s:
+            await engine.define_workflow(s, actor=None, spec=spec)
+            owner = await s.scalar(select(User).where(User.login == "bench"))
+            actor = await identity.actor_for(s, user_id=owner.id, login=owner.login, is_admin=False)
+            made_project = await engine.create_project(s, actor=actor, display_name=project, tags=["bench"])
+            sub = await engine.create_subproject(
+                s,
+                actor=actor,
+                project_id=made_project.id,
+                display_name="Office",
+                currency="EUR",
+                workflow=spec["short_name"],
+            )
+            made = []
+            for n in range(count):
+                item, _ = await engine.create_workflow_item(
+                    s, actor=actor, subproject_id=sub.id, display_name=f"{name} {n}"
+                )
+                made.append(item.id)
+            return made
+    finally:
+        await db.dispose()
+
+
 async def prepare(url: str, *, items: int, w1_size: tuple[int, int, int] = seed.SIZES["small"]) -> Prepared:
     """W1's data (``w1_size``), then ``items`` cases of ``SPEC`` of the bench user."""
     await seed.seed(url, *w1_size)
     data = await seed.driver_data(url)  # before the new items: W1's bodies are the bug cases'
-    db = Database(url)
-    try:
-        async with db.transaction() as s:
-            await engine.define_workflow(s, actor=None, spec=SPEC)
-            owner = await s.scalar(select(User).where(User.login == "bench"))
-            actor = await identity.actor_for(s, user_id=owner.id, login=owner.login, is_admin=False)
-            project = await engine.create_project(s, actor=actor, display_name="Purchases", tags=["bench"])
-            sub = await engine.create_subproject(
-                s,
-                actor=actor,
-                project_id=project.id,
-                display_name="Office",
-                currency="EUR",
-                workflow=SPEC["short_name"],
-            )
-            made = []
-            for n in range(items):
-                item, _ = await engine.create_workflow_item(
-                    s, actor=actor, subproject_id=sub.id, display_name=f"Order {n}"
-                )
-                made.append(item.id)
-    finally:
-        await db.dispose()
+    made = await make_cases(url, SPEC, items, project="Purchases", name="Order")
     await vacuum_analyze(url)
     return Prepared(
         token=data["token"],

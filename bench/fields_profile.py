@@ -27,12 +27,9 @@ import time
 from typing import Any
 
 import httpx
-from sqlalchemy import select
 
-import engine
 from bench import fields, server
-from engine.people import identity
-from models import Database, User
+from models import Database
 from server.app import create_app, tune_garbage_collector
 from server.settings import Settings
 
@@ -45,37 +42,12 @@ FLIP_QUERY = """mutation W1t($item: ID!, $action: String!) { executeAction(input
   workflowItemId: $item, action: $action}) { case { version } userErrors { code } } }"""
 
 
-async def _items(url: str, spec: dict[str, Any], count: int) -> list[str]:
-    """``count`` cases of ``spec`` made by the bench user, in a subproject of their own."""
-    db = Database(url)
-    try:
-        async with db.transaction() as s:
-            await engine.define_workflow(s, actor=None, spec=spec)
-            owner = await s.scalar(select(User).where(User.login == "bench"))
-            actor = await identity.actor_for(s, user_id=owner.id, login=owner.login, is_admin=False)
-            project = await engine.create_project(s, actor=actor, display_name=spec["pretty_name"], tags=["bench"])
-            sub = await engine.create_subproject(
-                s,
-                actor=actor,
-                project_id=project.id,
-                display_name="Office",
-                currency="EUR",
-                workflow=spec["short_name"],
-            )
-            made = []
-            for n in range(count):
-                item, _ = await engine.create_workflow_item(s, actor=actor, subproject_id=sub.id, display_name=f"C {n}")
-                made.append(item.id)
-            return made
-    finally:
-        await db.dispose()
-
-
 async def scenarios(url: str, items: int) -> tuple[str, dict[str, list[dict[str, Any]]]]:
     """The token and each scenario's bodies (a driver cycles through them in order)."""
     prepared = await fields.prepare(url, items=items)
-    flips = await _items(url, FLIP, items)
-    kept = await _items(url, {**fields.SPEC, "short_name": "bench_kept", "pretty_name": "Bench kept"}, items)
+    flips = await fields.make_cases(url, FLIP, items, project=FLIP["pretty_name"], name="C")
+    kept_spec = {**fields.SPEC, "short_name": "bench_kept", "pretty_name": "Bench kept"}
+    kept = await fields.make_cases(url, kept_spec, items, project=kept_spec["pretty_name"], name="C")
     await server.vacuum_analyze(url)
     w1f = []
     for variant, amount in ((0, "25000.00"), (1, "30000.00")):
