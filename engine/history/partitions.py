@@ -122,8 +122,11 @@ async def make_ahead(session: AsyncSession, *, size: int | None = None, ahead: i
         # A seq the default partition caught (no partition was ready in time) can go nowhere
         # else. Writers wait from here until the new partitions exist, so none lands in the
         # default between this read and the CREATE (which would then fail on the default's
-        # rows); lock_timeout bounds the wait.
-        await session.execute(text("LOCK TABLE activity IN SHARE ROW EXCLUSIVE MODE"))
+        # rows); lock_timeout bounds the wait. The lock is the CREATE's own (ACCESS EXCLUSIVE),
+        # taken before anything else on the table: a weaker one first, raised by the CREATE,
+        # deadlocks with a writer that read the log earlier in its transaction (it holds a read
+        # lock the CREATE waits for, and waits for its insert behind the weaker lock).
+        await session.execute(text("LOCK TABLE activity IN ACCESS EXCLUSIVE MODE"))
         stray = await session.scalar(text("SELECT max(seq) FROM activity_default"))
         lower = max(top, (stray or 0) + 1)
         each = size or await _monthly_size(session, ranges, drawn)

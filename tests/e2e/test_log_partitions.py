@@ -151,6 +151,47 @@ async def test_an_existing_log_becomes_the_first_partition_and_comes_back_on_dow
         await db.dispose()
 
 
+async def _make_ahead(db: Database) -> list[str]:
+    async with db.transaction() as s:
+        return await partitions.make_ahead(s, size=3)
+
+
+async def _until_a_lock_is_awaited(db: Database) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 30
+    while not await _scalar(db, "SELECT count(*) FROM pg_locks WHERE NOT granted AND locktype = 'relation'"):
+        assert loop.time() < deadline, "the partitioner never waited for the log's lock"
+        await asyncio.sleep(0.02)
+
+
+@ON_POSTGRES
+async def test_partitions_made_while_a_writer_that_read_the_log_commits_neither_deadlocks(fresh_url):
+    """Seen in CI: the partitioner locked the log weakly, then waited for the CREATE's own lock
+    behind a timer's transaction that had read the log, which then waited behind the weak lock
+    for its insert: PostgreSQL broke the deadlock by failing the timer. Both now go through."""
+    data = await _seeded(fresh_url)
+    db = data["db"]
+    try:
+        async with db.read_session() as s:
+            newest = (await partitions.partitions(s))[-1].name
+        await _fill_to(db, newest)  # one partition ready above the last seq: make_ahead makes one
+        async with db.transaction() as writer:
+            await writer.execute(text("SELECT count(*) FROM activity"))  # a read lock, held to the commit
+            making = asyncio.create_task(_make_ahead(db))
+            await _until_a_lock_is_awaited(db)
+            await engine.execute(
+                writer, actor=data["dev"], case_id=data["other_case"], action="comment", comment="meanwhile"
+            )
+        made = await making
+        number = int(newest.rsplit("_", 1)[1])
+        assert made == [f"activity_part_{number + 1:04d}"]
+        landed = await _scalar(db, "SELECT max(seq) FROM activity")
+        assert await _where(db, landed) == newest
+        assert await _scalar(db, "SELECT comment FROM activity WHERE seq = :s", s=landed) == "meanwhile"
+    finally:
+        await db.dispose()
+
+
 @ON_POSTGRES
 @pytest.mark.timeout(600)  # a dozen runs of the command, seconds each on a busy machine
 async def test_archived_partitions_leave_the_log_verifiable_with_and_without_the_archive(fresh_url, tmp_path):
