@@ -65,7 +65,11 @@ async def load_sentences(ctx: "Context", keys: list[SentenceKey]) -> list[str]:
         listed = sorted(i for i in ids if i)
         visible |= {row.id for row in await loader.load_many(listed) if row is not None}
     user = await loaders.party_by_id.load(viewer.user_id)
-    reader = sentences.Reader.of(viewer.user_id, parties=viewer.party_ids, time_zone=getattr(user, "time_zone", None))
+    # A notification may ask the viewer to act for an absent user they stand in for (a history
+    # line asks nothing of anyone): the parties lent to them, read only then.
+    lent = await sentences.lent_to(ctx.session, user_id=viewer.user_id) if any(k.level for k in keys) else {}
+    time_zone = getattr(user, "time_zone", None)
+    reader = sentences.Reader.of(viewer.user_id, parties=viewer.party_ids, time_zone=time_zone, lent=lent)
     return [
         sentences.sentence(sentences.seen_by(f, visible), reader=reader, level=key.level).text
         for f, key in zip(facts, keys, strict=True)

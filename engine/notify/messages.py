@@ -55,7 +55,10 @@ async def compose(session: AsyncSession, input: dict[str, Any], *, key: str) -> 
     if user is None or user.disabled or not user.email or mail.config() is None:
         return None
     actor = await identity.actor_for(session, user_id=user.id, login=user.login, is_admin=user.is_admin)
-    reader = sentences.Reader.of(user.id, parties=actor.party_ids, time_zone=user.time_zone, now=SYSTEM_CLOCK.now())
+    lent = await sentences.lent_to(session, user_id=user.id)  # a deputy's news of the absent user's tasks
+    reader = sentences.Reader.of(
+        user.id, parties=actor.party_ids, time_zone=user.time_zone, now=SYSTEM_CLOCK.now(), lent=lent
+    )
     digest = "notifications" not in input
     news, more_news = await _news(session, user, actor, input)
     tasks = None

@@ -13,6 +13,7 @@ from datetime import date, timedelta
 from typing import Any
 
 from engine.notify import wording
+from engine.notify.sentence_facts import Waiting
 from engine.notify.words import Said, Words
 
 
@@ -195,7 +196,8 @@ def _case_resumed(w: Words) -> Said:
     if asked:
         names = wording.joined(dict.fromkeys(a.name for a in asked))
         verb = "are" if len({a.name for a in asked}) > 1 else "is"
-        return Said(f"{w.thing} is resumed: {names} {verb} yours{w.due()}", action=asked[0].action, addressed=True)
+        behalf = w.for_whom(a.parties for a in asked)
+        return Said(f"{w.thing} is resumed: {names} {verb} yours{w.due()}{behalf}", asked[0].action, True)
     if w.system:
         return Said(f"{w.thing} is resumed after its hold")
     return Said(f"{w.who()} resumed {w.thing}")
@@ -237,8 +239,9 @@ def _escalated(w: Words) -> Said:
     name, role = wording.upper_first(w.action_name(w.entry.action)), w.role(w.data.get("toRole"))
     since = w.on(w.data.get("enabledAt"))
     waited = f"{name} on {w.thing} has waited" + (f" since {since}" if since else " too long")
-    if w.addressing and w.mine(w.facts.roles.get(w.data.get("toRole") or "", ())):
-        return Said(f"{waited}: you are asked to step in as {role}", action=w.entry.action, addressed=True)
+    players = w.facts.roles.get(w.data.get("toRole") or "", ())
+    if w.addressing and w.mine(players):
+        return Said(f"{waited}: you are asked to step in as {role}{w.for_whom([players])}", w.entry.action, True)
     return Said(f"{waited}; {role} is asked to step in", action=w.entry.action)
 
 
@@ -254,7 +257,7 @@ def _due(w: Words) -> Said:
     else:
         text = f"{w.thing} was due {w.day(due)}"
     if asked:
-        return Said(f"{text}: {wording.joined(dict.fromkeys(a.name for a in asked))} is yours", asked[0].action, True)
+        return Said(f"{text}: {_yours(w, asked)}", asked[0].action, True)
     return Said(text)
 
 
@@ -264,8 +267,13 @@ def _overdue(w: Words) -> Said:
     text = f"{w.thing} is overdue{since}"
     asked = w.asked()
     if asked:
-        return Said(f"{text}: {wording.joined(dict.fromkeys(a.name for a in asked))} is yours", asked[0].action, True)
+        return Said(f"{text}: {_yours(w, asked)}", asked[0].action, True)
     return Said(text)
+
+
+def _yours(w: Words, asked: list[Waiting]) -> str:
+    """ "Approve is yours" (", for Alice Analyst" to a deputy)."""
+    return f"{wording.joined(dict.fromkeys(a.name for a in asked))} is yours{w.for_whom(a.parties for a in asked)}"
 
 
 def _date(value: Any) -> date | None:

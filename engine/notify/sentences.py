@@ -14,7 +14,7 @@ Usage::
         print(said.text, said.path)
 """
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
@@ -28,6 +28,7 @@ from engine.notify import wording
 from engine.notify.phrases import PHRASES, unknown
 from engine.notify.sentence_facts import EntryFacts, ItemFacts, Waiting, load_facts, seen_by
 from engine.notify.words import Words
+from engine.people import deputies
 from engine.people.actors import Actor
 from models import GroupMember, User
 
@@ -37,12 +38,15 @@ MAX_SENTENCE = 500  # characters: a sentence is a line, whatever names and title
 @dataclass(frozen=True, slots=True)
 class Reader:
     """Who a sentence is for: their user id, the parties they are (themselves and their groups:
-    what is asked of a group is asked of them), their time zone and today's date there."""
+    what is asked of a group is asked of them), their time zone and today's date there, and the
+    parties absent users lend them now (``lent``: party -> that user's name; ``lent_to``): what
+    is asked of those is asked of the reader too, for the absent user."""
 
     user_id: str | None = None
     parties: frozenset[str] = frozenset()
     tz: ZoneInfo = field(default_factory=lambda: ZoneInfo("UTC"))
     today: date = field(default_factory=lambda: SYSTEM_CLOCK.now().date())  # of the reader's zone
+    lent: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def of(
@@ -52,13 +56,30 @@ class Reader:
         parties: frozenset[str] | set[str] | None = None,
         time_zone: str | None = None,
         now: datetime | None = None,
+        lent: Mapping[str, str] | None = None,
     ) -> "Reader":
         tz = wording.zone(time_zone)
         moment = now or SYSTEM_CLOCK.now()
         if moment.tzinfo is None:
             moment = moment.replace(tzinfo=UTC)
         everyone = frozenset(parties or ()) | ({user_id} if user_id else set())
-        return cls(user_id, everyone, tz, moment.astimezone(tz).date())
+        return cls(user_id, everyone, tz, moment.astimezone(tz).date(), dict(lent or {}))
+
+
+async def lent_to(session: AsyncSession, *, user_id: str) -> dict[str, str]:
+    """The parties the absent users ``user_id`` stands in for now lend them (engine/people/deputies.py:
+    each absent user and their groups), each with the absent user's name: a ``Reader``'s ``lent``.
+    One statement, and one more for the names when there is a deputyship."""
+    absent = await deputies.standing_in(session, user_id=user_id)
+    if not absent:
+        return {}
+    absent_ids = [lender.user_id for lender in absent]
+    names = dict((await session.execute(select(User.id, User.display_name).where(User.id.in_(absent_ids)))).all())
+    lent: dict[str, str] = {}
+    for lender in absent:
+        for party in sorted(lender.party_ids):
+            lent.setdefault(party, names.get(lender.user_id) or "someone")
+    return lent
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,7 +183,8 @@ async def reader_of(
     if parties is None:
         groups = await session.scalars(select(GroupMember.group_id).where(GroupMember.user_id == user_id))
         parties = {user_id, *groups}
-    return Reader.of(user_id, parties=parties, time_zone=time_zone, now=now)
+    lent = await lent_to(session, user_id=user_id)
+    return Reader.of(user_id, parties=parties, time_zone=time_zone, now=now, lent=lent)
 
 
 __all__ = [
@@ -172,6 +194,7 @@ __all__ = [
     "Reader",
     "Sentence",
     "Waiting",
+    "lent_to",
     "load_facts",
     "path_to",
     "phrase_entries",

@@ -64,7 +64,23 @@ class Words:
         return wording.joined(self.party(p) for p in (ids or []))
 
     def mine(self, ids: Any) -> bool:
-        return bool(set(ids or ()) & self.reader.parties)
+        """Whether the reader is among ``ids``, themselves or standing in for one of them."""
+        return bool(set(ids or ()) & self._theirs)
+
+    @property
+    def _theirs(self) -> set[str]:
+        """The reader's parties and those lent to them now by absent users (``Reader.lent``)."""
+        return {*self.reader.parties, *self.reader.lent}
+
+    def for_whom(self, parties: Any) -> str:
+        """ ", for Alice Analyst" when what is asked of the reader (of ``parties``: a set per
+        thing asked) is theirs only as the deputy of an absent user; nothing when it is their own."""
+        groups = [set(p) for p in parties]
+        if any(p & self.reader.parties for p in groups):
+            return ""
+        lent = self.reader.lent
+        names = dict.fromkeys(lent[party] for p in groups for party in sorted(p) if party in lent)
+        return f", for {wording.joined(names)}" if names else ""
 
     # -- the workflow's words -------------------------------------------------------------
 
@@ -120,13 +136,17 @@ class Words:
         notification: see ``addressing``)."""
         if not self.addressing:
             return []
-        return [w for w in self.facts.waiting if w.parties & self.reader.parties]
+        return [w for w in self.facts.waiting if w.parties & self._theirs]
 
     def yours(self, asked: list[Waiting], *, lead: str = "") -> Said:
-        """ "Start review is yours: Office chairs (due 15 Dec)"."""
+        """ "Start review is yours: Office chairs (due 15 Dec)"; to a deputy, whose it is too
+        (", for Alice Analyst", as the open-tasks digest says it)."""
         names = wording.joined(dict.fromkeys(w.name for w in asked))
         verb = "are" if len({w.name for w in asked}) > 1 else "is"
-        return Said(f"{lead}{names} {verb} yours: {self.thing}{self.due()}", action=asked[0].action, addressed=True)
+        behalf = self.for_whom(w.parties for w in asked)
+        return Said(
+            f"{lead}{names} {verb} yours: {self.thing}{self.due()}{behalf}", action=asked[0].action, addressed=True
+        )
 
 
 __all__ = ["Said", "Words"]

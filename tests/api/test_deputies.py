@@ -168,6 +168,37 @@ async def test_the_absent_users_notifications_reach_the_deputy_while_active(gql,
     assert await heard(bob) == [("ASSIGNED", "During")]
 
 
+SAID = """{ notifications { edges { node { level sentence activity { workflowItem { displayName } } } } } }"""
+
+
+async def test_a_deputys_copy_asks_them_to_act_for_the_absent_user_while_they_stand_in(gql, make_user, clock):
+    """Alice's notification asks her to act; bob's copy asks him, for her, while he stands in; the
+    owner, who assigned it and is asked nothing, hears nothing. Once the deputyship ends, bob's
+    copy is no longer his to read (as every notification: only while he may read its entry)."""
+    _, owner = await make_user("owner")
+    alice_id, alice = await make_user("alice")
+    bob_id, bob = await make_user("bob")
+    _, sub, _ = await build_tree(gql, owner, items=0, workflow="bug")
+    assert (await name_deputy(gql, alice, bob_id, starts=T0 + HOUR, until=T0 + 2 * HOUR))["userErrors"] == []
+    clock.set(T0 + HOUR)
+    item_input = {"subprojectId": sub["id"], "displayName": "Leaking tap", "assigneeId": alice_id}
+    made = await gql(CREATE_ITEM, {"input": item_input}, token=owner)
+    assert made["createWorkflowItem"]["userErrors"] == []
+
+    async def said(token):
+        return [
+            (n["node"]["level"], n["node"]["sentence"])
+            for n in (await gql(SAID, token=token))["notifications"]["edges"]
+        ]
+
+    assert await said(alice) == [("ASSIGNED", "Resolve is yours: Leaking tap")]
+    assert await said(bob) == [("ASSIGNED", "Resolve is yours: Leaking tap, for alice")]
+    assert await said(owner) == []
+    clock.set(T0 + 2 * HOUR)
+    assert await said(bob) == []
+    assert await said(alice) == [("ASSIGNED", "Resolve is yours: Leaking tap")]
+
+
 async def test_deputyships_are_seen_and_removed_by_their_two_users_and_admins(gql, make_user, clock):
     _, root = await make_user("root", admin=True)
     alice_id, alice = await make_user("alice")

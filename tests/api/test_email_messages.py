@@ -210,6 +210,12 @@ async def test_the_open_tasks_digest_lists_each_readers_tasks_with_a_deputys_mar
         assert for_bob["Subject"].startswith("Daily digest: 3 open tasks (1 overdue)")
         text, html = text_of(for_bob), html_of(for_bob)
         assert "Secret ballot" not in text and "Secret ballot" not in html and ballot["id"] not in text
+        # The news: alice's assignments, of which bob got copies, ask him to act for her.
+        news = text[: text.index("Your open tasks")]
+        chairs_news = next(line for line in news.splitlines() if "Office chairs" in line)
+        assert "Close is yours: Office chairs" in chairs_news and "for Alice Analyst" in chairs_news
+        lamps_news = next(line for line in news.splitlines() if "Desk lamps" in line)
+        assert "Close is yours: Desk lamps" in lamps_news and "Alice" not in lamps_news
         text = text[text.index("Your open tasks") :]  # the list, after the news
         assert text.index("Office chairs") < text.index("Desk lamps") < text.index("<b>Tiles & Co</b>")
         chairs_line = next(line for line in text.splitlines() if "Office chairs" in line)

@@ -337,6 +337,69 @@ def test_no_kind_says_none_or_the_api_s_words(kind, actor):
         assert thing in text, text
 
 
+CAROLS = Waiting(
+    "ea_3", "approve", "Approve", frozenset({"usr_carol"}), datetime(2026, 11, 24, 8, tzinfo=UTC), "manager"
+)
+# Dave stands in for Carol (a Manager): her parties are lent to him, by her name.
+DAVE = Reader.of("usr_dave", time_zone="Europe/Berlin", now=BOB_NOW, lent={"usr_carol": "Carol Controller"})
+
+
+def test_a_deputy_is_asked_to_act_for_the_absent_user():
+    """What waits on Carol is asked of Dave while he stands in for her, saying for whom, in each
+    phrase that asks; his own task is his without "for"; in a history it asks nothing of him."""
+    asked = {
+        "action_executed": (
+            facts("action_executed", {"from": "submitted", "to": "in_review"}, action="start_review", waiting=[CAROLS]),
+            "Approve is yours: Office chairs (due 15 Dec), for Carol Controller",
+        ),
+        "workflow_item_overdue": (
+            facts("workflow_item_overdue", {"dueDate": "2026-11-25"}, actor=None, waiting=[CAROLS]),
+            "Office chairs is overdue since 26 Nov: Approve is yours, for Carol Controller",
+        ),
+        "workflow_item_due": (
+            facts("workflow_item_due", {"dueDate": "2026-11-28"}, actor=None, waiting=[CAROLS]),
+            "Office chairs is due today: Approve is yours, for Carol Controller",
+        ),
+        "case_resumed": (
+            facts("case_resumed", {"from": "SUSPENDED", "to": "ACTIVE"}, actor=None, waiting=[CAROLS]),
+            "Office chairs is resumed: Approve is yours (due 15 Dec), for Carol Controller",
+        ),
+        "action_escalated": (
+            facts(
+                "action_escalated",
+                {"enabledActionId": "ea_2", "toRole": "manager", "enabledAt": "2026-11-24T08:00:00+00:00"},
+                action="approve",
+                actor=None,
+            ),
+            "Approve on Office chairs has waited since 24 Nov: "
+            "you are asked to step in as Manager, for Carol Controller",
+        ),
+    }
+    for kind, (example, expected) in asked.items():
+        said = sentence(example, reader=DAVE, level="ASSIGNED")
+        assert (said.text, said.addressed, said.action) == (expected, True, "approve"), kind
+        # Bob stands in for no one: Carol's task is not his to do.
+        assert not sentence(example, reader=BOB, level="ASSIGNED").addressed, kind
+    # In his feed or a history, nothing is asked of anyone.
+    history, _ = EXAMPLES["workflow_item_overdue"]
+    overdue, _ = asked["workflow_item_overdue"]
+    assert (
+        sentence(overdue, reader=DAVE).text
+        == sentence(history, reader=DAVE).text
+        == "Office chairs is overdue since 26 Nov"
+    )
+    # A task of his own and one lent: his, without "for".
+    both = Reader.of("usr_bob", parties={"usr_bob"}, now=BOB_NOW, lent={"grp_rev": "Carol Controller"})
+    mixed = facts("action_executed", {"to": "in_review"}, action="start_review", waiting=[APPROVE, START_REVIEW])
+    assert sentence(mixed, reader=both, level="ASSIGNED").text == (
+        "Approve and Start review are yours: Office chairs (due 15 Dec)"
+    )
+    lent_only = facts("action_executed", {"to": "in_review"}, action="start_review", waiting=[START_REVIEW])
+    assert sentence(lent_only, reader=both, level="ASSIGNED").text == (
+        "Start review is yours: Office chairs (due 15 Dec), for Carol Controller"
+    )
+
+
 def test_an_executed_action_reads_as_what_was_done_once_nothing_waits_on_the_reader():
     done = facts("action_executed", {"from": "in_review", "to": "approved", "resolution": "changed"}, action="approve")
     assert sentence(done, reader=BOB).text == "Alice Analyst approved Office chairs (With changes; now Approved)"
