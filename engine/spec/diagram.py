@@ -14,7 +14,9 @@ A scope with states draws its own FSM; the children of a scope without states (p
 without states) are drawn as nodes side by side. In Mermaid the parent is a step on the way:
 its edge leads from the states it is enabled in into its box, saying how it runs
 (``parallel``, ``for each voters per_user``), and the box leads on to where each output (or its
-new state) goes. In DOT the parent's edge runs from state to state beside its cluster.
+new state) goes. DOT draws the same: the parent's edge ends at its cluster's border and the
+cluster's edges leave from it (``compound=true``, ``lhead``/``ltail`` on an invisible anchor node,
+``scope_<action>``, that each cluster holds).
 """
 
 from engine.errors import DomainError, ErrorCode
@@ -109,6 +111,17 @@ def _mermaid_scope(spec: WorkflowSpec, parent: str | None, indent: str) -> list[
     return lines
 
 
+def _dot_edge(a: str, b: str, label: str, boxes: set[str]) -> str:
+    """An edge; one into or out of a child scope's box ends at the box's border (``lhead`` and
+    ``ltail`` on the box's anchor node, with the graph's ``compound=true``)."""
+    clipped = [f'label="{_dot_text(label)}"']
+    if b in boxes:
+        clipped.append(f'lhead="cluster_{_dot_text(b.removeprefix("scope_"))}"')
+    if a in boxes:
+        clipped.append(f'ltail="cluster_{_dot_text(a.removeprefix("scope_"))}"')
+    return f'"{_dot_text(a)}" -> "{_dot_text(b)}" [{", ".join(clipped)}];'
+
+
 def _dot_scope(spec: WorkflowSpec, parent: str | None, indent: str) -> list[str]:
     lines = []
     for s in spec.scope_states(parent):
@@ -119,15 +132,17 @@ def _dot_scope(spec: WorkflowSpec, parent: str | None, indent: str) -> list[str]
             if not child.children:
                 node = _dot_text(f"{parent}__{child.short_name}")
                 lines.append(f'{indent}"{node}" [shape=box, label="{_dot_text(child.pretty_name)}"];')
-    lines += [
-        f'{indent}"{_dot_text(a)}" -> "{_dot_text(b)}" [label="{_dot_text(label)}"];'
-        for a, b, label in _edges(spec, parent)
-    ]
-    for child in _parents(spec, parent):
+    boxes = set()
+    for child in _parents(spec, parent):  # each box first, with the anchor its edges end at
+        box = f"scope_{child.short_name}"
+        boxes.add(box)
         lines.append(f'{indent}subgraph "cluster_{_dot_text(child.short_name)}" {{')
         lines.append(f'{indent}    label="{_dot_text(child.pretty_name)}";')
+        lines.append(f'{indent}    "{_dot_text(box)}" [shape=point, style=invis, width=0, height=0];')
         lines += _dot_scope(spec, child.short_name, indent + "    ")
         lines.append(f"{indent}}}")
+    if spec.scope_states(parent):
+        lines += [f"{indent}{_dot_edge(a, b, label, boxes)}" for a, b, label in _edges(spec, parent, boxed=True)]
     return lines
 
 
@@ -135,7 +150,7 @@ def render(spec: WorkflowSpec, fmt: str = "MERMAID") -> str:
     if fmt.upper() == "MERMAID":
         return "\n".join(["stateDiagram-v2", *_mermaid_scope(spec, None, "    ")])
     if fmt.upper() == "DOT":
-        lines = [f'digraph "{_dot_text(spec.short_name)}" {{', "    rankdir=LR;"]
+        lines = [f'digraph "{_dot_text(spec.short_name)}" {{', "    rankdir=LR;", "    compound=true;"]
         lines += _dot_scope(spec, None, "    ")
         lines.append("}")
         return "\n".join(lines)

@@ -180,5 +180,9 @@ async def test_the_diagram_draws_each_child_scope_inside_its_parent(gql, make_us
     ]
     assert "            opi_open --> opi_done: opinion" in lines
     assert '    subgraph "cluster_rev_and_op" {' in drawn["dot"]
+    assert (
+        '    "open" -> "scope_rev_and_op" [label="rev_and_op (parallel)", lhead="cluster_rev_and_op"];' in drawn["dot"]
+    )
+    assert '    "scope_rev_and_op" -> "done" [label="", ltail="cluster_rev_and_op"];' in drawn["dot"]
     assert '        subgraph "cluster_opinion_wr" {' in drawn["dot"]
     assert '"rev_open" -> "rev_done" [label="review"];' in drawn["dot"]

@@ -139,6 +139,17 @@ def test_a_child_scope_is_a_step_drawn_inside_the_box_its_parent_leads_into():
         "        [*] --> reading",
     ]
     assert "        reading --> fine: Pass" in lines and lines[-1] == "    }"
-    dot = render(workflows.parse_spec(NESTED), "DOT")
-    assert '"open" -> "signed" [label="Legal review (ok, workflow)"];' in dot  # DOT: beside its cluster
-    assert 'subgraph "cluster_legal" {' in dot and 'label="Legal review";' in dot
+    # DOT alike: the parent's edge ends at its cluster's border, the outputs leave from it
+    dot = render(workflows.parse_spec(NESTED), "DOT").splitlines()
+    assert "    compound=true;" in dot
+    assert '    "open" -> "scope_legal" [label="Legal review (workflow)", lhead="cluster_legal"];' in dot
+    assert '    "scope_legal" -> "signed" [label="ok", ltail="cluster_legal"];' in dot
+    assert '    "scope_legal" -> "dropped" [label="no", ltail="cluster_legal"];' in dot
+    assert not any(line.startswith('    "open" -> "signed"') for line in dot)
+    start = dot.index('    subgraph "cluster_legal" {')
+    assert dot[start + 1 : start + 4] == [
+        '        label="Legal review";',
+        '        "scope_legal" [shape=point, style=invis, width=0, height=0];',  # the edges' anchor
+        '        "reading" [shape=circle, label="Reading"];',
+    ]
+    assert '        "reading" -> "fine" [label="Pass"];' in dot
