@@ -172,10 +172,10 @@ class _Names:
         self.state_order = {name: (self.states[name].scope is not None, n) for n, name in enumerate(order)}
 
     def state(self, name: str) -> StateSpec:
-        return self.states.get(name) or StateSpec(short_name=name, pretty_name=name)
+        return self.states.get(name) or StateSpec.named(name)
 
     def action(self, name: str) -> ActionSpec:
-        return self.actions.get(name) or ActionSpec(short_name=name, pretty_name=name, pretty_past_tense=name)
+        return self.actions.get(name) or ActionSpec.named(name)
 
     def scope(self, name: str | None) -> ActionSpec | None:
         return None if name is None else self.action(name)

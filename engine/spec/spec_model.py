@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.spec.child_specs import Condition
+from engine.spec.defaults import names
 from engine.spec.field_specs import FieldSpec, Route
 from engine.spec.reminder_specs import Escalation, Reminders
 from engine.spec.rules import Rule
@@ -17,6 +18,11 @@ __all__ = ["TRIGGERS", "UNATTENDED_TRIGGERS", "ActionSpec", "RoleSpec", "StateSp
 TRIGGERS = ("user", "auto", "init", "time", "workflow", "parallel", "dynamic")
 # Triggers whose actions fire without a person choosing: no caller gives them an output or a resolution.
 UNATTENDED_TRIGGERS = ("auto", "time", "init")
+
+
+def _defaulted(key: str, default: str) -> str:
+    """``names``' reading of a spec that gives no name: each one its default."""
+    return default
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +43,12 @@ class StateSpec:
     hidden_fields: tuple[str, ...] = ()
     hidden_visible_to: tuple[str, ...] = ()  # roles that see the hidden case fields (admins always do)
     scope: str | None = None  # the parent action of a child workflow's states
+
+    @classmethod
+    def named(cls, short_name: str) -> "StateSpec":
+        """A state known by its short name alone (one a log names that no version defines, or
+        before its definition is read), with the spec's default names (engine/spec/defaults.py)."""
+        return cls(short_name=short_name, **names(_defaulted, short_name))
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +87,12 @@ class ActionSpec:
     enabled_when: Rule | None = None  # a CEL condition asked before each enabling (engine/spec/rules.py)
     routes: tuple[Route, ...] = ()  # the first whose condition holds decides the new state
     log_title: str | None = None  # the log entry's title, with placeholders
+
+    @classmethod
+    def named(cls, short_name: str) -> "ActionSpec":
+        """An action known by its short name alone (one a log names that no version defines, or
+        before its definition is read), with the spec's default names (engine/spec/defaults.py)."""
+        return cls(short_name=short_name, **names(_defaulted, short_name, ("pretty_name", "pretty_past_tense")))
 
     def is_enabled_in(self, state: str) -> bool:
         return self.always_enabled or state in self.enabled_states or state in self.assigned_states

@@ -246,7 +246,7 @@ def _scope(
         if action.get("trigger", "user") == "init":
             inits += 1
         pending.append((apath, name, action))
-        actions[name] = ActionSpec(short_name=name, pretty_name=name, pretty_past_tense=name)  # placeholder
+        actions[name] = ActionSpec.named(name)  # a placeholder until the actions are read below
     if inits > 1:
         c.fail([*path, key], "A workflow scope has at most one INIT action.")
 

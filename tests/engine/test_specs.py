@@ -12,6 +12,7 @@ from engine import DomainError, registry
 from engine.errors import DomainErrors
 from engine.spec import workflows
 from engine.spec.spec_checker import MAX_ACTIONS, MAX_CHILD_DEPTH, MAX_ERRORS, MAX_STATES, MAX_TIMEOUT, MAX_TRANSITIONS
+from engine.spec.spec_model import ActionSpec, StateSpec
 from models import Database
 
 
@@ -224,3 +225,19 @@ def test_unknown_enable_conditions_are_refused():
     assert spec_errors(spec) == [
         (["actions", "x", "enable_conditions"], "Action 'x' names unknown enable condition 'nope'.")
     ]
+
+
+def test_a_state_or_action_known_by_name_alone_has_the_names_a_spec_leaving_them_out_gets():
+    """What insights says of a state or an action no version of its workflow defines (the log
+    names it) is what the parser makes of one whose spec names nothing: its short name."""
+    spec = workflows.parse_spec(
+        {
+            "short_name": "unnamed",
+            "states": {"in_review": {}},
+            "actions": {"start_review": {"enabled_states": ["in_review"]}},
+        }
+    )
+    parsed, named = spec.actions["start_review"], ActionSpec.named("start_review")
+    assert (named.pretty_name, named.pretty_past_tense) == (parsed.pretty_name, parsed.pretty_past_tense)
+    assert named.pretty_past_tense == "start_review"
+    assert StateSpec.named("in_review") == spec.states["in_review"]
