@@ -94,3 +94,6 @@ class ArchivedChain(SQLModel, table=True):
     at: datetime = Field(sa_column=Column(UTCDateTime, nullable=False))  # when its last archived entry was written
     entries: int = Field(sa_column=Column(SeqType, nullable=False))
     archived_at: datetime = Field(sa_column=Column(UTCDateTime, nullable=False))
+    # HMAC-SHA256 of chain, seq, hash, at and entries under the secret key (engine/history/
+    # checkpoints.py ``sign_anchor``); None when archived without a key (migration 0028).
+    signature: str | None = None

@@ -14,6 +14,7 @@ import asyncio
 import logging
 import os
 import re
+import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -74,8 +75,9 @@ def _postgres(db: Database, what: str) -> None:
         )
 
 
-async def archive_history(db: Database, before: datetime, to: str) -> None:
-    """Archive, then drop, every partition wholly before ``before``; print a line each."""
+async def archive_history(db: Database, before: datetime, to: str, *, secret_key: str | None) -> None:
+    """Archive, then drop, every partition wholly before ``before``; print a line each. The
+    anchors left in the database are signed with ``secret_key`` (without one, say so)."""
     _postgres(db, "archive-history")
     if to.startswith("s3://"):
         raise CliError("archive-history writes to a directory: archive to one, then copy it to s3.")
@@ -88,12 +90,18 @@ async def archive_history(db: Database, before: datetime, to: str) -> None:
         )
     directory = Path(to)
     _writable(directory)
+    if not secret_key:
+        print(
+            "No secret key is configured (CASEWAY_SECRET_KEY): the anchors the log's chains now start from are "
+            "not signed, and verify-history can tell a moved one only with --archive.",
+            file=sys.stderr,
+        )
     entries = 0
     for partition, newest in found:
         written, heads = await _export(db, partition, newest, directory)
         try:
             async with db.transaction() as session:
-                await partitions.drop(session, partition, heads)
+                await partitions.drop(session, partition, heads, secret_key=secret_key)
         except DBAPIError as error:
             if "lock timeout" not in str(error):
                 raise

@@ -68,7 +68,7 @@ async def archive_history(settings: Settings, before: Any, to: str) -> None:
 
     db = await migrated_database(settings)
     try:
-        await archive_history(db, before, to)
+        await archive_history(db, before, to, secret_key=settings.secret_key)
     finally:
         await db.dispose()
 

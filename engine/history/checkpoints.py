@@ -33,12 +33,14 @@ from models import Activity, ArchivedChain, HistoryCheckpoint
 __all__ = [
     "CheckpointPass",
     "Record",
+    "anchor_signature_holds",
     "check_sequence",
     "checkpoint_history",
     "compare_with_copy",
     "newest_of",
     "records_after",
     "sign",
+    "sign_anchor",
     "signature_holds",
 ]
 
@@ -116,6 +118,21 @@ def signature_holds(secret_key: str, row: Any) -> bool:
         prev_counter=row.prev_counter,
         prev_signature=row.prev_signature,
     )
+    return hmac.compare_digest(expected.encode(), str(row.signature).encode())
+
+
+def sign_anchor(secret_key: str, *, chain: str, seq: int, hash: str, at: datetime, entries: int) -> str:
+    """HMAC-SHA256 of where a chain's archived part ends (an ``ArchivedChain`` row): only a
+    holder of the key can move the point the chain's live entries are checked from."""
+    message = f"caseway-archived-chain-1\n{chain}\n{seq}\n{hash}\n{at.isoformat()}\n{entries}"
+    return hmac.new(secret_key.encode(), message.encode(), hashlib.sha256).hexdigest()
+
+
+def anchor_signature_holds(secret_key: str, row: Any) -> bool:
+    """Whether an ``ArchivedChain`` row is signed, under this key, as it stands."""
+    if not row.signature:
+        return False
+    expected = sign_anchor(secret_key, chain=row.chain, seq=row.seq, hash=row.hash, at=row.at, entries=row.entries)
     return hmac.compare_digest(expected.encode(), str(row.signature).encode())
 
 

@@ -24,7 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.errors import not_found
 from engine.history.activity import RESOURCE_MODELS, entry_hash
-from engine.history.checkpoints import newest_of, signature_holds
+from engine.history.checkpoints import anchor_signature_holds, newest_of, signature_holds
 from engine.history.partitions import anchors_of
 from models import Activity, ArchivedChain, HistoryCheckpoint, kind_of
 
@@ -44,6 +44,7 @@ class Problem(StrEnum):
     BAD_CHECKPOINT_SIGNATURE = "BAD_CHECKPOINT_SIGNATURE"
     EMPTY_CHAIN = "EMPTY_CHAIN"
     ARCHIVE_MISMATCH = "ARCHIVE_MISMATCH"
+    BAD_ANCHOR_SIGNATURE = "BAD_ANCHOR_SIGNATURE"
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +90,11 @@ _DETAILS = {
         "the archive does not end the chain where the database recorded when it was archived: the archive is "
         "incomplete or was changed, or the database's record of it was"
     ),
+    Problem.BAD_ANCHOR_SIGNATURE: (
+        "the database's record of where its archived part ends is not signed with the secret key, or its signature "
+        "does not verify: it was moved or forged (the oldest entries left may have been deleted), archived without "
+        "the key, or the secret key differs; verify-history --archive checks the chain against the archive's files"
+    ),
 }
 
 
@@ -112,7 +118,9 @@ class _ChainCheck:
         if archived is not None:
             self.prev, self.last_seq = archived.hash, archived.seq
             self.entries = self.archived_entries = archived.entries
-            if self.anchor is not None and self.anchor.seq == archived.seq and self.anchor.hash != archived.hash:
+            if secret_key and not anchor_signature_holds(secret_key, archived):
+                self._break(Problem.BAD_ANCHOR_SIGNATURE, archived.seq)  # the entries left prove nothing from it
+            elif self.anchor is not None and self.anchor.seq == archived.seq and self.anchor.hash != archived.hash:
                 self._break(Problem.CHECKPOINTED_ENTRY_CHANGED, archived.seq)
 
     def _break(self, problem: Problem, seq: int) -> bool:

@@ -24,6 +24,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.clock import SYSTEM_CLOCK
+from engine.history.checkpoints import sign_anchor
 from models import Activity, ArchivedChain
 
 __all__ = [
@@ -210,25 +211,26 @@ async def anchors_of(session: AsyncSession, chains: Any = None) -> dict[str, Any
     return {row.chain: row for row in await connection.execute(query)}
 
 
-async def drop(session: AsyncSession, partition: Partition, heads: dict[str, Head]) -> None:
-    """Record where each chain's archived part now ends, then detach and drop the partition
+async def drop(session: AsyncSession, partition: Partition, heads: dict[str, Head], *, secret_key: str | None) -> None:
+    """Record where each chain's archived part now ends, signed with ``secret_key`` (None:
+    unsigned, which `verify-history` with a key reports), then detach and drop the partition
     (PostgreSQL holds the log's lock for the detach alone: an instant; writers wait that long)."""
     now = SYSTEM_CLOCK.now()
     held = await anchors_of(session, heads)
-    rows = [
-        {
-            "chain": chain,
-            "project_id": head.project_id,
-            "subproject_id": head.subproject_id,
-            "workflow_item_id": head.workflow_item_id,
-            "seq": head.seq,
-            "hash": head.hash,
-            "at": head.at,
-            "entries": head.entries + (held[chain].entries if chain in held else 0),
-            "archived_at": now,
-        }
-        for chain, head in heads.items()
-    ]
+    rows = []
+    for chain, head in heads.items():
+        entries = head.entries + (held[chain].entries if chain in held else 0)
+        signed = {"chain": chain, "seq": head.seq, "hash": head.hash, "at": head.at, "entries": entries}
+        rows.append(
+            {
+                **signed,
+                "project_id": head.project_id,
+                "subproject_id": head.subproject_id,
+                "workflow_item_id": head.workflow_item_id,
+                "archived_at": now,
+                "signature": sign_anchor(secret_key, **signed) if secret_key else None,
+            }
+        )
     table = ArchivedChain.__table__
     for start in range(0, len(rows), 1_000):
         upsert = pg_insert(table).values(rows[start : start + 1_000])
@@ -236,7 +238,7 @@ async def drop(session: AsyncSession, partition: Partition, heads: dict[str, Hea
         await session.execute(
             upsert.on_conflict_do_update(
                 index_elements=[table.c.chain],
-                set_={name: excluded[name] for name in ("seq", "hash", "at", "entries", "archived_at")},
+                set_={name: excluded[name] for name in ("seq", "hash", "at", "entries", "archived_at", "signature")},
             )
         )
     # The detach waits for every read of the log to end and holds up new ones while it waits:

@@ -12,13 +12,13 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 from alembic import command
-from sqlalchemy import text
+from sqlalchemy import insert, text
 
 import engine
 from engine.history import partitions
 from engine.people import identity
 from engine.spec import workflows
-from models import Database
+from models import Activity, Database
 from server.app import create_app
 from server.migrate import alembic_config
 from server.settings import Settings
@@ -240,6 +240,8 @@ async def test_archived_partitions_leave_the_log_verifiable_with_and_without_the
         # checkpoint (of an archived entry) is signed again.
         async with db.transaction() as s:
             await engine.execute(s, actor=data["owner"], case_id=data["case"], action="reopen")
+        async with db.transaction() as s:
+            await engine.execute(s, actor=data["owner"], case_id=data["case"], action="comment", comment="reopened")
         resigned = await _cli(fresh_url, "checkpoint-history")
         assert resigned.returncode == 0 and "Not re-signed" not in resigned.stdout, resigned.stdout
         kept = await _scalar(db, "SELECT count(*) FROM activity WHERE chain = :c", c=item)
@@ -258,9 +260,49 @@ async def test_archived_partitions_leave_the_log_verifiable_with_and_without_the
             moved.stdout
         )
         cut = await _cli(fresh_url, "verify-history", item)
+        unsigned = "the database's record of where its archived part ends is not signed with the secret key"
+        assert cut.returncode == 1 and f"is broken at seq {of_item[-1]}: {unsigned}" in cut.stdout, cut.stdout
+        without_key = await _cli(fresh_url, "verify-history", item, key="")  # the chain alone: it no longer follows
         first_kept = await _scalar(db, "SELECT min(seq) FROM activity WHERE chain = :c", c=item)
-        assert cut.returncode == 1 and f"is broken at seq {first_kept}: the entry does not follow" in cut.stdout
+        assert f"is broken at seq {first_kept}: the entry does not follow" in without_key.stdout, without_key.stdout
         await _scalar(db, "UPDATE archived_chain SET hash = :h WHERE chain = :c RETURNING 1", h=anchor, c=item)
+        assert (await _cli(fresh_url, "verify-history", item)).returncode == 0
+
+        # The oldest entry left deleted and the anchor moved up to it, so that the entries after it
+        # follow on: the chain and its checkpoint (of a newer entry) hold, the anchor's signature
+        # does not. The files tell the same with --archive.
+        (deleted,) = await _rows(db, "SELECT * FROM activity WHERE seq = :s", s=first_kept)
+        saved = (await _rows(db, "SELECT seq, hash, at, entries FROM archived_chain WHERE chain = :c", c=item))[0]
+        await _scalar(db, "DELETE FROM activity WHERE seq = :s RETURNING 1", s=first_kept)
+        await _scalar(
+            db,
+            "UPDATE archived_chain SET seq = :s, hash = :h, at = :a, entries = entries + 1 "
+            "WHERE chain = :c RETURNING 1",
+            s=deleted.seq,
+            h=deleted.hash,
+            a=deleted.at,
+            c=item,
+        )
+        forged = await _cli(fresh_url, "verify-history", "--all")
+        assert forged.returncode == 1 and f"History of {item} is broken at seq {first_kept}: {unsigned}" in (
+            forged.stdout
+        )
+        fooled = await _cli(fresh_url, "verify-history", item, key="")  # what a forged anchor got past before
+        assert fooled.returncode == 0 and "is intact" in fooled.stdout, fooled.stdout
+        against_files = await _cli(fresh_url, "verify-history", item, "--archive", str(archive))
+        assert against_files.returncode == 1 and "the archive does not end the chain where" in against_files.stdout
+        await _scalar(
+            db,
+            "UPDATE archived_chain SET seq = :s, hash = :h, at = :a, entries = :e WHERE chain = :c RETURNING 1",
+            s=saved[0],
+            h=saved[1],
+            a=saved[2],
+            e=saved[3],
+            c=item,
+        )
+        async with db.engine.begin() as conn:  # the deleted entry put back: the chain holds again
+            await conn.execute(insert(Activity.__table__).values(dict(deleted._mapping)))
+        assert (await _cli(fresh_url, "verify-history", item)).returncode == 0
 
         # A changed entry in the archive is named; the database alone still verifies.
         resolved = next(i for i, line in enumerate(lines) if json.loads(line)["comment"] == "fixed")

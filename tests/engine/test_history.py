@@ -13,9 +13,9 @@ from sqlalchemy.orm.exc import StaleDataError
 
 import engine
 from engine.history.activity import entry_hash, record
-from engine.history.checkpoints import checkpoint_history
+from engine.history.checkpoints import checkpoint_history, sign_anchor
 from engine.history.history import Problem, verify_all, verify_history
-from models import Activity, CaseState, Project
+from models import Activity, ArchivedChain, CaseState, Project
 from server.app import create_app
 from server.checkpoints import run_checkpoints
 from server.settings import Settings
@@ -113,6 +113,59 @@ async def test_deleting_the_newest_entries_before_a_checkpoint_goes_unseen(db, i
     await sql(db, "DELETE FROM activity WHERE seq = :seq", seq=seqs[-1])
     await checkpoint(db)
     assert (await verify(db, item["id"])).intact
+
+
+async def _archive_first(db, chain: str, count: int, *, key: str | None) -> None:
+    """What archive-history leaves of a chain whose ``count`` oldest entries were archived: the
+    entries gone, and the anchor of the last, signed with ``key`` (None: unsigned)."""
+    async with db.transaction() as s:
+        gone = (await s.scalars(select(Activity).where(Activity.chain == chain).order_by(Activity.seq))).all()[:count]
+        last = gone[-1]
+        signed = {"chain": chain, "seq": last.seq, "hash": last.hash, "at": last.at, "entries": count}
+        signature = sign_anchor(key, **signed) if key else None
+        s.add(ArchivedChain(**signed, workflow_item_id=chain, archived_at=last.at, signature=signature))
+    await sql(db, "DELETE FROM activity WHERE chain = :c AND seq <= :s", c=chain, s=gone[-1].seq)
+
+
+async def test_the_entries_left_of_an_archived_chain_verify_from_a_signed_anchor_only(db, item):
+    """The anchor archive-history records (where the archived part ends) is signed: one moved up
+    past deleted entries, or written without the key, is reported where the hash chain alone
+    would pass."""
+    seqs = await seqs_of(db, item["id"])
+    await _archive_first(db, item["id"], 2, key=KEY)
+    await checkpoint(db)
+    report = await verify(db, item["id"])
+    assert report.intact and report.entries == len(seqs) and report.intact_through == seqs[-1], report.message
+    assert f"{len(seqs)} entries, 2 of them archived" in report.message
+    # The oldest entry left deleted, the anchor moved up to it (as an intruder would): the
+    # chain follows on, and its checkpoint names a newer entry; the signature no longer holds.
+    (moved,) = (await seqs_of(db, item["id"]))[:1]
+    await sql(
+        db,
+        "UPDATE archived_chain SET seq = :seq, hash = (SELECT hash FROM activity WHERE seq = :seq), entries = 3",
+        seq=moved,
+    )
+    await sql(db, "DELETE FROM activity WHERE seq = :seq", seq=moved)
+    assert (await verify(db, item["id"], key="")).intact  # the hash chain alone cannot tell
+    report = await verify(db, item["id"])
+    assert (report.intact, report.problem, report.broken_at) == (False, Problem.BAD_ANCHOR_SIGNATURE, moved)
+    assert "is not signed with the secret key, or its signature does not verify" in report.message
+    reports = {r.resource_id: r async for r in _all(db)}
+    assert reports[item["id"]].problem is Problem.BAD_ANCHOR_SIGNATURE
+
+
+async def test_an_anchor_archived_without_the_key_is_reported_unsigned_to_a_keyed_check(db, item):
+    second = (await seqs_of(db, item["id"]))[1]
+    await _archive_first(db, item["id"], 2, key=None)
+    assert (await verify(db, item["id"], key="")).intact
+    report = await verify(db, item["id"])
+    assert (report.problem, report.broken_at) == (Problem.BAD_ANCHOR_SIGNATURE, second)
+
+
+async def _all(db):
+    async with db.session() as s:
+        async for report in verify_all(s, secret_key=KEY):
+            yield report
 
 
 async def test_deleting_a_whole_chain(db, item):
@@ -294,7 +347,7 @@ async def test_every_server_process_signs_checkpoints_in_the_background(db, item
 _ARCHIVED_CHAIN = (
     "CREATE TABLE archived_chain (chain VARCHAR PRIMARY KEY, project_id VARCHAR, subproject_id VARCHAR, "
     "workflow_item_id VARCHAR, seq BIGINT NOT NULL, hash VARCHAR NOT NULL, at TIMESTAMP NOT NULL, "
-    "entries BIGINT NOT NULL, archived_at TIMESTAMP NOT NULL)"
+    "entries BIGINT NOT NULL, archived_at TIMESTAMP NOT NULL, signature VARCHAR)"
 )
 
 
@@ -330,7 +383,7 @@ async def test_migration_0008_rehashes_existing_chains(fresh_url):
             await sql(db, "ALTER TABLE activity ADD COLUMN on_behalf_of VARCHAR")
             await sql(db, "ALTER TABLE activity ADD COLUMN via VARCHAR")
             await sql(db, "ALTER TABLE activity ADD COLUMN title VARCHAR")
-            await sql(db, _ARCHIVED_CHAIN)  # where archived chains end (0027): none here
+            await sql(db, _ARCHIVED_CHAIN)  # where archived chains end (0027, 0028): none here
 
         async def up_again() -> None:
             await sql(db, "ALTER TABLE activity DROP COLUMN on_behalf_of")
