@@ -2,9 +2,10 @@
 
 ``activity`` is partitioned by range of ``seq`` (migration 0027; docs/scaling.md says why not by
 month): ``activity_part_NNNN`` in order, and ``activity_default`` for a seq no partition holds
-yet (empty while partitions are made ahead in time). ``make_ahead`` keeps two partitions ready
-above the one being written, each sized to hold about a month of entries at the rate the log
-grows now, so archiving ``--before`` a month takes whole months. A partition is archivable when
+yet (empty while partitions are made ahead in time; what it caught moves into the next ones
+made). ``make_ahead`` keeps two partitions ready above the one being written, each sized to
+hold about a month of entries at the rate the log grows now, so archiving ``--before`` a month
+takes whole months. A partition is archivable when
 it is full (a seq above it was handed out: every writer of its seqs has finished, since seqs are
 drawn under the log lock held to the commit) and its newest entry is older than the month given;
 archiving takes the oldest such partitions, in order, so what is left is always the newest part
@@ -50,6 +51,7 @@ _PARTITIONS = text(
     "SELECT c.relname, pg_get_expr(c.relpartbound, c.oid) FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
     "WHERE i.inhparent = 'activity'::regclass"
 )
+_NAMES = ", ".join(f'"{column.name}"' for column in Activity.__table__.c)
 _LAST_DRAWN = text("SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END FROM activity_seq_seq")
 
 
@@ -120,26 +122,34 @@ async def make_ahead(session: AsyncSession, *, size: int | None = None, ahead: i
     top = ranges[-1].upper
     waiting = sum(p.first > drawn for p in ranges)
     if waiting < ahead:
-        # A seq the default partition caught (no partition was ready in time) can go nowhere
-        # else. Writers wait from here until the new partitions exist, so none lands in the
-        # default between this read and the CREATE (which would then fail on the default's
-        # rows); lock_timeout bounds the wait. The lock is the CREATE's own (ACCESS EXCLUSIVE),
-        # taken before anything else on the table: a weaker one first, raised by the CREATE,
-        # deadlocks with a writer that read the log earlier in its transaction (it holds a read
-        # lock the CREATE waits for, and waits for its insert behind the weaker lock).
+        # Writers wait from here until the new partitions exist, so none lands in the default
+        # partition meanwhile; lock_timeout bounds the wait. The lock is the CREATE's own (ACCESS
+        # EXCLUSIVE), taken before anything else on the table: a weaker one first, raised by the
+        # CREATE, deadlocks with a writer that read the log earlier in its transaction (it holds
+        # a read lock the CREATE waits for, and waits for its insert behind the weaker lock).
         await session.execute(text("LOCK TABLE activity IN ACCESS EXCLUSIVE MODE"))
+        # Entries the default partition caught (no partition was ready in time) move into the
+        # partitions made now, so that every entry is in a range partition that archiving can take.
         stray = await session.scalar(text("SELECT max(seq) FROM activity_default"))
-        lower = max(top, (stray or 0) + 1)
-        each = size or await _monthly_size(session, ranges, drawn)
-        for _ in range(ahead - waiting):
+        if stray is not None:
+            await session.execute(text("ALTER TABLE activity DETACH PARTITION activity_default"))
+        each = max(1, size or await _monthly_size(session, ranges, drawn))
+        lower = top
+        while waiting < ahead or (stray is not None and lower <= stray):
             number += 1
             name = f"activity_part_{number:04d}"
+            upper = max(lower + each, stray + 1) if stray is not None and lower <= stray else lower + each
             await session.execute(
-                text(f"CREATE TABLE {name} PARTITION OF activity FOR VALUES FROM ({lower}) TO ({lower + each})")
+                text(f"CREATE TABLE {name} PARTITION OF activity FOR VALUES FROM ({lower}) TO ({upper})")
             )
             await session.execute(text(f"ALTER TABLE {name} ADD CONSTRAINT {name}_id_key UNIQUE (id)"))
             made.append(name)
-            lower += each
+            waiting += lower > drawn
+            lower = upper
+        if stray is not None:
+            await session.execute(text(f"INSERT INTO activity ({_NAMES}) SELECT {_NAMES} FROM activity_default"))
+            await session.execute(text("TRUNCATE activity_default"))
+            await session.execute(text("ALTER TABLE activity ATTACH PARTITION activity_default DEFAULT"))
     return made
 
 

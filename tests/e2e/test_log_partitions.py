@@ -193,6 +193,37 @@ async def test_partitions_made_while_a_writer_that_read_the_log_commits_neither_
 
 
 @ON_POSTGRES
+async def test_entries_the_default_partition_caught_move_into_the_partitions_made_next(fresh_url):
+    """No partition was ready in time (the partitioner failed for two months): entries went to
+    the default partition. The next partitions made take them, the default is empty and still
+    the default, and every chain verifies."""
+    data = await _seeded(fresh_url)
+    db = data["db"]
+    try:
+        top = (await _partitions(db))[-1].upper
+        await _scalar(db, "SELECT setval('activity_seq_seq', :s)", s=top + 4)
+        caught = [await _comment(data, f"caught {n}") for n in range(2)]
+        assert caught == [top + 5, top + 6]
+        assert {await _where(db, seq) for seq in caught} == {"activity_default"}
+        async with db.transaction() as s:
+            made = await partitions.make_ahead(s, size=3)
+        ranges = {p.name: p for p in await _partitions(db)}
+        assert len(made) == 3  # one from the old top past the caught entries, two ahead of the last seq
+        first = ranges[made[0]]
+        assert (first.lower, first.upper) == (top, top + 7)  # widened to hold them
+        assert [(ranges[m].lower, ranges[m].upper) for m in made[1:]] == [(top + 7, top + 10), (top + 10, top + 13)]
+        assert {await _where(db, seq) for seq in caught} == {made[0]}
+        assert await _scalar(db, "SELECT count(*) FROM activity_default") == 0
+        default = "SELECT pg_get_expr(relpartbound, oid) FROM pg_class WHERE relname = 'activity_default'"
+        assert await _scalar(db, default) == "DEFAULT"
+        assert await _where(db, await _comment(data, "after")) == made[1]
+        verified = await _cli(fresh_url, "verify-history", "--all", key="")
+        assert verified.returncode == 0 and "is broken" not in verified.stdout, verified.stdout
+    finally:
+        await db.dispose()
+
+
+@ON_POSTGRES
 @pytest.mark.timeout(600)  # a dozen runs of the command, seconds each on a busy machine
 async def test_archived_partitions_leave_the_log_verifiable_with_and_without_the_archive(fresh_url, tmp_path):
     data = await _seeded(fresh_url)
