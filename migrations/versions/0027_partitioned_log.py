@@ -22,6 +22,10 @@ below B). Holding the heavy lock briefly, at any size:
    ``caseway_chain_head`` (0004) answers, for a chain whose every entry was archived, the hash
    its archived part ended with, so that the chain goes on from it.
 
+Step 1 commits what comes before it (the anchors' table too). A failure in step 2 leaves the
+revision at 0026 with those committed; running the upgrade again finds them and goes on (the
+CHECK made again with a new bound).
+
 Measured at 1M entries (docs/scaling.md): the validation 0.67 s, writers going on; the locked
 transaction 0.3 s. The downgrade copies the log under the lock: 103 s at 1M on a busy 2-core machine.
 
@@ -84,6 +88,27 @@ _FIRST_SIZE = 100_000  # the next partition's entries; engine/history/partitions
 
 
 def upgrade() -> None:
+    # Re-runnable after a failure in its last transaction (step 2): step 1 commits what precedes
+    # it, so a second run finds the anchors' table and the CHECK of the first (its bound made
+    # again here, from the seqs handed out since).
+    if not sa.inspect(op.get_bind()).has_table("archived_chain"):
+        _anchors_table()
+    if op.get_bind().dialect.name != "postgresql":
+        return
+    next_seq = op.get_bind().scalar(
+        sa.text("SELECT last_value + CASE WHEN is_called THEN 1 ELSE 0 END FROM activity_seq_seq")
+    )
+    # Room for the entries written while the table is read (step 1): a minute of a busy server
+    # is a few thousand; reading 100M entries takes a few minutes.
+    bound = next_seq + 1_000 + (next_seq - 1) // 100
+    with op.get_context().autocommit_block():
+        op.execute(f"ALTER TABLE activity DROP CONSTRAINT IF EXISTS {_FIRST}_bound")
+        op.execute(f"ALTER TABLE activity ADD CONSTRAINT {_FIRST}_bound CHECK (seq < {bound}) NOT VALID")
+        op.execute(f"ALTER TABLE activity VALIDATE CONSTRAINT {_FIRST}_bound")
+    _partitioned(bound)
+
+
+def _anchors_table() -> None:
     op.create_table(
         "archived_chain",
         sa.Column("chain", sqlmodel.sql.sqltypes.AutoString(), nullable=False),
@@ -100,17 +125,10 @@ def upgrade() -> None:
     op.create_index("ix_archived_chain_project", "archived_chain", ["project_id"])
     op.create_index("ix_archived_chain_subproject", "archived_chain", ["subproject_id"])
     op.create_index("ix_archived_chain_item", "archived_chain", ["workflow_item_id"])
-    if op.get_bind().dialect.name != "postgresql":
-        return
-    next_seq = op.get_bind().scalar(
-        sa.text("SELECT last_value + CASE WHEN is_called THEN 1 ELSE 0 END FROM activity_seq_seq")
-    )
-    # Room for the entries written while the table is read (step 1): a minute of a busy server
-    # is a few thousand; reading 100M entries takes a few minutes.
-    bound = next_seq + 1_000 + (next_seq - 1) // 100
-    with op.get_context().autocommit_block():
-        op.execute(f"ALTER TABLE activity ADD CONSTRAINT {_FIRST}_bound CHECK (seq < {bound}) NOT VALID")
-        op.execute(f"ALTER TABLE activity VALIDATE CONSTRAINT {_FIRST}_bound")
+
+
+def _partitioned(bound: int) -> None:
+    """Step 2, in the migration's transaction: a failure here changes nothing of it."""
     op.execute(f"ALTER TABLE activity RENAME TO {_FIRST}")
     op.execute(f"ALTER TABLE {_FIRST} RENAME CONSTRAINT activity_pkey TO {_FIRST}_pkey")
     op.execute(f"ALTER TABLE {_FIRST} RENAME CONSTRAINT activity_id_key TO {_FIRST}_id_key")

@@ -23,7 +23,7 @@ from server.app import create_app
 from server.migrate import alembic_config
 from server.settings import Settings
 from tests.fixtures.api import GraphQLClient
-from tests.fixtures.builders import caseway, two_items
+from tests.fixtures.builders import caseway, sql, two_items
 from tests.fixtures.compiled import compiled_outcomes
 from tests.fixtures.database import BACKEND, create_test_user
 
@@ -147,6 +147,33 @@ async def test_an_existing_log_becomes_the_first_partition_and_comes_back_on_dow
         assert await _where(db, after) == "activity_part_0000"
         again = await _cli(fresh_url, "verify-history", "--all", key="")
         assert again.returncode == 0 and "is broken" not in again.stdout, again.stdout + again.stderr
+    finally:
+        await db.dispose()
+
+
+@ON_POSTGRES
+async def test_the_partitioning_migration_runs_again_after_failing_in_its_last_transaction(fresh_url):
+    """Its first step commits (the anchors' table, the validated CHECK); a failure after it (here
+    a table in the way of the second partition) leaves the revision at 0026, and the upgrade
+    run again, the obstacle gone, partitions the log, which still verifies."""
+    data = await _seeded(fresh_url, "0026")
+    db = data["db"]
+    try:
+        before = await _rows(db, "SELECT seq, hash FROM activity ORDER BY seq")
+        await sql(db, "CREATE TABLE activity_part_0001 (x int)")
+        with pytest.raises(Exception, match="activity_part_0001"):
+            await asyncio.to_thread(command.upgrade, alembic_config(fresh_url), "0027")
+        assert await _scalar(db, "SELECT version_num FROM alembic_version") == "0026"
+        assert await _scalar(db, "SELECT relkind::text FROM pg_class WHERE relname = 'activity'") == "r"
+        assert await _scalar(db, "SELECT to_regclass('archived_chain')::text") == "archived_chain"  # committed
+        await sql(db, "DROP TABLE activity_part_0001")
+        await asyncio.to_thread(command.upgrade, alembic_config(fresh_url), "head")
+        assert await _scalar(db, "SELECT relkind::text FROM pg_class WHERE relname = 'activity'") == "p"
+        assert await _rows(db, "SELECT seq, hash FROM activity ORDER BY seq") == before
+        assert await _where(db, before[-1][0]) == "activity_part_0000"
+        assert await _where(db, await _comment(data, "partitioned at last")) == "activity_part_0000"
+        verified = await _cli(fresh_url, "verify-history", "--all", key="")
+        assert verified.returncode == 0 and "is broken" not in verified.stdout, verified.stdout
     finally:
         await db.dispose()
 
