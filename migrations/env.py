@@ -37,10 +37,12 @@ def _run(connection: Connection) -> None:
 
 async def _main(url: str) -> None:
     db = Database(url)
-    async with db.engine.connect() as connection:
-        await connection.run_sync(_run)
-        await connection.commit()
-    await db.dispose()
+    try:
+        async with db.engine.connect() as connection:
+            await connection.run_sync(_run)
+            await connection.commit()
+    finally:  # a failed migration's connection is closed too, not left to the garbage collector
+        await db.dispose()
 
 
 def _url() -> str:
