@@ -17,6 +17,31 @@ HTTP_CODES = {
 }
 
 
+# Levels a JSON body (or a GET's variables) may nest: the envelope, input objects and a JSON
+# scalar's own 20 (schema/input_guard.py) fit well within it. Checked after parsing, so that the
+# limit is this one whatever the interpreter's parser allows (Python 3.11's refused 1,000 levels
+# by its recursion limit, 3.12's reads them).
+MAX_JSON_NESTING = 100
+
+
+def too_deep(value: object, limit: int = MAX_JSON_NESTING) -> bool:
+    """Whether a parsed JSON value nests lists and objects more than ``limit`` deep; iterative,
+    and bounded by the body's size."""
+    pending: list[tuple[object, int]] = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, dict):
+            children = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        pending.extend((child, depth + 1) for child in children)
+    return False
+
+
 def error_response(status: int, message: str, code: str | None = None) -> Response:
     """A refusal before any GraphQL ran, shaped as GraphQL errors are, so clients read one format."""
     body = {"errors": [{"message": message, "extensions": {"code": code or HTTP_CODES.get(status, "BAD_REQUEST")}}]}

@@ -11,8 +11,10 @@ import asyncio
 import contextlib
 import logging
 import weakref
+from collections.abc import AsyncGenerator
 from typing import Any
 
+from cross_web import HTTPException
 from graphql import GraphQLError
 from strawberry.asgi import ASGIWebSocketAdapter
 from strawberry.subscriptions import GRAPHQL_WS_PROTOCOL
@@ -68,8 +70,23 @@ def close_reason(sentence: str) -> str:
 
 class CasewayWebSocket(ASGIWebSocketAdapter):
     """strawberry's WebSocket adapter, its closes saying why: the reason a connection_init was
-    refused (strawberry's own says only "Forbidden"), and that the old protocol exists but is
-    off (strawberry's says "Subprotocol not acceptable")."""
+    refused (strawberry's own says only "Forbidden"), that the old protocol exists but is off
+    (strawberry's says "Subprotocol not acceptable"), and why a message could not be read."""
+
+    async def iter_json(self, *, ignore_parsing_errors: bool = False) -> AsyncGenerator[object, None]:
+        """strawberry's, a message the server refuses to read (server/app.py ``decode_json``:
+        nested too deeply, a number too long) closing the connection with 4400 and the sentence,
+        as malformed JSON does, rather than failing the connection's handler."""
+        messages = super().iter_json(ignore_parsing_errors=ignore_parsing_errors)
+        while True:
+            try:
+                message = await anext(messages)
+            except StopAsyncIteration:
+                return
+            except HTTPException as refusal:
+                await self.close(4400, close_reason(refusal.reason))
+                return
+            yield message
 
     async def close(self, code: int, reason: str) -> None:
         scope = self.ws.scope
