@@ -1,7 +1,6 @@
 """The ASGI application: Starlette around Strawberry's GraphQL endpoint."""
 
 import gc
-import json
 import logging
 import time
 from collections.abc import AsyncIterator
@@ -43,7 +42,7 @@ from server.media_types import GRAPHQL_RESPONSE, negotiate, request_error_status
 from server.oidc_sign_in import OidcSignIn, oidc_routes
 from server.operations import health, metrics_endpoint, ready_endpoint
 from server.read_positions import ReadPositions
-from server.request_limits import MAX_JSON_NESTING, BodyLimit, error_response, too_deep, unreadable_form
+from server.request_limits import BodyLimit, decode_json, error_response, unreadable_form
 from server.settings import Settings
 from server.shutdown import stop_within
 from server.unsubscribe import unsubscribe_endpoint
@@ -228,22 +227,8 @@ class CasewayGraphQL(GraphQL):
         return response
 
     def decode_json(self, data: str | bytes) -> object:
-        """json (not orjson, which reads integers beyond 64 bits as floats), its every failure a
-        client's mistake: malformed, not UTF-8, nested too deeply, or a number too long to convert."""
-        too_deeply = f"The JSON is nested too deeply: at most {MAX_JSON_NESTING} levels."
-        try:
-            value = json.loads(data)
-        except json.JSONDecodeError:
-            raise
-        except UnicodeDecodeError:  # a ValueError too: told apart before the digit limit's
-            raise HTTPException(400, "The body is not UTF-8 text, as JSON must be.") from None
-        except RecursionError:
-            raise HTTPException(400, too_deeply) from None
-        except ValueError:
-            raise HTTPException(400, "The JSON has a number too long to read.") from None
-        if too_deep(value):
-            raise HTTPException(400, too_deeply)
-        return value
+        """server/request_limits.py's ``decode_json``: every failure a client's mistake (400)."""
+        return decode_json(data)
 
     def parse_json(self, data: str | bytes) -> Any:
         """A body, or the variables or extensions of a GET, must be a JSON object (a list is a

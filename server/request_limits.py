@@ -1,7 +1,10 @@
 """The HTTP side of bounded work and of client mistakes: a body limit enforced while the body
 streams in, errors as JSON GraphQL errors with a code."""
 
+import json
+
 import orjson
+from cross_web import HTTPException
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
@@ -40,6 +43,27 @@ def too_deep(value: object, limit: int = MAX_JSON_NESTING) -> bool:
             return True
         pending.extend((child, depth + 1) for child in children)
     return False
+
+
+def decode_json(data: str | bytes) -> object:
+    """A body or WebSocket message as JSON: json (not orjson, which reads integers beyond 64 bits
+    as floats), its every failure a client's mistake, malformed (``json.JSONDecodeError``, which
+    strawberry answers), or refused with a sentence (400): not UTF-8, nested past the bound, or a
+    number too long to convert."""
+    too_deeply = f"The JSON is nested too deeply: at most {MAX_JSON_NESTING} levels."
+    try:
+        value = json.loads(data)
+    except json.JSONDecodeError:
+        raise
+    except UnicodeDecodeError:  # a ValueError too: told apart before the digit limit's
+        raise HTTPException(400, "The body is not UTF-8 text, as JSON must be.") from None
+    except RecursionError:
+        raise HTTPException(400, too_deeply) from None
+    except ValueError:
+        raise HTTPException(400, "The JSON has a number too long to read.") from None
+    if too_deep(value):
+        raise HTTPException(400, too_deeply)
+    return value
 
 
 def error_response(status: int, message: str, code: str | None = None) -> Response:
