@@ -365,12 +365,7 @@ def test_a_deputy_is_asked_to_act_for_the_absent_user():
             "Office chairs is resumed: Approve is yours (due 15 Dec), for Carol Controller",
         ),
         "action_escalated": (
-            facts(
-                "action_escalated",
-                {"enabledActionId": "ea_2", "toRole": "manager", "enabledAt": "2026-11-24T08:00:00+00:00"},
-                action="approve",
-                actor=None,
-            ),
+            EXAMPLES["action_escalated"][0],  # to the Manager: Carol
             "Approve on Office chairs has waited since 24 Nov: "
             "you are asked to step in as Manager, for Carol Controller",
         ),
