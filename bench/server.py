@@ -73,10 +73,17 @@ async def drop_postgres(name: str) -> None:
     await conn.close()
 
 
-def end_workers(process: subprocess.Popen[Any]) -> None:
-    """Kill what is left of a stopped server's process group (it was started in a session of its
-    own): a uvicorn worker stuck in a request when its supervisor ended outlives it, orphaned, and
-    was seen spinning a core for the rest of a CI run."""
+def stop_process(process: subprocess.Popen[Any], *, within: float) -> None:
+    """Stop a server started in a session of its own: SIGTERM, SIGKILL after ``within`` seconds
+    (then reaped: a killed child left unwaited warns when collected), and what is left of its
+    process group killed: a uvicorn worker stuck in a request when its supervisor ended outlives
+    it, orphaned, and was seen spinning a core for the rest of a CI run."""
+    process.terminate()
+    try:
+        process.wait(within)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(10)
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
 
@@ -144,13 +151,7 @@ class Server:
         raise RuntimeError("the server did not start")
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(15)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(10)  # reaped: a killed child left unwaited warns when collected
-        end_workers(self.process)
+        stop_process(self.process, within=15)
 
 
 class Serve:
@@ -203,13 +204,7 @@ class Serve:
         return self.gql(query, {"l": login, "p": password})["login"]["token"]
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(20)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(10)  # reaped, as above
-        end_workers(self.process)
+        stop_process(self.process, within=20)
         self.log.close()
 
 
