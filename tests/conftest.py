@@ -17,10 +17,10 @@ pytest_plugins = [
 ]
 
 
-# The fixtures that reach the run's database (tests/fixtures/): a test marked backend_free uses none.
-RUN_DATABASE_FIXTURES = frozenset(
-    ("database", "db", "fresh_url", "migrated_database", "empty_database", "gql", "make_user", "make_actor")
-)
+# The fixtures that make a database of the run's backend: a test marked backend_free uses none.
+# Those built on them (db, gql, make_user, migrated_database, ...) are caught through them: a
+# test's fixture names hold every fixture it reaches.
+RUN_DATABASE_FIXTURES = frozenset(("database", "fresh_url", "empty_database"))
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
