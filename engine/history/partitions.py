@@ -134,11 +134,11 @@ async def make_ahead(session: AsyncSession, *, size: int | None = None, ahead: i
         if stray is not None:
             await session.execute(text("ALTER TABLE activity DETACH PARTITION activity_default"))
         each = max(1, size or await _monthly_size(session, ranges, drawn))
-        lower = top
-        while waiting < ahead or (stray is not None and lower <= stray):
+        lower, reach = top, top if stray is None else stray + 1  # what the new ones must cover
+        while waiting < ahead or lower < reach:
             number += 1
             name = f"activity_part_{number:04d}"
-            upper = max(lower + each, stray + 1) if stray is not None and lower <= stray else lower + each
+            upper = max(lower + each, reach)
             await session.execute(
                 text(f"CREATE TABLE {name} PARTITION OF activity FOR VALUES FROM ({lower}) TO ({upper})")
             )

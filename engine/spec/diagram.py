@@ -111,14 +111,14 @@ def _mermaid_scope(spec: WorkflowSpec, parent: str | None, indent: str) -> list[
     return lines
 
 
-def _dot_edge(a: str, b: str, label: str, boxes: set[str]) -> str:
+def _dot_edge(a: str, b: str, label: str, clusters: dict[str, str]) -> str:
     """An edge; one into or out of a child scope's box ends at the box's border (``lhead`` and
-    ``ltail`` on the box's anchor node, with the graph's ``compound=true``)."""
+    ``ltail`` naming the cluster of the box's anchor node, with the graph's ``compound=true``)."""
     clipped = [f'label="{_dot_text(label)}"']
-    if b in boxes:
-        clipped.append(f'lhead="cluster_{_dot_text(b.removeprefix("scope_"))}"')
-    if a in boxes:
-        clipped.append(f'ltail="cluster_{_dot_text(a.removeprefix("scope_"))}"')
+    if b in clusters:
+        clipped.append(f'lhead="{_dot_text(clusters[b])}"')
+    if a in clusters:
+        clipped.append(f'ltail="{_dot_text(clusters[a])}"')
     return f'"{_dot_text(a)}" -> "{_dot_text(b)}" [{", ".join(clipped)}];'
 
 
@@ -132,17 +132,17 @@ def _dot_scope(spec: WorkflowSpec, parent: str | None, indent: str) -> list[str]
             if not child.children:
                 node = _dot_text(f"{parent}__{child.short_name}")
                 lines.append(f'{indent}"{node}" [shape=box, label="{_dot_text(child.pretty_name)}"];')
-    boxes = set()
+    clusters = {}  # a box's anchor node -> its cluster
     for child in _parents(spec, parent):  # each box first, with the anchor its edges end at
-        box = f"scope_{child.short_name}"
-        boxes.add(box)
-        lines.append(f'{indent}subgraph "cluster_{_dot_text(child.short_name)}" {{')
+        anchor, cluster = f"scope_{child.short_name}", f"cluster_{child.short_name}"
+        clusters[anchor] = cluster
+        lines.append(f'{indent}subgraph "{_dot_text(cluster)}" {{')
         lines.append(f'{indent}    label="{_dot_text(child.pretty_name)}";')
-        lines.append(f'{indent}    "{_dot_text(box)}" [shape=point, style=invis, width=0, height=0];')
+        lines.append(f'{indent}    "{_dot_text(anchor)}" [shape=point, style=invis, width=0, height=0];')
         lines += _dot_scope(spec, child.short_name, indent + "    ")
         lines.append(f"{indent}}}")
     if spec.scope_states(parent):
-        lines += [f"{indent}{_dot_edge(a, b, label, boxes)}" for a, b, label in _edges(spec, parent, boxed=True)]
+        lines += [f"{indent}{_dot_edge(a, b, label, clusters)}" for a, b, label in _edges(spec, parent, boxed=True)]
     return lines
 
 
