@@ -66,8 +66,13 @@ async def load_sentences(ctx: "Context", keys: list[SentenceKey]) -> list[str]:
         visible |= {row.id for row in await loader.load_many(listed) if row is not None}
     user = await loaders.party_by_id.load(viewer.user_id)
     # A notification may ask the viewer to act for an absent user they stand in for (a history
-    # line asks nothing of anyone): the parties lent to them, read only then.
-    lent = await sentences.lent_to(ctx.session, user_id=viewer.user_id) if any(k.level for k in keys) else {}
+    # line asks nothing of anyone): the parties lent to them, read only then, through the
+    # request's loaders (the deputyships are read once per request, as cases and fields read them).
+    lent = {}
+    if any(k.level for k in keys):
+        absent = await loaders.standing_in_by_user.load(viewer.user_id)
+        lenders = await loaders.party_by_id.load_many([a.user_id for a in absent])
+        lent = sentences.lent_by(absent, {u.id: u.display_name for u in lenders if u is not None})
     time_zone = getattr(user, "time_zone", None)
     reader = sentences.Reader.of(viewer.user_id, parties=viewer.party_ids, time_zone=time_zone, lent=lent)
     return [

@@ -26,7 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from engine.clock import SYSTEM_CLOCK
 from engine.notify import mail, open_tasks, rendering, sentences, wording
 from engine.notify.digests import MAX_COUNTED, MAX_LISTED
-from engine.people import identity
+from engine.people import deputies, identity
 from engine.people.actors import Actor
 from engine.people.visibility import entry_readable, item_visible
 from models import Activity, Notification, User
@@ -55,7 +55,8 @@ async def compose(session: AsyncSession, input: dict[str, Any], *, key: str) -> 
     if user is None or user.disabled or not user.email or mail.config() is None:
         return None
     actor = await identity.actor_for(session, user_id=user.id, login=user.login, is_admin=user.is_admin)
-    lent = await sentences.lent_to(session, user_id=user.id)  # a deputy's news of the absent user's tasks
+    absent = await deputies.standing_in(session, user_id=user.id)  # read once: for the news and the tasks
+    lent = await sentences.lent_to(session, user_id=user.id, absent=absent)
     reader = sentences.Reader.of(
         user.id, parties=actor.party_ids, time_zone=user.time_zone, now=SYSTEM_CLOCK.now(), lent=lent
     )
@@ -63,7 +64,9 @@ async def compose(session: AsyncSession, input: dict[str, Any], *, key: str) -> 
     news, more_news = await _news(session, user, actor, input)
     tasks = None
     if digest and "ASSIGNED" in input["levels"]:
-        tasks = await open_tasks.open_tasks(session, actor=actor, today=reader.today, limit=open_tasks.MAX_LISTED)
+        tasks = await open_tasks.open_tasks(
+            session, actor=actor, today=reader.today, limit=open_tasks.MAX_LISTED, absent=absent
+        )
     if not news and not (tasks and tasks.total):
         return None
     entries, levels_of = [n.entry for n in news], [n.level for n in news]

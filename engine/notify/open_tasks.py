@@ -23,6 +23,7 @@ A task is overdue when its item's due date is before the reader's today (in thei
 as its sentence says it ("overdue since …", engine/notify/words.py).
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
@@ -74,15 +75,13 @@ def is_overdue(due: date | None, today: date) -> bool:
     return due is not None and due < today
 
 
-async def _parties(session: AsyncSession, actor: Actor) -> list[tuple[str, str | None]]:
-    """(party, the absent user it is lent by or None): the reader's own first."""
+async def _parties(session: AsyncSession, actor: Actor, absent: Sequence[Actor] | None) -> list[tuple[str, str | None]]:
+    """(party, the absent user it is lent by or None): the reader's own first. ``absent``: the
+    users the reader stands in for now, when the caller has read them."""
+    if absent is None:
+        absent = await deputies.standing_in(session, user_id=actor.user_id)
     own = [(party, None) for party in sorted(actor.party_ids)]
-    lent = [
-        (party, absent.user_id)
-        for absent in await deputies.standing_in(session, user_id=actor.user_id)
-        for party in sorted(absent.party_ids)
-    ]
-    return own + lent
+    return own + [(party, lender.user_id) for lender in absent for party in sorted(lender.party_ids)]
 
 
 def _ranges(actor: Actor, parties: list[tuple[str, str | None]], limit: int, *columns: Any) -> Any:
@@ -108,12 +107,19 @@ def _ranges(actor: Actor, parties: list[tuple[str, str | None]], limit: int, *co
 
 
 async def open_tasks(
-    session: AsyncSession, *, actor: Actor, today: date, limit: int = MAX_LISTED, counted: bool = True
+    session: AsyncSession,
+    *,
+    actor: Actor,
+    today: date,
+    limit: int = MAX_LISTED,
+    counted: bool = True,
+    absent: Sequence[Actor] | None = None,
 ) -> OpenTasks:
     """The reader's open tasks they may see, soonest due first, at most ``limit`` listed;
     ``counted``: and all of them counted (else ``total`` counts the listed alone). ``today``:
-    the reader's date, which tells the overdue."""
-    parties = await _parties(session, actor)
+    the reader's date, which tells the overdue. ``absent``: the users the reader stands in for
+    (``deputies.standing_in``), when the caller has read them."""
+    parties = await _parties(session, actor, absent)
     if not parties:
         return OpenTasks([], 0, 0)
     found = _ranges(

@@ -66,20 +66,27 @@ class Reader:
         return cls(user_id, everyone, tz, moment.astimezone(tz).date(), dict(lent or {}))
 
 
-async def lent_to(session: AsyncSession, *, user_id: str) -> dict[str, str]:
-    """The parties the absent users ``user_id`` stands in for now lend them (engine/people/deputies.py:
-    each absent user and their groups), each with the absent user's name: a ``Reader``'s ``lent``.
-    One statement, and one more for the names when there is a deputyship."""
-    absent = await deputies.standing_in(session, user_id=user_id)
-    if not absent:
-        return {}
-    absent_ids = [lender.user_id for lender in absent]
-    names = dict((await session.execute(select(User.id, User.display_name).where(User.id.in_(absent_ids)))).all())
+def lent_by(absent: Sequence[Actor], names: Mapping[str, str]) -> dict[str, str]:
+    """A ``Reader``'s ``lent``: the parties of the absent users the reader stands in for now
+    (``deputies.standing_in``: each absent user and their groups), each with its lender's name
+    (``names``: user id -> display name)."""
     lent: dict[str, str] = {}
     for lender in absent:
         for party in sorted(lender.party_ids):
             lent.setdefault(party, names.get(lender.user_id) or "someone")
     return lent
+
+
+async def lent_to(session: AsyncSession, *, user_id: str, absent: Sequence[Actor] | None = None) -> dict[str, str]:
+    """``lent_by`` read for ``user_id`` (``absent``: their ``deputies.standing_in``, when the
+    caller has it): a statement for the deputyships, and one for the names when there is one."""
+    if absent is None:
+        absent = await deputies.standing_in(session, user_id=user_id)
+    if not absent:
+        return {}
+    absent_ids = [lender.user_id for lender in absent]
+    names = dict((await session.execute(select(User.id, User.display_name).where(User.id.in_(absent_ids)))).all())
+    return lent_by(absent, names)
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,6 +201,7 @@ __all__ = [
     "Reader",
     "Sentence",
     "Waiting",
+    "lent_by",
     "lent_to",
     "load_facts",
     "path_to",
