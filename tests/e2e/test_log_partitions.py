@@ -394,8 +394,12 @@ async def test_history_pages_say_their_oldest_entries_were_archived(fresh_url, t
         b_archived = await _scalar(db, "SELECT max(seq) FROM activity WHERE workflow_item_id = :i", i=item_b)
         await _fill_to(db, "activity_part_0001")
         live = [await _comment(data, "first after"), await _comment(data, "second after")]
-        done = await _cli(fresh_url, "archive-history", "--before", _next_month(), "--to", str(tmp_path / "a"))
+        # archived without a secret key: it says the anchors are unsigned, and leaves them so
+        done = await _cli(fresh_url, "archive-history", "--before", _next_month(), "--to", str(tmp_path / "a"), key="")
         assert done.returncode == 0, done.stderr
+        assert "the anchors the log's chains now start from are not signed" in done.stderr
+        assert await _scalar(db, "SELECT count(*) FROM archived_chain WHERE signature IS NULL") > 0
+        assert await _scalar(db, "SELECT count(*) FROM archived_chain WHERE signature IS NOT NULL") == 0
 
         def server(database: Database, compiled_reads: bool) -> httpx.AsyncClient:
             settings = Settings(database_url=fresh_url, compiled_reads=compiled_reads)
